@@ -1,0 +1,99 @@
+"""Courses, who is enrolled in them with which role, and the assignments they run."""
+
+from django.conf import settings
+from django.db import models
+
+
+class Course(models.Model):
+    slug = models.SlugField(unique=True)
+    title = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["title"]
+
+    def __str__(self):
+        return self.title
+
+
+class Role(models.TextChoices):
+    INSTRUCTOR = "instructor", "Instructor"
+    TEACHING_ASSISTANT = "ta", "Teaching assistant"
+    STUDENT = "student", "Student"
+
+
+class Enrolment(models.Model):
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="enrolments")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="enrolments"
+    )
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.STUDENT)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["course", "user"], name="one_enrolment_per_course")
+        ]
+
+    def __str__(self):
+        return f"{self.user} in {self.course} as {self.get_role_display()}"
+
+
+class SolutionPolicy(models.TextChoices):
+    NEVER = "never", "Never"
+    AFTER_SOLVED = "after_solved", "Once the part is solved or attempts are used up"
+    AFTER_DUE = "after_due", "After the due date"
+    ALWAYS = "always", "Always"
+
+
+class Assignment(models.Model):
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="assignments")
+    slug = models.SlugField()
+    title = models.CharField(max_length=200)
+    opens_at = models.DateTimeField(null=True, blank=True)
+    due_at = models.DateTimeField(null=True, blank=True)
+    closes_at = models.DateTimeField(null=True, blank=True)
+    attempts_per_part = models.PositiveIntegerField(default=3)
+    penalty_per_extra_attempt = models.FloatField(
+        default=0.0, help_text="Fraction of the part's score lost per attempt after the first."
+    )
+    late_penalty = models.FloatField(
+        default=0.0, help_text="Fraction of the score lost when submitted after the due date."
+    )
+    time_limit_minutes = models.PositiveIntegerField(null=True, blank=True)
+    solution_policy = models.CharField(
+        max_length=20, choices=SolutionPolicy.choices, default=SolutionPolicy.AFTER_SOLVED
+    )
+    is_published = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["due_at", "title"]
+        constraints = [
+            models.UniqueConstraint(fields=["course", "slug"], name="assignment_slug_per_course")
+        ]
+
+    def __str__(self):
+        return f"{self.course.slug}/{self.slug}"
+
+
+class AssignmentItem(models.Model):
+    """One exercise (at a fixed version) placed in an assignment."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="items")
+    exercise_version = models.ForeignKey(
+        "exercises.ExerciseVersion", on_delete=models.PROTECT, related_name="assignment_items"
+    )
+    position = models.PositiveIntegerField(default=0)
+    points = models.FloatField(default=1.0)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "exercise_version"], name="exercise_once_per_assignment"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.assignment} #{self.position}: {self.exercise_version}"
