@@ -1,0 +1,38 @@
+"""The exercise engine: exercise specs, variants, reference answers, prompts, grading.
+
+Pure Python (NumPy, PyYAML, grading.core); no Django import, so it runs the same in a
+web process, a Celery worker, a sandbox or a command-line validator.
+"""
+
+from .errors import ExpressionError, SpecError, SpecIssue, VariantError
+from .expressions import compile_expression, evaluate
+from .grading import grade_part, part_options
+from .reference import reference_answers
+from .rendering import render_hints, render_part_prompt, render_prompt, render_solution
+from .spec import ANSWER_TYPES, ExerciseSpec, load_spec, spec_from_json, spec_to_json
+from .variants import VariantDraw, draw_variant, practice_seed, variant_seed
+
+__all__ = [
+    "ANSWER_TYPES",
+    "ExerciseSpec",
+    "ExpressionError",
+    "SpecError",
+    "SpecIssue",
+    "VariantDraw",
+    "VariantError",
+    "compile_expression",
+    "draw_variant",
+    "evaluate",
+    "grade_part",
+    "load_spec",
+    "part_options",
+    "practice_seed",
+    "reference_answers",
+    "render_hints",
+    "render_part_prompt",
+    "render_prompt",
+    "render_solution",
+    "spec_from_json",
+    "spec_to_json",
+    "variant_seed",
+]

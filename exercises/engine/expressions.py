@@ -1,0 +1,443 @@
+"""The small, safe expression language exercise authors write reference answers in.
+
+An expression is parsed with ``ast`` in eval mode and checked against a strict
+whitelist of node types, names, functions and attributes *before* anything runs;
+evaluation then walks the checked tree with NumPy. Python's ``eval`` is never used.
+
+Examples: ``attention(X @ W_Q, X @ W_K, X @ W_V).weights[q]``,
+``sqrt(d_k) * sigma_q * sigma_k``, ``softmax(scores / sqrt(d_k))``.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from grading.core import attention as attention_core
+
+from .errors import ExpressionError
+
+MAX_EXPRESSION_LENGTH = 2000
+MAX_ARRAY_ELEMENTS = 100_000
+MAX_EXPONENT = 1000
+MAX_INTEGER = 2**63
+
+# Fields an author may read off a value: the parts of an attention result and a transpose.
+ALLOWED_ATTRIBUTES = frozenset({"weights", "output", "scores", "scaled_scores", "scale", "T"})
+ALLOWED_KEYWORDS = frozenset({"scale", "causal", "axis", "decimals"})
+CONSTANTS = {"pi": math.pi, "e": math.e, "true": True, "false": False}
+
+_BINARY_OPERATORS: dict[type, Callable] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.MatMult: operator.matmul,
+}
+_UNARY_OPERATORS: dict[type, Callable] = {ast.USub: operator.neg, ast.UAdd: operator.pos}
+_COMPARISONS: dict[type, Callable] = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+_NODE_NAMES = {
+    ast.Lambda: "lambda",
+    ast.ListComp: "comprehension",
+    ast.SetComp: "comprehension",
+    ast.DictComp: "comprehension",
+    ast.GeneratorExp: "comprehension",
+    ast.IfExp: "conditional expression",
+    ast.Dict: "dict literal",
+    ast.Set: "set literal",
+    ast.Starred: "starred argument",
+    ast.NamedExpr: "assignment expression",
+    ast.JoinedStr: "f-string",
+    ast.Await: "await",
+    ast.Yield: "yield",
+    ast.YieldFrom: "yield",
+}
+
+
+# ---------------------------------------------------------------------------
+# The function library
+# ---------------------------------------------------------------------------
+
+
+def _array(value) -> np.ndarray:
+    return np.asarray(value, dtype=float)
+
+
+def _checked_size(shape: Iterable[int]) -> tuple[int, ...]:
+    dims = tuple(int(d) for d in np.atleast_1d(shape))
+    if any(d < 0 for d in dims) or math.prod(dims) > MAX_ARRAY_ELEMENTS:
+        raise ExpressionError(f"array shape {dims} is not allowed (at most {MAX_ARRAY_ELEMENTS} entries)")
+    return dims
+
+
+def _index(value) -> int:
+    if isinstance(value, (bool, np.bool_)) or float(value) != int(value):
+        raise ExpressionError(f"an index must be a whole number, got {value!r}")
+    return int(value)
+
+
+def _row(matrix, i):
+    return _array(matrix)[_index(i)]
+
+
+def _col(matrix, j):
+    return _array(matrix)[:, _index(j)]
+
+
+def _set_row(matrix, i, values):
+    result = _array(matrix).copy()
+    result[_index(i)] = _array(values)
+    return result
+
+
+def _zeros(*shape):
+    return np.zeros(_checked_size(shape))
+
+
+def _ones(*shape):
+    return np.ones(_checked_size(shape))
+
+
+def _eye(n):
+    _checked_size((n, n))
+    return np.eye(_index(n))
+
+
+def _round(value, decimals=0):
+    rounded = np.round(_array(value), _index(decimals))
+    return float(rounded) if rounded.ndim == 0 else rounded
+
+
+def _attention(Q, K, V, scale=None, causal=False):
+    try:
+        return attention_core.attention(Q, K, V, scale=scale, causal=bool(causal))
+    except ValueError as exc:
+        raise ExpressionError(str(exc)) from None
+
+
+def _softmax(x, axis=-1):
+    return attention_core.softmax(_array(x), axis=_index(axis))
+
+
+def _softmax_jacobian(p):
+    """d p_i / d x_j = p_i (delta_ij - p_j) for p = softmax(x)."""
+    p = _array(p)
+    return np.diag(p) - np.outer(p, p)  # (m,) -> (m, m)
+
+
+def _head_dim(d_model, num_heads):
+    try:
+        return attention_core.head_dim(_index(d_model), _index(num_heads))
+    except ValueError as exc:
+        raise ExpressionError(str(exc)) from None
+
+
+def _shape(value):
+    return list(np.shape(value))
+
+
+def _scalar_or_array(function):
+    def wrapped(*args, **kwargs):
+        result = function(*args, **kwargs)
+        if isinstance(result, np.ndarray) and result.ndim == 0:
+            return result.item()
+        if isinstance(result, np.generic):
+            return result.item()
+        return result
+
+    wrapped.__name__ = getattr(function, "__name__", "function")
+    return wrapped
+
+
+FUNCTIONS: dict[str, Callable] = {
+    name: _scalar_or_array(function)
+    for name, function in {
+        "attention": _attention,
+        "softmax": _softmax,
+        "softmax_jacobian": _softmax_jacobian,
+        "head_dim": _head_dim,
+        "sqrt": lambda x: np.sqrt(_array(x)),
+        "exp": lambda x: np.exp(_array(x)),
+        "log": lambda x: np.log(_array(x)),
+        "abs": lambda x: np.abs(_array(x)),
+        "transpose": lambda m: _array(m).T,
+        "matmul": lambda a, b: _array(a) @ _array(b),
+        "dot": lambda a, b: np.dot(_array(a), _array(b)),
+        "outer": lambda a, b: np.outer(_array(a), _array(b)),
+        "diag": lambda v: np.diag(_array(v)),
+        "row": _row,
+        "col": _col,
+        "set_row": _set_row,
+        "round": _round,
+        "max": lambda x: np.max(_array(x)),
+        "min": lambda x: np.min(_array(x)),
+        "argmax": lambda x: int(np.argmax(_array(x))),
+        "argmin": lambda x: int(np.argmin(_array(x))),
+        "sum": lambda x, axis=None: np.sum(_array(x), axis=None if axis is None else _index(axis)),
+        "mean": lambda x: np.mean(_array(x)),
+        "var": lambda x: np.var(_array(x)),
+        "std": lambda x: np.std(_array(x)),
+        "sort": lambda x: np.sort(_array(x)),
+        "zeros": _zeros,
+        "ones": _ones,
+        "eye": _eye,
+        "shape": _shape,
+        "len": lambda x: len(np.atleast_1d(x)),
+        "int": lambda x: _index(round(float(x))),
+        "float": lambda x: float(x),
+    }.items()
+}
+
+
+# ---------------------------------------------------------------------------
+# Static check
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Expression:
+    """A parsed, whitelist-checked expression and the parameter names it reads."""
+
+    text: str
+    tree: ast.Expression
+    names: frozenset[str]
+
+
+def compile_expression(text, *, known_names: Iterable[str] | None = None) -> Expression:
+    """Parse and check ``text``; unknown names are refused if ``known_names`` is given."""
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise ExpressionError(f"expected an expression, got {type(text).__name__}")
+    text = str(text).strip()
+    if not text:
+        raise ExpressionError("empty expression")
+    if len(text) > MAX_EXPRESSION_LENGTH:
+        raise ExpressionError(f"expression longer than {MAX_EXPRESSION_LENGTH} characters")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise ExpressionError(f"syntax error in '{text}' at column {exc.offset}") from None
+    names: set[str] = set()
+    _check_node(tree.body, names)
+    if known_names is not None:
+        unknown = sorted(names - set(known_names))
+        if unknown:
+            raise ExpressionError(f"unknown name {_quoted(unknown)} in '{text}'")
+    return Expression(text=text, tree=tree, names=frozenset(names))
+
+
+def _quoted(names: list[str]) -> str:
+    return ", ".join(f"'{name}'" for name in names)
+
+
+def _check_node(node: ast.AST, names: set[str]) -> None:
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+            raise ExpressionError(f"only numbers are allowed as constants, not {node.value!r}")
+    elif isinstance(node, ast.Name):
+        _check_name(node.id)
+        if node.id not in FUNCTIONS and node.id not in CONSTANTS:
+            names.add(node.id)
+        elif node.id in FUNCTIONS:
+            raise ExpressionError(f"function '{node.id}' must be called, not used as a value")
+    elif isinstance(node, ast.BinOp):
+        if type(node.op) not in _BINARY_OPERATORS:
+            raise ExpressionError(f"operator {type(node.op).__name__} is not allowed")
+        _check_node(node.left, names)
+        _check_node(node.right, names)
+    elif isinstance(node, ast.UnaryOp):
+        if type(node.op) not in _UNARY_OPERATORS:
+            raise ExpressionError(f"operator {type(node.op).__name__} is not allowed")
+        _check_node(node.operand, names)
+    elif isinstance(node, ast.Compare):
+        if any(type(op) not in _COMPARISONS for op in node.ops):
+            raise ExpressionError("only <, <=, >, >=, ==, != comparisons are allowed")
+        for child in (node.left, *node.comparators):
+            _check_node(child, names)
+    elif isinstance(node, ast.Call):
+        _check_call(node, names)
+    elif isinstance(node, ast.Attribute):
+        _check_name(node.attr)
+        if node.attr not in ALLOWED_ATTRIBUTES:
+            raise ExpressionError(
+                f"attribute '.{node.attr}' is not allowed; allowed: "
+                + ", ".join(f".{a}" for a in sorted(ALLOWED_ATTRIBUTES))
+            )
+        _check_node(node.value, names)
+    elif isinstance(node, ast.Subscript):
+        _check_node(node.value, names)
+        _check_index(node.slice, names)
+    elif isinstance(node, (ast.List, ast.Tuple)):
+        for element in node.elts:
+            _check_node(element, names)
+    else:
+        label = _NODE_NAMES.get(type(node), type(node).__name__)
+        raise ExpressionError(f"{label} is not allowed in an expression")
+
+
+def _check_name(name: str) -> None:
+    if name.startswith("_"):
+        raise ExpressionError(f"name '{name}' is not allowed (names may not start with '_')")
+
+
+def _check_call(node: ast.Call, names: set[str]) -> None:
+    if not isinstance(node.func, ast.Name):
+        raise ExpressionError("only the built-in functions may be called")
+    _check_name(node.func.id)
+    if node.func.id not in FUNCTIONS:
+        raise ExpressionError(
+            f"unknown function '{node.func.id}'; known: {', '.join(sorted(FUNCTIONS))}"
+        )
+    for argument in node.args:
+        _check_node(argument, names)
+    for keyword in node.keywords:
+        if keyword.arg not in ALLOWED_KEYWORDS:
+            raise ExpressionError(f"keyword argument '{keyword.arg}' is not allowed")
+        _check_node(keyword.value, names)
+
+
+def _check_index(node: ast.AST, names: set[str]) -> None:
+    if isinstance(node, ast.Slice):
+        for part in (node.lower, node.upper, node.step):
+            if part is not None:
+                _check_node(part, names)
+    elif isinstance(node, ast.Tuple):
+        for element in node.elts:
+            _check_index(element, names)
+    else:
+        _check_node(node, names)
+
+
+# ---------------------------------------------------------------------------
+# Evaluation
+# ---------------------------------------------------------------------------
+
+
+def evaluate(expression: Expression | str, env: dict):
+    """Evaluate a checked expression with the parameter values in ``env``."""
+    if not isinstance(expression, Expression):
+        expression = compile_expression(expression)
+    try:
+        with np.errstate(all="ignore"):
+            return _evaluate(expression.tree.body, env)
+    except ExpressionError:
+        raise
+    except (ArithmeticError, ValueError, TypeError, IndexError, KeyError) as exc:
+        raise ExpressionError(f"cannot evaluate '{expression.text}': {exc}") from None
+
+
+def _evaluate(node: ast.AST, env: dict):
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id in CONSTANTS:
+            return CONSTANTS[node.id]
+        if node.id not in env:
+            raise ExpressionError(f"name '{node.id}' has no value yet")
+        return _as_value(env[node.id])
+    if isinstance(node, ast.BinOp):
+        return _binary(node, _evaluate(node.left, env), _evaluate(node.right, env))
+    if isinstance(node, ast.UnaryOp):
+        return _UNARY_OPERATORS[type(node.op)](_evaluate(node.operand, env))
+    if isinstance(node, ast.Compare):
+        return _compare(node, env)
+    if isinstance(node, ast.Call):
+        args = [_evaluate(argument, env) for argument in node.args]
+        kwargs = {k.arg: _evaluate(k.value, env) for k in node.keywords}
+        return FUNCTIONS[node.func.id](*args, **kwargs)
+    if isinstance(node, ast.Attribute):
+        return _attribute(_evaluate(node.value, env), node.attr)
+    if isinstance(node, ast.Subscript):
+        value = _evaluate(node.value, env)
+        if not isinstance(value, np.ndarray):
+            value = np.asarray(value, dtype=float)
+        result = value[_evaluate_index(node.slice, env)]
+        return result.item() if isinstance(result, np.generic) else result
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return np.asarray([_evaluate(element, env) for element in node.elts], dtype=float)
+    raise ExpressionError(f"{type(node).__name__} is not allowed")  # unreachable after checking
+
+
+def _as_value(value):
+    if isinstance(value, list):
+        return np.asarray(value, dtype=float)
+    return value
+
+
+def _binary(node: ast.BinOp, left, right):
+    if isinstance(node.op, ast.Pow):
+        exponent = np.max(np.abs(np.asarray(right, dtype=float)))
+        if exponent > MAX_EXPONENT:
+            raise ExpressionError(f"exponent {exponent:g} is too large (at most {MAX_EXPONENT})")
+        if isinstance(left, int) and isinstance(right, int):
+            left = float(left)
+    if isinstance(node.op, ast.MatMult):
+        left, right = np.asarray(left, dtype=float), np.asarray(right, dtype=float)
+        if left.ndim == 0 or right.ndim == 0:
+            raise ExpressionError("@ needs vectors or matrices on both sides")
+    result = _BINARY_OPERATORS[type(node.op)](left, right)
+    if isinstance(result, int) and abs(result) >= MAX_INTEGER:
+        raise ExpressionError("number too large")
+    if isinstance(result, np.generic):
+        return result.item()
+    return result
+
+
+def _compare(node: ast.Compare, env: dict):
+    left = _evaluate(node.left, env)
+    for op, comparator in zip(node.ops, node.comparators):
+        right = _evaluate(comparator, env)
+        if not bool(np.all(_COMPARISONS[type(op)](left, right))):
+            return False
+        left = right
+    return True
+
+
+def _attribute(value, name: str):
+    if name == "T":
+        return np.asarray(value, dtype=float).T
+    if not isinstance(value, attention_core.AttentionResult):
+        raise ExpressionError(f"'.{name}' can only be read from the result of attention(...)")
+    return getattr(value, name)
+
+
+def _evaluate_index(node: ast.AST, env: dict):
+    if isinstance(node, ast.Slice):
+        return slice(
+            *(None if part is None else _index(_evaluate(part, env)) for part in (node.lower, node.upper, node.step))
+        )
+    if isinstance(node, ast.Tuple):
+        return tuple(_evaluate_index(element, env) for element in node.elts)
+    return _index(_evaluate(node, env))
+
+
+def to_json_value(value):
+    """A JSON-able copy of an evaluated value: floats, ints, nested lists."""
+    if isinstance(value, attention_core.AttentionResult):
+        raise ExpressionError("an attention result must be narrowed, e.g. with .weights[q]")
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, np.ndarray):
+        return [to_json_value(item) for item in value] if value.ndim else to_json_value(value.item())
+    if isinstance(value, (list, tuple)):
+        return [to_json_value(item) for item in value]
+    if isinstance(value, (np.integer, int)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        number = float(value)
+        return int(number) if number.is_integer() and abs(number) < 2**53 else number
+    raise ExpressionError(f"cannot store a value of type {type(value).__name__}")

@@ -1,0 +1,88 @@
+"""Reference answers of a variant and the filling of ``{{ placeholders }}`` in text.
+
+Placeholders hold expressions of the expression language, optionally followed by
+``| decimals``. In Markdown (prompts, hints, solutions) a matrix becomes a LaTeX
+``bmatrix``; in answer text (symbolic, derivation) numbers are written plainly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ExpressionError
+from .expressions import evaluate, to_json_value
+from .spec import NUMERIC_TYPES, PLACEHOLDER_PATTERN, ExerciseSpec, Part, parse_placeholder
+
+
+def reference_answers(spec: ExerciseSpec, params: dict) -> dict[str, object]:
+    """Part key -> expected value (JSON-able) for this variant."""
+    return {part.key: part_reference(part, params) for part in spec.parts}
+
+
+def part_reference(part: Part, params: dict):
+    if part.type in NUMERIC_TYPES:
+        value = to_json_value(evaluate(part.answer_expression, params))
+        if part.type == "numeric" and isinstance(value, list):
+            raise ExpressionError(f"part {part.key}: a numeric answer must be one number, got a list")
+        if part.type == "matrix" and not isinstance(value, list):
+            value = [value]
+        return value
+    if part.type == "choice":
+        if part.answer_index is None:
+            return part.answer_text
+        index = evaluate(part.answer_index, params)
+        if float(index) != int(index) or not 0 <= int(index) < len(part.choice_keys):
+            raise ExpressionError(f"part {part.key}: answer_index {index} does not pick a choice")
+        return part.choice_keys[int(index)]
+    return fill_plain(part.answer_text, params)
+
+
+def fill_plain(value, params: dict):
+    """Fill placeholders in answer text (recursively in rubric lists/mappings), plain numbers."""
+    if isinstance(value, str):
+        return _fill(value, params, latex=False)
+    if isinstance(value, list):
+        return [fill_plain(item, params) for item in value]
+    if isinstance(value, dict):
+        return {key: fill_plain(item, params) for key, item in value.items()}
+    return value
+
+
+def fill_markdown(text: str, params: dict) -> str:
+    return _fill(text, params, latex=True)
+
+
+def _fill(text: str, params: dict, *, latex: bool) -> str:
+    def replace(match):
+        placeholder = parse_placeholder(match.group(1), None)
+        value = evaluate(placeholder.expression, params)
+        return format_value(value, decimals=placeholder.decimals, latex=latex)
+
+    return PLACEHOLDER_PATTERN.sub(replace, text)
+
+
+def format_number(value, decimals: int | None = None) -> str:
+    number = float(value)
+    if decimals is not None:
+        text = f"{number:.{decimals}f}"
+        return "0" if decimals == 0 and text == "-0" else text
+    if number.is_integer():
+        return str(int(number))
+    return f"{number:.4f}".rstrip("0").rstrip(".")
+
+
+def format_value(value, *, decimals: int | None = None, latex: bool = True) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    array = np.asarray(to_json_value(value), dtype=float)
+    if array.ndim == 0:
+        return format_number(array, decimals)
+    if array.ndim > 2:
+        raise ExpressionError("only numbers, vectors and matrices can be shown")
+    rows = np.atleast_2d(array)
+    if not latex:
+        cells = [[format_number(v, decimals) for v in row] for row in rows]
+        inner = ", ".join("[" + ", ".join(row) + "]" for row in cells)
+        return inner if array.ndim == 1 else f"[{inner}]"
+    body = r" \\ ".join(" & ".join(format_number(v, decimals) for v in row) for row in rows)
+    return r"\begin{bmatrix} " + body + r" \end{bmatrix}"

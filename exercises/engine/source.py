@@ -1,0 +1,101 @@
+"""Read exercise YAML into plain Python data while remembering the line of every field.
+
+PyYAML's composed node tree knows where each node starts; we keep a map from the field
+path (a tuple of keys and list indexes) to its 1-based line so that validation errors
+can point the author at the exact line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import yaml
+
+from .errors import SpecError, SpecIssue
+
+Path = tuple  # of str keys and int list indexes
+
+
+@dataclass
+class SourceMap:
+    lines: dict[Path, int] = field(default_factory=dict)
+    block_scalars: set[Path] = field(default_factory=set)
+
+    def line(self, path: Path) -> int | None:
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return self.lines.get((), None)
+
+    def line_within(self, path: Path, text: str, position: int) -> int | None:
+        """The line of character ``position`` inside the string value at ``path``."""
+        start = self.line(path)
+        if start is None or path not in self.block_scalars:
+            return start
+        return start + 1 + text[:position].count("\n")
+
+
+def render_path(path: Path) -> str:
+    rendered = ""
+    for part in path:
+        if isinstance(part, int):
+            rendered += f"[{part}]"
+        else:
+            rendered += f".{part}" if rendered else str(part)
+    return rendered
+
+
+def read_yaml(text: str) -> tuple[object, SourceMap]:
+    """Parse YAML text into plain data and its source map; syntax errors become SpecError."""
+    if not isinstance(text, str):
+        raise SpecError([SpecIssue(None, "", "the exercise source must be text")])
+    source_map = SourceMap()
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            raise SpecError([SpecIssue(1, "", "the file is empty")])
+        data = _to_python(loader, root, (), source_map)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise SpecError([SpecIssue(line, "", f"YAML syntax error: {exc.problem}")]) from None
+    except yaml.YAMLError as exc:
+        raise SpecError([SpecIssue(None, "", f"YAML error: {exc}")]) from None
+    finally:
+        loader.dispose()
+    return data, source_map
+
+
+def _to_python(loader, node, path: Path, source_map: SourceMap):
+    source_map.lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        result = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            if not isinstance(key, (str, int)):
+                raise SpecError(
+                    [SpecIssue(key_node.start_mark.line + 1, _display(path), "keys must be plain names")]
+                )
+            key = str(key)
+            if key in result:
+                raise SpecError(
+                    [SpecIssue(key_node.start_mark.line + 1, _display(path + (key,)), "duplicate key")]
+                )
+            result[key] = _to_python(loader, value_node, path + (key,), source_map)
+            # A key's line is where the key is written, which is what authors look for.
+            source_map.lines[path + (key,)] = key_node.start_mark.line + 1
+            if isinstance(value_node, yaml.ScalarNode) and value_node.style in ("|", ">"):
+                source_map.block_scalars.add(path + (key,))
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        return [
+            _to_python(loader, item, path + (index,), source_map)
+            for index, item in enumerate(node.value)
+        ]
+    return loader.construct_object(node, deep=True)
+
+
+def _display(path: Path) -> str:
+    return render_path(path) or "(top level)"

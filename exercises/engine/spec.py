@@ -1,0 +1,565 @@
+"""The exercise format: validation of parsed YAML into an ``ExerciseSpec``.
+
+Every problem is collected (not just the first) with its line and dotted path, so an
+author fixes a file in one pass. Expressions are compiled here, which means unknown
+names and anything outside the expression whitelist are refused at load time, never
+when a student opens the exercise.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+
+from .errors import ExpressionError, SpecError, SpecIssue
+from .expressions import CONSTANTS, FUNCTIONS, Expression, compile_expression
+from .source import Path, SourceMap, read_yaml, render_path
+
+ANSWER_TYPES = ("numeric", "matrix", "symbolic", "matrix_expression", "derivation", "choice", "free_text")
+NUMERIC_TYPES = ("numeric", "matrix")
+TEXT_ANSWER_TYPES = ("symbolic", "matrix_expression", "derivation", "free_text")
+GENERATORS = ("int_matrix", "int_range", "choice", "derived", "fixed")
+DIFFICULTIES = ("easy", "medium", "hard")
+GATE_KINDS = ("max_weight", "unique_max", "entry_range", "not_constant", "require")
+DIAGNOSE_QUANTITIES = ("weights", "output", "scores", "scaled_scores")
+
+TOP_LEVEL_FIELDS = {
+    "slug": True, "title": True, "version": True, "topics": False, "difficulty": False,
+    "parameters": True, "prompt": True, "parts": True, "gates": False, "variants": False,
+}
+PART_FIELDS = {
+    "key": True, "type": True, "prompt": False, "answer": False, "answer_index": False,
+    "points": False, "decimals": False, "tolerance": False, "hints": False, "solution": True,
+    "diagnose": False, "symbols": False, "choices": False, "options": False,
+}
+GENERATOR_FIELDS = {
+    "int_matrix": {"generator", "shape", "min", "max"},
+    "int_range": {"generator", "min", "max"},
+    "choice": {"generator", "from"},
+    "derived": {"generator", "expr"},
+    "fixed": {"generator", "value"},
+}
+SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+PLACEHOLDER_PATTERN = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+RESERVED_NAMES = set(FUNCTIONS) | set(CONSTANTS)
+DEFAULT_DECIMALS = 4
+DEFAULT_ROUNDING_MARGIN = 0.05
+DEFAULT_MAX_ATTEMPTS = 100
+DEFAULT_MAX_WEIGHT = 0.95
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    expression: Expression
+    decimals: int | None
+    source: str  # the text between the braces, as written
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    generator: str
+    settings: dict  # field -> literal value or compiled Expression
+
+
+@dataclass(frozen=True)
+class Hint:
+    after_tries: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Part:
+    key: str
+    type: str
+    prompt: str
+    solution: str
+    points: float
+    decimals: int
+    abs_tolerance: float
+    rel_tolerance: float
+    answer_expression: Expression | None  # numeric / matrix
+    answer_text: object  # text answer types: string (may contain placeholders) or rubric data
+    answer_index: Expression | None  # choice chosen per variant
+    choice_keys: tuple[str, ...]
+    hints: tuple[Hint, ...]
+    diagnose: dict  # field -> Expression or literal
+    symbols: dict
+    choices: tuple[dict, ...]
+    options: dict
+
+
+@dataclass(frozen=True)
+class Gate:
+    kind: str
+    expression: Expression
+    limit: float | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class ExerciseSpec:
+    slug: str
+    title: str
+    version: int
+    topics: tuple[str, ...]
+    difficulty: str
+    parameters: tuple[Parameter, ...]
+    prompt: str
+    parts: tuple[Part, ...]
+    gates: tuple[Gate, ...]
+    rounding_margin: float
+    max_attempts: int
+    variants: dict  # name -> {parameter: fixed value}
+    data: dict = field(repr=False)  # the validated source data, stored as JSON
+
+    def part(self, key: str) -> Part:
+        for part in self.parts:
+            if part.key == key:
+                return part
+        raise KeyError(f"exercise '{self.slug}' has no part '{key}'; parts: {', '.join(p.key for p in self.parts)}")
+
+
+def load_spec(yaml_text: str) -> ExerciseSpec:
+    """Parse and validate exercise YAML; raises SpecError listing every problem with its line."""
+    data, source_map = read_yaml(yaml_text)
+    return _validate(data, source_map)
+
+
+def spec_to_json(spec: ExerciseSpec) -> dict:
+    return copy.deepcopy(spec.data)
+
+
+def spec_from_json(data: dict) -> ExerciseSpec:
+    return _validate(copy.deepcopy(data), SourceMap())
+
+
+def placeholders_in(text: str) -> list[str]:
+    return [match.group(1) for match in PLACEHOLDER_PATTERN.finditer(text)]
+
+
+# ---------------------------------------------------------------------------
+
+
+class _Validator:
+    def __init__(self, source_map: SourceMap):
+        self.source_map = source_map
+        self.issues: list[SpecIssue] = []
+
+    def error(self, path: Path, message: str, *, line: int | None = None) -> None:
+        self.issues.append(
+            SpecIssue(line if line is not None else self.source_map.line(path), render_path(path), message)
+        )
+
+    def expression(self, value, path: Path, known: set[str]) -> Expression | None:
+        try:
+            return compile_expression(value, known_names=known)
+        except ExpressionError as exc:
+            self.error(path, str(exc))
+            return None
+
+    def fields(self, data, path: Path, allowed: dict[str, bool], what: str) -> bool:
+        if not isinstance(data, dict):
+            self.error(path, f"{what} must be a mapping")
+            return False
+        for name in data:
+            if name not in allowed:
+                self.error(path + (name,), f"unknown field '{name}'; known: {', '.join(allowed)}")
+        for name, required in allowed.items():
+            if required and name not in data:
+                self.error(path, f"missing required field '{name}'")
+        return True
+
+    def text(self, data: dict, name: str, path: Path, known: set[str], *, required: bool) -> str:
+        value = data.get(name)
+        if value is None:
+            return ""
+        if not isinstance(value, str) or (required and not value.strip()):
+            self.error(path + (name,), "must be non-empty text")
+            return ""
+        self.placeholders(value, path + (name,), known)
+        return value
+
+    def placeholders(self, text: str, path: Path, known: set[str]) -> None:
+        for match in PLACEHOLDER_PATTERN.finditer(text):
+            line = self.source_map.line_within(path, text, match.start())
+            try:
+                parse_placeholder(match.group(1), known)
+            except ExpressionError as exc:
+                self.error(path, f"placeholder {{{{{match.group(1).strip()}}}}}: {exc}", line=line)
+
+
+def parse_placeholder(source: str, known: set[str] | None) -> Placeholder:
+    expression_text, _, decimals_text = source.partition("|")
+    decimals = None
+    if decimals_text.strip():
+        if not decimals_text.strip().isdigit():
+            raise ExpressionError(f"decimals after '|' must be a whole number, got '{decimals_text.strip()}'")
+        decimals = int(decimals_text)
+    return Placeholder(compile_expression(expression_text, known_names=known), decimals, source)
+
+
+def _validate(data, source_map: SourceMap) -> ExerciseSpec:
+    check = _Validator(source_map)
+    if not check.fields(data, (), TOP_LEVEL_FIELDS, "an exercise"):
+        raise SpecError(check.issues)
+    slug = _slug(check, data)
+    title = data.get("title") if isinstance(data.get("title"), str) else ""
+    if "title" in data and not title.strip():
+        check.error(("title",), "must be non-empty text")
+    version = data.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        check.error(("version",), "must be a whole number >= 1")
+        version = 1
+    topics = _topics(check, data)
+    difficulty = data.get("difficulty", "medium")
+    if difficulty not in DIFFICULTIES:
+        check.error(("difficulty",), f"must be one of {', '.join(DIFFICULTIES)}")
+    parameters = _parameters(check, data.get("parameters"))
+    known = {parameter.name for parameter in parameters}
+    prompt = check.text(data, "prompt", (), known, required=True)
+    parts = _parts(check, data.get("parts"), known)
+    gates, rounding_margin, max_attempts = _gates(check, data.get("gates", {}), known)
+    variants = _variants(check, data.get("variants", {}), known)
+    if check.issues:
+        raise SpecError(check.issues)
+    return ExerciseSpec(
+        slug=slug, title=title, version=version, topics=topics, difficulty=difficulty,
+        parameters=tuple(parameters), prompt=prompt, parts=tuple(parts), gates=tuple(gates),
+        rounding_margin=rounding_margin, max_attempts=max_attempts, variants=variants, data=data,
+    )
+
+
+def _slug(check: _Validator, data: dict) -> str:
+    slug = data.get("slug")
+    if "slug" in data and (not isinstance(slug, str) or not SLUG_PATTERN.match(slug)):
+        check.error(("slug",), "must be lowercase letters, digits and single hyphens, e.g. 'attention-weights'")
+        return ""
+    return slug or ""
+
+
+def _topics(check: _Validator, data: dict) -> tuple[str, ...]:
+    topics = data.get("topics", [])
+    if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+        check.error(("topics",), "must be a list of topic names")
+        return ()
+    return tuple(topics)
+
+
+def _parameters(check: _Validator, raw) -> list[Parameter]:
+    path: Path = ("parameters",)
+    if not isinstance(raw, dict):
+        if raw is not None:
+            check.error(path, "must be a mapping of parameter name to generator")
+        return []
+    parameters: list[Parameter] = []
+    for name, definition in raw.items():
+        here = path + (name,)
+        if not NAME_PATTERN.match(name) or name in RESERVED_NAMES:
+            check.error(here, f"'{name}' cannot be a parameter name (use letters, digits and _, not a function name)")
+            continue
+        known_so_far = {parameter.name for parameter in parameters}
+        parameter = _parameter(check, name, definition, here, known_so_far)
+        if parameter is not None:
+            parameters.append(parameter)
+    return parameters
+
+
+def _parameter(check: _Validator, name: str, definition, path: Path, known: set[str]) -> Parameter | None:
+    if not isinstance(definition, dict):
+        check.error(path, "must be a mapping with a 'generator' field")
+        return None
+    generator = definition.get("generator")
+    if generator not in GENERATORS:
+        check.error(
+            path + ("generator",),
+            f"unknown generator '{generator}'; known: {', '.join(GENERATORS)}"
+            if generator is not None
+            else f"missing 'generator'; known: {', '.join(GENERATORS)}",
+        )
+        return None
+    allowed = GENERATOR_FIELDS[generator]
+    before = len(check.issues)
+    for field_name in definition:
+        if field_name not in allowed:
+            check.error(path + (field_name,), f"unknown field '{field_name}' for generator '{generator}'; known: {', '.join(sorted(allowed))}")
+    for field_name in sorted(allowed - {"generator"}):
+        if field_name not in definition:
+            check.error(path, f"generator '{generator}' needs field '{field_name}'")
+    if len(check.issues) > before:
+        return None
+    settings: dict = {}
+    if generator == "int_matrix":
+        shape = definition["shape"]
+        if not isinstance(shape, list) or not 1 <= len(shape) <= 2:
+            check.error(path + ("shape",), "must be a list of one or two sizes, e.g. [n, d_model]")
+            return None
+        settings["shape"] = [check.expression(size, path + ("shape", i), known) for i, size in enumerate(shape)]
+    if generator in ("int_matrix", "int_range"):
+        settings["min"] = check.expression(definition["min"], path + ("min",), known)
+        settings["max"] = check.expression(definition["max"], path + ("max",), known)
+    if generator == "choice":
+        options = definition["from"]
+        if not isinstance(options, list) or not options or not all(_is_numeric_literal(o) for o in options):
+            check.error(path + ("from",), "must be a non-empty list of numbers or number lists")
+            return None
+        settings["from"] = options
+    if generator == "derived":
+        settings["expr"] = check.expression(definition["expr"], path + ("expr",), known)
+    if generator == "fixed":
+        if not _is_numeric_literal(definition["value"]):
+            check.error(path + ("value",), "must be a number or a (nested) list of numbers")
+            return None
+        settings["value"] = definition["value"]
+    if len(check.issues) > before:
+        return None
+    return Parameter(name=name, generator=generator, settings=settings)
+
+
+def _is_numeric_literal(value) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    return isinstance(value, list) and bool(value) and all(_is_numeric_literal(v) for v in value)
+
+
+def _parts(check: _Validator, raw, known: set[str]) -> list[Part]:
+    if not isinstance(raw, list) or not raw:
+        if raw is not None:
+            check.error(("parts",), "must be a non-empty list of parts")
+        return []
+    parts, seen = [], set()
+    for index, definition in enumerate(raw):
+        part = _part(check, definition, ("parts", index), known)
+        if part is None:
+            continue
+        if part.key in seen:
+            check.error(("parts", index, "key"), f"duplicate part key '{part.key}'")
+        seen.add(part.key)
+        parts.append(part)
+    return parts
+
+
+def _part(check: _Validator, data, path: Path, known: set[str]) -> Part | None:
+    before = len(check.issues)
+    if not check.fields(data, path, PART_FIELDS, "a part"):
+        return None
+    key, answer_type = data.get("key"), data.get("type")
+    if "key" in data and (not isinstance(key, str) or not NAME_PATTERN.match(key)):
+        check.error(path + ("key",), "must be a name of letters, digits and _")
+    if "type" in data and answer_type not in ANSWER_TYPES:
+        check.error(path + ("type",), f"unknown answer type '{answer_type}'; known: {', '.join(ANSWER_TYPES)}")
+    if len(check.issues) > before:
+        return None
+    prompt = check.text(data, "prompt", path, known, required=False)
+    solution = check.text(data, "solution", path, known, required=True)
+    points = _number(check, data, "points", path, default=1, minimum=0)
+    decimals = int(_number(check, data, "decimals", path, default=DEFAULT_DECIMALS, minimum=0, whole=True))
+    abs_tolerance, rel_tolerance = _tolerance(check, data.get("tolerance"), path + ("tolerance",), decimals)
+    answer_expression = answer_text = answer_index = None
+    choices, choice_keys = (), ()
+    if answer_type in NUMERIC_TYPES:
+        if "answer" not in data:
+            check.error(path, "missing required field 'answer'")
+        else:
+            answer_expression = check.expression(data["answer"], path + ("answer",), known)
+    elif answer_type == "choice":
+        choices, choice_keys = _choices(check, data.get("choices"), path + ("choices",), known)
+        answer_text, answer_index = _choice_answer(check, data, path, choice_keys, known)
+    else:
+        if "answer" not in data:
+            check.error(path, "missing required field 'answer'")
+        else:
+            answer_text = data["answer"]
+            if isinstance(answer_text, str):
+                check.placeholders(answer_text, path + ("answer",), known)
+    hints = _hints(check, data.get("hints", []), path + ("hints",), known)
+    diagnose = _diagnose(check, data.get("diagnose"), path + ("diagnose",), known)
+    symbols = data.get("symbols", {})
+    if not isinstance(symbols, dict):
+        check.error(path + ("symbols",), "must be a mapping of symbol name to assumptions")
+        symbols = {}
+    options = data.get("options", {})
+    if not isinstance(options, dict):
+        check.error(path + ("options",), "must be a mapping")
+        options = {}
+    if len(check.issues) > before:
+        return None
+    return Part(
+        key=key, type=answer_type, prompt=prompt, solution=solution, points=float(points),
+        decimals=decimals, abs_tolerance=abs_tolerance, rel_tolerance=rel_tolerance,
+        answer_expression=answer_expression, answer_text=answer_text, answer_index=answer_index,
+        choice_keys=choice_keys, hints=hints, diagnose=diagnose, symbols=symbols,
+        choices=choices, options=options,
+    )
+
+
+def _number(check, data: dict, name: str, path: Path, *, default, minimum, whole=False):
+    value = data.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum or (whole and value != int(value)):
+        kind = "a whole number" if whole else "a number"
+        check.error(path + (name,), f"must be {kind} >= {minimum}")
+        return default
+    return value
+
+
+def _tolerance(check: _Validator, raw, path: Path, decimals: int) -> tuple[float, float]:
+    # One unit in the last displayed decimal: a correctly rounded answer always passes,
+    # and so does one carried through with slightly rounded intermediate values.
+    default_abs = 10.0 ** -decimals
+    if raw is None:
+        return default_abs, 0.0
+    if not isinstance(raw, dict) or set(raw) - {"abs", "rel"}:
+        check.error(path, "must be a mapping with 'abs' and/or 'rel'")
+        return default_abs, 0.0
+    values = []
+    for name, default in (("abs", default_abs), ("rel", 0.0)):
+        value = raw.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            check.error(path + (name,), "must be a number >= 0")
+            value = default
+        values.append(float(value))
+    return values[0], values[1]
+
+
+def _choices(check: _Validator, raw, path: Path, known: set[str]):
+    if not isinstance(raw, list) or len(raw) < 2:
+        check.error(path, "a choice part needs a list of at least two choices")
+        return (), ()
+    choices, keys = [], []
+    for index, choice in enumerate(raw):
+        here = path + (index,)
+        if not isinstance(choice, dict) or set(choice) != {"key", "text"}:
+            check.error(here, "each choice needs exactly 'key' and 'text'")
+            continue
+        if not isinstance(choice["key"], str) or not choice["key"]:
+            check.error(here + ("key",), "must be a short text key")
+            continue
+        if choice["key"] in keys:
+            check.error(here + ("key",), f"duplicate choice key '{choice['key']}'")
+        check.text(choice, "text", here, known, required=True)
+        choices.append({"key": choice["key"], "text": choice["text"]})
+        keys.append(choice["key"])
+    return tuple(choices), tuple(keys)
+
+
+def _choice_answer(check: _Validator, data: dict, path: Path, keys: tuple[str, ...], known: set[str]):
+    if ("answer" in data) == ("answer_index" in data):
+        check.error(path, "a choice part needs exactly one of 'answer' (choice key or keys) or 'answer_index' (expression)")
+        return None, None
+    if "answer_index" in data:
+        return None, check.expression(data["answer_index"], path + ("answer_index",), known)
+    answer = data["answer"]
+    chosen = answer if isinstance(answer, list) else [answer]
+    for key in chosen:
+        if key not in keys:
+            check.error(path + ("answer",), f"'{key}' is not one of the choice keys {', '.join(keys)}")
+    return answer, None
+
+
+def _hints(check: _Validator, raw, path: Path, known: set[str]) -> tuple[Hint, ...]:
+    if not isinstance(raw, list):
+        check.error(path, "must be a list of {after, text}")
+        return ()
+    hints = []
+    for index, hint in enumerate(raw):
+        here = path + (index,)
+        if not isinstance(hint, dict) or set(hint) != {"after", "text"}:
+            check.error(here, "each hint needs exactly 'after' (tries) and 'text'")
+            continue
+        after = hint["after"]
+        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+            check.error(here + ("after",), "must be a whole number of tries >= 0")
+            continue
+        hints.append(Hint(after, check.text(hint, "text", here, known, required=True)))
+    return tuple(hints)
+
+
+def _diagnose(check: _Validator, raw, path: Path, known: set[str]) -> dict:
+    if raw is None:
+        return {}
+    required = {"kind", "Q", "K", "V", "query_index", "quantity"}
+    if not isinstance(raw, dict) or set(raw) != required:
+        check.error(path, f"must have exactly the fields {', '.join(sorted(required))}")
+        return {}
+    if raw["kind"] != "attention":
+        check.error(path + ("kind",), "only 'attention' diagnosis is supported")
+    if raw["quantity"] not in DIAGNOSE_QUANTITIES:
+        check.error(path + ("quantity",), f"must be one of {', '.join(DIAGNOSE_QUANTITIES)}")
+    compiled = {"kind": raw["kind"], "quantity": raw["quantity"]}
+    for name in ("Q", "K", "V", "query_index"):
+        compiled[name] = check.expression(raw[name], path + (name,), known)
+    return compiled
+
+
+def _gates(check: _Validator, raw, known: set[str]):
+    path: Path = ("gates",)
+    allowed = {"rounding_margin": False, "max_attempts": False, "checks": False}
+    if not check.fields(raw, path, allowed, "gates"):
+        return [], DEFAULT_ROUNDING_MARGIN, DEFAULT_MAX_ATTEMPTS
+    margin = _number(check, raw, "rounding_margin", path, default=DEFAULT_ROUNDING_MARGIN, minimum=0)
+    if margin >= 0.5:
+        check.error(path + ("rounding_margin",), "must be below 0.5 (it is a fraction of one last-digit unit)")
+    attempts = int(_number(check, raw, "max_attempts", path, default=DEFAULT_MAX_ATTEMPTS, minimum=1, whole=True))
+    gates = []
+    checks = raw.get("checks", [])
+    if not isinstance(checks, list):
+        check.error(path + ("checks",), "must be a list of gate checks")
+        checks = []
+    for index, gate in enumerate(checks):
+        compiled = _gate(check, gate, path + ("checks", index), known)
+        if compiled is not None:
+            gates.append(compiled)
+    return gates, float(margin), attempts
+
+
+def _gate(check: _Validator, raw, path: Path, known: set[str]) -> Gate | None:
+    if not isinstance(raw, dict) or raw.get("kind") not in GATE_KINDS:
+        check.error(path + ("kind",), f"must be one of {', '.join(GATE_KINDS)}")
+        return None
+    kind = raw["kind"]
+    allowed = {"kind", "expr", "reason", "limit"}
+    for name in raw:
+        if name not in allowed:
+            check.error(path + (name,), f"unknown field '{name}'; known: {', '.join(sorted(allowed))}")
+    if "expr" not in raw:
+        check.error(path, "missing required field 'expr'")
+        return None
+    if kind == "require" and not isinstance(raw.get("reason"), str):
+        check.error(path, "a 'require' gate needs a 'reason' saying what it rules out")
+        return None
+    expression = check.expression(raw["expr"], path + ("expr",), known)
+    limit = raw.get("limit", DEFAULT_MAX_WEIGHT if kind == "max_weight" else None)
+    if kind == "entry_range":
+        if not (isinstance(limit, list) and len(limit) == 2 and all(_is_numeric_literal(v) for v in limit)):
+            check.error(path + ("limit",), "an entry_range gate needs limit: [low, high]")
+            return None
+    elif limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))):
+        check.error(path + ("limit",), "must be a number")
+        return None
+    if expression is None:
+        return None
+    return Gate(kind=kind, expression=expression, limit=limit, reason=raw.get("reason") or kind)
+
+
+def _variants(check: _Validator, raw, known: set[str]) -> dict:
+    path: Path = ("variants",)
+    if not isinstance(raw, dict):
+        check.error(path, "must be a mapping of variant name to fixed parameter values")
+        return {}
+    variants = {}
+    for name, values in raw.items():
+        here = path + (name,)
+        if not NAME_PATTERN.match(name) or not isinstance(values, dict):
+            check.error(here, "a named variant maps parameter names to fixed values")
+            continue
+        for parameter, value in values.items():
+            if parameter not in known:
+                check.error(here + (parameter,), f"unknown parameter '{parameter}'")
+            elif not _is_numeric_literal(value):
+                check.error(here + (parameter,), "must be a number or a (nested) list of numbers")
+        variants[name] = dict(values)
+    return variants
