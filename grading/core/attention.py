@@ -219,14 +219,15 @@ def monte_carlo_score_variance(
     """
     if d_k <= 0 or samples <= 1:
         raise ValueError("need d_k >= 1 and at least 2 samples")
-    rng = np.random.default_rng(seed)
+    # Separate streams for q and k make the estimate independent of the chunk size.
+    rng_q, rng_k = np.random.default_rng(seed).spawn(2)
     rows_per_chunk = max(1, chunk_elements // d_k)
     count, mean, sum_sq_dev = 0, 0.0, 0.0
     remaining = samples
     while remaining:
         rows = min(rows_per_chunk, remaining)
-        q = rng.standard_normal((rows, d_k)) * sigma_q  # (rows, d_k)
-        k = rng.standard_normal((rows, d_k)) * sigma_k  # (rows, d_k)
+        q = rng_q.standard_normal((rows, d_k)) * sigma_q  # (rows, d_k)
+        k = rng_k.standard_normal((rows, d_k)) * sigma_k  # (rows, d_k)
         dots = np.einsum("rd,rd->r", q, k)  # (rows, d_k) . (rows, d_k) -> (rows,)
         count, mean, sum_sq_dev = _merge_moments(count, mean, sum_sq_dev, dots)
         remaining -= rows

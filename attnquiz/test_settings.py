@@ -1,0 +1,19 @@
+"""Settings for the test suite: the real settings, with explicit throw-away secrets.
+
+Everything else (DATABASE_URL, REDIS_URL) still comes from the environment, so the
+same suite runs on SQLite or on PostgreSQL with a real Redis.
+"""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production")
+os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
+os.environ.setdefault("VARIANT_SEED_SECRET", "test-variant-seed-secret")
+
+from .settings import *  # noqa: E402,F401,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
