@@ -14,7 +14,7 @@ import ast
 import math
 import operator
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -214,8 +214,8 @@ class Expression:
     """A parsed, whitelist-checked expression and the parameter names it reads."""
 
     text: str
-    tree: ast.Expression
-    names: frozenset[str]
+    tree: ast.Expression = field(compare=False)
+    names: frozenset[str] = field(compare=False)
 
 
 def compile_expression(text, *, known_names: Iterable[str] | None = None) -> Expression:

@@ -18,7 +18,7 @@ def part_options(spec: ExerciseSpec, params: dict, part_key: str) -> dict:
     part = spec.part(part_key)
     options: dict = {}
     if part.type in NUMERIC_TYPES:
-        options.update(abs_tol=part.abs_tolerance, rel_tol=part.rel_tolerance, decimals=part.decimals)
+        options.update(part.tolerance or {"decimals": part.decimals})
     if part.symbols:
         options["symbols"] = part.symbols
     if part.type == "choice":

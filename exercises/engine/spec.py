@@ -78,8 +78,7 @@ class Part:
     solution: str
     points: float
     decimals: int
-    abs_tolerance: float
-    rel_tolerance: float
+    tolerance: dict | None  # {"atol", "rtol"} when declared; otherwise ``decimals`` decides
     answer_expression: Expression | None  # numeric / matrix
     answer_text: object  # text answer types: string (may contain placeholders) or rubric data
     answer_index: Expression | None  # choice chosen per variant
@@ -217,8 +216,7 @@ def _validate(data, source_map: SourceMap) -> ExerciseSpec:
     difficulty = data.get("difficulty", "medium")
     if difficulty not in DIFFICULTIES:
         check.error(("difficulty",), f"must be one of {', '.join(DIFFICULTIES)}")
-    parameters = _parameters(check, data.get("parameters"))
-    known = {parameter.name for parameter in parameters}
+    parameters, known = _parameters(check, data.get("parameters"))
     prompt = check.text(data, "prompt", (), known, required=True)
     parts = _parts(check, data.get("parts"), known)
     gates, rounding_margin, max_attempts = _gates(check, data.get("gates", {}), known)
@@ -248,23 +246,26 @@ def _topics(check: _Validator, data: dict) -> tuple[str, ...]:
     return tuple(topics)
 
 
-def _parameters(check: _Validator, raw) -> list[Parameter]:
+def _parameters(check: _Validator, raw) -> tuple[list[Parameter], set[str]]:
+    """The valid parameters, and every declared name (so one bad parameter does not
+    cascade into "unknown name" errors wherever it is used)."""
     path: Path = ("parameters",)
     if not isinstance(raw, dict):
         if raw is not None:
             check.error(path, "must be a mapping of parameter name to generator")
-        return []
+        return [], set()
     parameters: list[Parameter] = []
+    declared: set[str] = set()
     for name, definition in raw.items():
         here = path + (name,)
         if not NAME_PATTERN.match(name) or name in RESERVED_NAMES:
             check.error(here, f"'{name}' cannot be a parameter name (use letters, digits and _, not a function name)")
             continue
-        known_so_far = {parameter.name for parameter in parameters}
-        parameter = _parameter(check, name, definition, here, known_so_far)
+        parameter = _parameter(check, name, definition, here, set(declared))
+        declared.add(name)
         if parameter is not None:
             parameters.append(parameter)
-    return parameters
+    return parameters, declared
 
 
 def _parameter(check: _Validator, name: str, definition, path: Path, known: set[str]) -> Parameter | None:
@@ -358,7 +359,7 @@ def _part(check: _Validator, data, path: Path, known: set[str]) -> Part | None:
     solution = check.text(data, "solution", path, known, required=True)
     points = _number(check, data, "points", path, default=1, minimum=0)
     decimals = int(_number(check, data, "decimals", path, default=DEFAULT_DECIMALS, minimum=0, whole=True))
-    abs_tolerance, rel_tolerance = _tolerance(check, data.get("tolerance"), path + ("tolerance",), decimals)
+    tolerance = _tolerance(check, data.get("tolerance"), path + ("tolerance",))
     answer_expression = answer_text = answer_index = None
     choices, choice_keys = (), ()
     if answer_type in NUMERIC_TYPES:
@@ -390,7 +391,7 @@ def _part(check: _Validator, data, path: Path, known: set[str]) -> Part | None:
         return None
     return Part(
         key=key, type=answer_type, prompt=prompt, solution=solution, points=float(points),
-        decimals=decimals, abs_tolerance=abs_tolerance, rel_tolerance=rel_tolerance,
+        decimals=decimals, tolerance=tolerance,
         answer_expression=answer_expression, answer_text=answer_text, answer_index=answer_index,
         choice_keys=choice_keys, hints=hints, diagnose=diagnose, symbols=symbols,
         choices=choices, options=options,
@@ -406,23 +407,22 @@ def _number(check, data: dict, name: str, path: Path, *, default, minimum, whole
     return value
 
 
-def _tolerance(check: _Validator, raw, path: Path, decimals: int) -> tuple[float, float]:
-    # One unit in the last displayed decimal: a correctly rounded answer always passes,
-    # and so does one carried through with slightly rounded intermediate values.
-    default_abs = 10.0 ** -decimals
+def _tolerance(check: _Validator, raw, path: Path) -> dict | None:
+    # Without a declared tolerance the checker accepts anything that rounds correctly
+    # at ``decimals`` (half a unit in the last place); the rounding gate keeps every
+    # reference value clear of the half-unit boundary so that rule is never ambiguous.
     if raw is None:
-        return default_abs, 0.0
-    if not isinstance(raw, dict) or set(raw) - {"abs", "rel"}:
+        return None
+    if not isinstance(raw, dict) or not raw or set(raw) - {"abs", "rel"}:
         check.error(path, "must be a mapping with 'abs' and/or 'rel'")
-        return default_abs, 0.0
-    values = []
-    for name, default in (("abs", default_abs), ("rel", 0.0)):
-        value = raw.get(name, default)
+        return None
+    tolerance = {}
+    for name, option in (("abs", "atol"), ("rel", "rtol")):
+        value = raw.get(name, 0.0)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             check.error(path + (name,), "must be a number >= 0")
-            value = default
-        values.append(float(value))
-    return values[0], values[1]
+        tolerance[option] = float(value)
+    return tolerance
 
 
 def _choices(check: _Validator, raw, path: Path, known: set[str]):

@@ -1,0 +1,116 @@
+"""The exercise format: valid files load, invalid ones are refused with exact, line-precise messages."""
+
+import pytest
+
+from exercises.engine import SpecError, load_spec, spec_from_json, spec_to_json
+
+VALID = """\
+slug: tiny
+title: Tiny exercise
+version: 2
+parameters:
+  n: {generator: int_range, min: 2, max: 4}
+  X: {generator: int_matrix, shape: [n, 3], min: 0, max: 2}
+  total: {generator: derived, expr: "sum(X)"}
+prompt: |
+  Add up the entries of $X = {{X}}$.
+parts:
+  - key: total
+    type: numeric
+    answer: "sum(X)"
+    decimals: 0
+    solution: |
+      The sum is {{total}}.
+"""
+
+
+def errors_of(text):
+    with pytest.raises(SpecError) as caught:
+        load_spec(text)
+    return [str(issue) for issue in caught.value.errors]
+
+
+def test_valid_spec_loads_with_its_fields():
+    spec = load_spec(VALID)
+    assert (spec.slug, spec.title, spec.version) == ("tiny", "Tiny exercise", 2)
+    assert [p.name for p in spec.parameters] == ["n", "X", "total"]
+    assert spec.part("total").decimals == 0
+
+
+def test_unknown_generator_names_line_path_and_known_generators():
+    text = VALID.replace("generator: int_matrix", "generator: intmatrix")
+    assert errors_of(text) == [
+        "line 6: parameters.X.generator: unknown generator 'intmatrix'; "
+        "known: int_matrix, int_range, choice, derived, fixed"
+    ]
+
+
+def test_unknown_name_in_expression_is_caught_at_load_time():
+    text = VALID.replace('answer: "sum(X)"', 'answer: "sum(Y) + n"')
+    assert errors_of(text) == ["line 13: parts[0].answer: unknown name 'Y' in 'sum(Y) + n'"]
+
+
+def test_parameter_may_only_use_earlier_parameters():
+    text = VALID.replace("shape: [n, 3]", "shape: [n, total]")
+    assert errors_of(text) == ["line 6: parameters.X.shape[1]: unknown name 'total' in 'total'"]
+
+
+def test_missing_part_field_is_reported_on_the_part():
+    text = VALID.replace("    solution: |\n      The sum is {{total}}.\n", "")
+    assert errors_of(text) == ["line 11: parts[0]: missing required field 'solution'"]
+
+
+def test_unknown_name_inside_a_placeholder_points_at_its_line():
+    text = VALID.replace("The sum is {{total}}.", "The sum is {{totl}}.")
+    assert errors_of(text) == [
+        "line 16: parts[0].solution: placeholder {{totl}}: unknown name 'totl' in 'totl'"
+    ]
+
+
+def test_every_problem_is_reported_in_file_order():
+    text = VALID.replace("version: 2", "version: zero").replace("type: numeric", "type: number")
+    assert errors_of(text) == [
+        "line 3: version: must be a whole number >= 1",
+        "line 12: parts[0].type: unknown answer type 'number'; "
+        "known: numeric, matrix, symbolic, matrix_expression, derivation, choice, free_text",
+    ]
+
+
+def test_yaml_syntax_error_has_a_line():
+    assert errors_of("slug: a\ntitle: [unclosed\n") == [
+        "line 3: YAML syntax error: expected ',' or ']', but got '<stream end>'"
+    ]
+
+
+def test_non_mapping_and_empty_files_are_refused_clearly():
+    assert errors_of("") == ["line 1: the file is empty"]
+    assert errors_of("- just a list\n") == ["line 1: an exercise must be a mapping"]
+
+
+def test_duplicate_key_is_refused():
+    text = VALID.replace("version: 2\n", "version: 2\nversion: 3\n")
+    assert errors_of(text) == ["line 4: version: duplicate key"]
+
+
+def test_hostile_expression_in_a_spec_is_refused_at_load():
+    text = VALID.replace('answer: "sum(X)"', "answer: \"__import__('os')\"")
+    assert errors_of(text) == [
+        "line 13: parts[0].answer: name '__import__' is not allowed (names may not start with '_')"
+    ]
+
+
+def test_json_round_trip_gives_an_equal_spec():
+    spec = load_spec(VALID)
+    again = spec_from_json(spec_to_json(spec))
+    assert again == spec
+
+
+def test_spec_from_json_revalidates_without_lines():
+    data = spec_to_json(load_spec(VALID))
+    data["parts"][0]["type"] = "essay"
+    with pytest.raises(SpecError) as caught:
+        spec_from_json(data)
+    assert str(caught.value) == (
+        "parts[0].type: unknown answer type 'essay'; "
+        "known: numeric, matrix, symbolic, matrix_expression, derivation, choice, free_text"
+    )
