@@ -1,0 +1,106 @@
+"""Single- and multiple-choice answers keyed by choice identifiers.
+
+Options: ``choices`` (the list of valid keys; without it any non-empty key is read),
+``multiple`` (several keys may be right), ``partial_credit`` (multiple only: one point
+per right key picked minus one per wrong key picked, never below zero).
+Keys are matched exactly after trimming, falling back to a case-insensitive match.
+"""
+
+from __future__ import annotations
+
+from grading.core.grades import AnswerFormatError, Grade, InvalidRequest, Parsed, invalid, right, wrong
+
+MAX_KEY_CHARS = 200
+
+
+def _valid_keys(options: dict) -> list[str] | None:
+    choices = options.get("choices")
+    if choices is None:
+        return None
+    if not isinstance(choices, (list, tuple)) or not choices:
+        raise InvalidRequest("option 'choices' must be a non-empty list of keys")
+    return [str(key) for key in choices]
+
+
+def _expected_keys(expected, options: dict) -> set[str]:
+    items = expected if isinstance(expected, (list, tuple, set)) else [expected]
+    keys = {str(item).strip() for item in items}
+    if not keys or "" in keys:
+        raise InvalidRequest("expected must be a choice key or a list of keys")
+    valid = _valid_keys(options)
+    if valid is not None and not keys <= set(valid):
+        raise InvalidRequest(f"expected keys {sorted(keys - set(valid))} are not among the choices")
+    if len(keys) > 1 and not options.get("multiple"):
+        raise InvalidRequest("several expected keys need option 'multiple': true")
+    return keys
+
+
+def parse_keys(answer, options: dict) -> set[str]:
+    if isinstance(answer, str):
+        raw_items = answer.split(",") if options.get("multiple") else [answer]
+    elif isinstance(answer, (list, tuple)):
+        raw_items = list(answer)
+    else:
+        raise AnswerFormatError(f"expected a choice, got {type(answer).__name__}")
+    if any(not isinstance(item, (str, int)) or isinstance(item, bool) for item in raw_items):
+        raise AnswerFormatError("each choice must be a key such as 'A'")
+    items = [str(item).strip() for item in raw_items]
+    items = [item for item in items if item]
+    if not items:
+        raise AnswerFormatError("no choice selected")
+    if any(len(item) > MAX_KEY_CHARS for item in items):
+        raise AnswerFormatError("a choice key is too long")
+    if len(items) > 1 and not options.get("multiple"):
+        raise AnswerFormatError("select exactly one choice")
+    valid = _valid_keys(options)
+    return {_known_key(item, valid) for item in items}
+
+
+def _known_key(item: str, valid: list[str] | None) -> str:
+    if valid is None or item in valid:
+        return item
+    folded = [key for key in valid if key.casefold() == item.casefold()]
+    if len(folded) == 1:
+        return folded[0]
+    raise AnswerFormatError(f"{item!r} is not one of the choices ({', '.join(valid)})")
+
+
+def check(expected, answer, options: dict) -> Grade:
+    wanted = _expected_keys(expected, options)
+    try:
+        picked = parse_keys(answer, options)
+    except AnswerFormatError as problem:
+        return invalid(str(problem))
+    if picked == wanted:
+        return right("Correct.")
+    if not options.get("multiple"):
+        return wrong("Not the right choice.")
+    hits, misses = len(picked & wanted), len(picked - wanted)
+    score = max(0.0, (hits - misses) / len(wanted)) if options.get("partial_credit") else 0.0
+    return wrong(
+        f"Not quite: {hits} of your {len(picked)} selections are right and "
+        f"{len(wanted - picked)} right choice(s) are missing.",
+        score=min(score, 0.99),
+    )
+
+
+def parse_answer(answer, options: dict) -> Parsed:
+    try:
+        keys = parse_keys(answer, options)
+    except AnswerFormatError as problem:
+        return Parsed(None, str(problem), None)
+    return Parsed(sorted(keys), None, None)
+
+
+def self_test(expected, options: dict) -> dict[str, list]:
+    wanted = sorted(_expected_keys(expected, options))
+    valid = _valid_keys(options) or wanted + ["__other__"]
+    others = [key for key in valid if key not in wanted]
+    right_answers = [wanted if options.get("multiple") else wanted[0]]
+    wrong_answers = [others[0]] if others else []
+    if options.get("multiple") and len(wanted) > 1:
+        wrong_answers.append(wanted[:1])
+    invalid_answers = [[], ""]
+    if _valid_keys(options) is not None:
+        invalid_answers.append("not-a-choice-key")
+    return {"right": right_answers, "wrong": wrong_answers, "invalid": invalid_answers}

@@ -1,0 +1,234 @@
+"""Vector and matrix answers: read a grid of numbers, check its shape, compare entries.
+
+Accepted text forms: ``[[1,2],[3,4]]``, ``[1, 2, 3]``, ``[1 2; 3 4]``, one row per line,
+rows separated by ``;``, entries by commas and/or spaces; entries may be fractions.
+A list of lists from a grid widget is accepted too (entries as strings or numbers).
+A wrong shape is a format problem (invalid), a wrong entry is a wrong answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from grading.core import numeric
+from grading.core.grades import (
+    AnswerFormatError,
+    Grade,
+    InvalidRequest,
+    Parsed,
+    invalid,
+    right,
+    wrong,
+)
+
+MAX_TEXT_CHARS = 20_000
+MAX_ENTRIES = 10_000
+_ENTRY_SEPARATORS = re.compile(r"[,\s]+")
+
+
+def parse_matrix(answer) -> np.ndarray:
+    """Return a float array of ndim 1 or 2; raise AnswerFormatError pointing at the problem."""
+    if isinstance(answer, np.ndarray):
+        answer = answer.tolist()
+    if isinstance(answer, (list, tuple)):
+        rows = _rows_from_lists(answer)
+    elif isinstance(answer, str):
+        rows = _rows_from_text(answer)
+    else:
+        raise AnswerFormatError(f"expected a vector or matrix, got {type(answer).__name__}")
+    return _array_from_rows(rows)
+
+
+def _rows_from_lists(answer) -> tuple[list, bool]:
+    if not answer:
+        raise AnswerFormatError("the answer is empty: fill in the entries")
+    if all(isinstance(item, (list, tuple)) for item in answer):
+        return [list(row) for row in answer], True
+    if any(isinstance(item, (list, tuple)) for item in answer):
+        raise AnswerFormatError("mix of rows and single numbers: every row must be a list of entries")
+    return [list(answer)], False
+
+
+def _rows_from_text(text: str) -> tuple[list, bool]:
+    if len(text) > MAX_TEXT_CHARS:
+        raise AnswerFormatError(f"the answer is too long ({len(text)} characters)")
+    if "\x00" in text:
+        raise AnswerFormatError("the answer contains a NUL character")
+    body = text.strip()
+    if not body:
+        raise AnswerFormatError("the answer is empty: type the entries, e.g. [[1, 2], [3, 4]]")
+    if body.startswith("["):
+        return _rows_from_brackets(body)
+    if "[" in body or "]" in body:
+        raise AnswerFormatError("unbalanced brackets: start the matrix with [ and end it with ]")
+    lines = [line for line in re.split(r"[;\n]", body) if line.strip()]
+    rows = [_split_entries(line) for line in lines]
+    return rows, len(rows) > 1 or ";" in body or "\n" in body
+
+
+def _rows_from_brackets(body: str) -> tuple[list, bool]:
+    if body.count("[") != body.count("]") or not body.endswith("]"):
+        raise AnswerFormatError("unbalanced brackets: every [ needs a matching ]")
+    inner = body[1:-1].strip()
+    if not inner.startswith("["):
+        if "[" in inner or "]" in inner:
+            raise AnswerFormatError("unbalanced brackets: write rows like [[1, 2], [3, 4]]")
+        if ";" in inner:
+            return [_split_entries(row) for row in inner.split(";") if row.strip()], True
+        return [_split_entries(inner)], False
+    rows = []
+    for chunk in re.finditer(r"\[([^\[\]]*)\]|([^\[\]\s,]+)", inner):
+        if chunk.group(2) is not None:
+            raise AnswerFormatError(f"found {chunk.group(2)!r} outside the rows: write rows like [[1, 2], [3, 4]]")
+        rows.append(_split_entries(chunk.group(1)))
+    leftover = re.sub(r"\[[^\[\]]*\]", "", inner)
+    if leftover.strip(" ,\n\t"):
+        raise AnswerFormatError("could not read the rows: write them like [[1, 2], [3, 4]] (matrices have two levels of brackets at most)")
+    return rows, True
+
+
+def _split_entries(row_text: str) -> list[str]:
+    # Fractions may be typed with spaces around the slash: "1 / 2".
+    compact = re.sub(r"\s*/\s*", "/", row_text.strip())
+    return [entry for entry in _ENTRY_SEPARATORS.split(compact) if entry]
+
+
+def _array_from_rows(rows_and_is_2d) -> np.ndarray:
+    rows, is_2d = rows_and_is_2d
+    if not rows or not any(rows):
+        raise AnswerFormatError("the answer is empty: fill in the entries")
+    width = len(rows[0])
+    if sum(len(row) for row in rows) > MAX_ENTRIES:
+        raise AnswerFormatError(f"too many entries (more than {MAX_ENTRIES})")
+    values = []
+    for row_number, row in enumerate(rows, start=1):
+        if len(row) != width:
+            raise AnswerFormatError(
+                f"row {row_number} has {len(row)} entries but row 1 has {width}: every row needs the same number of entries"
+            )
+        values.append([_entry_value(entry, row_number, column, is_2d) for column, entry in enumerate(row, start=1)])
+    array = np.array(values, dtype=float)
+    return array if is_2d else array[0]
+
+
+def _entry_value(entry, row_number: int, column: int, is_2d: bool) -> float:
+    where = f"row {row_number}, entry {column}" if is_2d else f"entry {column}"
+    if isinstance(entry, str) and not entry.strip():
+        raise AnswerFormatError(f"{where} is empty")
+    try:
+        return float(numeric.parse_number(entry))
+    except AnswerFormatError as problem:
+        raise AnswerFormatError(f"{where}: {problem}") from None
+
+
+def read_expected(expected) -> np.ndarray:
+    try:
+        return parse_matrix(expected)
+    except AnswerFormatError as problem:
+        raise InvalidRequest(f"expected value is not a matrix: {problem}") from None
+
+
+def shape_words(shape: tuple) -> str:
+    if len(shape) == 1:
+        return f"{shape[0]} entries"
+    return "×".join(str(size) for size in shape)
+
+
+def conform_shape(expected: np.ndarray, answer: np.ndarray) -> np.ndarray:
+    """Accept a row or column for a vector; otherwise the shapes must agree exactly."""
+    if answer.shape == expected.shape:
+        return answer
+    if expected.ndim == 1 and answer.ndim == 2 and 1 in answer.shape and answer.size == expected.size:
+        return answer.reshape(expected.shape)
+    if expected.ndim == 2 and 1 in expected.shape and answer.ndim == 1 and answer.size == expected.size:
+        return answer.reshape(expected.shape)
+    raise AnswerFormatError(f"expected {shape_words(expected.shape)}, got {shape_words(answer.shape)}")
+
+
+def entries_correct(expected: np.ndarray, answer: np.ndarray, options: dict) -> np.ndarray:
+    rtol = numeric.option_float(options, "rtol", numeric.DEFAULT_RTOL)
+    atol = numeric.option_float(options, "atol", numeric.DEFAULT_ATOL)
+    if "sigfigs" in options or "decimals" in options:
+        tolerances = np.vectorize(lambda value: numeric.tolerance_for(float(value), options))(expected)
+        return np.abs(answer - expected) <= tolerances
+    return np.abs(answer - expected) <= atol + rtol * np.abs(expected)
+
+
+def check(expected, answer, options: dict) -> Grade:
+    target = read_expected(expected)
+    entries_correct(target, target, options)  # validate tolerance options
+    try:
+        values = conform_shape(target, parse_matrix(answer))
+    except AnswerFormatError as problem:
+        return invalid(str(problem))
+    grid = entries_correct(target, values, options)
+    details = {"entry_correct": grid.tolist()}
+    if grid.all():
+        return right("Correct: every entry matches.", **details)
+    score = float(grid.mean()) if options.get("partial_credit") else 0.0
+    feedback = _wrong_matrix_feedback(target, values, grid, options)
+    grade = wrong(feedback, score=score, **details)
+    return _with_diagnosis(grade, values, options)
+
+
+def _wrong_matrix_feedback(target, values, grid, options) -> str:
+    wrong_count = int(grid.size - grid.sum())
+    if np.allclose(values, target.T, rtol=1e-3, atol=5e-5) and target.ndim == 2 and target.shape[0] == target.shape[1]:
+        return "Not quite: your matrix is the transpose of the correct one; check which index is the row."
+    entry_word = "entry is" if wrong_count == 1 else "entries are"
+    return f"Not quite: {wrong_count} of {grid.size} {entry_word} outside the accepted tolerance (see the highlighted cells)."
+
+
+def _with_diagnosis(grade: Grade, values: np.ndarray, options: dict) -> Grade:
+    spec = options.get("diagnose")
+    if not spec:
+        return grade
+    from grading.core import misconceptions
+
+    code = misconceptions.diagnose_from_spec(spec, values, options)
+    if code is None:
+        return grade
+    message = misconceptions.MISCONCEPTIONS[code]
+    return Grade(
+        score=grade.score,
+        correct=grade.correct,
+        feedback=f"{grade.feedback} {message}",
+        misconception=code,
+        details=grade.details,
+    )
+
+
+def parse_answer(answer, options: dict) -> Parsed:
+    try:
+        values = parse_matrix(answer)
+    except AnswerFormatError as problem:
+        return Parsed(None, str(problem), None)
+    return Parsed(values.tolist(), None, _latex_of(values))
+
+
+def _latex_of(values: np.ndarray) -> str:
+    rows = values.reshape(1, -1) if values.ndim == 1 else values
+    body = r" \\ ".join(" & ".join(f"{value:.6g}" for value in row) for row in rows)
+    return rf"\begin{{bmatrix}} {body} \end{{bmatrix}}"
+
+
+def _as_text(values: np.ndarray) -> str:
+    if values.ndim == 1:
+        return "[" + ", ".join(repr(float(value)) for value in values) + "]"
+    return "[" + ", ".join(_as_text(row) for row in values) + "]"
+
+
+def self_test(expected, options: dict) -> dict[str, list]:
+    target = read_expected(expected)
+    perturbed = target.copy()
+    perturbed.flat[0] += max(1.0, abs(perturbed.flat[0]))
+    rows_text = "\n".join(" ".join(f"{value!r}" for value in row) for row in np.atleast_2d(target))
+    right_answers = [_as_text(target), target.tolist(), [[str(v) for v in row] for row in np.atleast_2d(target).tolist()]]
+    if target.ndim == 2:
+        right_answers.append(rows_text)
+    wrong_answers = [_as_text(perturbed), _as_text(target + 1.0)]
+    too_small = target[:-1] if target.shape[0] > 1 else np.append(target, target[..., :1], axis=-1)
+    invalid_answers = ["", "[[1, 2], [3", "abc", _as_text(too_small)]
+    return {"right": right_answers, "wrong": wrong_answers, "invalid": invalid_answers}

@@ -1,0 +1,182 @@
+"""Diagnosis of known attention mistakes: recompute the student's own variant under each
+mistake and see whether a wrong answer matches one of them.
+
+A correct answer is never labelled: the diagnosis first compares with the right result,
+and skips any mistake whose result coincides with the right one on this variant
+(e.g. √d_model == √d_k when there is a single head).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from grading.core import attention
+
+MISCONCEPTIONS: dict[str, str] = {
+    "no_scaling": "It looks as if the scores were not divided by √d_k before the softmax.",
+    "divided_by_d_k": "It looks as if the scores were divided by d_k itself; the scale is the square root, √d_k.",
+    "softmax_wrong_axis": (
+        "It looks as if the softmax normalised each column; each query's row of scores is what must sum to 1."
+    ),
+    "k_not_transposed": "It looks as if Q was multiplied by K instead of by Kᵀ (query rows against key rows).",
+    "d_model_scale": (
+        "It looks as if the scores were divided by √d_model; each head scales by its own √d_k = √(d_model / h)."
+    ),
+    "raw_weights_used": (
+        "It looks as if the output was built from the unscaled attention weights; "
+        "divide the scores by √d_k before the softmax, then weight the values."
+    ),
+    "forgot_sigma": (
+        "Your expression is right only for unit-variance queries and keys: "
+        "the standard deviation also carries the factors σ_q and σ_k."
+    ),
+}
+
+QUANTITIES = ("scores", "scaled_scores", "weights", "output")
+_CANDIDATES = {
+    "scores": ("k_not_transposed",),
+    "scaled_scores": ("no_scaling", "divided_by_d_k", "d_model_scale", "k_not_transposed"),
+    "weights": ("no_scaling", "divided_by_d_k", "d_model_scale", "softmax_wrong_axis", "k_not_transposed"),
+    "output": ("raw_weights_used", "divided_by_d_k", "d_model_scale", "softmax_wrong_axis", "k_not_transposed"),
+}
+
+
+def attention_quantity(Q, K, V, quantity: str, mistake: str | None = None, d_model: int | None = None):
+    """The full (n, m) or (n, d_v) matrix of ``quantity``, computed under ``mistake``; None if
+    the mistake is impossible on these shapes or indistinguishable from the right method."""
+    Q, K, V = attention.as_array(Q), attention.as_array(K), attention.as_array(V)
+    d_k = Q.shape[-1]
+    if mistake is None:
+        result = attention.attention(Q, K, V)
+    elif mistake in ("no_scaling", "raw_weights_used"):
+        result = attention.attention(Q, K, V, scale=1.0)
+    elif mistake == "divided_by_d_k":
+        result = attention.attention(Q, K, V, scale=1.0 / d_k)
+    elif mistake == "d_model_scale":
+        if d_model is None or d_model == d_k:
+            return None
+        result = attention.attention(Q, K, V, scale=1.0 / math.sqrt(d_model))
+    elif mistake == "k_not_transposed":
+        if K.shape[-2] != d_k or V.shape[-2] != d_k:
+            return None
+        result = attention.attention(Q, np.swapaxes(K, -1, -2), V)  # Q (K^T)^T = Q K
+    elif mistake == "softmax_wrong_axis":
+        scaled = attention.attention(Q, K, V)
+        weights = attention.softmax(scaled.scaled_scores, axis=-2)  # columns instead of rows
+        output = weights @ V  # (n, m) x (m, d_v) -> (n, d_v)
+        return {"scores": scaled.scores, "scaled_scores": scaled.scaled_scores, "weights": weights, "output": output}[quantity]
+    else:
+        raise ValueError(f"unknown mistake {mistake!r}")
+    return {"scores": result.scores, "scaled_scores": result.scaled_scores, "weights": result.weights, "output": result.output}[quantity]
+
+
+def _matches(answer: np.ndarray, candidate: np.ndarray, rtol: float, atol: float) -> bool:
+    return answer.shape == candidate.shape and bool(np.all(np.abs(answer - candidate) <= atol + rtol * np.abs(candidate)))
+
+
+def _select(matrix: np.ndarray, answer: np.ndarray, query_index: int | None) -> np.ndarray | None:
+    if answer.ndim == 1 and query_index is not None:
+        if not -matrix.shape[-2] <= query_index < matrix.shape[-2]:
+            return None
+        return matrix[..., query_index, :]
+    return matrix
+
+
+def diagnose_attention(
+    *, Q, K, V, query_index: int | None, quantity: str, answer, rtol: float, atol: float, d_model: int | None = None
+) -> str | None:
+    """The code of the first known mistake that reproduces ``answer``, or None."""
+    if quantity not in QUANTITIES:
+        raise ValueError(f"quantity must be one of {QUANTITIES}, got {quantity!r}")
+    answer = np.asarray(answer, dtype=float)
+    right_value = _select(attention_quantity(Q, K, V, quantity), answer, query_index)
+    if right_value is None or _matches(answer, right_value, rtol, atol):
+        return None
+    for mistake in _CANDIDATES[quantity]:
+        candidate = attention_quantity(Q, K, V, quantity, mistake, d_model)
+        if candidate is None:
+            continue
+        candidate = _select(candidate, answer, query_index)
+        if candidate is None or _matches(candidate, right_value, rtol, atol):
+            continue
+        if _matches(answer, candidate, rtol, atol):
+            return mistake
+    return None
+
+
+def diagnose_from_spec(spec: dict, answer: np.ndarray, options: dict) -> str | None:
+    """Run the diagnosis an exercise asked for in options['diagnose']; unknown kinds give None."""
+    from grading.core.grades import InvalidRequest
+    from grading.core.numeric import DEFAULT_ATOL, DEFAULT_RTOL
+
+    if not isinstance(spec, dict) or spec.get("kind", "attention") != "attention":
+        return None
+    try:
+        return diagnose_attention(
+            Q=spec["Q"],
+            K=spec["K"],
+            V=spec["V"],
+            query_index=spec.get("query_index"),
+            quantity=spec.get("quantity", "weights"),
+            answer=answer,
+            rtol=float(options.get("rtol", DEFAULT_RTOL)),
+            atol=float(options.get("atol", DEFAULT_ATOL)),
+            d_model=spec.get("d_model"),
+        )
+    except (KeyError, ValueError, TypeError) as problem:
+        raise InvalidRequest(f"option 'diagnose' is not usable: {problem}") from None
+
+
+# --------------------------------------------------------------------------- symbolic
+
+
+def _sigma_free(expression):
+    import sympy
+
+    sigmas = {symbol: sympy.Integer(1) for symbol in expression.free_symbols if symbol.name.startswith("sigma")}
+    return expression.xreplace(sigmas) if sigmas else None
+
+
+def _rescaled_d_k(expression, exponent_factor):
+    """Replace every d_k**(r) with half-integer r by d_k**(r * factor) (factor 2: √d_k -> d_k,
+    factor 0: drop the √d_k)."""
+    import sympy
+
+    d_k = next((symbol for symbol in expression.free_symbols if symbol.name == "d_k"), None)
+    if d_k is None:
+        return None
+    replaced = expression.replace(
+        lambda node: node.is_Pow and node.base == d_k and node.exp.is_Rational and node.exp.q == 2,
+        lambda node: sympy.Pow(d_k, node.exp * exponent_factor),
+    )
+    return None if replaced == expression else replaced
+
+
+def _d_model_for_d_k(expression, answer_expression):
+    d_k = next((symbol for symbol in expression.free_symbols if symbol.name == "d_k"), None)
+    d_model = next((symbol for symbol in answer_expression.free_symbols if symbol.name == "d_model"), None)
+    if d_k is None or d_model is None:
+        return None
+    return expression.xreplace({d_k: d_model})
+
+
+def diagnose_symbolic(expected_expr, answer_expr) -> str | None:
+    """forgot_sigma / divided_by_d_k / d_model_scale / no_scaling for symbolic answers."""
+    from grading.core.symbolic import screen_equal
+
+    if screen_equal(expected_expr, answer_expr):
+        return None
+    variants = (
+        ("forgot_sigma", _sigma_free(expected_expr)),
+        ("divided_by_d_k", _rescaled_d_k(expected_expr, 2)),
+        ("d_model_scale", _d_model_for_d_k(expected_expr, answer_expr)),
+        ("no_scaling", _rescaled_d_k(expected_expr, 0)),
+    )
+    for code, variant in variants:
+        if variant is None or screen_equal(variant, expected_expr):
+            continue
+        if screen_equal(variant, answer_expr):
+            return code
+    return None

@@ -1,0 +1,200 @@
+"""Numeric answers: read a number the way a student types it, compare within tolerance.
+
+Accepted: ``2.5``, ``-0.3875``, ``.5``, ``5/2``, ``-5/2``, ``1.2e-3``, ``1.2×10^-3``.
+Numbers are read exactly (as fractions) so ``0.1`` is one tenth, and only converted to
+float for the tolerance test. NaN, infinities and magnitudes outside ±1e300 are invalid.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+from grading.core.grades import (
+    AnswerFormatError,
+    Grade,
+    InvalidRequest,
+    Parsed,
+    invalid,
+    option_float,
+    option_int,
+    right,
+    wrong,
+)
+
+DEFAULT_RTOL = 1e-3
+DEFAULT_ATOL = 5e-5
+MAX_NUMBER_CHARS = 200
+MAX_DECIMAL_EXPONENT = 300
+
+_DECIMAL = r"(?:\d+(?:\.\d*)?|\.\d+)"
+_DECIMAL_NUMBER = re.compile(rf"^(?P<sign>[+-]?)(?P<mantissa>{_DECIMAL})(?:[eE](?P<exponent>[+-]?\d{{1,6}}))?$")
+_TIMES_TEN = re.compile(r"^(?P<mantissa>[+-]?" + _DECIMAL + r")\s*[x×*·]\s*10\s*(?:\^|\*\*)\s*\(?(?P<exponent>[+-]?\d{1,6})\)?$")
+_UNICODE_SIGNS = str.maketrans({"−": "-", "–": "-", "—": "-", "＋": "+", "﹣": "-", "⁄": "/", "∕": "/"})
+_NOT_A_NUMBER_WORDS = {"nan", "+nan", "-nan"}
+_INFINITY_WORDS = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "∞", "-∞", "+∞"}
+
+
+def parse_number(text) -> Fraction:
+    """Read one number exactly; raise AnswerFormatError with a specific message."""
+    if isinstance(text, bool):
+        raise AnswerFormatError("expected a number, not true/false")
+    if isinstance(text, int):
+        return _within_range(Fraction(text), str(text))
+    if isinstance(text, float):
+        if not math.isfinite(text):
+            raise AnswerFormatError("the answer must be a finite number (not NaN or infinity)")
+        return _within_range(Fraction(repr(text)), repr(text))
+    if not isinstance(text, str):
+        raise AnswerFormatError(f"expected a number, got {type(text).__name__}")
+    cleaned = text.translate(_UNICODE_SIGNS).strip()
+    if not cleaned:
+        raise AnswerFormatError("the answer is empty: type a number")
+    if len(cleaned) > MAX_NUMBER_CHARS:
+        raise AnswerFormatError(f"the answer is too long for a number ({len(cleaned)} characters)")
+    lowered = cleaned.lower()
+    if lowered in _NOT_A_NUMBER_WORDS:
+        raise AnswerFormatError("NaN (not a number) is not an accepted answer: type a finite number")
+    if lowered in _INFINITY_WORDS:
+        raise AnswerFormatError("infinity is not an accepted answer: type a finite number")
+    if "/" in cleaned:
+        return _parse_fraction(cleaned)
+    return _parse_decimal(cleaned)
+
+
+def _parse_fraction(text: str) -> Fraction:
+    parts = text.split("/")
+    if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+        raise AnswerFormatError(f"could not read {text!r} as a fraction: write it like 5/2")
+    numerator = _parse_decimal(parts[0].strip())
+    denominator = _parse_decimal(parts[1].strip())
+    if denominator == 0:
+        raise AnswerFormatError(f"{text!r} divides by zero")
+    return _within_range(numerator / denominator, text)
+
+
+def _parse_decimal(text: str) -> Fraction:
+    match = _DECIMAL_NUMBER.match(text)
+    if match:
+        exponent = int(match["exponent"] or 0)
+        value = Fraction(match["mantissa"])
+        sign = -1 if match["sign"] == "-" else 1
+        return _scaled_by_power_of_ten(sign * value, exponent, text)
+    match = _TIMES_TEN.match(text)
+    if match:
+        return _scaled_by_power_of_ten(Fraction(match["mantissa"]), int(match["exponent"]), text)
+    raise AnswerFormatError(_why_not_a_number(text))
+
+
+def _scaled_by_power_of_ten(value: Fraction, exponent: int, text: str) -> Fraction:
+    # Refuse before building 10**exponent, which would be slow for absurd exponents.
+    if value and abs(exponent) > MAX_DECIMAL_EXPONENT + 50:
+        raise AnswerFormatError(f"{text!r} is outside the range of accepted numbers (about ±1e300)")
+    return _within_range(value * Fraction(10) ** exponent, text)
+
+
+def _within_range(value: Fraction, text: str) -> Fraction:
+    if value and not (10.0 ** -MAX_DECIMAL_EXPONENT <= abs(value) <= 10**MAX_DECIMAL_EXPONENT):
+        raise AnswerFormatError(f"{text!r} is outside the range of accepted numbers (about 1e-300 to 1e300)")
+    return value
+
+
+def _why_not_a_number(text: str) -> str:
+    if re.fullmatch(r"[+-]?\d+,\d+", text):
+        return f"could not read {text!r}: use a dot as the decimal point (e.g. {text.replace(',', '.')})"
+    if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?", text):
+        return f"could not read {text!r}: write the number without thousands separators"
+    if text.endswith("%"):
+        return f"could not read {text!r}: write the value as a plain number, without %"
+    if re.search(r"[A-Za-z]", text):
+        return f"could not read {text!r} as a number: it contains letters; type a number such as 0.25 or 1/4"
+    return f"could not read {text!r} as a number; write it like 0.25, 1/4 or 2.5e-3"
+
+
+def read_expected(expected) -> Fraction:
+    try:
+        return parse_number(expected)
+    except AnswerFormatError as problem:
+        raise InvalidRequest(f"expected value is not a number: {problem}") from None
+
+
+def tolerance_for(expected: float, options: dict) -> float:
+    """The absolute distance from ``expected`` that still counts as right."""
+    sigfigs = option_int(options, "sigfigs")
+    decimals = option_int(options, "decimals")
+    if sigfigs is not None:
+        if sigfigs < 1:
+            raise InvalidRequest("option 'sigfigs' must be at least 1")
+        if expected == 0:
+            return 0.5 * 10.0 ** (-sigfigs)
+        magnitude = math.floor(math.log10(abs(expected)))
+        return 0.5 * 10.0 ** (magnitude - sigfigs + 1) * (1 + 1e-9)
+    if decimals is not None:
+        return 0.5 * 10.0 ** (-decimals) * (1 + 1e-9)
+    rtol = option_float(options, "rtol", DEFAULT_RTOL)
+    atol = option_float(options, "atol", DEFAULT_ATOL)
+    return atol + rtol * abs(expected)
+
+
+def numbers_match(expected: float, answer: float, options: dict) -> bool:
+    return abs(answer - expected) <= tolerance_for(expected, options)
+
+
+def check(expected, answer, options: dict) -> Grade:
+    target = float(read_expected(expected))
+    tolerance_for(target, options)  # validate options before looking at the answer
+    try:
+        value = float(parse_number(answer))
+    except AnswerFormatError as problem:
+        return invalid(str(problem))
+    if numbers_match(target, value, options):
+        return right("Correct.", answer_value=value)
+    return wrong(_wrong_number_feedback(target, value, options), answer_value=value)
+
+
+def _wrong_number_feedback(target: float, value: float, options: dict) -> str:
+    if target != 0 and numbers_match(target, -value, options):
+        return "Not quite: the size is right but the sign is wrong."
+    for factor in (10.0, 100.0, 1000.0):
+        if target != 0 and (numbers_match(target, value / factor, options) or numbers_match(target, value * factor, options)):
+            return f"Not quite: your value is off by a factor of {factor:g}; check the units or the decimal point."
+    if "sigfigs" in options or "decimals" in options:
+        return "Not quite: your value is not within the required precision of the correct answer."
+    return "Not quite: your value is outside the accepted tolerance of the correct answer."
+
+
+def parse_answer(answer, options: dict) -> Parsed:
+    try:
+        value = parse_number(answer)
+    except AnswerFormatError as problem:
+        return Parsed(None, str(problem), None)
+    return Parsed(float(value), None, _latex_of(value))
+
+
+def _latex_of(value: Fraction) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    if value.denominator <= 1000 and "/" in str(value):
+        sign = "-" if value < 0 else ""
+        return rf"{sign}\frac{{{abs(value.numerator)}}}{{{value.denominator}}}"
+    return f"{float(value):.6g}"
+
+
+def self_test(expected, options: dict) -> dict[str, list]:
+    exact = read_expected(expected)
+    target = float(exact)
+    tolerance = tolerance_for(target, options)
+    right_answers = [str(expected) if isinstance(expected, str) else repr(target)]
+    for digits in (4, 6, 10):
+        text = f"{target:.{digits}g}"
+        if numbers_match(target, float(text), options) and text not in right_answers:
+            right_answers.append(text)
+    if exact.denominator != 1 and exact.denominator <= 1000:
+        right_answers.append(f"{exact.numerator}/{exact.denominator}")
+    far = max(10 * tolerance, abs(target) * 0.1, 1.0)
+    wrong_answers = [repr(target + far), repr(target - far)]
+    if target != 0:
+        wrong_answers.append(repr(-target))
+    invalid_answers = ["", "abc", "1/0", "nan", "inf", "1e999", "0,5,3"]
+    return {"right": right_answers, "wrong": wrong_answers, "invalid": invalid_answers}

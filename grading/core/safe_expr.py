@@ -1,0 +1,598 @@
+"""Safe reading of a student's typed expression into a checked Python AST.
+
+Nothing here evaluates the text. The pipeline is:
+
+1. refuse oversize input and control characters;
+2. normalise Unicode (σ, √, ·, ×, −, ², ᵀ) and the LaTeX that MathLive produces
+   (``\\frac{a}{b}``, ``\\sqrt{d_k}``, ``\\sigma_{q}``, ``x^{2}``, ``\\mathrm{Var}``, ``\\left(``);
+3. tokenise with our own scanner, which only knows numbers, names, ``+ - * / ^ ( ) ,``
+   (and ``@``, ``[ ]`` where a grammar allows them) and inserts the implicit
+   multiplication of ``2 d_k``, ``sqrt(d_k) sigma_q`` and ``2(x+1)``;
+4. ``ast.parse(mode="eval")`` the rebuilt text and walk the tree against a whitelist of
+   node types and function names;
+5. fold constant sub-expressions with floats to refuse huge powers (``9**9**9**9``),
+   huge numbers and division by zero before any algebra system sees them.
+
+The checkers then build their own values (SymPy, NumPy) from the checked tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import math
+import re
+from dataclasses import dataclass
+
+from grading.core.grades import AnswerFormatError
+
+MAX_CHARS = 2_000
+MAX_NESTING = 40
+MAX_TOKENS = 600
+MAX_NODES = 800
+MAX_EXPONENT = 1_000
+MAX_MAGNITUDE = 1e300
+MAX_NUMBER_CHARS = 40
+
+SCALAR_FUNCTIONS = frozenset({"sqrt", "exp", "log", "ln", "sin", "cos", "tan", "abs", "Abs"})
+TRANSPOSE_MARKER = "_T"  # internal name: cannot collide, user names never start with "_"
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """What one answer type may use beyond numbers, names and arithmetic."""
+
+    functions: frozenset = SCALAR_FUNCTIONS
+    bracket_functions: frozenset = frozenset()  # names that may be followed by [ ... ], e.g. E[X]
+    transpose: bool = False  # K^T, K^{\top}, Kᵀ
+    matmul: bool = False  # the @ operator
+
+
+SCALAR_GRAMMAR = Grammar()
+
+
+@dataclass(frozen=True)
+class CheckedExpression:
+    """A whitelisted AST plus the exact text of each number literal (keyed by column)."""
+
+    body: ast.expr
+    literals: dict
+    names: frozenset
+    text: str  # the normalised text that was parsed
+
+
+# --------------------------------------------------------------------------- normalise
+
+_UNICODE_GREEK = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon",
+    "ζ": "zeta", "η": "eta", "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lamda", "μ": "mu",
+    "ν": "nu", "ξ": "xi", "π": "pi", "ρ": "rho", "σ": "sigma", "τ": "tau", "υ": "upsilon",
+    "φ": "phi", "ϕ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega", "Γ": "Gamma", "Δ": "Delta",
+    "Θ": "Theta", "Λ": "Lamda", "Ξ": "Xi", "Π": "Pi", "Σ": "Sigma", "Φ": "Phi", "Ψ": "Psi", "Ω": "Omega",
+}
+_LATEX_GREEK = {name: name for name in (
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa mu nu xi pi rho sigma tau "
+    "upsilon phi chi psi omega Gamma Delta Theta Xi Pi Sigma Phi Psi Omega"
+).split()}
+_LATEX_GREEK.update({"lambda": "lamda", "Lambda": "Lamda", "varepsilon": "epsilon", "varphi": "phi",
+                     "vartheta": "theta", "varsigma": "sigma", "varrho": "rho"})
+_UNICODE_OPERATORS = str.maketrans({
+    "·": "*", "⋅": "*", "∙": "*", "×": "*", "∗": "*", "÷": "/", "−": "-", "–": "-", "—": "-",
+    "（": "(", "）": ")", "⁄": "/", "∕": "/", "\u00a0": " ", "\t": " ", "\r": " ",
+})
+_SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_SUPERSCRIPT_RUN = re.compile(r"[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_UNICODE_ROOT = re.compile(r"√\s*([A-Za-z][A-Za-z0-9_]*|\d+(?:\.\d+)?)")
+_ABS_BARS = re.compile(r"\|([^|]+)\|")
+
+_LATEX_SPACING = {",", ";", "!", " ", ":", "quad", "qquad", "displaystyle", "textstyle", "limits"}
+_LATEX_SIZING = {"left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr", "biggl", "biggr"}
+_LATEX_OPERATORS = {"cdot": "*", "times": "*", "ast": "*", "div": "/", "lbrack": "[", "rbrack": "]",
+                    "lparen": "(", "rparen": ")", "{": "(", "}": ")", "top": "T", "intercal": "T", "mid": "|",
+                    "vert": "|", "lvert": "|", "rvert": "|"}
+_LATEX_FUNCTIONS = {"exp", "log", "ln", "sin", "cos", "tan"}
+_LATEX_TEXT_WRAPPERS = {"mathrm", "operatorname", "text", "textrm", "mathit", "mathsf", "mathbf", "mathbb", "mathcal", "textit", "boldsymbol"}
+
+
+def normalise(text: str, known_names: frozenset = frozenset()) -> str:
+    """Turn Unicode math and MathLive LaTeX into the plain ASCII syntax the scanner reads."""
+    text = text.translate(_UNICODE_OPERATORS)
+    text = _SUPERSCRIPT_RUN.sub(lambda m: "^(" + m.group(0).translate(_SUPERSCRIPT_DIGITS) + ")", text)
+    text = text.replace("ᵀ", "^T")
+    text = "".join(" " + _UNICODE_GREEK[ch] if ch in _UNICODE_GREEK else ch for ch in text)
+    text = _UNICODE_ROOT.sub(r" sqrt(\1)", text).replace("√", " sqrt")
+    if "\\" in text or "{" in text or "}" in text:
+        text = _LatexReader(text, known_names).read_all()
+    if "|" in text:
+        text = _ABS_BARS.sub(r" abs(\1)", text)
+    return text
+
+
+class _LatexReader:
+    """A small recursive reader for the LaTeX subset an equation editor emits."""
+
+    def __init__(self, text: str, known_names: frozenset):
+        self.text = text
+        self.pos = 0
+        self.known_names = known_names
+
+    def read_all(self) -> str:
+        out = self.read_until(None)
+        return out
+
+    def read_until(self, closer: str | None) -> str:
+        parts: list[str] = []
+        while self.pos < len(self.text):
+            char = self.text[self.pos]
+            if char == "}":
+                if closer == "}":
+                    self.pos += 1
+                    return "".join(parts)
+                raise AnswerFormatError("unbalanced braces: a } has no matching {")
+            if char == "{":
+                self.pos += 1
+                parts.append("(" + self.read_until("}") + ")")
+            elif char == "\\":
+                parts.append(self.read_command())
+            elif char == "^":
+                self.pos += 1
+                parts.append("^(" + self.read_argument(superscript=True) + ")")
+            elif char == "_":
+                self.pos += 1
+                parts.append(self.read_subscript(parts))
+            else:
+                parts.append(char)
+                self.pos += 1
+        if closer is not None:
+            raise AnswerFormatError("unbalanced braces: a { is never closed")
+        return "".join(parts)
+
+    def read_group(self) -> str:
+        self.skip_spaces()
+        if self.pos < len(self.text) and self.text[self.pos] == "{":
+            self.pos += 1
+            return self.read_until("}")
+        return self.read_argument(superscript=False)
+
+    def read_argument(self, *, superscript: bool) -> str:
+        self.skip_spaces()
+        if self.pos >= len(self.text):
+            raise AnswerFormatError("the expression ends where an argument was expected")
+        char = self.text[self.pos]
+        if char == "{":
+            self.pos += 1
+            return self.read_until("}")
+        if char == "\\":
+            return self.read_command()
+        if superscript:
+            match = re.compile(r"-?\d+|[A-Za-z0-9]").match(self.text, self.pos)
+            if match:
+                self.pos = match.end()
+                return match.group(0)
+        self.pos += 1
+        return char
+
+    def read_subscript(self, parts: list[str]) -> str:
+        self.skip_spaces()
+        if self.pos < len(self.text) and self.text[self.pos] == "{":
+            self.pos += 1
+            label = self.read_until("}").replace(" ", "")
+        else:
+            label = self.subscript_word()
+        if not re.fullmatch(r"[A-Za-z0-9]+", label):
+            raise AnswerFormatError(f"a subscript must be letters or digits, got {label!r}")
+        return "_" + label + " "
+
+    def subscript_word(self) -> str:
+        """LaTeX subscripts take one character, but accept d_model when d_model is a known name."""
+        run = re.compile(r"[A-Za-z0-9]+").match(self.text, self.pos)
+        if not run:
+            raise AnswerFormatError("a _ must be followed by a subscript")
+        base = re.search(r"([A-Za-z][A-Za-z0-9]*)$", self.text[: self.pos - 1])
+        for end in range(run.end(), run.start(), -1):
+            candidate = (base.group(1) if base else "") + "_" + self.text[run.start():end]
+            if candidate in self.known_names:
+                self.pos = end
+                return self.text[run.start():end]
+        self.pos = run.start() + 1
+        return self.text[run.start()]
+
+    def read_command(self) -> str:
+        match = re.compile(r"\\([A-Za-z]+|.)").match(self.text, self.pos)
+        if not match:
+            raise AnswerFormatError("the expression ends with a lone backslash")
+        self.pos = match.end()
+        name = match.group(1)
+        if name in _LATEX_SPACING or name == "\\":
+            return " "
+        if name in _LATEX_SIZING:
+            if self.text.startswith(".", self.pos):
+                self.pos += 1
+            return " "
+        if name in _LATEX_OPERATORS:
+            return " " + _LATEX_OPERATORS[name] + " "
+        if name in ("frac", "dfrac", "tfrac"):
+            numerator, denominator = self.read_group(), self.read_group()
+            return f"(({numerator})/({denominator}))"
+        if name == "sqrt":
+            return self.read_root()
+        if name in _LATEX_GREEK:
+            return " " + _LATEX_GREEK[name]
+        if name in _LATEX_FUNCTIONS:
+            return " " + name
+        if name in _LATEX_TEXT_WRAPPERS:
+            word = self.read_group().strip()
+            if not re.fullmatch(r"[A-Za-z0-9 ]*", word):
+                raise AnswerFormatError(f"\\{name}{{...}} may only contain letters here")
+            return " " + word.replace(" ", "")
+        if name in ("sum", "prod", "int"):
+            raise AnswerFormatError(f"\\{name} cannot be read here; sums are written Sum(term, m, 1, d_k)")
+        if name == "infty":
+            raise AnswerFormatError("infinity is not an accepted answer")
+        raise AnswerFormatError(f"unsupported LaTeX command \\{name}")
+
+    def read_root(self) -> str:
+        self.skip_spaces()
+        index = None
+        if self.text.startswith("[", self.pos):
+            close = self.text.find("]", self.pos)
+            if close < 0:
+                raise AnswerFormatError("\\sqrt[ is never closed by ]")
+            index = self.text[self.pos + 1: close]
+            self.pos = close + 1
+        radicand = self.read_group()
+        if index is None:
+            return f" sqrt({radicand})"
+        return f"(({radicand})^(1/({index})))"
+
+    def skip_spaces(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos] == " ":
+            self.pos += 1
+
+
+# --------------------------------------------------------------------------- tokenise
+
+_TOKEN = re.compile(
+    r"(?P<space>\s+)"
+    r"|(?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
+    r"|(?P<name>[A-Za-z][A-Za-z0-9_]*)"
+    r"|(?P<op>\*\*|[-+*/^(),\[\]@])"
+)
+_CHARACTER_ADVICE = {
+    ".": "a dot is only allowed inside numbers (write K^T for a transpose, not K.T)",
+    "=": "write an expression, not an equation: leave out '='",
+    "'": "quotes and text are not allowed in an expression",
+    '"': "quotes and text are not allowed in an expression",
+    "{": "use round brackets ( ) for grouping",
+    "}": "use round brackets ( ) for grouping",
+    ":": "':' is not part of a math expression",
+    "_": "names must start with a letter",
+    "!": "factorials are not supported",
+    "%": "'%' is not allowed; write the value as a plain number",
+    "<": "comparisons are not allowed; write a single expression",
+    ">": "comparisons are not allowed; write a single expression",
+}
+
+
+@dataclass
+class _Token:
+    kind: str  # number | name | op
+    text: str
+    position: int
+
+
+def tokenise(text: str, grammar: Grammar, known_names: frozenset) -> list[_Token]:
+    tokens: list[_Token] = []
+    position = 0
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if not match:
+            char = text[position]
+            advice = _CHARACTER_ADVICE.get(char, "it is not part of the answer syntax")
+            raise AnswerFormatError(f"unexpected character {char!r} at position {position + 1}: {advice}")
+        kind = match.lastgroup
+        if kind != "space":
+            tokens.extend(_checked_token(kind, match.group(0), position, grammar, known_names))
+        position = match.end()
+        if len(tokens) > MAX_TOKENS:
+            raise AnswerFormatError(f"the expression is too long (more than {MAX_TOKENS} symbols)")
+    return tokens
+
+
+def _checked_token(kind: str, text: str, position: int, grammar: Grammar, known_names: frozenset) -> list[_Token]:
+    if kind == "number":
+        if len(text) > MAX_NUMBER_CHARS:
+            raise AnswerFormatError(f"the number at position {position + 1} is too long")
+        if not math.isfinite(float(text)) or float(text) > MAX_MAGNITUDE:
+            raise AnswerFormatError(f"the number {text} is too large")
+        return [_Token("number", text, position)]
+    if kind == "name":
+        return [_Token("name", part, position) for part in _checked_name(text, position, grammar, known_names)]
+    if text == "@" and not grammar.matmul:
+        raise AnswerFormatError("'@' is only used in matrix expressions; write * for a product")
+    if text in "[]" and not grammar.bracket_functions:
+        raise AnswerFormatError("square brackets are not used here: use round brackets ( ) for grouping")
+    return [_Token("op", "**" if text == "^" else text, position)]
+
+
+def _checked_name(text: str, position: int, grammar: Grammar, known_names: frozenset) -> list[str]:
+    if "__" in text:
+        raise AnswerFormatError(f"names with a double underscore are not allowed ({text!r})")
+    if keyword.iskeyword(text) or keyword.issoftkeyword(text):
+        raise AnswerFormatError(f"{text!r} is a reserved word and cannot be used in an answer")
+    if text in known_names or text in grammar.functions or not known_names:
+        return [text]
+    return _split_into_known_names(text, known_names) or [text]
+
+
+def _split_into_known_names(text: str, known_names: frozenset) -> list[str] | None:
+    """Read glued names such as ``sigma_qsigma_k`` as a product, if every piece is declared."""
+    if len(text) > 60:
+        return None
+    for end in range(len(text) - 1, 0, -1):
+        head = text[:end]
+        if head in known_names:
+            rest = text[end:]
+            tail = [rest] if rest in known_names else _split_into_known_names(rest, known_names)
+            if tail:
+                return [head, *tail]
+    return None
+
+
+def _with_brackets_and_products(tokens: list[_Token], grammar: Grammar, known_names: frozenset) -> list[_Token]:
+    """Check nesting, turn E[...] into E(...), mark transposes and insert implicit products."""
+    _check_nesting(tokens, grammar)
+    result: list[_Token] = []
+    for token in tokens:
+        if token.text == "[":
+            token = _Token("op", "(", token.position)
+        elif token.text == "]":
+            token = _Token("op", ")", token.position)
+        previous = result[-1] if result else None
+        if previous is not None and _implicit_product(previous, token, grammar, known_names):
+            result.append(_Token("op", "*", token.position))
+        result.append(token)
+    if grammar.transpose:
+        result = _mark_transposes(result)
+    _check_function_calls(result, grammar)
+    return result
+
+
+def _check_nesting(tokens: list[_Token], grammar: Grammar) -> None:
+    stack: list[_Token] = []
+    for index, token in enumerate(tokens):
+        if token.text in "([":
+            if token.text == "[":
+                before = tokens[index - 1] if index else None
+                if before is None or before.text not in grammar.bracket_functions:
+                    allowed = " and ".join(f"{name}[...]" for name in sorted(grammar.bracket_functions))
+                    raise AnswerFormatError(f"square brackets are only used for {allowed}; use ( ) for grouping")
+            stack.append(token)
+            if len(stack) > MAX_NESTING:
+                raise AnswerFormatError(f"the expression is nested too deeply (more than {MAX_NESTING} brackets)")
+        elif token.text in ")]":
+            if not stack:
+                raise AnswerFormatError(f"unbalanced brackets: {token.text!r} at position {token.position + 1} closes nothing")
+            opener = stack.pop()
+            if (opener.text == "(") != (token.text == ")"):
+                raise AnswerFormatError(f"mismatched brackets: {opener.text!r} is closed by {token.text!r}")
+    if stack:
+        raise AnswerFormatError(f"unbalanced brackets: {stack[-1].text!r} at position {stack[-1].position + 1} is never closed")
+
+
+def _ends_value(token: _Token, grammar: Grammar) -> bool:
+    if token.kind == "name":
+        return token.text not in grammar.functions
+    return token.kind == "number" or token.text == ")"
+
+
+def _starts_value(token: _Token) -> bool:
+    return token.kind in ("number", "name") or token.text == "("
+
+
+def _implicit_product(previous: _Token, token: _Token, grammar: Grammar, known_names: frozenset) -> bool:
+    if previous.text == "(" and token.text == ")":
+        raise AnswerFormatError(f"empty brackets () at position {token.position}: put an expression inside or remove them")
+    if previous.kind == "name" and token.text == "(" and known_names and previous.text not in known_names | grammar.functions:
+        functions = ", ".join(sorted(grammar.functions))
+        raise AnswerFormatError(f"unknown function {previous.text!r}; the functions you may use are {functions}")
+    if not (_ends_value(previous, grammar) and _starts_value(token)):
+        return False
+    if previous.kind == "number" and token.kind == "number":
+        raise AnswerFormatError(f"two numbers next to each other at position {token.position + 1}: put an operator between them")
+    return True
+
+
+def _mark_transposes(tokens: list[_Token]) -> list[_Token]:
+    """K ** T and K ** (T) become K ** _T, which the matrix checker reads as a transpose."""
+    result: list[_Token] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token.text == "**":
+            following = [t.text for t in tokens[index + 1: index + 4]]
+            if following[:1] == ["T"]:
+                result += [token, _Token("name", TRANSPOSE_MARKER, token.position)]
+                index += 2
+                continue
+            if following == ["(", "T", ")"]:
+                result += [token, _Token("name", TRANSPOSE_MARKER, token.position)]
+                index += 4
+                continue
+        result.append(token)
+        index += 1
+    return result
+
+
+def _check_function_calls(tokens: list[_Token], grammar: Grammar) -> None:
+    for index, token in enumerate(tokens):
+        if token.kind == "name" and token.text in grammar.functions:
+            following = tokens[index + 1] if index + 1 < len(tokens) else None
+            if following is None or following.text != "(":
+                raise AnswerFormatError(f"write {token.text}(...) with brackets around its argument")
+
+
+# --------------------------------------------------------------------------- parse + whitelist
+
+_ALLOWED_BINARY = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+
+
+def read_expression(text, grammar: Grammar = SCALAR_GRAMMAR, known_names=frozenset()) -> CheckedExpression:
+    """Read ``text`` into a whitelisted AST; raise AnswerFormatError saying what is wrong."""
+    if not isinstance(text, str):
+        raise AnswerFormatError(f"expected an expression as text, got {type(text).__name__}")
+    if len(text) > MAX_CHARS:
+        raise AnswerFormatError(f"the answer is too long ({len(text)} characters; the limit is {MAX_CHARS})")
+    if any(ord(char) < 32 and char not in "\n\t\r" for char in text):
+        raise AnswerFormatError("the answer contains control characters (such as NUL); retype it")
+    known_names = frozenset(known_names)
+    normalised = normalise(text.replace("\n", " "), known_names)
+    tokens = _with_brackets_and_products(tokenise(normalised, grammar, known_names), grammar, known_names)
+    if not tokens:
+        raise AnswerFormatError("the answer is empty: type an expression")
+    source, literals = _rebuild(tokens)
+    try:
+        tree = ast.parse(source, mode="eval")
+    except SyntaxError:
+        raise AnswerFormatError(_syntax_advice(tokens)) from None
+    except (RecursionError, MemoryError, ValueError):
+        raise AnswerFormatError("the expression is too complicated to read") from None
+    names = _check_tree(tree.body, grammar)
+    _check_constants(tree.body)
+    return CheckedExpression(tree.body, literals, frozenset(names), normalised)
+
+
+def _rebuild(tokens: list[_Token]) -> tuple[str, dict]:
+    pieces, literals, column = [], {}, 0
+    for token in tokens:
+        if token.kind == "number":
+            literals[column] = token.text
+        pieces.append(token.text)
+        column += len(token.text) + 1
+    return " ".join(pieces), literals
+
+
+def _syntax_advice(tokens: list[_Token]) -> str:
+    last = tokens[-1]
+    if last.text in ("+", "-", "*", "/", "**", ","):
+        return f"the expression ends with {last.text!r}: something is missing after it"
+    first = tokens[0]
+    if first.text in ("*", "/", "**", ","):
+        return f"the expression cannot start with {first.text!r}"
+    for previous, token in zip(tokens, tokens[1:]):
+        if previous.text in ("*", "/", "**", "+", "-", "(", ",") and token.text in ("*", "/", "**", ")", ","):
+            return f"{previous.text!r} followed by {token.text!r} at position {token.position + 1}: something is missing between them"
+    return "could not read the expression: check the operators and brackets"
+
+
+def _check_tree(node: ast.AST, grammar: Grammar) -> set[str]:
+    names: set[str] = set()
+    count = 0
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        count += 1
+        if count > MAX_NODES:
+            raise AnswerFormatError("the expression is too long")
+        stack.extend(_checked_children(current, grammar, names))
+    return names
+
+
+def _checked_children(node: ast.AST, grammar: Grammar, names: set[str]) -> list[ast.AST]:
+    if isinstance(node, ast.BinOp):
+        allowed = _ALLOWED_BINARY + ((ast.MatMult,) if grammar.matmul else ())
+        if not isinstance(node.op, allowed):
+            raise AnswerFormatError(f"the operator {type(node.op).__name__} is not allowed")
+        return [node.left, node.right]
+    if isinstance(node, ast.UnaryOp):
+        if not isinstance(node.op, (ast.USub, ast.UAdd)):
+            raise AnswerFormatError("only + and - may stand in front of a term")
+        return [node.operand]
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+            raise AnswerFormatError("only numbers may appear as constants")
+        return []
+    if isinstance(node, ast.Name):
+        if node.id == TRANSPOSE_MARKER and not grammar.transpose:
+            raise AnswerFormatError("names must start with a letter")
+        if node.id in grammar.functions:
+            raise AnswerFormatError(f"{node.id} is a function: write {node.id}(...)")
+        names.add(node.id)
+        return []
+    if isinstance(node, ast.Call):
+        if not isinstance(node.func, ast.Name) or node.func.id not in grammar.functions:
+            raise AnswerFormatError("only the listed functions may be called")
+        if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args):
+            raise AnswerFormatError(f"{node.func.id}(...) takes plain arguments only")
+        if not node.args:
+            raise AnswerFormatError(f"{node.func.id}() needs an argument")
+        return list(node.args)
+    if isinstance(node, ast.Tuple):
+        raise AnswerFormatError("commas are only used between the arguments of a function")
+    raise AnswerFormatError(f"{type(node).__name__} is not allowed in an answer")
+
+
+def _check_constants(node: ast.AST) -> None:
+    """Fold constant parts with floats so huge powers and 1/0 are refused before any algebra."""
+    _fold(node)
+
+
+def _fold(node: ast.AST):
+    """Return the float value of a constant sub-tree, or None if it involves a name."""
+    if isinstance(node, ast.Constant):
+        return float(node.value)
+    if isinstance(node, ast.Name):
+        return None
+    if isinstance(node, ast.UnaryOp):
+        value = _fold(node.operand)
+        return None if value is None else (-value if isinstance(node.op, ast.USub) else value)
+    if isinstance(node, ast.BinOp):
+        left, right = _fold(node.left), _fold(node.right)
+        if isinstance(node.op, ast.Pow) and right is not None and abs(right) > MAX_EXPONENT:
+            raise AnswerFormatError(f"the exponent {right:g} is too large (the limit is {MAX_EXPONENT})")
+        if isinstance(node.op, ast.Div) and right == 0:
+            raise AnswerFormatError("the expression divides by zero")
+        if left is None or right is None:
+            return None
+        return _folded_binary(node.op, left, right)
+    if isinstance(node, ast.Call):
+        values = [_fold(arg) for arg in node.args]
+        if any(value is None for value in values) or len(values) != 1:
+            return None
+        return _folded_call(node.func.id, values[0])
+    return None
+
+
+def _folded_binary(op: ast.operator, left: float, right: float) -> float | None:
+    try:
+        if isinstance(op, ast.Add):
+            value = left + right
+        elif isinstance(op, ast.Sub):
+            value = left - right
+        elif isinstance(op, ast.Mult):
+            value = left * right
+        elif isinstance(op, ast.Div):
+            value = left / right
+        elif isinstance(op, ast.Pow):
+            if left == 0 and right < 0:
+                raise AnswerFormatError("the expression divides by zero (0 to a negative power)")
+            value = abs(left) ** right  # magnitude is all the guard needs
+        else:
+            return None
+    except OverflowError:
+        raise AnswerFormatError("a number in the expression is too large") from None
+    if isinstance(value, complex) or not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
+        raise AnswerFormatError("a number in the expression is too large")
+    return value
+
+
+def _folded_call(function: str, argument: float) -> float | None:
+    if function == "exp":
+        if argument > 690:
+            raise AnswerFormatError("a number in the expression is too large")
+        return math.exp(argument)
+    if function in ("log", "ln") and argument == 0:
+        raise AnswerFormatError("log(0) is undefined")
+    if function in ("sqrt", "abs", "Abs"):
+        return abs(argument) ** 0.5 if function == "sqrt" else abs(argument)
+    return None
