@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ExplorationsConfig(AppConfig):
+    name = "explorations"
+    verbose_name = "Interactive explorations"
