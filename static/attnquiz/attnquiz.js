@@ -1,0 +1,455 @@
+/*
+ * attnquiz front-end: progressive enhancement of server-rendered pages.
+ *
+ * Every page works without this file (plain forms, full reloads). With it:
+ *   - $...$ / $$...$$ in [data-math] elements are typeset with KaTeX;
+ *   - matrix grids get arrow-key navigation and a "paste a whole matrix" box;
+ *   - symbolic and derivation inputs show a live preview of what the parser read;
+ *   - htmx swaps in the graded result (the fragment polls until grading is done),
+ *     including format errors (HTTP 422), which htmx would otherwise drop.
+ *
+ * Pure helpers (parseMatrixText, splitDerivationSteps) are exported on
+ * window.attnquiz so browser tests can call them directly.
+ */
+(function () {
+  "use strict";
+
+  var PREVIEW_DELAY_MS = 250;
+  var DEFAULT_PREVIEW_URL = "/grading/preview/";
+
+  // ---------------------------------------------------------------- maths
+
+  var MATH_DELIMITERS = [
+    { left: "$$", right: "$$", display: true },
+    { left: "\\[", right: "\\]", display: true },
+    { left: "$", right: "$", display: false },
+    { left: "\\(", right: "\\)", display: false },
+  ];
+
+  function renderMath(root) {
+    if (typeof window.renderMathInElement !== "function") return;
+    var scope = root || document.body;
+    var targets = [];
+    if (scope.matches && scope.matches("[data-math]")) targets.push(scope);
+    scope.querySelectorAll("[data-math]").forEach(function (element) {
+      targets.push(element);
+    });
+    targets.forEach(function (element) {
+      if (element.dataset.mathRendered === "1") return;
+      window.renderMathInElement(element, {
+        delimiters: MATH_DELIMITERS,
+        throwOnError: false,
+        ignoredTags: ["script", "noscript", "style", "textarea", "pre", "code", "option", "input"],
+      });
+      element.dataset.mathRendered = "1";
+    });
+  }
+
+  function typesetInto(element, latex) {
+    if (window.katex && typeof window.katex.render === "function") {
+      window.katex.render(latex, element, { throwOnError: false, displayMode: false });
+    } else {
+      element.textContent = latex;
+    }
+  }
+
+  // ---------------------------------------------------------- matrix grids
+
+  /*
+   * Read a pasted matrix. Accepts
+   *   [[1, 2], [3, 4]]      nested brackets (JSON / NumPy / Python style)
+   *   1 2\n3 4              one row per line, entries split by spaces or commas
+   *   1, 2; 3, 4            rows separated by semicolons (also inside [ ... ])
+   *   1\t2\n3\t4            a block copied from a spreadsheet (tab-separated)
+ *   array([[1., 2.], ...]) NumPy's repr
+   * Returns {rows: [[string]]} or {error: string}. Entries are kept as text: the
+   * server decides what a number is (so 1/2 or 1e-3 reach it unchanged).
+   */
+  function parseMatrixText(text) {
+    var source = String(text || "")
+      .replace(/\r\n?/g, "\n")
+      .trim()
+      .replace(/^(?:np\.)?(?:array|matrix)\(([\s\S]*)\)$/, "$1") // NumPy's repr
+      .trim();
+    if (!source) return { error: "Nothing to paste: the box is empty." };
+    var rowTexts;
+    if (/^\[\s*\[/.test(source)) {
+      rowTexts = source
+        .replace(/^\[\s*\[/, "")
+        .replace(/\]\s*\]\s*,?$/, "")
+        .split(/\]\s*,?\s*\[/);
+    } else {
+      var body = source.replace(/^\[/, "").replace(/\]$/, "");
+      rowTexts = body.indexOf(";") >= 0 ? body.split(";") : body.split("\n");
+    }
+    var rows = [];
+    rowTexts.forEach(function (rowText) {
+      var cleaned = rowText.replace(/[\[\]]/g, " ");
+      if (!cleaned.trim()) return; // blank line or trailing ';'
+      var entries = cleaned.indexOf("\t") >= 0 ? cleaned.split("\t") : cleaned.split(/[\s,]+/);
+      entries = entries.map(function (entry) {
+        return entry.trim();
+      });
+      if (cleaned.indexOf("\t") < 0) {
+        entries = entries.filter(function (entry) {
+          return entry !== "";
+        });
+      }
+      rows.push(entries);
+    });
+    if (!rows.length) return { error: "No numbers found in the pasted text." };
+    var width = rows[0].length;
+    for (var i = 1; i < rows.length; i++) {
+      if (rows[i].length !== width) {
+        return {
+          error:
+            "Row " + (i + 1) + " has " + rows[i].length + " entries but row 1 has " + width + ".",
+        };
+      }
+    }
+    return { rows: rows };
+  }
+
+  function gridCells(grid) {
+    var rows = Number(grid.dataset.rows);
+    var cols = Number(grid.dataset.cols);
+    var inputs = Array.prototype.slice.call(grid.querySelectorAll("input"));
+    var cells = [];
+    for (var r = 0; r < rows; r++) cells.push(inputs.slice(r * cols, (r + 1) * cols));
+    return cells;
+  }
+
+  function cellPosition(cells, input) {
+    for (var r = 0; r < cells.length; r++) {
+      var c = cells[r].indexOf(input);
+      if (c >= 0) return { row: r, col: c };
+    }
+    return null;
+  }
+
+  function fillGrid(grid, rows, startRow, startCol) {
+    var cells = gridCells(grid);
+    startRow = startRow || 0;
+    startCol = startCol || 0;
+    var needRows = cells.length - startRow;
+    var needCols = cells[0].length - startCol;
+    if (rows.length > needRows || rows[0].length > needCols) {
+      return (
+        "That is a " + rows.length + " × " + rows[0].length + " matrix, but the answer is " +
+        cells.length + " × " + cells[0].length + "."
+      );
+    }
+    rows.forEach(function (row, r) {
+      row.forEach(function (value, c) {
+        cells[startRow + r][startCol + c].value = value;
+      });
+    });
+    return null;
+  }
+
+  function moveFocus(cells, position, rowStep, colStep) {
+    var row = position.row + rowStep;
+    var col = position.col + colStep;
+    if (row < 0 || row >= cells.length || col < 0 || col >= cells[0].length) return false;
+    cells[row][col].focus();
+    cells[row][col].select();
+    return true;
+  }
+
+  function caretAtStart(input) {
+    return input.selectionStart === 0 && input.selectionEnd === 0;
+  }
+
+  function caretAtEnd(input) {
+    return input.selectionStart === input.value.length && input.selectionEnd === input.value.length;
+  }
+
+  function onGridKeydown(grid, event) {
+    var input = event.target;
+    if (input.tagName !== "INPUT") return;
+    var cells = gridCells(grid);
+    var position = cellPosition(cells, input);
+    if (!position) return;
+    var moved = false;
+    if (event.key === "ArrowUp") moved = moveFocus(cells, position, -1, 0);
+    else if (event.key === "ArrowDown") moved = moveFocus(cells, position, 1, 0);
+    else if (event.key === "ArrowLeft" && caretAtStart(input)) moved = moveFocus(cells, position, 0, -1);
+    else if (event.key === "ArrowRight" && caretAtEnd(input)) moved = moveFocus(cells, position, 0, 1);
+    if (moved) event.preventDefault();
+  }
+
+  function announce(grid, message, isError) {
+    var status = grid.parentNode.querySelector("[data-grid-status]");
+    if (!status) return;
+    status.textContent = message;
+    status.classList.toggle("is-error", Boolean(isError));
+  }
+
+  function pasteIntoGrid(grid, text, startRow, startCol) {
+    var parsed = parseMatrixText(text);
+    if (parsed.error) {
+      announce(grid, parsed.error, true);
+      return false;
+    }
+    var problem = fillGrid(grid, parsed.rows, startRow, startCol);
+    if (problem) {
+      announce(grid, problem, true);
+      return false;
+    }
+    announce(grid, "Filled " + parsed.rows.length + " × " + parsed.rows[0].length + " entries.", false);
+    return true;
+  }
+
+  function onCellPaste(grid, event) {
+    var text = (event.clipboardData || window.clipboardData).getData("text");
+    // A single number pastes as usual; a block fills the grid from this cell on.
+    if (!/[\s,;\t\[]/.test(text.trim())) return;
+    var position = cellPosition(gridCells(grid), event.target);
+    if (!position) return;
+    event.preventDefault();
+    pasteIntoGrid(grid, text, position.row, position.col);
+  }
+
+  function buildPasteBox(grid) {
+    var id = (grid.id || "grid-" + Math.random().toString(36).slice(2)) + "-paste";
+    var details = document.createElement("details");
+    details.className = "aq-paste";
+    details.innerHTML =
+      "<summary>Paste a whole matrix</summary>" +
+      '<label for="' + id + '">Rows on lines, <code>;</code> between rows, <code>[[…], […]]</code>, ' +
+      "or cells copied from a spreadsheet</label>" +
+      '<textarea id="' + id + '" rows="4" cols="40" spellcheck="false" data-paste-source></textarea>' +
+      '<button type="button" data-paste-fill>Fill the grid</button>';
+    var status = document.createElement("p");
+    status.className = "aq-grid-status";
+    status.setAttribute("data-grid-status", "");
+    status.setAttribute("role", "status");
+    grid.insertAdjacentElement("afterend", details);
+    details.insertAdjacentElement("afterend", status);
+    details.querySelector("[data-paste-fill]").addEventListener("click", function () {
+      if (pasteIntoGrid(grid, details.querySelector("[data-paste-source]").value, 0, 0)) {
+        gridCells(grid)[0][0].focus();
+      }
+    });
+  }
+
+  function enhanceGrid(grid) {
+    if (grid.dataset.enhanced === "1") return;
+    grid.dataset.enhanced = "1";
+    grid.addEventListener("keydown", function (event) {
+      onGridKeydown(grid, event);
+    });
+    grid.addEventListener("paste", function (event) {
+      onCellPaste(grid, event);
+    });
+    buildPasteBox(grid);
+  }
+
+  // -------------------------------------------------------- live previews
+
+  function csrfToken(element) {
+    var form = element.closest("form");
+    var field = form && form.querySelector("input[name=csrfmiddlewaretoken]");
+    if (field) return field.value;
+    var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  function previewOptions(input) {
+    try {
+      return JSON.parse(input.dataset.previewOptions || "{}");
+    } catch (error) {
+      return {};
+    }
+  }
+
+  function requestPreview(input, answerType, answer, signal) {
+    return fetch(input.dataset.previewUrl || DEFAULT_PREVIEW_URL, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken(input) },
+      body: JSON.stringify({ type: answerType, answer: answer, options: previewOptions(input) }),
+      signal: signal,
+    }).then(function (response) {
+      return response.json();
+    });
+  }
+
+  function showPreview(output, input, result) {
+    output.innerHTML = "";
+    output.classList.toggle("is-error", Boolean(result.error));
+    if (result.error) {
+      input.setAttribute("aria-invalid", "true");
+      var message = document.createElement("span");
+      message.className = "aq-preview-error";
+      message.textContent = result.error;
+      output.appendChild(message);
+    } else {
+      input.removeAttribute("aria-invalid");
+      if (result.latex) {
+        var label = document.createElement("span");
+        label.className = "aq-preview-label";
+        label.textContent = "Read as: ";
+        var maths = document.createElement("span");
+        maths.className = "aq-preview-math";
+        output.appendChild(label);
+        output.appendChild(maths);
+        typesetInto(maths, result.latex);
+      }
+    }
+  }
+
+  /* Debounced preview; a newer keystroke aborts the request of an older one. */
+  function livePreview(input, output, answerType, readAnswer, show) {
+    var timer = null;
+    var inFlight = null;
+    function update() {
+      var answer = readAnswer();
+      if (inFlight) inFlight.abort();
+      if (!String(answer).trim()) {
+        output.innerHTML = "";
+        input.removeAttribute("aria-invalid");
+        return;
+      }
+      inFlight = new AbortController();
+      var controller = inFlight;
+      requestPreview(input, answerType, answer, controller.signal)
+        .then(function (result) {
+          if (controller === inFlight) show(result);
+        })
+        .catch(function (error) {
+          if (error.name !== "AbortError") show({ latex: null, error: "Preview unavailable." });
+        });
+    }
+    input.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(update, PREVIEW_DELAY_MS);
+    });
+    if (String(readAnswer()).trim()) update();
+  }
+
+  function outputFor(input) {
+    var form = input.closest("form") || document;
+    return form.querySelector('output[for="' + input.id + '"]');
+  }
+
+  function enhanceSymbolicInput(input) {
+    if (input.dataset.enhanced === "1") return;
+    input.dataset.enhanced = "1";
+    var output = outputFor(input);
+    if (!output) return;
+    livePreview(
+      input,
+      output,
+      input.dataset.preview,
+      function () {
+        return input.value;
+      },
+      function (result) {
+        showPreview(output, input, result);
+      }
+    );
+  }
+
+  function splitDerivationSteps(text) {
+    return String(text || "")
+      .split(/\r?\n/)
+      .map(function (line) {
+        return line.trim();
+      })
+      .filter(function (line) {
+        return line !== "";
+      });
+  }
+
+  /* One preview per step: each non-empty line is sent on its own so an error
+     names the step it belongs to. */
+  function enhanceDerivationInput(textarea) {
+    if (textarea.dataset.enhanced === "1") return;
+    textarea.dataset.enhanced = "1";
+    var list = document.createElement("ol");
+    list.className = "aq-derivation-preview";
+    list.setAttribute("aria-live", "polite");
+    list.setAttribute("aria-label", "How each step was read");
+    textarea.insertAdjacentElement("afterend", list);
+    var stepType = textarea.dataset.stepPreview || "symbolic";
+    var timer = null;
+    var generation = 0;
+    function update() {
+      var steps = splitDerivationSteps(textarea.value);
+      var mine = ++generation;
+      list.innerHTML = "";
+      steps.forEach(function (step) {
+        var item = document.createElement("li");
+        var output = document.createElement("output");
+        item.appendChild(output);
+        list.appendChild(item);
+        requestPreview(textarea, stepType, step)
+          .then(function (result) {
+            if (mine === generation) showPreview(output, textarea, result);
+          })
+          .catch(function () {
+            if (mine === generation) output.textContent = "Preview unavailable.";
+          });
+      });
+    }
+    textarea.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(update, PREVIEW_DELAY_MS);
+    });
+  }
+
+  // ------------------------------------------------- explorations: slider
+
+  function enhanceDkSlider(slider) {
+    if (slider.dataset.enhanced === "1") return;
+    slider.dataset.enhanced = "1";
+    var output = document.querySelector('output[for="' + slider.id + '"]');
+    slider.addEventListener("input", function () {
+      var d_k = Math.pow(2, Number(slider.value));
+      slider.setAttribute("aria-valuetext", "d_k = " + d_k);
+      if (output) output.textContent = String(d_k);
+    });
+  }
+
+  // ------------------------------------------------------------- wiring
+
+  function enhance(root) {
+    var scope = root || document;
+    scope.querySelectorAll(".matrix-grid[data-rows][data-cols]").forEach(enhanceGrid);
+    scope.querySelectorAll("input[data-preview]").forEach(enhanceSymbolicInput);
+    scope.querySelectorAll("textarea[data-step-preview]").forEach(enhanceDerivationInput);
+    scope.querySelectorAll("input[data-d-k-slider]").forEach(enhanceDkSlider);
+    renderMath(root && root.nodeType === 1 ? root : document.body);
+  }
+
+  function configureHtmx() {
+    if (!window.htmx) return;
+    // A 422 carries "this answer could not be read" and must be shown, not dropped.
+    window.htmx.config.responseHandling = [
+      { code: "204", swap: false },
+      { code: "[23]..", swap: true },
+      { code: "422", swap: true, error: false },
+      { code: "400", swap: true, error: false },
+      { code: "[45]..", swap: false, error: true },
+    ];
+    window.htmx.onLoad(function (element) {
+      enhance(element);
+    });
+  }
+
+  window.attnquiz = {
+    parseMatrixText: parseMatrixText,
+    splitDerivationSteps: splitDerivationSteps,
+    renderMath: renderMath,
+    enhance: enhance,
+  };
+
+  function start() {
+    configureHtmx();
+    enhance(document); // idempotent: htmx's own load event may enhance the body again
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
