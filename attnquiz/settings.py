@@ -106,6 +106,7 @@ LOGOUT_REDIRECT_URL = "login"
 
 # --- Security (production defaults; DEBUG relaxes the ones that need HTTPS) ---
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]  # container health checks speak plain HTTP
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_SECURE = not DEBUG
 CSRF_COOKIE_SECURE = not DEBUG
@@ -134,6 +135,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_timeout": 2,
 }
 CELERY_TASK_PUBLISH_RETRY = False
+CELERY_TASK_DEFAULT_QUEUE = env("GRADING_QUEUE", default="grading")
 CELERY_BEAT_SCHEDULE = {
     "requeue-stale-submissions": {
         "task": "grading.tasks.requeue_stale_submissions",
@@ -144,6 +146,8 @@ CELERY_BEAT_SCHEDULE = {
 GRADING_MODE = env("GRADING_MODE", default="celery" if REDIS_URL else "inline")
 GRADING_STALE_AFTER_SECONDS = env.int("GRADING_STALE_AFTER_SECONDS", default=60)
 GRADING_MAX_DELIVERIES = env.int("GRADING_MAX_DELIVERIES", default=3)
+# Fault-injection only: hold each claimed submission this long so tests can kill a worker mid-grade.
+GRADING_FAULT_DELAY_SECONDS = env.float("GRADING_FAULT_DELAY_SECONDS", default=0.0)
 
 # Secret for per-student variant seeds: stable across restarts and machines.
 VARIANT_SEED_SECRET = env("VARIANT_SEED_SECRET", default=SECRET_KEY)

@@ -17,3 +17,6 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+
+# Unit tests grade in-process; integration tests switch to a real worker explicitly.
+GRADING_MODE = os.environ.get("GRADING_MODE", "inline")

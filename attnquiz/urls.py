@@ -1,22 +1,18 @@
-"""
-URL configuration for attnquiz project.
+"""Top-level URL configuration."""
 
-The `urlpatterns` list routes URLs to views. For more information please see:
-    https://docs.djangoproject.com/en/5.2/topics/http/urls/
-Examples:
-Function views
-    1. Add an import:  from my_app import views
-    2. Add a URL to urlpatterns:  path('', views.home, name='home')
-Class-based views
-    1. Add an import:  from other_app.views import Home
-    2. Add a URL to urlpatterns:  path('', Home.as_view(), name='home')
-Including another URLconf
-    1. Import the include() function: from django.urls import include, path
-    2. Add a URL to urlpatterns:  path('blog/', include('blog.urls'))
-"""
 from django.contrib import admin
-from django.urls import path
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from exercises import views as exercise_views
+from grading import views as grading_views
 
 urlpatterns = [
-    path('admin/', admin.site.urls),
+    path("", exercise_views.dashboard, name="dashboard"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("healthz/", grading_views.health, name="health"),
+    path("", include("exercises.urls")),
+    path("grading/", include("grading.urls")),
+    path("admin/", admin.site.urls),
 ]

@@ -1,0 +1,85 @@
+"""Reads of courses and assignments, always through the caller's role.
+
+``access_*`` functions fetch *with* the permission check, so a view cannot forget it:
+an object the user may not see raises ``Http404`` (we do not reveal that it exists),
+one they may see but not act on raises ``PermissionDenied``.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import Http404
+
+from .models import Assignment, AssignmentItem, Course, Enrolment, Role
+
+STAFF_ROLES = (Role.INSTRUCTOR, Role.TEACHING_ASSISTANT)
+
+
+def course_role(*, user, course: Course) -> str | None:
+    """The user's role in the course, or None when not enrolled."""
+    if not user.is_authenticated:
+        return None
+    return (
+        Enrolment.objects.filter(course=course, user=user).values_list("role", flat=True).first()
+    )
+
+
+def is_course_staff(*, user, course: Course) -> bool:
+    return course_role(user=user, course=course) in STAFF_ROLES
+
+
+def courses_for_user(*, user) -> QuerySet[Course]:
+    return Course.objects.filter(enrolments__user=user).distinct()
+
+
+def enrolments_for_user(*, user) -> QuerySet[Enrolment]:
+    return Enrolment.objects.filter(user=user).select_related("course").order_by("course__title")
+
+
+def access_course(*, user, slug: str) -> tuple[Course, str]:
+    """The course and the user's role in it; 404 for anyone not enrolled."""
+    course = Course.objects.filter(slug=slug).first()
+    role = course_role(user=user, course=course) if course else None
+    if role is None:
+        raise Http404("No such course.")
+    return course, role
+
+
+def assignments_visible(*, course: Course, role: str) -> QuerySet[Assignment]:
+    assignments = course.assignments.all()
+    if role not in STAFF_ROLES:
+        assignments = assignments.filter(is_published=True)
+    return assignments
+
+
+def access_assignment(*, user, course_slug: str, assignment_slug: str) -> tuple[Assignment, str]:
+    course, role = access_course(user=user, slug=course_slug)
+    assignment = assignments_visible(course=course, role=role).filter(slug=assignment_slug).first()
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment, role
+
+
+def access_assignment_item(*, user, item_id: int) -> tuple[AssignmentItem, str]:
+    """An exercise slot of an assignment the user may open."""
+    item = (
+        AssignmentItem.objects.select_related(
+            "assignment__course", "exercise_version__exercise"
+        )
+        .filter(pk=item_id)
+        .first()
+    )
+    if item is None:
+        raise Http404("No such exercise.")
+    role = course_role(user=user, course=item.assignment.course)
+    if role is None:
+        raise Http404("No such exercise.")
+    if role not in STAFF_ROLES and not item.assignment.is_published:
+        raise Http404("No such exercise.")
+    return item, role
+
+
+def require_staff(*, role: str | None) -> None:
+    if role not in STAFF_ROLES:
+        raise PermissionDenied("Only the course's instructors and teaching assistants may do this.")

@@ -1,0 +1,130 @@
+"""Reads that assemble what the student pages show about exercises and variants."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from courses.models import Assignment, AssignmentItem
+from courses.selectors import assignments_visible
+from grading.models import Submission, SubmissionStatus
+from grading.selectors import part_progress
+
+from . import engine
+from .models import Variant
+
+
+def exercise_status(*, item: AssignmentItem, student) -> dict:
+    """Not started / in progress / solved, with the student's score so far."""
+    spec = engine.spec_from_json(item.exercise_version.spec)
+    part_keys = [part.key for part in spec.parts]
+    variant = Variant.objects.filter(
+        assignment_item=item, student=student, context=f"assignment:{item.pk}"
+    ).first()
+    if variant is None:
+        return {"state": "not started", "score": 0.0, "parts": len(part_keys), "solved_parts": 0}
+    progress = [part_progress(variant=variant, part=key) for key in part_keys]
+    solved = sum(1 for p in progress if p["solved"])
+    score = sum(p["best_awarded"] or 0.0 for p in progress) / max(1, len(part_keys))
+    started = any(p["attempts_used"] for p in progress)
+    if solved == len(part_keys):
+        state = "solved"
+    elif started:
+        state = "in progress"
+    else:
+        state = "not started"
+    return {"state": state, "score": score, "parts": len(part_keys), "solved_parts": solved}
+
+
+def assignment_item_statuses(*, assignment: Assignment, student) -> list[dict]:
+    items = assignment.items.select_related("exercise_version__exercise")
+    return [
+        {"item": item, "status": exercise_status(item=item, student=student)} for item in items
+    ]
+
+
+def assignment_summaries(*, course, role: str, student) -> list[dict]:
+    summaries = []
+    for assignment in assignments_visible(course=course, role=role):
+        statuses = assignment_item_statuses(assignment=assignment, student=student)
+        total_points = sum(s["item"].points for s in statuses) or 1.0
+        earned = sum(s["item"].points * s["status"]["score"] for s in statuses)
+        solved = sum(1 for s in statuses if s["status"]["state"] == "solved")
+        summaries.append(
+            {
+                "assignment": assignment,
+                "score_percent": round(100 * earned / total_points),
+                "solved": solved,
+                "total": len(statuses),
+            }
+        )
+    return summaries
+
+
+def answer_shape(expected) -> list[int] | None:
+    """The grid a matrix answer needs: [rows, cols] (a vector is one row)."""
+    array = np.asarray(expected, dtype=float)
+    if array.ndim == 1:
+        return [1, array.shape[0]]
+    if array.ndim == 2:
+        return list(array.shape)
+    return None
+
+
+def _grid_cells(shape: list[int] | None) -> list[list[tuple[int, int]]]:
+    if not shape:
+        return []
+    rows, cols = shape
+    return [[(r, c) for c in range(cols)] for r in range(rows)]
+
+
+def exercise_page_context(*, variant: Variant) -> dict:
+    spec = engine.spec_from_json(variant.exercise_version.spec)
+    references = engine.reference_answers(spec, variant.params)
+    item = variant.assignment_item
+    attempts_allowed = item.assignment.attempts_per_part if item else 0
+    parts = []
+    for part in spec.parts:
+        progress = part_progress(variant=variant, part=part.key)
+        finished = progress["solved"] or (
+            attempts_allowed and progress["attempts_used"] >= attempts_allowed
+        )
+        parts.append(
+            {
+                "spec": part,
+                "key": part.key,
+                "answer_type": part.type,
+                "prompt": engine.render_part_prompt(spec, variant.params, part.key),
+                "shape": answer_shape(references[part.key])
+                if part.type == "matrix"
+                else None,
+                "grid": _grid_cells(answer_shape(references[part.key]))
+                if part.type == "matrix"
+                else None,
+                "choices": part.choices,
+                "multiple": bool(part.options.get("multiple")),
+                "progress": progress,
+                "attempts_allowed": attempts_allowed,
+                "attempts_left": (attempts_allowed - progress["attempts_used"])
+                if attempts_allowed
+                else None,
+                "finished": finished,
+                "hints": engine.render_hints(
+                    spec, variant.params, part.key, tries=progress["attempts_used"]
+                ),
+            }
+        )
+    return {
+        "variant": variant,
+        "spec": spec,
+        "title": spec.title,
+        "prompt": engine.render_prompt(spec, variant.params),
+        "parts": parts,
+    }
+
+
+def latest_graded(*, variant: Variant, part: str) -> Submission | None:
+    return (
+        Submission.objects.filter(variant=variant, part=part, status=SubmissionStatus.GRADED)
+        .order_by("-attempt")
+        .first()
+    )

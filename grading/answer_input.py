@@ -1,0 +1,42 @@
+"""Turning a posted form into the raw answer that is stored exactly as entered.
+
+A matrix grid posts one field per cell (``cell-<row>-<col>``); every other input
+posts a single ``answer`` field (a derivation: one step per line; a multiple choice:
+several ``answer`` values). Nothing here judges the answer — that is the parser's job.
+"""
+
+from __future__ import annotations
+
+import re
+
+CELL_FIELD = re.compile(r"^cell-(\d{1,3})-(\d{1,3})$")
+
+
+def raw_answer_from_post(post, *, max_bytes: int) -> tuple[object, str | None]:
+    """(raw answer, None) or (None, a message saying what is wrong with the form)."""
+    cells = _cells_from_post(post)
+    if cells:
+        answer = _grid_from_cells(cells)
+    else:
+        values = post.getlist("answer")
+        if not values:
+            return None, "No answer was entered."
+        answer = values[0] if len(values) == 1 and post.get("multiple") != "1" else values
+    if len(repr(answer).encode()) > max_bytes:
+        return None, f"That answer is too long (more than {max_bytes // 1000} kB)."
+    return answer, None
+
+
+def _cells_from_post(post) -> dict[tuple[int, int], str]:
+    cells = {}
+    for name in post:
+        match = CELL_FIELD.match(name)
+        if match:
+            cells[(int(match[1]), int(match[2]))] = post.get(name, "").strip()
+    return cells
+
+
+def _grid_from_cells(cells: dict[tuple[int, int], str]) -> list[list[str]]:
+    rows = 1 + max(r for r, _ in cells)
+    cols = 1 + max(c for _, c in cells)
+    return [[cells.get((r, c), "") for c in range(cols)] for r in range(rows)]

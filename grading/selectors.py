@@ -1,0 +1,46 @@
+"""Reads of submissions, with the permission check built in (``access_*``)."""
+
+from __future__ import annotations
+
+from django.http import Http404
+
+from courses.selectors import STAFF_ROLES, course_role
+
+from .models import Submission, SubmissionStatus
+
+
+def access_submission(*, user, submission_id: int) -> Submission:
+    """A submission its own student, or the course's staff, may read; 404 otherwise."""
+    submission = (
+        Submission.objects.select_related(
+            "variant__exercise_version__exercise",
+            "variant__assignment_item__assignment__course",
+        )
+        .filter(pk=submission_id)
+        .first()
+    )
+    if submission is None:
+        raise Http404("No such submission.")
+    if submission.student_id == user.pk:
+        return submission
+    item = submission.variant.assignment_item
+    if item and course_role(user=user, course=item.assignment.course) in STAFF_ROLES:
+        return submission
+    raise Http404("No such submission.")
+
+
+def submissions_for_part(*, variant, part: str):
+    return Submission.objects.filter(variant=variant, part=part).order_by("attempt")
+
+
+def part_progress(*, variant, part: str) -> dict:
+    """Attempts used, whether solved, and the best awarded score for one part."""
+    submissions = list(submissions_for_part(variant=variant, part=part))
+    graded = [s for s in submissions if s.status == SubmissionStatus.GRADED]
+    return {
+        "attempts_used": len(submissions),
+        "solved": any(s.correct for s in graded),
+        "best_awarded": max((s.awarded or 0.0 for s in graded), default=None),
+        "latest": submissions[-1] if submissions else None,
+        "history": submissions,
+    }

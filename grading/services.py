@@ -1,0 +1,279 @@
+"""The grading pipeline's writes: create, queue, grade and re-queue submissions.
+
+The database is the source of truth. A submission is stored as ``queued`` before
+anything is sent to the broker, and grading moves it forward only through
+conditional updates, so a task delivered twice (or re-queued by the sweeper while a
+worker still holds it) stores exactly one grade.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from exercises import engine
+from exercises.models import Variant
+from grading.core import answers
+
+from .models import Submission, SubmissionStatus
+
+logger = logging.getLogger(__name__)
+
+# Answer types whose checks may be slow or pathological: graded in a limited child process.
+ISOLATED_TYPES = frozenset({"symbolic", "derivation", "matrix_expression"})
+MANUAL_TYPES = frozenset({"free_text"})
+
+
+class SubmissionRefused(Exception):
+    """The answer was not accepted; nothing was stored and no attempt was used."""
+
+    def __init__(self, message: str, *, code: str):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+@dataclass(frozen=True)
+class PartContext:
+    """What grading one part of one variant needs, all derived from stored data."""
+
+    answer_type: str
+    expected: object
+    options: dict
+    attempts_allowed: int
+
+
+def part_context(*, variant: Variant, part: str) -> PartContext:
+    spec = engine.spec_from_json(variant.exercise_version.spec)
+    try:
+        part_spec = spec.part(part)
+    except KeyError:
+        raise SubmissionRefused(f"This exercise has no part '{part}'.", code="unknown_part")
+    item = variant.assignment_item
+    attempts_allowed = item.assignment.attempts_per_part if item else 0
+    return PartContext(
+        answer_type=part_spec.type,
+        expected=engine.reference_answers(spec, variant.params)[part],
+        options=engine.part_options(spec, variant.params, part),
+        attempts_allowed=attempts_allowed,
+    )
+
+
+def attempts_used(*, variant: Variant, part: str) -> int:
+    return Submission.objects.filter(variant=variant, part=part).count()
+
+
+def part_is_solved(*, variant: Variant, part: str) -> bool:
+    return Submission.objects.filter(
+        variant=variant, part=part, status=SubmissionStatus.GRADED, correct=True
+    ).exists()
+
+
+def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Submission:
+    """Check the answer's format, store it as ``queued`` and enqueue grading on commit.
+
+    Raises SubmissionRefused (storing nothing) for a format error, a solved part, a
+    closed assignment or no attempts left.
+    """
+    context = part_context(variant=variant, part=part)
+    parsed = answers.parse(context.answer_type, raw_answer, context.options)
+    if parsed.error:
+        raise SubmissionRefused(parsed.error, code="invalid")
+    _refuse_if_not_accepting(variant=variant, part=part, context=context)
+    with transaction.atomic():
+        # Lock the variant row so two concurrent posts cannot take the same attempt number.
+        Variant.objects.select_for_update().filter(pk=variant.pk).first()
+        submission = Submission.objects.create(
+            variant=variant,
+            student=student,
+            part=part,
+            raw_answer=raw_answer,
+            attempt=attempts_used(variant=variant, part=part) + 1,
+            is_late=_is_late(variant),
+            queued_at=timezone.now(),
+        )
+        transaction.on_commit(lambda: submission_enqueue(submission_id=submission.pk))
+    return submission
+
+
+def _refuse_if_not_accepting(*, variant: Variant, part: str, context: PartContext) -> None:
+    if part_is_solved(variant=variant, part=part):
+        raise SubmissionRefused("You have already solved this part.", code="solved")
+    item = variant.assignment_item
+    if item is not None:
+        closes_at = item.assignment.closes_at
+        if closes_at and timezone.now() > closes_at:
+            raise SubmissionRefused("This assignment is closed.", code="closed")
+        opens_at = item.assignment.opens_at
+        if opens_at and timezone.now() < opens_at:
+            raise SubmissionRefused("This assignment is not open yet.", code="not_open")
+    allowed = context.attempts_allowed
+    if allowed and attempts_used(variant=variant, part=part) >= allowed:
+        raise SubmissionRefused(
+            f"You have used all {allowed} attempts for this part.", code="no_attempts"
+        )
+
+
+def _is_late(variant: Variant) -> bool:
+    item = variant.assignment_item
+    due_at = item.assignment.due_at if item else None
+    return bool(due_at and timezone.now() > due_at)
+
+
+def submission_enqueue(*, submission_id: int) -> bool:
+    """Hand a stored submission to the worker (or grade it here in inline mode).
+
+    Returns False when the broker could not be reached; the submission stays
+    ``queued`` and the sweeper sends it again later, so nothing is lost.
+    """
+    if settings.GRADING_MODE == "inline":
+        submission_grade(submission_id=submission_id)
+        return True
+    from .tasks import grade_submission
+
+    try:
+        grade_submission.apply_async(args=[submission_id], retry=False)
+    except Exception:  # the broker being down must never fail the student's request
+        logger.warning("broker unreachable; submission %s left queued", submission_id)
+        return False
+    return True
+
+
+def _claim_for_grading(submission_id: int) -> bool:
+    """Mark the submission as being graded and count the delivery; False if already done."""
+    claimed = Submission.objects.filter(
+        pk=submission_id,
+        status__in=(SubmissionStatus.QUEUED, SubmissionStatus.GRADING),
+    ).update(status=SubmissionStatus.GRADING, deliveries=F("deliveries") + 1)
+    return claimed == 1
+
+
+def submission_grade(*, submission_id: int) -> Submission | None:
+    """Grade one submission exactly once. Idempotent and safe to call concurrently.
+
+    Returns the submission, or None if it does not exist.
+    """
+    if not _claim_for_grading(submission_id):
+        return Submission.objects.filter(pk=submission_id).first()
+    submission = Submission.objects.select_related(
+        "variant__exercise_version", "variant__assignment_item__assignment"
+    ).get(pk=submission_id)
+    if submission.deliveries > settings.GRADING_MAX_DELIVERIES:
+        return _finish_could_not_grade(
+            submission,
+            reason="Grading was attempted several times and did not finish.",
+        )
+    if settings.GRADING_FAULT_DELAY_SECONDS:
+        time.sleep(settings.GRADING_FAULT_DELAY_SECONDS)
+    context = part_context(variant=submission.variant, part=submission.part)
+    grade = grade_answer(context=context, raw_answer=submission.raw_answer)
+    if grade.details.get("could_not_grade"):
+        return _finish_could_not_grade(submission, reason=grade.feedback)
+    return _finish_graded(submission, grade=grade, context=context)
+
+
+def grade_answer(*, context: PartContext, raw_answer) -> answers.Grade:
+    """The pure grading step: the same result whether run in a worker or inline."""
+    if context.answer_type in ISOLATED_TYPES:
+        from grading.core import sandbox  # forks a limited child process; only these types
+
+        return sandbox.check_isolated(
+            context.answer_type, context.expected, raw_answer, context.options
+        )
+    return answers.check(context.answer_type, context.expected, raw_answer, context.options)
+
+
+def awarded_score(*, score: float, attempt: int, is_late: bool, assignment) -> float:
+    if assignment is None:
+        return score
+    penalty = assignment.penalty_per_extra_attempt * (attempt - 1)
+    if is_late:
+        penalty += assignment.late_penalty
+    return max(0.0, score * (1.0 - penalty))
+
+
+def feedback_payload(grade: answers.Grade) -> dict:
+    from grading.core.misconceptions import MISCONCEPTIONS
+
+    return {
+        "message": grade.feedback,
+        "misconception_message": MISCONCEPTIONS.get(grade.misconception or "", ""),
+        "details": grade.details,
+    }
+
+
+def _finish_graded(submission: Submission, *, grade, context: PartContext) -> Submission:
+    is_manual = context.answer_type in MANUAL_TYPES
+    item = submission.variant.assignment_item
+    values = {
+        "status": SubmissionStatus.MANUAL if is_manual else SubmissionStatus.GRADED,
+        "score": None if is_manual else grade.score,
+        "awarded": None
+        if is_manual
+        else awarded_score(
+            score=grade.score,
+            attempt=submission.attempt,
+            is_late=submission.is_late,
+            assignment=item.assignment if item else None,
+        ),
+        "correct": None if is_manual else grade.correct,
+        "feedback": feedback_payload(grade),
+        "misconception": grade.misconception or "",
+        "graded_at": timezone.now(),
+    }
+    _store_outcome(submission, values)
+    return submission
+
+
+def _finish_could_not_grade(submission: Submission, *, reason: str) -> Submission:
+    values = {
+        "status": SubmissionStatus.COULD_NOT_GRADE,
+        "feedback": {
+            "message": f"We could not grade this answer: {reason} "
+            "It did not use an attempt's score; your instructor can see it.",
+            "details": {"could_not_grade": True},
+        },
+        "graded_at": timezone.now(),
+    }
+    _store_outcome(submission, values)
+    return submission
+
+
+def _store_outcome(submission: Submission, values: dict) -> None:
+    # Only the delivery that still sees "grading" may write; a concurrent one is a no-op.
+    stored = Submission.objects.filter(
+        pk=submission.pk, status=SubmissionStatus.GRADING
+    ).update(**values)
+    if stored:
+        for field, value in values.items():
+            setattr(submission, field, value)
+    else:
+        submission.refresh_from_db()
+
+
+def submissions_requeue_stale(*, older_than: timedelta | None = None) -> list[int]:
+    """Send again every submission still queued (or stuck grading) after ``older_than``."""
+    if older_than is None:
+        older_than = timedelta(seconds=settings.GRADING_STALE_AFTER_SECONDS)
+    cutoff = timezone.now() - older_than
+    stale_ids = list(
+        Submission.objects.filter(
+            status__in=(SubmissionStatus.QUEUED, SubmissionStatus.GRADING),
+            queued_at__lt=cutoff,
+        )
+        .order_by("queued_at")
+        .values_list("pk", flat=True)
+    )
+    requeued = []
+    for submission_id in stale_ids:
+        Submission.objects.filter(pk=submission_id).update(queued_at=timezone.now())
+        if submission_enqueue(submission_id=submission_id):
+            requeued.append(submission_id)
+    return requeued

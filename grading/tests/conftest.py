@@ -1,0 +1,73 @@
+"""Fixtures for grading tests: demo data, and the real pipeline (Redis + Celery worker)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from courses.services import demo_course_ensure
+
+from .pipeline import CeleryWorker, RedisServer
+
+
+@pytest.fixture
+def demo(db):
+    from exercises.services_bank import bank_load
+
+    bank_load()
+    return demo_course_ensure()
+
+
+def test_database_url() -> str:
+    settings = connection.settings_dict
+    if connection.vendor != "postgresql":
+        pytest.skip("integration tests need PostgreSQL (make test provides it)")
+    return (
+        f"postgres://{settings['USER'] or 'postgres'}@{settings['HOST'] or '127.0.0.1'}:"
+        f"{settings['PORT'] or 5432}/{settings['NAME']}"
+    )
+
+
+@pytest.fixture
+def redis_server():
+    server = RedisServer()
+    server.start()
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture
+def broker(redis_server, settings):
+    """Point this process's Celery app at the private Redis and enqueue through it."""
+    from attnquiz.celery import app
+
+    previous = app.conf.broker_url
+    app.conf.broker_url = redis_server.url
+    app.pool.force_close_all()
+    app._pool = None
+    settings.GRADING_MODE = "celery"
+    yield redis_server
+    app.pool.force_close_all()
+    app._pool = None
+    app.conf.broker_url = previous
+
+
+@pytest.fixture
+def start_worker(broker, transactional_db):
+    """A factory: start_worker(**env) starts a real worker; all are stopped afterwards."""
+    workers: list[CeleryWorker] = []
+    database_url = test_database_url()
+
+    def start(**extra_env) -> CeleryWorker:
+        worker = CeleryWorker(
+            broker_url=broker.url,
+            database_url=database_url,
+            extra_env={k: str(v) for k, v in extra_env.items()},
+        )
+        worker.start()
+        workers.append(worker)
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop()

@@ -1,0 +1,143 @@
+"""Real services for integration tests: a private Redis server and Celery worker processes.
+
+Each test session gets its own ``redis-server`` on a free port, so a test may stop,
+restart or flush it without touching anybody else's Redis, and worker subprocesses
+that read the same test database as the test (which must be PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(predicate, *, timeout: float, interval: float = 0.05, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+
+
+class RedisServer:
+    """A throw-away redis-server that keeps nothing on disk."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.directory = tempfile.mkdtemp(prefix="attnquiz-redis-")
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed (scripts/services.sh installs it)")
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", self.directory],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_until(self.answers, timeout=10, what="redis-server to answer")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+        self.process = None
+
+    def answers(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), 0.5) as s:
+                s.sendall(b"PING\r\n")
+                return s.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def flushall(self) -> None:
+        with socket.create_connection(("127.0.0.1", self.port), 1) as s:
+            s.sendall(b"FLUSHALL\r\n")
+            assert s.recv(16).startswith(b"+OK")
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class CeleryWorker:
+    """``celery worker`` as a real subprocess, grading against the test database."""
+
+    def __init__(self, *, broker_url: str, database_url: str, extra_env: dict | None = None):
+        self.env = dict(
+            os.environ,
+            DJANGO_SETTINGS_MODULE="attnquiz.test_settings",
+            DATABASE_URL=database_url,
+            REDIS_URL=broker_url,
+            CELERY_BROKER_URL=broker_url,
+            GRADING_MODE="celery",
+            CELERY_VISIBILITY_TIMEOUT="4",
+            PYTHONUNBUFFERED="1",
+            **(extra_env or {}),
+        )
+        self.process: subprocess.Popen | None = None
+        self.log: list[str] = []
+
+    def start(self, *, concurrency: int = 1) -> None:
+        command = [
+            sys.executable, "-m", "celery", "-A", "attnquiz", "worker",
+            "--loglevel=INFO", f"--concurrency={concurrency}", "--pool=prefork",
+            "--without-gossip", "--without-mingle", "--without-heartbeat",
+            "-n", f"test-{free_port()}@%h",
+        ]
+        self.process = subprocess.Popen(
+            command,
+            cwd=PROJECT_DIR,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        ready = threading.Event()
+        threading.Thread(target=self._read_output, args=(ready,), daemon=True).start()
+        if not ready.wait(timeout=60):
+            self.kill()
+            raise RuntimeError("celery worker did not become ready:\n" + "".join(self.log[-40:]))
+
+    def _read_output(self, ready: threading.Event) -> None:
+        for line in self.process.stdout:
+            self.log.append(line)
+            if " ready." in line:
+                ready.set()
+
+    def kill(self) -> None:
+        """SIGKILL the whole worker (parent and pool children), as a crash would."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()

@@ -1,0 +1,135 @@
+"""The grading pipeline through real services: PostgreSQL, a Redis server, Celery workers.
+
+Each test drives the same code paths production uses: on-commit enqueue, the worker's
+task, redelivery after a crash, and the sweeper.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from courses.models import AssignmentItem
+from exercises import engine
+from exercises.services import variant_get_or_create_for_item
+from grading import services
+from grading.models import Submission, SubmissionStatus
+from grading.tasks import grade_submission
+
+from .pipeline import wait_until
+
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("pipeline")]
+
+WORKED_EXAMPLE = "attention-weights-one-query"
+
+
+@pytest.fixture
+def student(demo, django_user_model):
+    return django_user_model.objects.get(username="student2")
+
+
+@pytest.fixture
+def variant(demo, student):
+    item = AssignmentItem.objects.get(
+        assignment=demo.assignment, exercise_version__exercise__slug=WORKED_EXAMPLE
+    )
+    return variant_get_or_create_for_item(item=item, student=student)
+
+
+def right_answer(variant, part="weights") -> str:
+    spec = engine.spec_from_json(variant.exercise_version.spec)
+    values = np.asarray(engine.reference_answers(spec, variant.params)[part], dtype=float)
+    return "[" + ", ".join(f"{v:.4f}" for v in values) + "]"
+
+
+def status_of(submission_id: int) -> str:
+    return Submission.objects.get(pk=submission_id).status
+
+
+def wait_graded(submission_id: int, timeout: float = 30) -> Submission:
+    wait_until(
+        lambda: status_of(submission_id) in (SubmissionStatus.GRADED, SubmissionStatus.COULD_NOT_GRADE),
+        timeout=timeout,
+        what=f"submission {submission_id} to be graded",
+    )
+    return Submission.objects.get(pk=submission_id)
+
+
+def test_submit_is_graded_by_the_worker(start_worker, variant, student):
+    start_worker()
+    submission = services.submission_create(
+        variant=variant, student=student, part="weights", raw_answer=right_answer(variant)
+    )
+    graded = wait_graded(submission.pk)
+    assert (graded.status, graded.score, graded.correct, graded.deliveries) == (
+        SubmissionStatus.GRADED, 1.0, True, 1,
+    )
+
+
+def test_task_delivered_twice_grades_once(start_worker, variant, student):
+    start_worker()
+    submission = services.submission_create(
+        variant=variant, student=student, part="weights", raw_answer=right_answer(variant)
+    )
+    grade_submission.apply_async(args=[submission.pk])
+    graded = wait_graded(submission.pk)
+    first_graded_at = graded.graded_at
+    # A third delivery, after grading, must change nothing either.
+    grade_submission.apply_async(args=[submission.pk])
+    probe = services.submission_create(
+        variant=variant, student=student, part="output", raw_answer=right_answer(variant, "output")
+    )
+    wait_graded(probe.pk)  # the worker has drained the queue ahead of the probe
+    graded.refresh_from_db()
+    assert graded.deliveries == 1
+    assert graded.graded_at == first_graded_at
+    assert Submission.objects.filter(variant=variant, part="weights").count() == 1
+
+
+def test_broker_down_at_submit_then_sweeper_grades_it(start_worker, broker, variant, student):
+    broker.stop()
+    submission = services.submission_create(
+        variant=variant, student=student, part="weights", raw_answer=right_answer(variant)
+    )
+    assert status_of(submission.pk) == SubmissionStatus.QUEUED
+    broker.start()
+    start_worker()
+    from datetime import timedelta
+
+    assert services.submissions_requeue_stale(older_than=timedelta(0)) == [submission.pk]
+    graded = wait_graded(submission.pk)
+    assert (graded.status, graded.score, graded.deliveries) == (SubmissionStatus.GRADED, 1.0, 1)
+
+
+def test_worker_killed_mid_grade_is_graded_exactly_once_after_restart(start_worker, variant, student):
+    slow = start_worker(GRADING_FAULT_DELAY_SECONDS=3)
+    submission = services.submission_create(
+        variant=variant, student=student, part="weights", raw_answer=right_answer(variant)
+    )
+    wait_until(lambda: status_of(submission.pk) == SubmissionStatus.GRADING, timeout=20, what="claim")
+    slow.kill()
+    assert status_of(submission.pk) == SubmissionStatus.GRADING
+    # The unacknowledged task comes back after the visibility timeout (4 s in tests).
+    start_worker()
+    graded = wait_graded(submission.pk, timeout=40)
+    assert graded.status == SubmissionStatus.GRADED
+    assert graded.score == 1.0
+    assert graded.deliveries == 2
+
+
+def test_redis_flushed_sweeper_regrades_each_submission_once(start_worker, broker, variant, student):
+    submissions = [
+        services.submission_create(
+            variant=variant, student=student, part=part, raw_answer=right_answer(variant, part)
+        )
+        for part in ("weights", "output")
+    ]
+    broker.flushall()  # the queued tasks are gone; only the database remembers
+    start_worker()
+    from datetime import timedelta
+
+    requeued = services.submissions_requeue_stale(older_than=timedelta(0))
+    assert sorted(requeued) == sorted(s.pk for s in submissions)
+    for submission in submissions:
+        graded = wait_graded(submission.pk)
+        assert (graded.status, graded.score, graded.deliveries) == (SubmissionStatus.GRADED, 1.0, 1)

@@ -1,0 +1,199 @@
+"""The grading spine in-process: create → grade, idempotency, refusals and the sweeper."""
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.utils import timezone
+
+from courses.models import AssignmentItem
+from exercises import engine
+from exercises.services import variant_get_or_create_for_item
+from grading import services
+from grading.core.attention import attention
+from grading.models import Submission, SubmissionStatus
+
+WORKED_EXAMPLE = "attention-weights-one-query"
+
+
+@pytest.fixture
+def student(demo, django_user_model):
+    return django_user_model.objects.get(username="student1")
+
+
+@pytest.fixture
+def variant(demo, student):
+    item = AssignmentItem.objects.get(
+        assignment=demo.assignment, exercise_version__exercise__slug=WORKED_EXAMPLE
+    )
+    return variant_get_or_create_for_item(item=item, student=student)
+
+
+def reference(variant, part):
+    spec = engine.spec_from_json(variant.exercise_version.spec)
+    return np.asarray(engine.reference_answers(spec, variant.params)[part], dtype=float)
+
+
+def unscaled_weights(variant):
+    params = variant.params
+    result = attention(params["Q"], params["K"], params["V"], scale=1.0)
+    return result.weights[params["q"]]
+
+
+def as_text(row) -> str:
+    return "[" + ", ".join(f"{value:.4f}" for value in row) + "]"
+
+
+def test_correct_answer_is_graded_full_marks(variant, student):
+    submission = services.submission_create(
+        variant=variant, student=student, part="weights", raw_answer=as_text(reference(variant, "weights"))
+    )
+    submission.refresh_from_db()
+    assert submission.status == SubmissionStatus.GRADED
+    assert submission.score == 1.0
+    assert submission.awarded == 1.0
+    assert submission.correct is True
+    assert submission.misconception == ""
+    assert submission.deliveries == 1
+    assert submission.attempt == 1
+
+
+def test_unscaled_weights_are_diagnosed_as_no_scaling(variant, student):
+    submission = services.submission_create(
+        variant=variant, student=student, part="weights", raw_answer=as_text(unscaled_weights(variant))
+    )
+    submission.refresh_from_db()
+    assert submission.status == SubmissionStatus.GRADED
+    assert submission.correct is False
+    assert submission.score == 0.0
+    assert submission.misconception == "no_scaling"
+    assert "√d_k" in submission.feedback["misconception_message"]
+
+
+def test_format_error_is_refused_and_stores_nothing(variant, student):
+    with pytest.raises(services.SubmissionRefused) as refused:
+        services.submission_create(
+            variant=variant, student=student, part="weights", raw_answer="[0.1, 0.2, 0.3]"
+        )
+    assert refused.value.code == "invalid"
+    assert "expected 1×4, got 1×3" in refused.value.message
+    assert Submission.objects.count() == 0
+
+
+def test_unknown_part_is_refused(variant, student):
+    with pytest.raises(services.SubmissionRefused, match="no part 'nope'"):
+        services.submission_create(variant=variant, student=student, part="nope", raw_answer="1")
+
+
+def test_attempts_run_out_and_penalties_apply(variant, student):
+    assignment = variant.assignment_item.assignment
+    assignment.attempts_per_part = 2
+    assignment.penalty_per_extra_attempt = 0.25
+    assignment.save()
+    wrong = as_text(reference(variant, "weights") + 0.1)
+    services.submission_create(variant=variant, student=student, part="weights", raw_answer=wrong)
+    right = services.submission_create(
+        variant=variant, student=student, part="weights", raw_answer=as_text(reference(variant, "weights"))
+    )
+    right.refresh_from_db()
+    assert (right.attempt, right.score, right.awarded) == (2, 1.0, 0.75)
+    with pytest.raises(services.SubmissionRefused) as refused:
+        services.submission_create(variant=variant, student=student, part="weights", raw_answer=wrong)
+    assert refused.value.code == "solved"
+
+
+def test_no_attempts_left(variant, student):
+    assignment = variant.assignment_item.assignment
+    assignment.attempts_per_part = 1
+    assignment.save()
+    wrong = as_text(reference(variant, "output") + 1)
+    services.submission_create(variant=variant, student=student, part="output", raw_answer=wrong)
+    with pytest.raises(services.SubmissionRefused, match="used all 1 attempts"):
+        services.submission_create(variant=variant, student=student, part="output", raw_answer=wrong)
+    assert Submission.objects.filter(part="output").count() == 1
+
+
+def queued_submission(variant, student, raw_answer, *, attempt=1):
+    return Submission.objects.create(
+        variant=variant,
+        student=student,
+        part="weights",
+        raw_answer=raw_answer,
+        attempt=attempt,
+        queued_at=timezone.now(),
+    )
+
+
+def test_grading_twice_stores_one_grade(variant, student):
+    submission = queued_submission(variant, student, as_text(reference(variant, "weights")))
+    first = services.submission_grade(submission_id=submission.pk)
+    graded_at = first.graded_at
+    second = services.submission_grade(submission_id=submission.pk)
+    submission.refresh_from_db()
+    assert submission.status == SubmissionStatus.GRADED
+    assert submission.deliveries == 1
+    assert second.graded_at == graded_at == submission.graded_at
+
+
+def test_too_many_deliveries_marks_could_not_grade(variant, student, settings):
+    settings.GRADING_MAX_DELIVERIES = 2
+    submission = queued_submission(variant, student, as_text(reference(variant, "weights")))
+    Submission.objects.filter(pk=submission.pk).update(
+        status=SubmissionStatus.GRADING, deliveries=2
+    )
+    services.submission_grade(submission_id=submission.pk)
+    submission.refresh_from_db()
+    assert submission.status == SubmissionStatus.COULD_NOT_GRADE
+    assert submission.score is None
+    assert submission.feedback["details"] == {"could_not_grade": True}
+
+
+def test_grading_a_missing_submission_is_a_no_op(db):
+    assert services.submission_grade(submission_id=987654) is None
+
+
+def test_broker_down_at_submit_keeps_the_submission_queued(variant, student, settings, monkeypatch, django_capture_on_commit_callbacks):
+    from grading import tasks
+
+    settings.GRADING_MODE = "celery"
+
+    def broker_down(*args, **kwargs):
+        raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(tasks.grade_submission, "apply_async", broker_down)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        submission = services.submission_create(
+            variant=variant, student=student, part="weights", raw_answer=as_text(reference(variant, "weights"))
+        )
+    assert len(callbacks) == 1
+    submission.refresh_from_db()
+    assert submission.status == SubmissionStatus.QUEUED
+    assert submission.deliveries == 0
+
+
+def test_enqueue_happens_only_after_commit(variant, student, settings, monkeypatch, django_capture_on_commit_callbacks):
+    from grading import tasks
+
+    settings.GRADING_MODE = "celery"
+    sent = []
+    monkeypatch.setattr(tasks.grade_submission, "apply_async", lambda args, **kw: sent.append(args))
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        submission = services.submission_create(
+            variant=variant, student=student, part="weights", raw_answer=as_text(reference(variant, "weights"))
+        )
+        assert sent == []
+    for callback in callbacks:
+        callback()
+    assert sent == [[submission.pk]]
+
+
+def test_sweeper_requeues_only_stale_submissions(variant, student):
+    stale = queued_submission(variant, student, as_text(reference(variant, "weights")))
+    fresh = queued_submission(variant, student, as_text(reference(variant, "weights")), attempt=2)
+    Submission.objects.filter(pk=stale.pk).update(queued_at=timezone.now() - timedelta(minutes=5))
+    requeued = services.submissions_requeue_stale(older_than=timedelta(minutes=1))
+    assert requeued == [stale.pk]
+    stale.refresh_from_db()
+    fresh.refresh_from_db()
+    assert stale.status == SubmissionStatus.GRADED
+    assert fresh.status == SubmissionStatus.QUEUED

@@ -1,0 +1,119 @@
+"""Answer submission, result polling and the live parse preview. Thin over services."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from courses.selectors import access_assignment_item
+from exercises.models import Variant
+from grading.core import answers
+
+from . import selectors, services
+from .answer_input import raw_answer_from_post
+from .results import submission_view_context
+
+MAX_ANSWER_BYTES = 20_000
+
+
+def _access_own_variant(*, user, variant_id: int) -> Variant:
+    variant = (
+        Variant.objects.select_related("exercise_version", "assignment_item__assignment")
+        .filter(pk=variant_id, student=user)
+        .first()
+    )
+    if variant is None:
+        raise Http404("No such exercise variant.")
+    if variant.assignment_item_id:
+        # Re-check enrolment: a student removed from the course may no longer submit.
+        access_assignment_item(user=user, item_id=variant.assignment_item_id)
+    return variant
+
+
+def _wants_fragment(request) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+@login_required
+@require_POST
+def submit_answer(request, variant_id: int, part: str):
+    variant = _access_own_variant(user=request.user, variant_id=variant_id)
+    raw_answer, error = raw_answer_from_post(request.POST, max_bytes=MAX_ANSWER_BYTES)
+    submission = None
+    if error is None:
+        try:
+            submission = services.submission_create(
+                variant=variant, student=request.user, part=part, raw_answer=raw_answer
+            )
+        except services.SubmissionRefused as refused:
+            error = refused.message
+    if not _wants_fragment(request):
+        return redirect(_exercise_url(variant) + f"#part-{part}")
+    if error is not None:
+        return render(
+            request,
+            "grading/_result.html",
+            {"error": error, "part": part},
+            status=422,
+        )
+    submission.refresh_from_db()
+    return render(request, "grading/_result.html", submission_view_context(submission))
+
+
+@login_required
+@require_GET
+def submission_result(request, submission_id: int):
+    submission = selectors.access_submission(user=request.user, submission_id=submission_id)
+    context = submission_view_context(submission)
+    if request.headers.get("Accept", "").startswith("application/json"):
+        return JsonResponse(
+            {
+                "id": submission.pk,
+                "status": submission.status,
+                "score": submission.score,
+                "awarded": submission.awarded,
+                "correct": submission.correct,
+                "feedback": submission.feedback,
+                "misconception": submission.misconception or None,
+            }
+        )
+    response = render(request, "grading/_result.html", context)
+    if submission.is_finished:
+        # Tell htmx to stop polling: the fragment without hx-trigger replaces itself.
+        response["HX-Trigger"] = "graded"
+    return response
+
+
+@login_required
+@require_POST
+def preview_answer(request):
+    """What the parser understood, for the live preview while typing."""
+    try:
+        payload = json.loads(request.body or b"{}")
+        answer_type = str(payload.get("type", ""))
+        options = payload.get("options") or {}
+        answer = payload.get("answer", "")
+        if answer_type not in answers.ANSWER_TYPES or not isinstance(options, dict):
+            raise ValueError
+    except (ValueError, AttributeError):
+        return JsonResponse({"latex": None, "error": "Malformed preview request."}, status=400)
+    if len(request.body) > MAX_ANSWER_BYTES:
+        return JsonResponse({"latex": None, "error": "That answer is too long."})
+    parsed = answers.parse(answer_type, answer, options)
+    return JsonResponse({"latex": parsed.preview_latex, "error": parsed.error})
+
+
+def _exercise_url(variant: Variant) -> str:
+    from django.urls import reverse
+
+    if variant.assignment_item_id:
+        return reverse("exercise", args=[variant.assignment_item_id])
+    return reverse("dashboard")
+
+
+def health(request):
+    return HttpResponse("ok", content_type="text/plain")
