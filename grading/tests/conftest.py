@@ -1,24 +1,15 @@
-"""Fixtures for grading tests: demo data, and the real pipeline (Redis + Celery worker)."""
+"""Fixtures for grading tests: the real pipeline (a Redis server and Celery workers)."""
 
 from __future__ import annotations
 
 import pytest
 from django.db import connection
 
-from courses.services import demo_course_ensure
 
-from .pipeline import CeleryWorker, RedisServer
-
-
-@pytest.fixture
-def demo(db):
-    from exercises.services_bank import bank_load
-
-    bank_load()
-    return demo_course_ensure()
+from grading.harness import CeleryWorker, RedisServer
 
 
-def test_database_url() -> str:
+def worker_database_url() -> str:
     settings = connection.settings_dict
     if connection.vendor != "postgresql":
         pytest.skip("integration tests need PostgreSQL (make test provides it)")
@@ -56,7 +47,7 @@ def broker(redis_server, settings):
 def start_worker(broker, transactional_db):
     """A factory: start_worker(**env) starts a real worker; all are stopped afterwards."""
     workers: list[CeleryWorker] = []
-    database_url = test_database_url()
+    database_url = worker_database_url()
 
     def start(**extra_env) -> CeleryWorker:
         worker = CeleryWorker(

@@ -16,7 +16,7 @@ from grading import services
 from grading.models import Submission, SubmissionStatus
 from grading.tasks import grade_submission
 
-from .pipeline import wait_until
+from grading.harness import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("pipeline")]
 

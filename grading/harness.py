@@ -1,4 +1,4 @@
-"""Real services for integration tests: a private Redis server and Celery worker processes.
+"""Real services for integration tests and benchmarks: a private Redis server and workers.
 
 Each test session gets its own ``redis-server`` on a free port, so a test may stop,
 restart or flush it without touching anybody else's Redis, and worker subprocesses
@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
+PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 
 def free_port() -> int:

@@ -1,0 +1,13 @@
+"""Fixtures shared by every app's tests."""
+
+import pytest
+
+
+@pytest.fixture
+def demo(db):
+    """The bank loaded and the demo course with its accounts, as `make run` sets it up."""
+    from courses.services import demo_course_ensure
+    from exercises.services_bank import bank_load
+
+    bank_load()
+    return demo_course_ensure()

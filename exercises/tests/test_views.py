@@ -1,0 +1,129 @@
+"""Student pages: who may open what, and the exercise page's form and submit round trip."""
+
+import numpy as np
+import pytest
+from django.urls import reverse
+
+from courses.models import AssignmentItem
+from exercises import engine
+from exercises.models import Variant
+from grading.models import Submission
+
+WORKED_EXAMPLE = "attention-weights-one-query"
+
+
+@pytest.fixture
+def item(demo):
+    return AssignmentItem.objects.get(
+        assignment=demo.assignment, exercise_version__exercise__slug=WORKED_EXAMPLE
+    )
+
+
+def login(client, username):
+    assert client.login(username=username, password="attention-demo")
+
+
+def test_pages_need_login(client, item):
+    response = client.get(reverse("exercise", args=[item.pk]))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+def test_dashboard_lists_the_demo_assignment(client, demo):
+    login(client, "student1")
+    response = client.get(reverse("dashboard"))
+    assert response.status_code == 200
+    assert "Scaled dot-product attention" in response.content.decode()
+
+
+def test_exercise_page_shows_the_students_own_matrices_and_a_grid(client, item, django_user_model):
+    login(client, "student1")
+    response = client.get(reverse("exercise", args=[item.pk]))
+    assert response.status_code == 200
+    variant = Variant.objects.get(student__username="student1", assignment_item=item)
+    html = response.content.decode()
+    assert "\\begin{bmatrix}" in html
+    assert 'name="cell-0-3"' in html and 'name="cell-1-0"' not in html
+    assert 'aria-label="row 1, column 4"' in html
+    assert reverse("submit", args=[variant.pk, "weights"]) in html
+    again = client.get(reverse("exercise", args=[item.pk]))
+    assert again.status_code == 200
+    assert Variant.objects.filter(student__username="student1", assignment_item=item).count() == 1
+
+
+def test_variants_differ_between_students_but_are_stable(client, item):
+    login(client, "student1")
+    client.get(reverse("exercise", args=[item.pk]))
+    login(client, "student2")
+    client.get(reverse("exercise", args=[item.pk]))
+    first, second = Variant.objects.filter(assignment_item=item).order_by("student__username")
+    assert first.seed != second.seed
+
+
+def test_htmx_submit_returns_the_graded_fragment(client, item):
+    login(client, "student1")
+    client.get(reverse("exercise", args=[item.pk]))
+    variant = Variant.objects.get(student__username="student1", assignment_item=item)
+    spec = engine.spec_from_json(variant.exercise_version.spec)
+    weights = np.asarray(engine.reference_answers(spec, variant.params)["weights"], dtype=float)
+    cells = {f"cell-0-{c}": f"{value:.4f}" for c, value in enumerate(weights)}
+    response = client.post(
+        reverse("submit", args=[variant.pk, "weights"]), cells, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Correct" in html
+    assert "Your weights" in html  # the heatmap, shown once solved
+    submission = Submission.objects.get(variant=variant, part="weights")
+    assert submission.raw_answer == [[cells[f"cell-0-{c}"] for c in range(4)]]
+    assert submission.score == 1.0
+
+
+def test_format_error_comes_back_at_once_and_costs_nothing(client, item):
+    login(client, "student1")
+    client.get(reverse("exercise", args=[item.pk]))
+    variant = Variant.objects.get(student__username="student1", assignment_item=item)
+    response = client.post(
+        reverse("submit", args=[variant.pk, "weights"]),
+        {"cell-0-0": "0.1", "cell-0-1": "abc", "cell-0-2": "0.3", "cell-0-3": "0.4"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 422
+    assert "did not use an attempt" in response.content.decode()
+    assert Submission.objects.count() == 0
+
+
+def test_a_student_cannot_submit_to_another_students_variant(client, item):
+    login(client, "student1")
+    client.get(reverse("exercise", args=[item.pk]))
+    variant = Variant.objects.get(student__username="student1", assignment_item=item)
+    login(client, "student2")
+    response = client.post(reverse("submit", args=[variant.pk, "weights"]), {"answer": "1"})
+    assert response.status_code == 404
+
+
+def test_a_student_cannot_read_another_students_submission(client, item):
+    login(client, "student1")
+    client.get(reverse("exercise", args=[item.pk]))
+    variant = Variant.objects.get(student__username="student1", assignment_item=item)
+    client.post(reverse("submit", args=[variant.pk, "weights"]), {"answer": "[0.25, 0.25, 0.25, 0.25]"})
+    submission = Submission.objects.get()
+    assert client.get(reverse("submission", args=[submission.pk])).status_code == 200
+    login(client, "student2")
+    assert client.get(reverse("submission", args=[submission.pk])).status_code == 404
+    login(client, "instructor")
+    assert client.get(reverse("submission", args=[submission.pk])).status_code == 200
+
+
+def test_preview_reports_parse_errors(client, demo):
+    login(client, "student1")
+    response = client.post(
+        reverse("preview"),
+        data='{"type": "symbolic", "answer": "sqrt(d_k", "options": {"symbols": {"d_k": "positive"}}}',
+        content_type="application/json",
+    )
+    assert response.status_code == 200
+    assert response.json()["latex"] is None
+    assert response.json()["error"]
+    bad = client.post(reverse("preview"), data="not json", content_type="application/json")
+    assert bad.status_code == 400
