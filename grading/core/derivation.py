@@ -117,7 +117,7 @@ class MomentBuilder(symbolic.SympyBuilder):
         if name in ("pi", "e"):
             return super().name(name)
         allowed = sorted(self.symbols) + [f"{base}, {base}_m" for base in sorted(self.model.moments)]
-        raise AnswerFormatError(f"unknown symbol {name!r}; this answer may use {', '.join(allowed)}")
+        raise AnswerFormatError(f"unknown symbol {name!r}; this answer may use {', '.join(allowed) or 'numbers only'}")
 
     def call(self, node: ast.Call):
         name = node.func.id
