@@ -147,6 +147,14 @@ def _head_dim(d_model, num_heads):
         raise ExpressionError(str(exc)) from None
 
 
+def _equal_row_pairs(matrix) -> int:
+    """How many pairs of rows are identical (equal keys get equal weight from any query)."""
+    rows = np.atleast_2d(_array(matrix))
+    return sum(
+        bool(np.array_equal(rows[a], rows[b])) for a in range(len(rows)) for b in range(a + 1, len(rows))
+    )
+
+
 def _shape(value):
     return list(np.shape(value))
 
@@ -197,6 +205,7 @@ FUNCTIONS: dict[str, Callable] = {
         "ones": _ones,
         "eye": _eye,
         "shape": _shape,
+        "equal_row_pairs": _equal_row_pairs,
         "len": lambda x: len(np.atleast_1d(x)),
         "int": lambda x: _index(round(float(x))),
         "float": lambda x: float(x),

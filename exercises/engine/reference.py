@@ -40,6 +40,9 @@ def part_reference(part: Part, params: dict):
 def fill_plain(value, params: dict):
     """Fill placeholders in answer text (recursively in rubric lists/mappings), plain numbers."""
     if isinstance(value, str):
+        whole = PLACEHOLDER_PATTERN.fullmatch(value.strip())
+        if whole:  # "{{n}}" alone stands for the value itself, not its text
+            return to_json_value(evaluate(parse_placeholder(whole.group(1), None).expression, params))
         return _fill(value, params, latex=False)
     if isinstance(value, list):
         return [fill_plain(item, params) for item in value]

@@ -1,0 +1,101 @@
+"""Self-test of an exercise variant: does the exercise grade its own answers correctly?
+
+For every part we ask the answer checker for right, wrong and malformed answers built
+from the reference answer, feed them back through grading, and collect every case the
+exercise gets wrong. Attention parts also check that unscaled weights (and the output
+built from them) are diagnosed as the matching misconception, so the diagnosis wiring is tested with the content.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .grading import part_options
+from .reference import part_reference
+from .spec import ExerciseSpec, Part
+
+
+UNSCALED_MISCONCEPTION = {"weights": "no_scaling", "output": "raw_weights_used"}
+
+
+@dataclass
+class SelfTestResult:
+    checked: int = 0
+    failures: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # parts whose checker is not available
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def self_test_variant(spec: ExerciseSpec, params: dict) -> SelfTestResult:
+    from grading.core import answers
+
+    result = SelfTestResult()
+    for part in spec.parts:
+        try:
+            answers.checker_module(part.type)
+        except ImportError:
+            result.skipped.append(f"{part.key}: no checker for answer type '{part.type}'")
+            continue
+        expected = part_reference(part, params)
+        options = part_options(spec, params, part.key)
+        try:
+            samples = answers.self_test_answers(part.type, expected, options)
+        except Exception as exc:  # the report must name the broken part, not stop
+            result.failures.append(f"{part.key}: the checker could not build test answers: {exc!r}")
+            continue
+        for kind in ("right", "wrong", "invalid"):
+            for answer in samples.get(kind, []):
+                result.checked += 1
+                problem = _graded_problem(answers, part, expected, answer, options, kind)
+                if problem:
+                    result.failures.append(f"{part.key}: {kind} answer {answer!r} {problem}")
+        _check_unscaled_diagnosis(part, expected, options, result, answers)
+    return result
+
+
+def _graded_problem(answers, part: Part, expected, answer, options: dict, kind: str) -> str | None:
+    try:
+        grade = answers.check(part.type, expected, answer, options)
+    except Exception as exc:
+        return f"made the checker raise {exc!r}"
+    return _mismatch(kind, grade)
+
+
+def _mismatch(kind: str, grade) -> str | None:
+    if kind == "right" and not (grade.correct and grade.error is None):
+        return f"was not accepted ({grade.feedback})"
+    if kind == "wrong" and (grade.correct or grade.error is not None):
+        return "was accepted" if grade.correct else f"was called malformed ({grade.error})"
+    if kind == "invalid" and grade.error is None:
+        return "was not reported as malformed"
+    return None
+
+
+def _check_unscaled_diagnosis(part: Part, expected, options: dict, result: SelfTestResult, answers) -> None:
+    diagnose = options.get("diagnose")
+    if not diagnose or diagnose["quantity"] not in ("weights", "output"):
+        return
+    from grading.core.attention import attention
+
+    unscaled = attention(diagnose["Q"], diagnose["K"], diagnose["V"], scale=1.0)
+    row = getattr(unscaled, diagnose["quantity"])[diagnose["query_index"]]
+    if np.allclose(row, expected, atol=1e-3):
+        return  # scaling happens not to matter for this variant; nothing to diagnose
+    result.checked += 1
+    answer = [round(float(v), part.decimals) for v in row]
+    wanted = UNSCALED_MISCONCEPTION[diagnose["quantity"]]
+    try:
+        grade = answers.check(part.type, expected, answer, options)
+    except Exception as exc:
+        result.failures.append(f"{part.key}: unscaled {diagnose['quantity']} made the checker raise {exc!r}")
+        return
+    if grade.correct or grade.misconception != wanted:
+        result.failures.append(
+            f"{part.key}: unscaled {diagnose['quantity']} {answer} got misconception "
+            f"{grade.misconception!r}, expected {wanted!r}"
+        )
