@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "courses",
     "exercises",
     "grading",
+    "explorations",
 ]
 
 MIDDLEWARE = [

@@ -14,5 +14,6 @@ urlpatterns = [
     path("healthz/", grading_views.health, name="health"),
     path("", include("exercises.urls")),
     path("grading/", include("grading.urls")),
+    path("explore/", include("explorations.urls")),
     path("admin/", admin.site.urls),
 ]
