@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from courses.models import Assignment, AssignmentItem
+from django.utils import timezone
+
+from courses.models import Assignment, AssignmentItem, SolutionPolicy
 from courses.selectors import assignments_visible
 from grading.models import Submission, SubmissionStatus
 from grading.selectors import part_progress
@@ -70,6 +72,21 @@ def answer_shape(expected) -> list[int] | None:
     return None
 
 
+def solution_visible(*, item: AssignmentItem | None, part_finished: bool) -> bool:
+    """Whether the assignment's policy lets the student read the worked solution now."""
+    if item is None:
+        return part_finished
+    policy = item.assignment.solution_policy
+    if policy == SolutionPolicy.ALWAYS:
+        return True
+    if policy == SolutionPolicy.AFTER_SOLVED:
+        return part_finished
+    if policy == SolutionPolicy.AFTER_DUE:
+        due_at = item.assignment.due_at
+        return bool(due_at and timezone.now() > due_at)
+    return False
+
+
 def _grid_cells(shape: list[int] | None) -> list[list[tuple[int, int]]]:
     if not shape:
         return []
@@ -108,6 +125,9 @@ def exercise_page_context(*, variant: Variant) -> dict:
                 if attempts_allowed
                 else None,
                 "finished": finished,
+                "solution": engine.render_solution(spec, variant.params, part.key)
+                if solution_visible(item=item, part_finished=bool(finished))
+                else None,
                 "hints": engine.render_hints(
                     spec, variant.params, part.key, tries=progress["attempts_used"]
                 ),

@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Max
 from django.utils import timezone
 
 from exercises import engine
@@ -67,7 +67,17 @@ def part_context(*, variant: Variant, part: str) -> PartContext:
 
 
 def attempts_used(*, variant: Variant, part: str) -> int:
-    return Submission.objects.filter(variant=variant, part=part).count()
+    """Attempts that count: an answer we could not grade does not use one up."""
+    return (
+        Submission.objects.filter(variant=variant, part=part)
+        .exclude(status=SubmissionStatus.COULD_NOT_GRADE)
+        .count()
+    )
+
+
+def next_attempt_number(*, variant: Variant, part: str) -> int:
+    latest = Submission.objects.filter(variant=variant, part=part).aggregate(Max("attempt"))
+    return (latest["attempt__max"] or 0) + 1
 
 
 def part_is_solved(*, variant: Variant, part: str) -> bool:
@@ -95,7 +105,7 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Su
             student=student,
             part=part,
             raw_answer=raw_answer,
-            attempt=attempts_used(variant=variant, part=part) + 1,
+            attempt=next_attempt_number(variant=variant, part=part),
             is_late=_is_late(variant),
             queued_at=timezone.now(),
         )
@@ -168,14 +178,14 @@ def submission_grade(*, submission_id: int) -> Submission | None:
     if submission.deliveries > settings.GRADING_MAX_DELIVERIES:
         return _finish_could_not_grade(
             submission,
-            reason="Grading was attempted several times and did not finish.",
+            message="We tried to grade this answer several times and could not finish.",
         )
     if settings.GRADING_FAULT_DELAY_SECONDS:
         time.sleep(settings.GRADING_FAULT_DELAY_SECONDS)
     context = part_context(variant=submission.variant, part=submission.part)
     grade = grade_answer(context=context, raw_answer=submission.raw_answer)
     if grade.details.get("could_not_grade"):
-        return _finish_could_not_grade(submission, reason=grade.feedback)
+        return _finish_could_not_grade(submission, message=grade.feedback)
     return _finish_graded(submission, grade=grade, context=context)
 
 
@@ -232,12 +242,12 @@ def _finish_graded(submission: Submission, *, grade, context: PartContext) -> Su
     return submission
 
 
-def _finish_could_not_grade(submission: Submission, *, reason: str) -> Submission:
+def _finish_could_not_grade(submission: Submission, *, message: str) -> Submission:
     values = {
         "status": SubmissionStatus.COULD_NOT_GRADE,
         "feedback": {
-            "message": f"We could not grade this answer: {reason} "
-            "It did not use an attempt's score; your instructor can see it.",
+            "message": f"{message} This did not use up an attempt, and your instructor can "
+            "see the answer.",
             "details": {"could_not_grade": True},
         },
         "graded_at": timezone.now(),

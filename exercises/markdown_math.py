@@ -1,0 +1,31 @@
+"""Markdown with LaTeX for prompts, hints and solutions, rendered to safe HTML.
+
+Math segments (``$$…$$``, ``$…$``) are set aside before Markdown runs, so that
+underscores and backslashes inside them are not read as emphasis or escapes, and put
+back afterwards (HTML-escaped) for KaTeX to typeset in the browser. Raw HTML in the
+source is escaped, never passed through.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import markdown
+
+MATH_SEGMENT = re.compile(r"\$\$.+?\$\$|\$(?!\s)[^$\n]+?\$", re.DOTALL)
+PLACEHOLDER = "\x00MATH{}\x00"
+
+
+def render_markdown_math(text: str) -> str:
+    segments: list[str] = []
+
+    def set_aside(match: re.Match) -> str:
+        segments.append(match.group(0))
+        return PLACEHOLDER.format(len(segments) - 1)
+
+    protected = MATH_SEGMENT.sub(set_aside, text or "")
+    body = markdown.markdown(html.escape(protected, quote=False), extensions=["tables"])
+    for index, segment in enumerate(segments):
+        body = body.replace(PLACEHOLDER.format(index), html.escape(segment, quote=False))
+    return body

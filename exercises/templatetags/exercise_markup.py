@@ -1,0 +1,13 @@
+"""Template filter ``markdown_math``: exercise text (Markdown + LaTeX) as safe HTML."""
+
+from django import template
+from django.utils.safestring import mark_safe
+
+from exercises.markdown_math import render_markdown_math
+
+register = template.Library()
+
+
+@register.filter
+def markdown_math(text: str) -> str:
+    return mark_safe(render_markdown_math(text))  # the renderer escapes all source HTML
