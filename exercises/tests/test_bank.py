@@ -31,3 +31,71 @@ def test_chapter_variant_reproduces_the_worked_example():
     assert draw.params["scores_q"] == [5, 3, 4, 4]
     assert rounded(answers["weights"]) == [0.3875, 0.1425, 0.2350, 0.2350]
     assert rounded(answers["output"]) == [1.6225, 0.3775, 1.8674, 1.0]
+
+
+def test_chapter_variants_of_the_other_exercises_match_the_chapter():
+    unscaled = load_spec((BANK / "scaled-vs-unscaled-softmax.yaml").read_text())
+    answers = reference_answers(unscaled, draw_variant(unscaled, 0, name="chapter").params)
+    assert rounded(answers["unscaled_weights"]) == [0.5344, 0.0723, 0.1966, 0.1966]
+    assert rounded(answers["unscaled_output"]) == [1.7311, 0.2689, 2.1932, 1.0]
+    late = load_spec((BANK / "equal-keys.yaml").read_text())
+    answers = reference_answers(late, draw_variant(late, 0, name="chapter").params)
+    assert answers["equal_pair"] == "23"
+    assert rounded(answers["weights"]) == [0.1425, 0.3875, 0.2350, 0.2350]
+    assert rounded(answers["output"]) == [1.3775, 0.6225, 1.1326, 1.0]
+    spread = load_spec((BANK / "score-spread-and-saturation.yaml").read_text())
+    answers = reference_answers(spread, draw_variant(spread, 0, name="chapter").params)
+    assert answers["raw_std"] == 32
+    assert f"{answers['unscaled_ratio']:.4e}" == "1.0686e+13"
+    heads = load_spec((BANK / "multi-head-dimensions.yaml").read_text())
+    assert reference_answers(heads, draw_variant(heads, 0, name="chapter").params)["per_head_dk"] == 64
+
+
+def test_unscaled_weights_are_diagnosed_as_missing_scale():
+    from exercises.engine import grade_part
+
+    spec = load_spec((BANK / "attention-weights-one-query.yaml").read_text())
+    params = draw_variant(spec, 0, name="chapter").params
+    grade = grade_part(spec, params, "weights", [0.5344, 0.0723, 0.1966, 0.1966])
+    assert (grade.correct, grade.misconception) == (False, "no_scaling")
+    assert grade_part(spec, params, "weights", "[0.3875, 0.1425, 0.2350, 0.2350]").correct
+    assert grade_part(spec, params, "output", [1.6225, 0.3775, 1.8674, 1.0]).correct
+    assert grade_part(spec, params, "weights", "[0.3875, 0.14").error is not None
+
+
+def test_the_bank_covers_every_answer_type_and_has_at_least_twelve_exercises():
+    specs = [load_spec(path.read_text()) for path in BANK_FILES]
+    types = {part.type for spec in specs for part in spec.parts}
+    assert len(specs) >= 12
+    assert types == {"numeric", "matrix", "symbolic", "matrix_expression", "derivation", "choice", "free_text"}
+
+
+# grading.core.matrix (not ours) raises on any wrong answer to a non-square matrix and
+# builds unreadable right answers for 2-D matrices; reported, strict so the fix is noticed.
+KNOWN_MATRIX_CHECKER_BUG = {"qkv-projections", "softmax-gradient-saturation"}
+
+
+def with_known_bugs(paths):
+    return [
+        pytest.param(path, marks=pytest.mark.xfail(strict=True, reason="grading.core.matrix 2-D self-test/check bug"))
+        if path.stem in KNOWN_MATRIX_CHECKER_BUG
+        else path
+        for path in paths
+    ]
+
+
+@pytest.mark.parametrize("path", with_known_bugs(BANK_FILES), ids=lambda p: p.stem)
+def test_bank_exercise_passes_its_self_test_on_a_few_seeds(path):
+    from exercises.engine import render_prompt, render_solution
+    from exercises.engine.selftest import self_test_variant
+
+    spec = load_spec(path.read_text())
+    draws = [draw_variant(spec, seed) for seed in range(3)]
+    draws += [draw_variant(spec, 0, name=name) for name in spec.variants]
+    failures = []
+    for draw in draws:
+        assert "{{" not in render_prompt(spec, draw.params) + render_solution(spec, draw.params)
+        result = self_test_variant(spec, draw.params)
+        assert result.checked > 0 and not result.skipped
+        failures += result.failures
+    assert failures == []
