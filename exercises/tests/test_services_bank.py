@@ -67,3 +67,35 @@ def test_validation_counts_accepted_seeds_and_rejection_reasons(bank_copy):
     assert report.named_variants == 1
     assert report.redraws == sum(report.reasons.values())
     assert seen == [1, 2, 3, 4]
+
+
+@pytest.mark.django_db
+def test_load_bank_command_reports_what_changed(bank_copy):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("load_bank", directory=bank_copy, stdout=out)
+    call_command("load_bank", directory=bank_copy, stdout=out)
+    assert out.getvalue().splitlines() == [
+        "published attention-weights-one-query v1",
+        "1 new version(s), 0 unchanged",
+        "0 new version(s), 1 unchanged",
+    ]
+
+
+def test_validate_bank_command_fails_when_an_exercise_fails(tmp_path):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    (tmp_path / "never.yaml").write_text(
+        "slug: never\ntitle: Never valid\nversion: 1\n"
+        "parameters:\n  a: {generator: int_range, min: 0, max: 3}\n"
+        'prompt: "Give {{a}}."\n'
+        "gates:\n  max_attempts: 3\n  checks:\n    - {kind: require, expr: \"a > 5\", reason: impossible}\n"
+        "parts:\n  - {key: a, type: numeric, answer: a, decimals: 0, solution: done}\n"
+    )
+    with pytest.raises(CommandError, match=r"^1 exercise\(s\) failed: never$"):
+        call_command("validate_bank", seeds=2, directory=tmp_path, stdout=StringIO())
