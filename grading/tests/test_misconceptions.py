@@ -1,0 +1,124 @@
+"""Misconception diagnosis on the chapter's worked example and on random variants."""
+
+import numpy as np
+import pytest
+import sympy
+
+from grading.core import attention, misconceptions
+from grading.core.answers import check
+from grading.core.misconceptions import MISCONCEPTIONS, attention_quantity, diagnose_attention, diagnose_symbolic
+
+X = np.array(attention.WORKED_EXAMPLE_X, dtype=float)
+Q, K, V = attention.qkv_projections(X, attention.WORKED_EXAMPLE_W_Q, attention.WORKED_EXAMPLE_W_K, attention.WORKED_EXAMPLE_W_V)
+IT = 3
+TOL = {"rtol": 1e-3, "atol": 5e-5}
+
+
+def test_every_code_has_a_message():
+    assert set(MISCONCEPTIONS) >= {"no_scaling", "divided_by_d_k", "softmax_wrong_axis", "k_not_transposed",
+                                   "d_model_scale", "raw_weights_used", "forgot_sigma"}
+    assert all(message.strip() for message in MISCONCEPTIONS.values())
+
+
+@pytest.mark.parametrize(
+    "answer, quantity, code",
+    [
+        ([0.5344, 0.0723, 0.1966, 0.1966], "weights", "no_scaling"),  # the chapter's softmax(raw)
+        ([1.7311, 0.2689, 2.1932, 1.0000], "output", "raw_weights_used"),  # the chapter's output(raw weights)
+        ([5, 3, 4, 4], "scaled_scores", "no_scaling"),
+        ([1.25, 0.75, 1.0, 1.0], "scaled_scores", "divided_by_d_k"),
+        ([4, 4, 5, 3], "scores", "k_not_transposed"),  # Q[3] K instead of Q[3] K^T
+    ],
+)
+def test_worked_example_numbers(answer, quantity, code):
+    assert diagnose_attention(Q=Q, K=K, V=V, query_index=IT, quantity=quantity, answer=answer, **TOL) == code
+
+
+@pytest.mark.parametrize(
+    "answer, quantity",
+    [
+        ([0.3875, 0.1425, 0.2350, 0.2350], "weights"),
+        ([1.6225, 0.3775, 1.8674, 1.0000], "output"),
+        ([2.5, 1.5, 2.0, 2.0], "scaled_scores"),
+        ([5, 3, 4, 4], "scores"),
+    ],
+)
+def test_worked_example_correct_answers_are_never_labelled(answer, quantity):
+    assert diagnose_attention(Q=Q, K=K, V=V, query_index=IT, quantity=quantity, answer=answer, **TOL) is None
+
+
+def test_unrelated_wrong_answer_gets_no_label():
+    assert diagnose_attention(Q=Q, K=K, V=V, query_index=IT, quantity="weights", answer=[0.25] * 4, **TOL) is None
+
+
+def test_d_model_scale_is_not_reported_when_it_equals_the_right_scale():
+    right = attention_quantity(Q, K, V, "weights")[IT]
+    assert diagnose_attention(Q=Q, K=K, V=V, query_index=IT, quantity="weights", answer=right, d_model=4, **TOL) is None
+
+
+def _variant(seed: int, n: int = 4, d_k: int = 4, d_v: int = 3):
+    rng = np.random.default_rng(seed)
+    return (rng.integers(-2, 3, (n, d_k)).astype(float), rng.integers(-2, 3, (n, d_k)).astype(float),
+            rng.integers(-2, 3, (n, d_v)).astype(float))
+
+
+MISTAKES_BY_QUANTITY = [(quantity, mistake) for quantity, mistakes in misconceptions._CANDIDATES.items() for mistake in mistakes]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("quantity, mistake", MISTAKES_BY_QUANTITY)
+def test_each_mistake_is_detected_on_random_variants(seed, quantity, mistake):
+    q, k, v = _variant(seed)
+    d_model = 8  # two heads of d_k = 4
+    mistaken = attention_quantity(q, k, v, quantity, mistake, d_model)
+    right = attention_quantity(q, k, v, quantity)
+    if np.allclose(mistaken, right, rtol=1e-3, atol=5e-5):
+        pytest.skip("this variant cannot tell the mistake from the right method")
+    full = diagnose_attention(Q=q, K=k, V=v, query_index=None, quantity=quantity, answer=mistaken, d_model=d_model, **TOL)
+    assert full == mistake
+    assert diagnose_attention(Q=q, K=k, V=v, query_index=None, quantity=quantity, answer=right, d_model=d_model, **TOL) is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("quantity", misconceptions.QUANTITIES)
+def test_correct_rows_on_random_variants_are_never_labelled(seed, quantity):
+    q, k, v = _variant(seed)
+    right = attention_quantity(q, k, v, quantity)
+    for row in range(right.shape[0]):
+        assert diagnose_attention(Q=q, K=k, V=v, query_index=row, quantity=quantity, answer=np.round(right[row], 4),
+                                  d_model=8, **TOL) is None
+
+
+def test_softmax_wrong_axis_detected_on_worked_example_matrix():
+    column_normalised = attention_quantity(Q, K, V, "weights", "softmax_wrong_axis")
+    code = diagnose_attention(Q=Q, K=K, V=V, query_index=None, quantity="weights", answer=np.round(column_normalised, 4), **TOL)
+    assert code == "softmax_wrong_axis"
+
+
+def test_matrix_check_reports_the_misconception():
+    spec = {"kind": "attention", "Q": Q.tolist(), "K": K.tolist(), "V": V.tolist(), "query_index": IT, "quantity": "weights"}
+    grade = check("matrix", [0.3875, 0.1425, 0.2350, 0.2350], "[0.5344, 0.0723, 0.1966, 0.1966]", {"diagnose": spec})
+    assert (grade.correct, grade.misconception) == (False, "no_scaling")
+    assert MISCONCEPTIONS["no_scaling"] in grade.feedback
+    right = check("matrix", [0.3875, 0.1425, 0.2350, 0.2350], "[0.3875, 0.1425, 0.2350, 0.2350]", {"diagnose": spec})
+    assert (right.correct, right.misconception) == (True, None)
+
+
+D_K, SQ, SK, D_MODEL = sympy.symbols("d_k sigma_q sigma_k d_model", positive=True)
+
+
+@pytest.mark.parametrize(
+    "expected, answer, code",
+    [
+        (sympy.sqrt(D_K) * SQ * SK, sympy.sqrt(D_K), "forgot_sigma"),
+        (D_K * SQ**2 * SK**2, D_K, "forgot_sigma"),
+        (1 / sympy.sqrt(D_K), 1 / D_K, "divided_by_d_k"),
+        (sympy.sqrt(D_K) * SQ * SK, sympy.sqrt(D_MODEL) * SQ * SK, "d_model_scale"),
+        (1 / sympy.sqrt(D_K), sympy.Integer(1), "no_scaling"),
+        (sympy.sqrt(D_K) * SQ * SK, sympy.sqrt(D_K) * SQ * SK, None),
+        (sympy.sqrt(D_K) * SQ * SK, SK * SQ * sympy.sqrt(D_K), None),
+        (sympy.sqrt(D_K) * SQ * SK, 2 * sympy.sqrt(D_K) * SQ * SK, None),
+    ],
+)
+def test_symbolic_diagnosis(expected, answer, code):
+    assert diagnose_symbolic(expected, answer) == code
