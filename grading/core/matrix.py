@@ -175,10 +175,11 @@ def check(expected, answer, options: dict) -> Grade:
 
 def _wrong_matrix_feedback(target, values, grid, options) -> str:
     wrong_count = int(grid.size - grid.sum())
-    if np.allclose(values, target.T, rtol=1e-3, atol=5e-5) and target.ndim == 2 and target.shape[0] == target.shape[1]:
+    is_square = target.ndim == 2 and target.shape[0] == target.shape[1]
+    if is_square and np.allclose(values, target.T, rtol=1e-3, atol=5e-5):
         return "Not quite: your matrix is the transpose of the correct one; check which index is the row."
-    entry_word = "entry is" if wrong_count == 1 else "entries are"
-    return f"Not quite: {wrong_count} of {grid.size} {entry_word} outside the accepted tolerance (see the highlighted cells)."
+    verb = "is" if wrong_count == 1 else "are"
+    return f"Not quite: {wrong_count} of the {grid.size} entries {verb} outside the accepted tolerance (see the highlighted cells)."
 
 
 def _with_diagnosis(grade: Grade, values: np.ndarray, options: dict) -> Grade:
@@ -224,7 +225,7 @@ def self_test(expected, options: dict) -> dict[str, list]:
     target = read_expected(expected)
     perturbed = target.copy()
     perturbed.flat[0] += max(1.0, abs(perturbed.flat[0]))
-    rows_text = "\n".join(" ".join(f"{value!r}" for value in row) for row in np.atleast_2d(target))
+    rows_text = "\n".join(" ".join(repr(float(value)) for value in row) for row in np.atleast_2d(target))
     right_answers = [_as_text(target), target.tolist(), [[str(v) for v in row] for row in np.atleast_2d(target).tolist()]]
     if target.ndim == 2:
         right_answers.append(rows_text)

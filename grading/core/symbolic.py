@@ -432,10 +432,26 @@ def _hint(expected_expr, answer_expr) -> str:
         return base + " You may have given the square (a variance) where the square root (a standard deviation) is asked for."
     if expected_expr != 0 and screen_equal(answer_expr**2, expected_expr):
         return base + " You may have taken a square root too many."
-    ratio = sympy.simplify(answer_expr / expected_expr) if expected_expr != 0 and len(answer_expr.free_symbols) < 6 else None
-    if ratio is not None and ratio.is_number and ratio not in (0, 1) and ratio.is_finite:
+    if _constant_ratio(answer_expr, expected_expr):
         return base + " It differs from the correct expression by a constant factor."
     return base
+
+
+def _constant_ratio(answer_expr, expected_expr) -> bool:
+    """Numerically: is answer / expected the same number (not 0 or 1) at every sample point?"""
+    ratios = []
+    for point in sample_points(answer_expr.free_symbols | expected_expr.free_symbols):
+        try:
+            denominator = numeric_value(expected_expr, point)
+            if denominator == 0:
+                continue
+            ratios.append(numeric_value(answer_expr, point) / denominator)
+        except (ZeroDivisionError, OverflowError, ValueError, TypeError):
+            continue
+    if len(ratios) < 2 or not all(_usable(ratio) for ratio in ratios):
+        return False
+    first = ratios[0]
+    return all(_values_close(ratio, first) for ratio in ratios) and not _values_close(first, 1) and abs(first) > 1e-12
 
 
 def parse_answer(answer, options: dict) -> Parsed:
@@ -449,8 +465,10 @@ def parse_answer(answer, options: dict) -> Parsed:
 def self_test(expected, options: dict) -> dict[str, list]:
     _, expected_expr = read_expected(expected, options)
     text = expected if isinstance(expected, str) else repr(expected)
-    right_answers = [text, f"({text})", str(expected_expr), f"1*({text})"]
-    if expected_expr.is_Mul:
+    right_answers = [text, f"({text})"]
+    if not (options.get("require_simplified") or options.get("product_of_powers")):
+        right_answers += [str(expected_expr), f"1*({text})"]
+    if expected_expr.is_Mul and not options.get("require_simplified"):
         right_answers.append("*".join(f"({arg})" for arg in reversed(expected_expr.args)))
     if not (options.get("require_simplified") or options.get("product_of_powers")):
         right_answers.append(f"({text}) + 0*2")

@@ -1,0 +1,36 @@
+"""Matrix expressions: non-commutative products, transposes, shape explanations."""
+
+from grading.core.answers import check, parse
+
+OPTIONS = {"matrices": {"Q": [4, 3], "K": [4, 3], "V": [4, 2]}}
+ATTENTION = "softmax(Q K^T / sqrt(d_k)) V"
+
+
+def test_shape_mismatch_is_explained_with_a_transpose_hint():
+    grade = check("matrix_expression", ATTENTION, "softmax(Q K / sqrt(d_k)) V", OPTIONS)
+    assert grade.feedback == "Not quite: Q K has shapes 4×3 and 4×3: the inner sizes do not match; did you mean K^T?"
+    assert (grade.misconception, grade.error) == ("k_not_transposed", None)
+
+
+def test_products_do_not_commute():
+    square = {"matrices": {"A": [3, 3], "B": [3, 3]}}
+    assert check("matrix_expression", "A B", "B A", square).correct is False
+    assert check("matrix_expression", "A B", "(B^T A^T)^T", square).correct is True
+
+
+def test_d_k_defaults_to_the_key_width():
+    assert check("matrix_expression", ATTENTION, "softmax(Q K^T / sqrt(3)) V", OPTIONS).correct is True
+    assert check("matrix_expression", ATTENTION, "softmax(Q K^T / sqrt(4)) V", OPTIONS).correct is False
+
+
+def test_wrong_result_shape_is_named():
+    grade = check("matrix_expression", ATTENTION, "softmax(Q K^T / sqrt(d_k))", OPTIONS)
+    assert grade.feedback == "Not quite: your expression gives 4×4, but the answer is 4×2."
+
+
+def test_unknown_name_is_invalid():
+    assert check("matrix_expression", ATTENTION, "softmax(Q W^T) V", OPTIONS).error.startswith("unknown name 'W'")
+
+
+def test_preview():
+    assert parse("matrix_expression", "Q K^T", OPTIONS).preview_latex == r"Q \, {K}^\top"

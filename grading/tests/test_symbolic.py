@@ -1,0 +1,89 @@
+"""Symbolic answers: safe reading, assumptions, exactness of decimals, form checks, preview."""
+
+import pytest
+import sympy
+
+from grading.core import safe_expr, symbolic
+from grading.core.answers import check, parse
+from grading.core.grades import AnswerFormatError, InvalidRequest
+
+ATTENTION = {"symbols": {"d_k": "positive", "sigma_q": "positive", "sigma_k": "positive", "d_model": "positive", "h": "positive"}}
+
+
+@pytest.mark.parametrize("text, normalised_contains", [
+    (r"\sqrt{d_k}\sigma_q", "sqrt(d_k"),
+    (r"\frac{a}{b}", "((a)/(b))"),
+    ("x^{2}", "x^(2)"),
+    ("σ_q·σ_k", "sigma_q* sigma_k"),
+    ("√d_k", "sqrt(d_k)"),
+    (r"\mathrm{Var}\left(X\right)", "Var (X )"),
+])
+def test_normalisation(text, normalised_contains):
+    assert normalised_contains in safe_expr.normalise(text)
+
+
+def test_unknown_symbol_message_lists_the_allowed_names():
+    grade = check("symbolic", "sqrt(d_k)", "sqrt(x)", {"symbols": {"d_k": "positive", "sigma_q": "positive"}})
+    assert grade.error == "unknown symbol 'x'; this answer may use d_k, sigma_q"
+
+
+def test_assumptions_decide_root_of_square():
+    assert check("symbolic", "b", "sqrt(b^2)", {"symbols": {"b": "positive"}}).correct is True
+    assert check("symbolic", "b", "sqrt(b^2)", {"symbols": {"b": "real"}}).correct is False
+
+
+def test_decimals_are_exact_rationals():
+    assert check("symbolic", "1/2", "0.5", {}).correct is True
+    assert check("symbolic", "1/3", "0.33", {}).correct is False
+
+
+def test_forbidden_symbol():
+    grade = check("symbolic", "sqrt(d_k)", "sqrt(d_model/h)", ATTENTION | {"forbid_symbols": ["d_model"]})
+    assert (grade.correct, grade.error, grade.feedback) == (False, None, "Your answer must be written without d_model.")
+
+
+def test_form_checks_give_form_credit():
+    options = ATTENTION | {"product_of_powers": True}
+    grade = check("symbolic", "d_k*sigma_q^2", "d_k*sigma_q^2 + d_k - d_k", options)
+    assert (grade.score, grade.correct) == (0.5, False)
+    simplified = ATTENTION | {"require_simplified": True}
+    assert check("symbolic", "sqrt(d_k)*sigma_q", "sqrt(d_k*sigma_q^2)", simplified).score == 0.5
+    assert check("symbolic", "sqrt(d_k)*sigma_q", "sigma_q*sqrt(d_k)", simplified).correct is True
+
+
+def test_preview_latex():
+    parsed = parse("symbolic", r"\sqrt{d_k}\sigma_q\sigma_k", ATTENTION)
+    assert parsed.error is None
+    assert parsed.preview_latex == r"\sqrt{d_{k}} \sigma_{k} \sigma_{q}"
+    assert parse("symbolic", "sqrt(", ATTENTION).error.startswith("unbalanced brackets")
+
+
+def test_huge_exponent_is_refused_before_algebra():
+    with pytest.raises(AnswerFormatError, match="exponent .* is too large"):
+        safe_expr.read_expression("9**9**9**9")
+
+
+def test_bad_requests_raise():
+    with pytest.raises(InvalidRequest, match="unknown assumption 'purple'"):
+        check("symbolic", "x", "x", {"symbols": {"x": "purple"}})
+    with pytest.raises(InvalidRequest, match="expected expression cannot be read"):
+        check("symbolic", "sqrt(", "x", {"symbols": {"x": "real"}})
+    with pytest.raises(ValueError, match="unknown answer type"):
+        check("algebra", "x", "x", {})
+
+
+def test_exact_decision_timeout_gives_could_not_grade(monkeypatch):
+    def never_finishes(left, right, screened):
+        raise symbolic.DecisionTimeout()
+
+    monkeypatch.setattr(symbolic, "_exact_equal", never_finishes)
+    symbolic.decide_equivalent.cache_clear()
+    grade = check("symbolic", "cos(2*x)", "1 - 2*sin(x)^2", {"symbols": {"x": "real"}})
+    symbolic.decide_equivalent.cache_clear()
+    assert (grade.correct, grade.error, grade.details) == (False, None, {"could_not_grade": True})
+
+
+def test_numeric_screen_rejects_without_simplify(monkeypatch):
+    monkeypatch.setattr(sympy, "simplify", lambda *args: pytest.fail("simplify must not run"))
+    symbolic.decide_equivalent.cache_clear()
+    assert check("symbolic", "sqrt(d_k)*sigma_q*sigma_k", "sqrt(d_k)*sigma_q", ATTENTION).correct is False
