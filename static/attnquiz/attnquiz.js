@@ -386,6 +386,8 @@
         list.appendChild(item);
         requestPreview(textarea, stepType, step)
           .then(function (result) {
+            // The list numbers the steps already; a single line is always "Step 1".
+            if (result.error) result.error = result.error.replace(/^Step \d+:\s*/, "");
             if (mine === generation) showPreview(output, textarea, result);
           })
           .catch(function () {
@@ -397,6 +399,67 @@
       clearTimeout(timer);
       timer = setTimeout(update, PREVIEW_DELAY_MS);
     });
+  }
+
+  // ------------------------------------------------------------ results
+
+  function formForPart(part) {
+    return part ? document.getElementById("form-" + part) : null;
+  }
+
+  function partOfResult(result) {
+    if (result.dataset.part) return result.dataset.part;
+    var container = result.closest("[id^='result-']");
+    return container ? container.id.slice("result-".length) : null;
+  }
+
+  function setSubmitDisabled(form, disabled) {
+    form.querySelectorAll("button[type=submit]").forEach(function (button) {
+      button.disabled = disabled;
+    });
+  }
+
+  /* Mark grid cells the grader rejected: a red outline AND aria-invalid, so the
+     signal reaches screen readers too. entry_correct is flat or nested by row. */
+  function markGridEntries(form, entryCorrect) {
+    var grid = form.querySelector(".matrix-grid");
+    if (!grid || !Array.isArray(entryCorrect)) return;
+    var flat = [].concat.apply([], entryCorrect.map(function (entry) {
+      return Array.isArray(entry) ? entry : [entry];
+    }));
+    grid.querySelectorAll("input").forEach(function (input, index) {
+      var wrong = flat[index] === false;
+      input.classList.toggle("is-wrong-cell", wrong);
+      if (wrong) input.setAttribute("aria-invalid", "true");
+      else input.removeAttribute("aria-invalid");
+    });
+  }
+
+  function finishPart(form) {
+    form.querySelectorAll("input, textarea, button, select").forEach(function (control) {
+      if (control.name !== "csrfmiddlewaretoken") control.disabled = true;
+    });
+    form.classList.add("is-finished");
+  }
+
+  function applyResult(result) {
+    var form = formForPart(partOfResult(result));
+    if (!form) return;
+    var state = result.dataset.result;
+    if (state === "pending") {
+      setSubmitDisabled(form, true); // one answer in flight at a time
+      return;
+    }
+    setSubmitDisabled(form, false);
+    if (state !== "graded") return;
+    if (result.dataset.entryCorrect) {
+      try {
+        markGridEntries(form, JSON.parse(result.dataset.entryCorrect));
+      } catch (error) {
+        /* malformed details only lose the highlighting */
+      }
+    }
+    if (result.dataset.finished === "1") finishPart(form);
   }
 
   // ------------------------------------------------- explorations: slider
@@ -420,6 +483,8 @@
     scope.querySelectorAll("input[data-preview]").forEach(enhanceSymbolicInput);
     scope.querySelectorAll("textarea[data-step-preview]").forEach(enhanceDerivationInput);
     scope.querySelectorAll("input[data-d-k-slider]").forEach(enhanceDkSlider);
+    if (scope.matches && scope.matches("[data-result]")) applyResult(scope);
+    scope.querySelectorAll("[data-result]").forEach(applyResult);
     renderMath(root && root.nodeType === 1 ? root : document.body);
   }
 

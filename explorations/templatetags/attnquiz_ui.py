@@ -1,0 +1,59 @@
+"""Presentation filters for the student pages (exercise, result fragment).
+
+They only reshape values for display; nothing here grades or decides anything.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+
+from django import template
+
+from exercises import engine
+
+register = template.Library()
+
+# Only what the parser needs to *read* an answer. Everything else in a part's options
+# (tolerances, diagnosis inputs, form checks) stays on the server.
+PREVIEW_OPTION_KEYS = (
+    "symbols",
+    "allow_any_symbols",
+    "forbid_symbols",
+    "random_variables",
+    "start",
+    "matrices",
+    "scalars",
+)
+
+
+@register.filter
+def preview_options(variant, part_key) -> str:
+    """JSON of the parse options of one part of a variant, for data-preview-options."""
+    spec = engine.spec_from_json(variant.exercise_version.spec)
+    options = engine.part_options(spec, variant.params, part_key)
+    readable = {key: options[key] for key in PREVIEW_OPTION_KEYS if key in options}
+    return json.dumps(readable, separators=(",", ":"), sort_keys=True)
+
+
+@register.filter
+def to_json(value) -> str:
+    """Compact JSON for a data-* attribute (autoescaping keeps the attribute intact)."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+@register.filter
+def part_letter(index) -> str:
+    """0 -> "a", 1 -> "b", ...: parts are lettered as in the prompts."""
+    try:
+        return string.ascii_lowercase[int(index)]
+    except (IndexError, TypeError, ValueError):
+        return str(index)
+
+
+@register.filter
+def attempts_left_after(submission) -> int | None:
+    """Attempts the student still has on this part after ``submission``; None if unlimited."""
+    item = submission.variant.assignment_item
+    allowed = item.assignment.attempts_per_part if item else 0
+    return max(0, allowed - submission.attempt) if allowed else None
