@@ -352,12 +352,20 @@ def _exact_equal(left, right, screened: bool | None) -> bool | None:
     difference = left - right
     if difference == 0 or sympy.expand(difference) == 0:
         return True
+    if difference.has(sympy.sin, sympy.cos, sympy.tan) and _cancels_as_exponentials(difference):
+        return True
     if sympy.simplify(difference) == 0:
         return True
     verdict = left.equals(right)
     if verdict is not None:
         return bool(verdict)
     return False if screened is None else None
+
+
+def _cancels_as_exponentials(difference) -> bool:
+    """Trigonometric identities are usually proved far faster by rewriting in exp than by simplify."""
+    rewritten = sympy.expand(difference.rewrite(sympy.exp))
+    return rewritten == 0 or sympy.cancel(rewritten) == 0
 
 
 def screen_equal(left, right) -> bool:

@@ -1,0 +1,65 @@
+"""Latency measurement of the checkers: median and p99 of ``answers.check`` per answer type."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import defaultdict
+
+from grading.core import answers, symbolic
+
+_SYMBOLS = {"d_k": "positive, integer", "sigma_q": "positive", "sigma_k": "positive",
+            "d_model": "positive, integer", "h": "positive, integer", "gap": "real"}
+_SD = "sqrt(d_k)*sigma_q*sigma_k"
+
+# Answers of the kind students type for the built-in bank's symbolic questions.
+BANK_LIKE = [
+    {"type": "symbolic", "expected": _SD, "answer": answer, "options": {"symbols": _SYMBOLS}}
+    for answer in (
+        "sqrt(d_k)*sigma_q*sigma_k", "sqrt(d_k) sigma_q sigma_k", r"\sqrt{d_k}\sigma_q\sigma_k", "√d_k·σ_q·σ_k",
+        "sqrt(d_k)", "d_k*sigma_q*sigma_k", "d_k sigma_q^2 sigma_k^2", "sqrt(d_k*sigma_q^2*sigma_k^2)",
+        "sigma_q*sigma_k*d_k^(1/2)", "sqrt(d_model)*sigma_q*sigma_k",
+    )
+] + [
+    {"type": "symbolic", "expected": expected, "answer": answer, "options": {"symbols": _SYMBOLS}}
+    for expected, answer in (
+        ("d_model/h", "d_model/h"), ("d_model/h", "h/d_model"), ("d_model/h", r"\frac{d_{model}}{h}"),
+        ("1/sqrt(d_k)", "d_k^(-1/2)"), ("1/sqrt(d_k)", "1/d_k"), ("exp(gap)", "e^gap"), ("exp(gap)", "exp(-gap)"),
+        ("d_k*sigma_q^2*sigma_k^2", "d_k sigma_q^2 sigma_k^2"), ("d_k*sigma_q^2*sigma_k^2", "d_k"),
+    )
+]
+
+
+def benchmark(cases: list[dict], checks_per_type: int = 2000, warmup: int = 1, cold: bool = False) -> dict:
+    """{type: {"median_ms", "p99_ms", "checks"}} cycling through each type's cases.
+
+    ``cold`` clears the equivalence-decision cache before every check, so repeated
+    answers do not profit from having been decided before.
+    """
+    by_type = defaultdict(list)
+    for case in cases:
+        by_type[case["type"]].append(case)
+    results = {}
+    for answer_type, type_cases in sorted(by_type.items()):
+        for case in type_cases * warmup:
+            _check(case)
+        timings = []
+        for index in range(checks_per_type):
+            case = type_cases[index % len(type_cases)]
+            if cold:
+                symbolic.decide_equivalent.cache_clear()
+            started = time.perf_counter()
+            _check(case)
+            timings.append((time.perf_counter() - started) * 1000)
+        timings.sort()
+        results[answer_type] = {
+            "median_ms": statistics.median(timings),
+            "p99_ms": timings[min(len(timings) - 1, int(0.99 * len(timings)))],
+            "checks": len(timings),
+            "cases": len(type_cases),
+        }
+    return results
+
+
+def _check(case: dict):
+    return answers.check(case["type"], case["expected"], case["answer"], case.get("options"))

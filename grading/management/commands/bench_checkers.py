@@ -1,0 +1,26 @@
+"""Print median and p99 check latency per answer type (grading.core.bench)."""
+
+from django.core.management.base import BaseCommand
+
+from grading.core.bench import BANK_LIKE, benchmark
+
+
+class Command(BaseCommand):
+    help = "Measure answer-checker latency per type over the answer-test table plus bank-like answers."
+    requires_system_checks = []
+
+    def add_arguments(self, parser):
+        parser.add_argument("--checks", type=int, default=2000, help="checks per answer type (default 2000)")
+        parser.add_argument("--cold", action="store_true", help="clear the equivalence cache before every check")
+
+    def handle(self, *args, **options):
+        from grading.tests.fixtures.answer_tests import ROWS
+
+        cases = [row for row in ROWS if not row["hostile"]] + BANK_LIKE
+        results = benchmark(cases, checks_per_type=options["checks"], cold=options["cold"])
+        self.stdout.write(f"{'type':<20}{'cases':>7}{'checks':>8}{'median ms':>11}{'p99 ms':>9}")
+        for answer_type, figures in results.items():
+            self.stdout.write(
+                f"{answer_type:<20}{figures['cases']:>7}{figures['checks']:>8}"
+                f"{figures['median_ms']:>11.3f}{figures['p99_ms']:>9.3f}"
+            )
