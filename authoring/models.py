@@ -1,0 +1,65 @@
+"""Who owns an exercise written in the browser, and the history of everything done to it.
+
+The exercise bank (files under ``exercises/bank``) has no owner: it is edited as files
+and reviewed in version control. An exercise created here belongs to one course, whose
+instructors edit, review and publish it; its published versions join the shared library.
+"""
+
+from django.conf import settings
+from django.db import models
+
+
+class ExerciseOwner(models.Model):
+    exercise = models.OneToOneField(
+        "exercises.Exercise", on_delete=models.CASCADE, related_name="owner"
+    )
+    course = models.ForeignKey(
+        "courses.Course", on_delete=models.CASCADE, related_name="owned_exercises"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.exercise} owned by {self.course}"
+
+
+class EventKind(models.TextChoices):
+    CREATED = "created", "Created"
+    IMPORTED = "imported", "Imported"
+    EDITED = "edited", "Edited"
+    NEW_VERSION = "new_version", "Started a new version"
+    SUBMITTED = "submitted", "Sent to review"
+    WITHDRAWN = "withdrawn", "Returned to draft"
+    APPROVED = "approved", "Approved and published"
+    RETIRED = "retired", "Retired"
+    COMMENTED = "commented", "Commented"
+
+
+class ExerciseEvent(models.Model):
+    """One thing someone did to an exercise version; never edited, never deleted."""
+
+    exercise = models.ForeignKey(
+        "exercises.Exercise", on_delete=models.CASCADE, related_name="events"
+    )
+    version = models.ForeignKey(
+        "exercises.ExerciseVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="events",
+    )
+    version_number = models.PositiveIntegerField()
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    kind = models.CharField(max_length=20, choices=EventKind.choices)
+    from_status = models.CharField(max_length=20, blank=True)
+    to_status = models.CharField(max_length=20, blank=True)
+    message = models.TextField(blank=True, help_text="A reviewer's comment, or a note.")
+    diff = models.TextField(blank=True, help_text="Unified diff of the source, for edits.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.exercise} v{self.version_number}: {self.get_kind_display()} by {self.actor}"

@@ -1,0 +1,299 @@
+"""Reads for authoring: which exercises a course's staff may see, previews, variant tests.
+
+``access_*`` functions fetch *with* the permission check. Rules:
+
+* Only a course's staff (instructors and teaching assistants) reach authoring pages;
+  a student of the course gets 403, anyone not enrolled 404.
+* An exercise created in the browser belongs to one course. That course's staff see
+  every version of it (drafts included); other courses' staff see only its published
+  and retired versions, as part of the shared library, and never its drafts (404).
+* Teaching assistants read, preview, test and comment; only instructors edit, send to
+  review, approve, retire or import.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Q, QuerySet
+from django.http import Http404
+
+from courses.models import Course, Role
+from courses.selectors import access_course, require_staff
+from exercises import engine
+from exercises.models import Exercise, ExerciseVersion, VersionStatus
+
+from .models import ExerciseEvent
+
+LIBRARY_STATUSES = (VersionStatus.PUBLISHED, VersionStatus.RETIRED)
+VARIANT_TEST_COUNT = 100
+VARIANT_TEST_SECONDS = 30.0
+
+
+class Action:
+    VIEW = "view"  # read, preview, test, export
+    COMMENT = "comment"
+    EDIT = "edit"  # edit, send to review, return to draft, approve, retire
+
+
+@dataclass(frozen=True)
+class VersionAccess:
+    course: Course
+    role: str
+    version: ExerciseVersion
+    owned: bool  # the exercise belongs to this course
+
+    @property
+    def exercise(self) -> Exercise:
+        return self.version.exercise
+
+
+def require_instructor(*, role: str | None) -> None:
+    if role != Role.INSTRUCTOR:
+        raise PermissionDenied("Only the course's instructors may do this.")
+
+
+def access_authoring(*, user, course_slug: str, action: str = Action.VIEW) -> tuple[Course, str]:
+    """The course whose exercises the user works on, and their role; staff only."""
+    course, role = access_course(user=user, slug=course_slug)
+    require_staff(role=role)
+    if action == Action.EDIT:
+        require_instructor(role=role)
+    return course, role
+
+
+def exercise_is_owned(*, exercise: Exercise, course: Course) -> bool:
+    owner = getattr(exercise, "owner", None)
+    return owner is not None and owner.course_id == course.pk
+
+
+def versions_visible(*, exercise: Exercise, course: Course) -> QuerySet[ExerciseVersion]:
+    versions = exercise.versions.select_related("created_by").order_by("-number")
+    if exercise_is_owned(exercise=exercise, course=course):
+        return versions
+    return versions.filter(status__in=LIBRARY_STATUSES)
+
+
+def access_exercise(
+    *, user, course_slug: str, slug: str, action: str = Action.VIEW
+) -> tuple[Course, str, Exercise, bool]:
+    course, role = access_authoring(user=user, course_slug=course_slug)
+    exercise = Exercise.objects.select_related("owner").filter(slug=slug).first()
+    if exercise is None or not versions_visible(exercise=exercise, course=course).exists():
+        raise Http404("No such exercise.")
+    owned = exercise_is_owned(exercise=exercise, course=course)
+    _require_action(role=role, owned=owned, action=action)
+    return course, role, exercise, owned
+
+
+def access_version(
+    *, user, course_slug: str, slug: str, number: int, action: str = Action.VIEW
+) -> VersionAccess:
+    course, role, exercise, owned = access_exercise(user=user, course_slug=course_slug, slug=slug)
+    version = versions_visible(exercise=exercise, course=course).filter(number=number).first()
+    if version is None:
+        raise Http404("No such version.")
+    _require_action(role=role, owned=owned, action=action)
+    return VersionAccess(course=course, role=role, version=version, owned=owned)
+
+
+def _require_action(*, role: str, owned: bool, action: str) -> None:
+    if action == Action.VIEW:
+        return
+    if not owned:
+        raise PermissionDenied(
+            "This exercise belongs to another course (or to the built-in bank); "
+            "only its own course's staff may change or review it."
+        )
+    if action == Action.EDIT:
+        require_instructor(role=role)
+
+
+def exercises_for_course(*, course: Course) -> list[dict]:
+    """The course's own exercises (all statuses) and the library's published ones."""
+    exercises = (
+        Exercise.objects.filter(
+            Q(owner__course=course) | Q(versions__status__in=LIBRARY_STATUSES)
+        )
+        .select_related("owner")
+        .distinct()
+        .order_by("slug")
+    )
+    rows = []
+    for exercise in exercises:
+        versions = list(versions_visible(exercise=exercise, course=course))
+        if not versions:
+            continue
+        rows.append(
+            {
+                "exercise": exercise,
+                "owned": exercise_is_owned(exercise=exercise, course=course),
+                "latest": versions[0],
+                "published": next(
+                    (v for v in versions if v.status == VersionStatus.PUBLISHED), None
+                ),
+            }
+        )
+    rows.sort(key=lambda row: (not row["owned"], row["exercise"].slug))
+    return rows
+
+
+def versions_in_review(*, course: Course) -> QuerySet[ExerciseVersion]:
+    return ExerciseVersion.objects.filter(
+        exercise__owner__course=course, status=VersionStatus.IN_REVIEW
+    ).select_related("exercise", "created_by")
+
+
+def exercise_history(*, exercise: Exercise) -> QuerySet[ExerciseEvent]:
+    return exercise.events.select_related("actor")
+
+
+def published_versions() -> QuerySet[ExerciseVersion]:
+    """Every version an assignment may use."""
+    return ExerciseVersion.objects.filter(status=VersionStatus.PUBLISHED).select_related(
+        "exercise"
+    ).order_by("exercise__slug", "-number")
+
+
+# ---------------------------------------------------------------------------
+# Preview and variant tests (pure engine work on a validated spec)
+# ---------------------------------------------------------------------------
+
+
+def version_spec(version: ExerciseVersion) -> engine.ExerciseSpec:
+    return engine.spec_from_json(version.spec)
+
+
+def gate_verdicts(spec: engine.ExerciseSpec, params: dict) -> list[dict]:
+    """Each quality gate's verdict on these parameters, the built-in checks first."""
+    from exercises.engine.variants import first_failed_gate
+
+    checks = [("built-in: finite, clear of rounding boundaries, not saturated", dataclasses.replace(spec, gates=()))]
+    for gate in spec.gates:
+        checks.append(
+            (f"{gate.kind}: {gate.expression.text}", dataclasses.replace(spec, parts=(), gates=(gate,)))
+        )
+    verdicts = []
+    for label, single in checks:
+        try:
+            problem = first_failed_gate(single, params)
+        except (engine.ExpressionError, ValueError, KeyError) as exc:
+            problem = f"could not evaluate: {exc}"
+        verdicts.append({"label": label, "passed": problem is None, "problem": problem or ""})
+    return verdicts
+
+
+def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str | None = None) -> dict:
+    """What a student with this seed would see, the reference answers and the gates' verdicts.
+
+    Never raises for a bad seed or a failing draw: the problem is returned as ``error``.
+    """
+    preview = {"seed": seed, "variant_name": variant_name or "", "error": None}
+    try:
+        draw = engine.draw_variant(spec, seed, name=variant_name)
+    except engine.VariantError as exc:
+        preview.update(error=str(exc), rejections=exc.rejections[-10:])
+        return preview
+    except (ValueError, engine.ExpressionError) as exc:
+        preview["error"] = str(exc)
+        return preview
+    try:
+        references = engine.reference_answers(spec, draw.params)
+        parts = [
+            {
+                "key": part.key,
+                "type": part.type,
+                "points": part.points,
+                "prompt": engine.render_part_prompt(spec, draw.params, part.key),
+                "reference": _display_value(references[part.key]),
+                "solution": engine.render_solution(spec, draw.params, part.key),
+            }
+            for part in spec.parts
+        ]
+        prompt = engine.render_prompt(spec, draw.params)
+    except (engine.ExpressionError, ValueError, KeyError) as exc:
+        preview["error"] = f"the variant draws, but rendering it failed: {exc}"
+        return preview
+    preview.update(
+        attempts=draw.attempts,
+        rejections=draw.rejections,
+        params={name: _display_value(value) for name, value in draw.params.items()},
+        prompt=prompt,
+        parts=parts,
+        gates=gate_verdicts(spec, draw.params),
+    )
+    return preview
+
+
+def _display_value(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_display_value(v) for v in value) + "]"
+    return str(value)
+
+
+def version_test_variants(
+    *,
+    spec: engine.ExerciseSpec,
+    count: int = VARIANT_TEST_COUNT,
+    first_seed: int = 0,
+    time_budget: float = VARIANT_TEST_SECONDS,
+) -> dict:
+    """Draw ``count`` variants (gates and redraws as for students) and self-test each.
+
+    The self-test is the bank validator's (``exercises.engine.selftest``): the reference
+    must be accepted, generated wrong answers refused, malformed ones reported as such.
+    Stops early, and says so, when the time budget runs out.
+    """
+    from exercises.engine.selftest import self_test_variant
+
+    started = time.perf_counter()
+    rows, rejection_reasons = [], {}
+    stopped_early = False
+    for seed in range(first_seed, first_seed + count):
+        if time.perf_counter() - started > time_budget:
+            stopped_early = True
+            break
+        row = {"seed": seed, "attempts": 0, "problems": [], "references": [], "checked": 0}
+        rows.append(row)
+        try:
+            draw = engine.draw_variant(spec, seed)
+        except engine.VariantError as exc:
+            row["problems"].append(str(exc))
+            _count_reasons(rejection_reasons, exc.rejections)
+            continue
+        row["attempts"] = draw.attempts
+        _count_reasons(rejection_reasons, draw.rejections)
+        try:
+            references = engine.reference_answers(spec, draw.params)
+            result = self_test_variant(spec, draw.params)
+        except Exception as exc:  # an exercise bug must show in the table, not crash the page
+            row["problems"].append(f"{type(exc).__name__}: {exc}")
+            continue
+        row["references"] = [_display_value(references[part.key]) for part in spec.parts]
+        row["checked"] = result.checked
+        row["problems"] += result.failures
+    failed = [row for row in rows if row["problems"]]
+    return {
+        "rows": rows,
+        "tested": len(rows),
+        "requested": count,
+        "passed": len(rows) - len(failed),
+        "failed": len(failed),
+        "mean_attempts": (sum(r["attempts"] for r in rows) / len(rows)) if rows else 0.0,
+        "redraws": sum(max(0, r["attempts"] - 1) for r in rows),
+        "rejection_reasons": sorted(rejection_reasons.items(), key=lambda kv: (-kv[1], kv[0])),
+        "stopped_early": stopped_early,
+        "seconds": round(time.perf_counter() - started, 2),
+        "part_keys": [part.key for part in spec.parts],
+    }
+
+
+def _count_reasons(counter: dict, reasons: list[str]) -> None:
+    for reason in reasons:
+        kind = reason.split(":", 1)[0]
+        counter[kind] = counter.get(kind, 0) + 1

@@ -1,0 +1,248 @@
+"""Writes for authoring: create, edit, import and move exercise versions through review.
+
+The review workflow is a small state machine::
+
+    draft ──submit──> in review ──approve──> published ──retire──> retired
+      ^                  │
+      └────withdraw──────┘   (the author withdraws, or a reviewer asks for changes)
+
+A published (or retired) version never changes: saving an edit of one starts version
+n + 1 as a draft. Approval must come from an instructor other than the version's
+author. Every change is recorded as an ``ExerciseEvent``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from courses.models import Course
+from exercises import engine
+from exercises.engine.source import read_yaml
+from exercises.models import Exercise, ExerciseVersion, VersionStatus
+
+from .models import EventKind, ExerciseEvent, ExerciseOwner
+
+MAX_SOURCE_BYTES = 200_000
+
+TRANSITIONS: dict[tuple[str, str], str] = {
+    (VersionStatus.DRAFT, VersionStatus.IN_REVIEW): EventKind.SUBMITTED,
+    (VersionStatus.IN_REVIEW, VersionStatus.DRAFT): EventKind.WITHDRAWN,
+    (VersionStatus.IN_REVIEW, VersionStatus.PUBLISHED): EventKind.APPROVED,
+    (VersionStatus.PUBLISHED, VersionStatus.RETIRED): EventKind.RETIRED,
+}
+
+
+class AuthoringRefused(Exception):
+    """The request breaks a workflow rule; ``message`` says which, in plain words."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def source_hash(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+def source_diff(old: str, new: str, *, old_label: str, new_label: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=old_label,
+            tofile=new_label,
+        )
+    )
+
+
+def _slug_issue(source: str, message: str) -> engine.SpecError:
+    try:
+        _, source_map = read_yaml(source)
+        line = source_map.line(("slug",))
+    except engine.SpecError:
+        line = None
+    return engine.SpecError([engine.SpecIssue(line, "slug", message)])
+
+
+def _event(*, version: ExerciseVersion, actor, kind: str, **fields) -> ExerciseEvent:
+    return ExerciseEvent.objects.create(
+        exercise=version.exercise,
+        version=version,
+        version_number=version.number,
+        actor=actor,
+        kind=kind,
+        **fields,
+    )
+
+
+@transaction.atomic
+def exercise_create(
+    *, course: Course, actor, source: str, kind: str = EventKind.CREATED
+) -> ExerciseVersion:
+    """A new exercise owned by ``course``, as draft version 1.
+
+    Raises SpecError (with lines) for an invalid source or a slug already taken.
+    """
+    spec = engine.load_spec(source)
+    if Exercise.objects.filter(slug=spec.slug).exists():
+        raise _slug_issue(
+            source, f"an exercise called '{spec.slug}' already exists; choose another slug"
+        )
+    exercise = Exercise.objects.create(slug=spec.slug, title=spec.title, created_by=actor)
+    ExerciseOwner.objects.create(exercise=exercise, course=course)
+    version = ExerciseVersion.objects.create(
+        exercise=exercise,
+        number=1,
+        source=source,
+        spec=engine.spec_to_json(spec),
+        content_hash=source_hash(source),
+        status=VersionStatus.DRAFT,
+        created_by=actor,
+    )
+    _event(version=version, actor=actor, kind=kind, to_status=VersionStatus.DRAFT)
+    return version
+
+
+@transaction.atomic
+def version_save(
+    *, version: ExerciseVersion, actor, source: str, kind: str = EventKind.EDITED
+) -> ExerciseVersion:
+    """Store an edit. A draft is changed in place; a published or retired version is left
+    untouched and the edit becomes a new draft version n + 1.
+
+    Raises SpecError for an invalid source, AuthoringRefused when the version is in
+    review or a newer draft already exists.
+    """
+    version = ExerciseVersion.objects.select_for_update().get(pk=version.pk)
+    spec = engine.load_spec(source)
+    exercise = version.exercise
+    if spec.slug != exercise.slug:
+        raise _slug_issue(
+            source, f"the slug of an existing exercise cannot change; keep '{exercise.slug}'"
+        )
+    if version.status == VersionStatus.IN_REVIEW:
+        raise AuthoringRefused(
+            f"Version {version.number} is in review and cannot be edited; "
+            "return it to draft first."
+        )
+    if version.status == VersionStatus.DRAFT:
+        if source == version.source:
+            return version
+        diff = source_diff(
+            version.source, source, old_label=f"v{version.number}", new_label=f"v{version.number}"
+        )
+        version.source = source
+        version.spec = engine.spec_to_json(spec)
+        version.content_hash = source_hash(source)
+        version.save(update_fields=["source", "spec", "content_hash"])
+        _event(version=version, actor=actor, kind=kind, diff=diff)
+        return version
+    newer_open = exercise.versions.filter(
+        number__gt=version.number, status__in=(VersionStatus.DRAFT, VersionStatus.IN_REVIEW)
+    ).order_by("number").first()
+    if newer_open is not None:
+        raise AuthoringRefused(
+            f"Version {newer_open.number} is already open ({newer_open.get_status_display().lower()}); "
+            "edit that one instead of starting another."
+        )
+    number = (exercise.versions.aggregate(top=Max("number"))["top"] or 0) + 1
+    new_version = ExerciseVersion.objects.create(
+        exercise=exercise,
+        number=number,
+        source=source,
+        spec=engine.spec_to_json(spec),
+        content_hash=source_hash(source),
+        status=VersionStatus.DRAFT,
+        created_by=actor,
+    )
+    _event(
+        version=new_version,
+        actor=actor,
+        kind=EventKind.NEW_VERSION if kind == EventKind.EDITED else kind,
+        to_status=VersionStatus.DRAFT,
+        message=f"Started from version {version.number}.",
+        diff=source_diff(version.source, source, old_label=f"v{version.number}", new_label=f"v{number}"),
+    )
+    return new_version
+
+
+@transaction.atomic
+def version_transition(
+    *, version: ExerciseVersion, actor, to_status: str, message: str = ""
+) -> ExerciseVersion:
+    """Move a version along the review workflow; raises AuthoringRefused otherwise."""
+    version = ExerciseVersion.objects.select_for_update().select_related("exercise").get(
+        pk=version.pk
+    )
+    from_status = version.status
+    kind = TRANSITIONS.get((from_status, to_status))
+    if kind is None:
+        raise AuthoringRefused(
+            f"A {VersionStatus(from_status).label.lower()} version cannot become "
+            f"{VersionStatus(to_status).label.lower()}."
+        )
+    if kind == EventKind.APPROVED:
+        if version.created_by_id is not None and version.created_by_id == actor.pk:
+            raise AuthoringRefused(
+                "You wrote this version, so you cannot approve it: another instructor must review it."
+            )
+        # The stored spec must still load: the engine may have become stricter since saving.
+        engine.load_spec(version.source)
+        version.published_at = timezone.now()
+    version.status = to_status
+    version.save(update_fields=["status", "published_at"])
+    if kind == EventKind.APPROVED and version.exercise.title != version.title:
+        Exercise.objects.filter(pk=version.exercise_id).update(title=version.title)
+    _event(
+        version=version,
+        actor=actor,
+        kind=kind,
+        from_status=from_status,
+        to_status=to_status,
+        message=message.strip(),
+    )
+    return version
+
+
+def version_comment(*, version: ExerciseVersion, actor, message: str) -> ExerciseEvent:
+    message = message.strip()
+    if not message:
+        raise AuthoringRefused("A comment cannot be empty.")
+    return _event(version=version, actor=actor, kind=EventKind.COMMENTED, message=message)
+
+
+def source_from_upload(data: bytes) -> str:
+    """The uploaded file as text, exactly (no newline or whitespace changes)."""
+    if len(data) > MAX_SOURCE_BYTES:
+        raise AuthoringRefused(
+            f"The file is too large ({len(data)} bytes; the limit is {MAX_SOURCE_BYTES})."
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AuthoringRefused(f"The file is not UTF-8 text (byte {exc.start} is not valid).")
+
+
+@transaction.atomic
+def exercise_import(*, course: Course, actor, data: bytes) -> ExerciseVersion:
+    """Import an exercise file: a new exercise, or an edit of one this course owns
+    (its latest version: a draft is replaced, a published one gets version n + 1)."""
+    source = source_from_upload(data)
+    spec = engine.load_spec(source)
+    exercise = Exercise.objects.select_related("owner").filter(slug=spec.slug).first()
+    if exercise is None:
+        return exercise_create(course=course, actor=actor, source=source, kind=EventKind.IMPORTED)
+    owner = getattr(exercise, "owner", None)
+    if owner is None or owner.course_id != course.pk:
+        raise _slug_issue(
+            source,
+            f"'{spec.slug}' belongs to another course or to the built-in bank; "
+            "import it under a new slug",
+        )
+    latest = exercise.versions.order_by("-number").first()
+    return version_save(version=latest, actor=actor, source=source, kind=EventKind.IMPORTED)

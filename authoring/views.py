@@ -1,0 +1,358 @@
+"""Authoring pages: the exercise list, the YAML editor with line-precise errors, previews,
+the 100-variant test, import/export and the review workflow. Thin over selectors/services."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from courses.models import Role
+from exercises import engine
+from exercises.models import VersionStatus
+
+from . import selectors, services
+from .forms import CommentForm, ImportForm, PreviewForm, SourceForm, TransitionForm, VariantTestForm
+from .selectors import Action
+
+NEW_EXERCISE_TEMPLATE = """\
+slug: my-new-exercise
+title: A new exercise
+version: 1
+difficulty: easy
+parameters:
+  a: {generator: int_range, min: 1, max: 9}
+  b: {generator: int_range, min: 1, max: 9}
+prompt: |
+  Compute ${{a}} \\times {{b}}$.
+parts:
+  - key: product
+    type: numeric
+    answer: "a * b"
+    decimals: 0
+    solution: |
+      ${{a}} \\times {{b}} = {{a * b}}$.
+"""
+
+
+def _version_url(access: selectors.VersionAccess, name: str = "version", number: int | None = None) -> str:
+    return reverse(
+        f"authoring:{name}",
+        args=[access.course.slug, access.exercise.slug, number or access.version.number],
+    )
+
+
+def _spec_errors(error: engine.SpecError) -> list[dict]:
+    return [{"line": i.line, "path": i.path, "message": i.message, "text": str(i)} for i in error.errors]
+
+
+@login_required
+@require_GET
+def exercise_list(request, course_slug: str):
+    course, role = selectors.access_authoring(user=request.user, course_slug=course_slug)
+    return render(
+        request,
+        "authoring/exercise_list.html",
+        {
+            "course": course,
+            "role": role,
+            "can_edit": role == Role.INSTRUCTOR,
+            "rows": selectors.exercises_for_course(course=course),
+            "in_review": selectors.versions_in_review(course=course),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def exercise_new(request, course_slug: str):
+    course, role = selectors.access_authoring(
+        user=request.user, course_slug=course_slug, action=Action.EDIT
+    )
+    form = SourceForm(request.POST or None, initial={"source": NEW_EXERCISE_TEMPLATE})
+    errors = []
+    if request.method == "POST" and form.is_valid():
+        try:
+            version = services.exercise_create(
+                course=course, actor=request.user, source=form.cleaned_data["source"]
+            )
+        except engine.SpecError as error:
+            errors = _spec_errors(error)
+        else:
+            messages.success(request, f"Created {version.exercise.slug} as draft version 1.")
+            return redirect("authoring:version", course.slug, version.exercise.slug, 1)
+    return render(
+        request,
+        "authoring/editor.html",
+        {"course": course, "form": form, "errors": errors, "version": None, "is_new": True},
+        status=422 if errors else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def exercise_import(request, course_slug: str):
+    course, role = selectors.access_authoring(
+        user=request.user, course_slug=course_slug, action=Action.EDIT
+    )
+    form = ImportForm(request.POST or None, request.FILES or None)
+    errors, refusal = [], None
+    if request.method == "POST" and form.is_valid():
+        try:
+            version = services.exercise_import(
+                course=course, actor=request.user, data=form.cleaned_data["file"].read()
+            )
+        except engine.SpecError as error:
+            errors = _spec_errors(error)
+        except services.AuthoringRefused as refused:
+            refusal = refused.message
+        else:
+            messages.success(
+                request, f"Imported {version.exercise.slug} as draft version {version.number}."
+            )
+            return redirect("authoring:version", course.slug, version.exercise.slug, version.number)
+    failed = bool(errors or refusal or form.errors)
+    return render(
+        request,
+        "authoring/import.html",
+        {"course": course, "form": form, "errors": errors, "refusal": refusal},
+        status=422 if failed else 200,
+    )
+
+
+@login_required
+@require_POST
+def source_check(request, course_slug: str):
+    """Validate unsaved source and preview one seed of it (the editor's live check)."""
+    course, role = selectors.access_authoring(user=request.user, course_slug=course_slug)
+    form = SourceForm(request.POST)
+    preview_form = PreviewForm(request.POST)
+    context = {"errors": [], "preview": None, "form_errors": None}
+    if not form.is_valid():
+        context["form_errors"] = form.errors.get("source")
+    else:
+        try:
+            spec = engine.load_spec(form.cleaned_data["source"])
+        except engine.SpecError as error:
+            context["errors"] = _spec_errors(error)
+        else:
+            seed = preview_form.cleaned_data["seed"] if preview_form.is_valid() else 0
+            context["preview"] = selectors.version_preview(spec=spec, seed=seed)
+            context["preview_seed_error"] = preview_form.errors.get("seed")
+    return render(request, "authoring/_check.html", context)
+
+
+@login_required
+@require_GET
+def exercise_detail(request, course_slug: str, slug: str):
+    course, role, exercise, owned = selectors.access_exercise(
+        user=request.user, course_slug=course_slug, slug=slug
+    )
+    return render(
+        request,
+        "authoring/exercise_detail.html",
+        {
+            "course": course,
+            "exercise": exercise,
+            "owned": owned,
+            "versions": selectors.versions_visible(exercise=exercise, course=course),
+            "events": selectors.exercise_history(exercise=exercise) if owned else [],
+        },
+    )
+
+
+@login_required
+@require_GET
+def version_detail(request, course_slug: str, slug: str, number: int):
+    access = selectors.access_version(
+        user=request.user, course_slug=course_slug, slug=slug, number=number
+    )
+    version = access.version
+    spec = selectors.version_spec(version)
+    is_instructor = access.owned and access.role == Role.INSTRUCTOR
+    return render(
+        request,
+        "authoring/version_detail.html",
+        {
+            "access": access,
+            "course": access.course,
+            "version": version,
+            "spec": spec,
+            "variant_names": list(spec.variants),
+            "owned": access.owned,
+            "can_edit": is_instructor and version.status != VersionStatus.IN_REVIEW,
+            "can_submit": is_instructor and version.status == VersionStatus.DRAFT,
+            "can_withdraw": is_instructor and version.status == VersionStatus.IN_REVIEW,
+            "can_approve": is_instructor
+            and version.status == VersionStatus.IN_REVIEW
+            and version.created_by_id != request.user.pk,
+            "is_author": version.created_by_id == request.user.pk,
+            "can_retire": is_instructor and version.status == VersionStatus.PUBLISHED,
+            "can_comment": access.owned,
+            "comment_form": CommentForm(),
+            "events": version.events.select_related("actor") if access.owned else [],
+            "preview": selectors.version_preview(spec=spec, seed=0),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def version_edit(request, course_slug: str, slug: str, number: int):
+    access = selectors.access_version(
+        user=request.user, course_slug=course_slug, slug=slug, number=number, action=Action.EDIT
+    )
+    version = access.version
+    form = SourceForm(request.POST or None, initial={"source": version.source})
+    errors, refusal = [], None
+    if version.status == VersionStatus.IN_REVIEW:
+        refusal = "This version is in review; return it to draft before editing."
+    if request.method == "POST" and form.is_valid() and refusal is None:
+        try:
+            saved = services.version_save(
+                version=version, actor=request.user, source=form.cleaned_data["source"]
+            )
+        except engine.SpecError as error:
+            errors = _spec_errors(error)
+        except services.AuthoringRefused as refused:
+            refusal = refused.message
+        else:
+            if saved.number != version.number:
+                messages.success(
+                    request,
+                    f"Version {version.number} is published and unchanged; "
+                    f"your edit is draft version {saved.number}.",
+                )
+            else:
+                messages.success(request, f"Saved draft version {saved.number}.")
+            return redirect(_version_url(access, number=saved.number))
+    failed = request.method == "POST" and bool(errors or refusal or form.errors)
+    return render(
+        request,
+        "authoring/editor.html",
+        {
+            "course": access.course,
+            "form": form,
+            "errors": errors,
+            "refusal": refusal,
+            "version": version,
+            "is_new": False,
+        },
+        status=422 if failed else 200,
+    )
+
+
+@login_required
+@require_GET
+def version_preview(request, course_slug: str, slug: str, number: int):
+    access = selectors.access_version(
+        user=request.user, course_slug=course_slug, slug=slug, number=number
+    )
+    spec = selectors.version_spec(access.version)
+    form = PreviewForm(request.GET or {"seed": 0})
+    preview, form_error = None, None
+    if form.is_valid():
+        name = form.cleaned_data["variant"] or None
+        if name is not None and name not in spec.variants:
+            form_error = f"There is no named variant '{name}'."
+        else:
+            preview = selectors.version_preview(
+                spec=spec, seed=form.cleaned_data["seed"], variant_name=name
+            )
+    else:
+        form_error = "; ".join(f"{field}: {' '.join(errs)}" for field, errs in form.errors.items())
+    template = (
+        "authoring/_preview.html"
+        if request.headers.get("HX-Request") == "true"
+        else "authoring/preview_page.html"
+    )
+    return render(
+        request,
+        template,
+        {"access": access, "version": access.version, "preview": preview, "form_error": form_error},
+        status=200 if preview else 400,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def version_test(request, course_slug: str, slug: str, number: int):
+    access = selectors.access_version(
+        user=request.user, course_slug=course_slug, slug=slug, number=number
+    )
+    form = VariantTestForm(request.POST or None, initial={"first_seed": 0})
+    report = None
+    if request.method == "POST" and form.is_valid():
+        report = selectors.version_test_variants(
+            spec=selectors.version_spec(access.version),
+            first_seed=form.cleaned_data["first_seed"],
+        )
+    return render(
+        request,
+        "authoring/variant_test.html",
+        {"access": access, "version": access.version, "form": form, "report": report},
+        status=400 if form.errors else 200,
+    )
+
+
+@login_required
+@require_GET
+def version_export(request, course_slug: str, slug: str, number: int):
+    access = selectors.access_version(
+        user=request.user, course_slug=course_slug, slug=slug, number=number
+    )
+    response = HttpResponse(
+        access.version.source.encode("utf-8"), content_type="application/yaml; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{slug}-v{number}.yaml"'
+    return response
+
+
+@login_required
+@require_POST
+def version_transition(request, course_slug: str, slug: str, number: int):
+    access = selectors.access_version(
+        user=request.user, course_slug=course_slug, slug=slug, number=number, action=Action.EDIT
+    )
+    form = TransitionForm(request.POST)
+    if not form.is_valid() or form.cleaned_data["to_status"] not in VersionStatus.values:
+        messages.error(request, "Unknown workflow step.")
+        return redirect(_version_url(access))
+    try:
+        version = services.version_transition(
+            version=access.version,
+            actor=request.user,
+            to_status=form.cleaned_data["to_status"],
+            message=form.cleaned_data["message"],
+        )
+    except services.AuthoringRefused as refused:
+        messages.error(request, refused.message)
+    except engine.SpecError as error:
+        messages.error(request, f"The stored source no longer validates: {error}")
+    else:
+        messages.success(request, f"Version {version.number} is now {version.get_status_display().lower()}.")
+    return redirect(_version_url(access))
+
+
+@login_required
+@require_POST
+def version_comment(request, course_slug: str, slug: str, number: int):
+    access = selectors.access_version(
+        user=request.user, course_slug=course_slug, slug=slug, number=number, action=Action.COMMENT
+    )
+    form = CommentForm(request.POST)
+    if form.is_valid():
+        try:
+            services.version_comment(
+                version=access.version, actor=request.user, message=form.cleaned_data["message"]
+            )
+        except services.AuthoringRefused as refused:
+            messages.error(request, refused.message)
+        else:
+            messages.success(request, "Comment added.")
+    else:
+        messages.error(request, "A comment cannot be empty.")
+    return redirect(_version_url(access))
