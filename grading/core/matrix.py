@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from grading.core import numeric
+from grading.core import misconceptions, numeric
 from grading.core.grades import (
     AnswerFormatError,
     Grade,
@@ -186,8 +186,6 @@ def _with_diagnosis(grade: Grade, values: np.ndarray, options: dict) -> Grade:
     spec = options.get("diagnose")
     if not spec:
         return grade
-    from grading.core import misconceptions
-
     code = misconceptions.diagnose_from_spec(spec, values, options)
     if code is None:
         return grade

@@ -29,7 +29,7 @@ from functools import lru_cache
 
 import sympy
 
-from grading.core import safe_expr
+from grading.core import misconceptions, safe_expr
 from grading.core.grades import (
     AnswerFormatError,
     Grade,
@@ -424,8 +424,6 @@ def _node_count(node: ast.AST) -> int:
 
 
 def _wrong_expression(expected_expr, answer_expr, options: dict) -> Grade:
-    from grading.core import misconceptions
-
     code = misconceptions.diagnose_symbolic(expected_expr, answer_expr)
     if code is not None:
         return wrong(f"Not equivalent to the correct expression. {misconceptions.MISCONCEPTIONS[code]}", misconception=code)
