@@ -31,6 +31,7 @@ MAX_NESTING = 40
 MAX_TOKENS = 600
 MAX_NODES = 800
 MAX_EXPONENT = 1_000
+MAX_POWER_NESTING = 6  # SymPy builds deep power towers in quadratic time
 MAX_MAGNITUDE = 1e300
 MAX_NUMBER_CHARS = 40
 
@@ -534,7 +535,22 @@ def _checked_children(node: ast.AST, grammar: Grammar, names: set[str]) -> list[
 
 def _check_constants(node: ast.AST) -> None:
     """Fold constant parts with floats so huge powers and 1/0 are refused before any algebra."""
+    if _power_nesting(node) > MAX_POWER_NESTING:
+        raise AnswerFormatError(f"powers are nested too deeply (more than {MAX_POWER_NESTING} levels)")
     _fold(node)
+
+
+def _power_nesting(node: ast.AST) -> int:
+    """The largest number of powers stacked inside one another."""
+    deepest = 0
+    stack = [(node, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, ast.BinOp) and isinstance(current.op, ast.Pow):
+            depth += 1
+            deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in ast.iter_child_nodes(current))
+    return deepest
 
 
 def _fold(node: ast.AST):
