@@ -34,6 +34,8 @@ INSTALLED_APPS = [
     "exercises",
     "grading",
     "explorations",
+    "authoring",
+    "instructor",
 ]
 
 MIDDLEWARE = [

@@ -15,5 +15,7 @@ urlpatterns = [
     path("", include("exercises.urls")),
     path("grading/", include("grading.urls")),
     path("explore/", include("explorations.urls")),
+    path("author/", include("authoring.urls")),
+    path("teach/", include("instructor.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -208,7 +208,7 @@ def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str |
                 "type": part.type,
                 "points": part.points,
                 "prompt": engine.render_part_prompt(spec, draw.params, part.key),
-                "reference": _display_value(references[part.key]),
+                "reference": _display_reference(part, references[part.key]),
                 "solution": engine.render_solution(spec, draw.params, part.key),
             }
             for part in spec.parts
@@ -226,6 +226,15 @@ def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str |
         gates=gate_verdicts(spec, draw.params),
     )
     return preview
+
+
+def _display_reference(part, value) -> str:
+    """Numbers at the part's declared decimals, as the student would type them."""
+    from exercises.engine.reference import format_value
+
+    if part.type in ("numeric", "matrix"):
+        return format_value(value, decimals=part.decimals, latex=False)
+    return _display_value(value)
 
 
 def _display_value(value) -> str:
@@ -274,7 +283,7 @@ def version_test_variants(
         except Exception as exc:  # an exercise bug must show in the table, not crash the page
             row["problems"].append(f"{type(exc).__name__}: {exc}")
             continue
-        row["references"] = [_display_value(references[part.key]) for part in spec.parts]
+        row["references"] = [_display_reference(part, references[part.key]) for part in spec.parts]
         row["checked"] = result.checked
         row["problems"] += result.failures
     failed = [row for row in rows if row["problems"]]

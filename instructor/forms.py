@@ -1,0 +1,130 @@
+"""Forms of the teaching pages; they turn bad input into messages, never into a 500."""
+
+from __future__ import annotations
+
+from django import forms
+
+from courses.models import Assignment
+from exercises.models import ExerciseVersion, VersionStatus
+
+
+class DateTimeInput(forms.DateTimeInput):
+    input_type = "datetime-local"
+
+    def format_value(self, value):
+        if hasattr(value, "strftime"):
+            from django.utils import timezone
+
+            if timezone.is_aware(value):
+                value = timezone.localtime(value)
+            return value.strftime("%Y-%m-%dT%H:%M")
+        return value
+
+
+class AssignmentForm(forms.ModelForm):
+    class Meta:
+        model = Assignment
+        fields = [
+            "title", "slug", "opens_at", "due_at", "closes_at", "attempts_per_part",
+            "penalty_per_extra_attempt", "late_penalty", "time_limit_minutes", "solution_policy",
+            "is_published",
+        ]
+        widgets = {
+            "opens_at": DateTimeInput(),
+            "due_at": DateTimeInput(),
+            "closes_at": DateTimeInput(),
+        }
+        labels = {"attempts_per_part": "Attempts per part (0 = unlimited)"}
+        help_texts = {"solution_policy": "When students may see the worked solutions."}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in ("opens_at", "due_at", "closes_at"):
+            self.fields[name].input_formats = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
+
+    def clean(self):
+        cleaned = super().clean()
+        for name in ("penalty_per_extra_attempt", "late_penalty"):
+            value = cleaned.get(name)
+            if value is not None and not 0.0 <= value <= 1.0:
+                self.add_error(name, "Give a fraction between 0 and 1 (e.g. 0.1 for 10 %).")
+        opens, due, closes = cleaned.get("opens_at"), cleaned.get("due_at"), cleaned.get("closes_at")
+        if opens and due and due < opens:
+            self.add_error("due_at", "The due date is before the assignment opens.")
+        if due and closes and closes < due:
+            self.add_error("closes_at", "The assignment closes before it is due.")
+        if opens and closes and closes < opens:
+            self.add_error("closes_at", "The assignment closes before it opens.")
+        if cleaned.get("time_limit_minutes") == 0:
+            self.add_error("time_limit_minutes", "Leave empty for no time limit.")
+        return cleaned
+
+    def validate_unique(self):
+        # The course is not a form field; uniqueness of the slug per course is checked by the service.
+        pass
+
+
+class ItemAddForm(forms.Form):
+    version = forms.ModelChoiceField(
+        queryset=ExerciseVersion.objects.filter(status=VersionStatus.PUBLISHED).select_related("exercise"),
+        label="Exercise (published version)",
+    )
+    points = forms.FloatField(min_value=0, max_value=1000, initial=1.0)
+
+
+class ItemUpdateForm(forms.Form):
+    points = forms.FloatField(min_value=0, max_value=1000)
+    position = forms.IntegerField(min_value=0, max_value=10_000)
+    version = forms.ModelChoiceField(
+        queryset=ExerciseVersion.objects.filter(status=VersionStatus.PUBLISHED), required=False
+    )
+
+
+class ManualGradeForm(forms.Form):
+    criteria = forms.TypedMultipleChoiceField(coerce=int, required=False, widget=forms.CheckboxSelectMultiple)
+    score = forms.FloatField(
+        min_value=0, max_value=1, required=False,
+        help_text="Fraction 0–1. Leave empty to score by the ticked criteria.",
+    )
+    comment = forms.CharField(widget=forms.Textarea(attrs={"rows": 4, "cols": 60}), required=False, max_length=5000)
+
+    def __init__(self, *args, rubric=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.rubric = rubric
+        criteria = rubric.criteria if rubric else ()
+        self.fields["criteria"].choices = [
+            (index, f"{text} ({points:g} pt{'s' if points != 1 else ''})")
+            for index, (text, points) in enumerate(criteria)
+        ]
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("score") is None:
+            criteria = self.rubric.criteria if self.rubric else ()
+            total = sum(points for _, points in criteria)
+            if not criteria or total <= 0:
+                raise forms.ValidationError("Give a score between 0 and 1 (this part has no rubric points).")
+            ticked = cleaned.get("criteria") or []
+            cleaned["score"] = sum(criteria[i][1] for i in ticked) / total
+        return cleaned
+
+
+class RegradeForm(forms.Form):
+    items = forms.TypedMultipleChoiceField(
+        coerce=int, required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked means every exercise of the assignment.",
+    )
+    parts = forms.CharField(
+        required=False, max_length=500, help_text="Part keys separated by commas; empty means all parts."
+    )
+    allow_lower = forms.BooleanField(
+        required=False, label="Allow lowering scores",
+        help_text="Without this, an answer whose new score is lower keeps its old score.",
+    )
+
+    def __init__(self, *args, item_choices=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["items"].choices = list(item_choices)
+
+    def clean_parts(self) -> list[str]:
+        return [key.strip() for key in self.cleaned_data["parts"].split(",") if key.strip()]

@@ -1,0 +1,115 @@
+"""What instructors leave behind: manual grades with their grader, and regrade jobs with
+their progress and every score they changed (or would change, in a dry run)."""
+
+from django.conf import settings
+from django.db import models
+
+
+class ManualGrade(models.Model):
+    """A person's grade of one submission (free-text parts); the newest one counts."""
+
+    submission = models.ForeignKey(
+        "grading.Submission", on_delete=models.CASCADE, related_name="manual_grades"
+    )
+    grader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    score = models.FloatField(help_text="Raw score in [0, 1], before penalties.")
+    criteria_met = models.JSONField(default=list, blank=True, help_text="Indexes of rubric criteria ticked.")
+    comment = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.submission} graded {self.score:g} by {self.grader}"
+
+
+class RegradeStatus(models.TextChoices):
+    PENDING = "pending", "Waiting for a worker"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class RegradeJob(models.Model):
+    """Re-grade the stored answers of an assignment's submissions against the current
+    version of each exercise. A dry run only records what would change."""
+
+    assignment = models.ForeignKey(
+        "courses.Assignment", on_delete=models.CASCADE, related_name="regrade_jobs"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    dry_run = models.BooleanField(default=True)
+    allow_lower = models.BooleanField(default=False)
+    item_ids = models.JSONField(default=list, blank=True, help_text="Assignment items; empty means all.")
+    parts = models.JSONField(default=list, blank=True, help_text="Part keys; empty means all.")
+    preview_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="applications",
+        help_text="The dry run this job applies.",
+    )
+    status = models.CharField(
+        max_length=20, choices=RegradeStatus.choices, default=RegradeStatus.PENDING, db_index=True
+    )
+    total = models.PositiveIntegerField(default=0)
+    processed = models.PositiveIntegerField(default=0)
+    changed = models.PositiveIntegerField(default=0)
+    held = models.PositiveIntegerField(default=0, help_text="Lower scores kept (lowering not allowed).")
+    errors = models.PositiveIntegerField(default=0)
+    cursor = models.BigIntegerField(default=0, help_text="Last submission id processed.")
+    message = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        kind = "dry run" if self.dry_run else "regrade"
+        return f"{kind} {self.pk} of {self.assignment} ({self.status})"
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.processed / self.total) if self.total else (100 if self.is_finished else 0)
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (RegradeStatus.DONE, RegradeStatus.FAILED)
+
+
+class ChangeOutcome(models.TextChoices):
+    CHANGED = "changed", "Changed"
+    WOULD_CHANGE = "would_change", "Would change"
+    HELD = "held", "Kept: the new score is lower"
+    ERROR = "error", "Could not regrade"
+
+
+class RegradeChange(models.Model):
+    """One submission whose score a regrade changed, would change, or kept."""
+
+    job = models.ForeignKey(RegradeJob, on_delete=models.CASCADE, related_name="changes")
+    submission = models.ForeignKey(
+        "grading.Submission", on_delete=models.CASCADE, related_name="regrade_changes"
+    )
+    outcome = models.CharField(max_length=20, choices=ChangeOutcome.choices)
+    old_score = models.FloatField(null=True)
+    new_score = models.FloatField(null=True)
+    old_awarded = models.FloatField(null=True)
+    new_awarded = models.FloatField(null=True)
+    old_correct = models.BooleanField(null=True)
+    new_correct = models.BooleanField(null=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["submission_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "submission"], name="one_change_per_job_submission")
+        ]
+
+    def __str__(self):
+        return f"{self.submission_id}: {self.old_awarded} -> {self.new_awarded} ({self.outcome})"

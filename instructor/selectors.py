@@ -1,0 +1,487 @@
+"""Reads for teaching staff: access checks, the gradebook, CSV rows, the manual grading
+queue, regrade jobs and item analytics.
+
+``access_*`` functions fetch *with* the permission check: anyone not enrolled gets 404,
+a student 403. Teaching assistants read everything here and grade free-text answers;
+only instructors change assignments or run regrades.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db.models import Q, QuerySet
+from django.http import Http404
+
+from courses.models import Assignment, AssignmentItem, Course, Enrolment, Role
+from courses.selectors import access_course, require_staff
+from exercises import engine
+from grading.models import Submission, SubmissionStatus
+
+from .models import ManualGrade, RegradeJob
+
+MANUAL_ANSWER_TYPES = ("free_text",)
+
+
+def require_instructor(*, role: str | None) -> None:
+    from django.core.exceptions import PermissionDenied
+
+    if role != Role.INSTRUCTOR:
+        raise PermissionDenied("Only the course's instructors may do this.")
+
+
+def access_teaching(*, user, course_slug: str, instructor_only: bool = False) -> tuple[Course, str]:
+    course, role = access_course(user=user, slug=course_slug)
+    require_staff(role=role)
+    if instructor_only:
+        require_instructor(role=role)
+    return course, role
+
+
+def access_staff_assignment(
+    *, user, course_slug: str, assignment_slug: str, instructor_only: bool = False
+) -> tuple[Assignment, str]:
+    course, role = access_teaching(user=user, course_slug=course_slug, instructor_only=instructor_only)
+    assignment = course.assignments.filter(slug=assignment_slug).first()
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment, role
+
+
+def access_assignment_item_staff(
+    *, user, course_slug: str, assignment_slug: str, item_id: int, instructor_only: bool = False
+) -> tuple[AssignmentItem, str]:
+    assignment, role = access_staff_assignment(
+        user=user, course_slug=course_slug, assignment_slug=assignment_slug,
+        instructor_only=instructor_only,
+    )
+    item = assignment.items.select_related("exercise_version__exercise").filter(pk=item_id).first()
+    if item is None:
+        raise Http404("No such exercise in this assignment.")
+    return item, role
+
+
+def access_course_submission(*, user, course_slug: str, submission_id: int) -> tuple[Submission, str]:
+    """A submission to an assignment of this course, for its staff only."""
+    course, role = access_teaching(user=user, course_slug=course_slug)
+    submission = (
+        Submission.objects.select_related(
+            "student", "variant__exercise_version__exercise", "variant__assignment_item__assignment"
+        )
+        .filter(pk=submission_id, variant__assignment_item__assignment__course=course)
+        .first()
+    )
+    if submission is None:
+        raise Http404("No such submission.")
+    return submission, role
+
+
+def access_course_student(*, course: Course, user_id: int):
+    enrolment = Enrolment.objects.select_related("user").filter(course=course, user_id=user_id).first()
+    if enrolment is None:
+        raise Http404("No such student in this course.")
+    return enrolment.user
+
+
+def access_regrade_job(*, user, course_slug: str, job_id: int) -> tuple[RegradeJob, str]:
+    course, role = access_teaching(user=user, course_slug=course_slug, instructor_only=True)
+    job = RegradeJob.objects.select_related("assignment", "created_by").filter(
+        pk=job_id, assignment__course=course
+    ).first()
+    if job is None:
+        raise Http404("No such regrade.")
+    return job, role
+
+
+# ---------------------------------------------------------------------------
+# Exercise structure
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PartInfo:
+    key: str
+    type: str
+    points: float
+
+
+@dataclass(frozen=True)
+class ItemInfo:
+    item: AssignmentItem
+    slug: str
+    title: str
+    parts: tuple[PartInfo, ...]
+
+    @property
+    def part_points(self) -> float:
+        return sum(part.points for part in self.parts)
+
+    def label(self) -> str:
+        return f"{self.slug} (/{self.item.points:g})"
+
+
+def assignment_items_info(*, assignment: Assignment) -> list[ItemInfo]:
+    infos = []
+    for item in assignment.items.select_related("exercise_version__exercise"):
+        spec = engine.spec_from_json(item.exercise_version.spec)
+        parts = tuple(PartInfo(p.key, p.type, float(p.points)) for p in spec.parts)
+        infos.append(ItemInfo(item=item, slug=item.exercise_version.exercise.slug, title=spec.title, parts=parts))
+    return infos
+
+
+def assignment_submissions(*, assignment: Assignment) -> QuerySet[Submission]:
+    return Submission.objects.filter(variant__assignment_item__assignment=assignment)
+
+
+def best_part_scores(*, assignment: Assignment) -> dict[tuple[int, int, str], float]:
+    """(student id, item id, part) -> best awarded score in [0, 1] over graded attempts."""
+    best: dict[tuple[int, int, str], float] = {}
+    rows = assignment_submissions(assignment=assignment).values_list(
+        "student_id", "variant__assignment_item_id", "part", "status", "awarded"
+    )
+    for student_id, item_id, part, status, awarded in rows:
+        key = (student_id, item_id, part)
+        value = (awarded or 0.0) if status == SubmissionStatus.GRADED else 0.0
+        if value > best.get(key, -1.0):
+            best[key] = value
+    return best
+
+
+def item_score(*, info: ItemInfo, student_id: int, best: dict) -> float | None:
+    """Points earned on one item: item points x the part-points-weighted best part scores.
+    None when the student never submitted to the item."""
+    keys = [(student_id, info.item.pk, part.key) for part in info.parts]
+    if not any(key in best for key in keys):
+        return None
+    if info.part_points == 0:
+        return 0.0
+    earned = sum(best.get(key, 0.0) * part.points for key, part in zip(keys, info.parts))
+    return info.item.points * earned / info.part_points
+
+
+def course_students(*, course: Course):
+    User = get_user_model()
+    return User.objects.filter(enrolments__course=course, enrolments__role=Role.STUDENT).order_by("username")
+
+
+def gradebook(*, assignment: Assignment, student_filter: str = "", item_filter: int | None = None) -> dict:
+    """Students x exercises with scores; filters narrow the rows (name) and columns (item)."""
+    infos = assignment_items_info(assignment=assignment)
+    columns = [info for info in infos if item_filter in (None, info.item.pk)]
+    students = course_students(course=assignment.course)
+    if student_filter:
+        students = students.filter(
+            Q(username__icontains=student_filter)
+            | Q(first_name__icontains=student_filter)
+            | Q(last_name__icontains=student_filter)
+        )
+    best = best_part_scores(assignment=assignment)
+    max_points = sum(info.item.points for info in columns)
+    rows = []
+    for student in students:
+        scores = [item_score(info=info, student_id=student.pk, best=best) for info in columns]
+        total = sum(score or 0.0 for score in scores)
+        rows.append(
+            {
+                "student": student,
+                "scores": scores,
+                "total": total,
+                "percent": 100 * total / max_points if max_points else 0.0,
+            }
+        )
+    return {"columns": columns, "all_items": infos, "rows": rows, "max_points": max_points}
+
+
+def student_submissions(*, assignment: Assignment, student) -> QuerySet[Submission]:
+    return (
+        assignment_submissions(assignment=assignment)
+        .filter(student=student)
+        .select_related("variant__assignment_item__exercise_version__exercise")
+        .prefetch_related("manual_grades__grader")
+        .order_by("variant__assignment_item__position", "part", "attempt")
+    )
+
+
+def answer_text(raw_answer) -> str:
+    """A stored answer as one line of text, the way it is shown and exported."""
+    if isinstance(raw_answer, str):
+        return raw_answer
+    return json.dumps(raw_answer, ensure_ascii=False, separators=(",", ": "))
+
+
+def csv_safe(value) -> str | float | int:
+    """Neutralise spreadsheet formulas, but leave plain (e.g. negative) numbers alone."""
+    if value is None:
+        return ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    text = str(value)
+    if text[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        try:
+            float(text)
+        except ValueError:
+            return "'" + text
+    return text
+
+
+WIDE_FIXED_COLUMNS = ["username", "first_name", "last_name"]
+LONG_COLUMNS = [
+    "submission_id", "username", "assignment", "exercise", "version", "part", "attempt",
+    "status", "raw_answer", "score", "awarded", "correct", "is_late", "misconception",
+    "created_at", "graded_at", "graded_by",
+]
+
+
+def gradebook_csv_rows(*, assignment: Assignment) -> list[list]:
+    """Header then one row per student: username, names, one score per exercise, total, percent."""
+    book = gradebook(assignment=assignment)
+    header = WIDE_FIXED_COLUMNS + [info.label() for info in book["columns"]] + [
+        f"total (/{book['max_points']:g})", "percent"
+    ]
+    rows = [header]
+    for row in book["rows"]:
+        student = row["student"]
+        rows.append(
+            [csv_safe(student.username), csv_safe(student.first_name), csv_safe(student.last_name)]
+            + ["" if score is None else round(score, 4) for score in row["scores"]]
+            + [round(row["total"], 4), round(row["percent"], 2)]
+        )
+    return rows
+
+
+def submissions_csv_rows(*, assignment: Assignment):
+    """Header then one row per submission (every attempt), oldest first. A generator."""
+    yield LONG_COLUMNS
+    latest_grader = {}
+    for submission_id, grader in ManualGrade.objects.filter(
+        submission__variant__assignment_item__assignment=assignment
+    ).order_by("created_at", "id").values_list("submission_id", "grader__username"):
+        latest_grader[submission_id] = grader
+    submissions = (
+        assignment_submissions(assignment=assignment)
+        .select_related("student", "variant__exercise_version__exercise")
+        .order_by("created_at", "id")
+    )
+    for s in submissions.iterator(chunk_size=2000):
+        yield [
+            s.pk,
+            csv_safe(s.student.username),
+            assignment.slug,
+            s.variant.exercise_version.exercise.slug,
+            s.variant.exercise_version.number,
+            s.part,
+            s.attempt,
+            s.status,
+            csv_safe(answer_text(s.raw_answer)),
+            "" if s.score is None else s.score,
+            "" if s.awarded is None else s.awarded,
+            "" if s.correct is None else str(s.correct).lower(),
+            str(s.is_late).lower(),
+            s.misconception,
+            s.created_at.isoformat(),
+            s.graded_at.isoformat() if s.graded_at else "",
+            csv_safe(latest_grader.get(s.pk, "")),
+        ]
+
+
+# ---------------------------------------------------------------------------
+# Manual grading
+# ---------------------------------------------------------------------------
+
+
+def manual_queue(*, course: Course, include_graded: bool = False) -> QuerySet[Submission]:
+    statuses = [SubmissionStatus.MANUAL]
+    queue = Submission.objects.filter(variant__assignment_item__assignment__course=course)
+    if include_graded:
+        queue = queue.filter(Q(status=SubmissionStatus.MANUAL) | Q(manual_grades__isnull=False)).distinct()
+    else:
+        queue = queue.filter(status__in=statuses)
+    return queue.select_related(
+        "student", "variant__assignment_item__assignment", "variant__exercise_version__exercise"
+    ).order_by("created_at", "id")
+
+
+@dataclass(frozen=True)
+class Rubric:
+    criteria: tuple[tuple[str, float], ...]  # (text, points)
+    model_answer: str
+
+    @property
+    def total_points(self) -> float:
+        return sum(points for _, points in self.criteria)
+
+
+def rubric_for(*, submission: Submission) -> Rubric:
+    """The grading guide of a free-text part: criteria with points, and/or a model answer.
+
+    The spec's ``answer`` may be text (a model answer), a list of criteria (text, or
+    {text|criterion, points}), or a mapping with ``criteria`` and ``model_answer``.
+    """
+    variant = submission.variant
+    spec = engine.spec_from_json(variant.exercise_version.spec)
+    try:
+        answer = engine.reference_answers(spec, variant.params)[submission.part]
+    except (KeyError, ValueError, engine.ExpressionError):
+        return Rubric(criteria=(), model_answer="")
+    model, raw_criteria = "", []
+    if isinstance(answer, str):
+        model = answer
+    elif isinstance(answer, list):
+        raw_criteria = answer
+    elif isinstance(answer, dict):
+        raw_criteria = answer.get("criteria") or answer.get("rubric") or []
+        model = str(answer.get("model_answer") or answer.get("model") or answer.get("answer") or "")
+    criteria = []
+    for entry in raw_criteria if isinstance(raw_criteria, list) else []:
+        if isinstance(entry, dict):
+            text = str(entry.get("text") or entry.get("criterion") or entry)
+            try:
+                points = float(entry.get("points", 1))
+            except (TypeError, ValueError):
+                points = 1.0
+        else:
+            text, points = str(entry), 1.0
+        criteria.append((text, max(points, 0.0)))
+    return Rubric(criteria=tuple(criteria), model_answer=model)
+
+
+# ---------------------------------------------------------------------------
+# Analytics
+# ---------------------------------------------------------------------------
+
+
+def pearson(xs: list[float], ys: list[float]) -> float | None:
+    """Pearson correlation; None when either side has no spread (or fewer than 2 values)."""
+    n = len(xs)
+    if n < 2:
+        return None
+    mean_x, mean_y = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mean_x) ** 2 for x in xs)
+    syy = sum((y - mean_y) ** 2 for y in ys)
+    if sxx <= 1e-15 or syy <= 1e-15:
+        return None
+    sxy = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys))
+    return sxy / math.sqrt(sxx * syy)
+
+
+def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
+    """Per exercise and part: attempts, mean score, facility, discrimination, common wrong
+    answers, misconception counts, and difficulty per variant.
+
+    Population: students with at least one submission to the assignment. A part's score
+    for a student is their best awarded score (0 if never graded) times the part's points.
+    Facility = mean part score / part points. Discrimination = the corrected item-total
+    (point-biserial when the part is scored 0/1) correlation: Pearson r between the part
+    score and the student's rest-of-assignment score (every other part, in points).
+    """
+    infos = assignment_items_info(assignment=assignment)
+    submissions = list(
+        assignment_submissions(assignment=assignment).values(
+            "student_id", "variant_id", "variant__seed", "variant__assignment_item_id", "part",
+            "status", "awarded", "correct", "raw_answer", "misconception",
+        )
+    )
+    students = sorted({s["student_id"] for s in submissions})
+    best: dict[tuple[int, int, str], float] = {}
+    for s in submissions:
+        key = (s["student_id"], s["variant__assignment_item_id"], s["part"])
+        value = (s["awarded"] or 0.0) if s["status"] == SubmissionStatus.GRADED else 0.0
+        best[key] = max(best.get(key, 0.0), value)
+    all_parts = [(info, part) for info in infos for part in info.parts]
+    points = {
+        (student, info.item.pk, part.key): best.get((student, info.item.pk, part.key), 0.0) * part.points
+        for student in students
+        for info, part in all_parts
+    }
+    totals = {
+        student: sum(points[(student, info.item.pk, part.key)] for info, part in all_parts)
+        for student in students
+    }
+    by_part: dict[tuple[int, str], list[dict]] = defaultdict(list)
+    for s in submissions:
+        by_part[(s["variant__assignment_item_id"], s["part"])].append(s)
+    exercises = []
+    for info in infos:
+        parts = []
+        for part in info.parts:
+            rows = by_part.get((info.item.pk, part.key), [])
+            part_scores = [points[(student, info.item.pk, part.key)] for student in students]
+            rest = [totals[student] - score for student, score in zip(students, part_scores)]
+            mean = sum(part_scores) / len(part_scores) if part_scores else None
+            wrong = Counter(
+                answer_text(s["raw_answer"])
+                for s in rows
+                if s["status"] == SubmissionStatus.GRADED and not s["correct"]
+            )
+            parts.append(
+                {
+                    "key": part.key,
+                    "type": part.type,
+                    "points": part.points,
+                    "attempts": len(rows),
+                    "students": len({s["student_id"] for s in rows}),
+                    "mean_score": mean,
+                    "facility": (mean / part.points) if mean is not None and part.points else None,
+                    "discrimination": pearson(part_scores, rest),
+                    "common_wrong": wrong.most_common(top_wrong),
+                    "misconceptions": Counter(
+                        s["misconception"] for s in rows if s["misconception"]
+                    ).most_common(),
+                    "variants": _variant_difficulty(rows),
+                }
+            )
+        exercises.append({"info": info, "parts": parts})
+    return {"students": len(students), "exercises": exercises}
+
+
+def _variant_difficulty(rows: list[dict]) -> list[dict]:
+    """Per variant of one part: attempts, best score, solved; hardest first."""
+    grouped: dict[int, list[dict]] = defaultdict(list)
+    for s in rows:
+        grouped[s["variant_id"]].append(s)
+    variants = []
+    for variant_id, attempts in grouped.items():
+        graded = [a for a in attempts if a["status"] == SubmissionStatus.GRADED]
+        variants.append(
+            {
+                "variant_id": variant_id,
+                "seed": attempts[0]["variant__seed"],
+                "attempts": len(attempts),
+                "best": max(((a["awarded"] or 0.0) for a in graded), default=0.0),
+                "solved": any(a["correct"] for a in graded),
+            }
+        )
+    variants.sort(key=lambda v: (v["best"], -v["attempts"], v["variant_id"]))
+    return variants
+
+
+def bar_chart(values: list[tuple[str, float]], *, maximum: float | None = None, width: int = 420,
+              bar_height: int = 18, label_width: int = 150) -> dict:
+    """Geometry for a horizontal SVG bar chart, rendered by the template."""
+    top = maximum if maximum is not None else max((v for _, v in values), default=0.0)
+    top = top or 1.0
+    span = width - label_width - 60
+    bars = []
+    for index, (label, value) in enumerate(values):
+        length = max(0.0, min(1.0, (value or 0.0) / top)) * span
+        bars.append(
+            {
+                "label": label,
+                "value": value,
+                "y": index * (bar_height + 6),
+                "text_y": index * (bar_height + 6) + bar_height * 0.75,
+                "length": round(length, 1),
+                "value_x": round(label_width + length + 6, 1),
+            }
+        )
+    return {
+        "bars": bars,
+        "width": width,
+        "height": max(1, len(values)) * (bar_height + 6),
+        "bar_height": bar_height,
+        "label_width": label_width,
+    }

@@ -1,0 +1,453 @@
+"""Writes for teaching staff: assignments and their exercises, manual grades, regrades.
+
+Regrading re-runs the answer checkers on stored raw answers against the *current*
+version of each assignment item (the instructor may have switched the item to a new
+version, e.g. with a corrected reference answer or tolerance). It never lowers a
+score unless the job says ``allow_lower``. Jobs are idempotent: they claim themselves
+with a conditional update, remember a cursor, and write each batch in one transaction,
+so a second delivery or a restart after a crash carries on instead of repeating work.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from courses.models import Assignment, AssignmentItem, Course
+from exercises import engine
+from exercises.models import ExerciseVersion, VersionStatus
+from grading.models import Submission, SubmissionStatus
+
+from .models import ChangeOutcome, ManualGrade, RegradeChange, RegradeJob, RegradeStatus
+
+logger = logging.getLogger(__name__)
+
+REGRADE_BATCH_SIZE = 500
+REGRADE_STALE_AFTER = timedelta(minutes=5)
+REGRADABLE_STATUSES = (SubmissionStatus.GRADED, SubmissionStatus.COULD_NOT_GRADE)
+SCORE_EPSILON = 1e-9
+
+
+class InstructorRefused(Exception):
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+# ---------------------------------------------------------------------------
+# Assignments
+# ---------------------------------------------------------------------------
+
+ASSIGNMENT_FIELDS = (
+    "title", "slug", "opens_at", "due_at", "closes_at", "attempts_per_part",
+    "penalty_per_extra_attempt", "late_penalty", "time_limit_minutes", "solution_policy",
+    "is_published",
+)
+
+
+def assignment_create(*, course: Course, **fields) -> Assignment:
+    if course.assignments.filter(slug=fields["slug"]).exists():
+        raise InstructorRefused(f"This course already has an assignment called '{fields['slug']}'.")
+    values = {name: fields[name] for name in ASSIGNMENT_FIELDS if name in fields}
+    return Assignment.objects.create(course=course, **values)
+
+
+def assignment_update(*, assignment: Assignment, **fields) -> Assignment:
+    slug = fields.get("slug", assignment.slug)
+    if slug != assignment.slug and assignment.course.assignments.filter(slug=slug).exists():
+        raise InstructorRefused(f"This course already has an assignment called '{slug}'.")
+    for name in ASSIGNMENT_FIELDS:
+        if name in fields:
+            setattr(assignment, name, fields[name])
+    assignment.save()
+    return assignment
+
+
+def _require_published(version: ExerciseVersion) -> None:
+    if version.status != VersionStatus.PUBLISHED:
+        raise InstructorRefused(
+            f"{version} is {version.get_status_display().lower()}; only published versions can be assigned."
+        )
+
+
+@transaction.atomic
+def assignment_item_add(
+    *, assignment: Assignment, version: ExerciseVersion, points: float = 1.0
+) -> AssignmentItem:
+    _require_published(version)
+    if assignment.items.filter(exercise_version__exercise=version.exercise).exists():
+        raise InstructorRefused(
+            f"{version.exercise.slug} is already in this assignment; switch its version instead."
+        )
+    position = (assignment.items.order_by("-position").values_list("position", flat=True).first() or 0) + 1
+    if not assignment.items.exists():
+        position = 0
+    return AssignmentItem.objects.create(
+        assignment=assignment, exercise_version=version, position=position, points=points
+    )
+
+
+@transaction.atomic
+def assignment_item_update(
+    *, item: AssignmentItem, points: float, position: int, version: ExerciseVersion | None = None
+) -> AssignmentItem:
+    """Change points or position, or switch to another published version of the same
+    exercise (stored answers keep their variant; run a regrade to apply the new version)."""
+    if version is not None and version.pk != item.exercise_version_id:
+        if version.exercise_id != item.exercise_version.exercise_id:
+            raise InstructorRefused("An item can only switch to another version of the same exercise.")
+        _require_published(version)
+        item.exercise_version = version
+    item.points = points
+    item.position = position
+    item.save()
+    return item
+
+
+def assignment_item_remove(*, item: AssignmentItem) -> None:
+    if Submission.objects.filter(variant__assignment_item=item).exists():
+        raise InstructorRefused(
+            "Students have already answered this exercise; it cannot be removed "
+            "(set its points to 0 to leave it out of the grade)."
+        )
+    item.variants.all().delete()
+    item.delete()
+
+
+# ---------------------------------------------------------------------------
+# Manual grading
+# ---------------------------------------------------------------------------
+
+
+def _awarded(*, submission: Submission, score: float) -> float:
+    from grading.services import awarded_score
+
+    item = submission.variant.assignment_item
+    return awarded_score(
+        score=score,
+        attempt=submission.attempt,
+        is_late=submission.is_late,
+        assignment=item.assignment if item else None,
+    )
+
+
+@transaction.atomic
+def submission_grade_manually(
+    *, submission: Submission, grader, score: float, criteria_met: list[int] | None = None,
+    comment: str = "",
+) -> Submission:
+    """Record a person's grade of a free-text answer; it may be re-graded later.
+
+    Sets score, awarded (after the assignment's penalties), correct and the feedback the
+    student sees, and records the grader.
+    """
+    from grading.services import MANUAL_TYPES
+
+    submission = Submission.objects.select_for_update().select_related(
+        "variant__exercise_version", "variant__assignment_item__assignment"
+    ).get(pk=submission.pk)
+    spec = engine.spec_from_json(submission.variant.exercise_version.spec)
+    part_type = spec.part(submission.part).type
+    if part_type not in MANUAL_TYPES:
+        raise InstructorRefused("Only free-text answers are graded by hand.")
+    if submission.status not in (SubmissionStatus.MANUAL, SubmissionStatus.GRADED):
+        raise InstructorRefused("This answer is not waiting for a grade.")
+    if not 0.0 <= score <= 1.0:
+        raise InstructorRefused("The score must be between 0 and 1.")
+    comment = comment.strip()
+    submission.score = score
+    submission.awarded = _awarded(submission=submission, score=score)
+    submission.correct = score >= 1.0 - SCORE_EPSILON
+    submission.status = SubmissionStatus.GRADED
+    submission.graded_at = timezone.now()
+    submission.feedback = {
+        "message": comment or f"Graded by your instructor: {score:.0%}.",
+        "grader_comment": comment,
+        "details": {"manual": True, "criteria_met": criteria_met or []},
+    }
+    submission.save(update_fields=["score", "awarded", "correct", "status", "graded_at", "feedback"])
+    ManualGrade.objects.create(
+        submission=submission, grader=grader, score=score, criteria_met=criteria_met or [], comment=comment
+    )
+    return submission
+
+
+# ---------------------------------------------------------------------------
+# Regrading
+# ---------------------------------------------------------------------------
+
+
+def regrade_job_create(
+    *, assignment: Assignment, actor, dry_run: bool = True, allow_lower: bool = False,
+    item_ids: list[int] | None = None, parts: list[str] | None = None,
+    preview_of: RegradeJob | None = None,
+) -> RegradeJob:
+    """Store a regrade job and start it once the transaction commits."""
+    valid_items = set(assignment.items.values_list("pk", flat=True))
+    item_ids = sorted(set(item_ids or []))
+    unknown = [item_id for item_id in item_ids if item_id not in valid_items]
+    if unknown:
+        raise InstructorRefused(f"Items {unknown} are not in this assignment.")
+    job = RegradeJob.objects.create(
+        assignment=assignment, created_by=actor, dry_run=dry_run, allow_lower=allow_lower,
+        item_ids=item_ids, parts=sorted(set(parts or [])), preview_of=preview_of,
+    )
+    transaction.on_commit(lambda: regrade_job_enqueue(job_id=job.pk))
+    return job
+
+
+def regrade_job_apply(*, dry_run: RegradeJob, actor) -> RegradeJob:
+    """Apply what a finished dry run previewed, with the same scope and lowering rule."""
+    if not dry_run.dry_run or dry_run.status != RegradeStatus.DONE:
+        raise InstructorRefused("Only a finished dry run can be applied.")
+    return regrade_job_create(
+        assignment=dry_run.assignment, actor=actor, dry_run=False, allow_lower=dry_run.allow_lower,
+        item_ids=dry_run.item_ids, parts=dry_run.parts, preview_of=dry_run,
+    )
+
+
+def regrade_job_enqueue(*, job_id: int) -> bool:
+    """Run the job in a worker (or here, in inline mode). False if the broker is down:
+    the job stays pending and ``manage.py regrade --run-pending`` can run it."""
+    if settings.GRADING_MODE == "inline":
+        regrade_job_run(job_id=job_id)
+        return True
+    from .tasks import run_regrade
+
+    try:
+        run_regrade.apply_async(args=[job_id], retry=False)
+    except Exception:  # the broker being down must not fail the instructor's request
+        logger.warning("broker unreachable; regrade job %s left pending", job_id)
+        RegradeJob.objects.filter(pk=job_id).update(
+            message="No worker could be reached; the job is waiting. "
+            "Run `manage.py regrade --run-pending` to run it now."
+        )
+        return False
+    return True
+
+
+def regrade_queryset(job: RegradeJob):
+    submissions = Submission.objects.filter(
+        variant__assignment_item__assignment_id=job.assignment_id, status__in=REGRADABLE_STATUSES
+    )
+    if job.item_ids:
+        submissions = submissions.filter(variant__assignment_item_id__in=job.item_ids)
+    if job.parts:
+        submissions = submissions.filter(part__in=job.parts)
+    return submissions.order_by("pk")
+
+
+def _claim(job_id: int) -> bool:
+    now = timezone.now()
+    claimable = Q(status=RegradeStatus.PENDING) | Q(
+        status=RegradeStatus.RUNNING, heartbeat_at__lt=now - REGRADE_STALE_AFTER
+    )
+    return bool(
+        RegradeJob.objects.filter(claimable, pk=job_id).update(
+            status=RegradeStatus.RUNNING, heartbeat_at=now, started_at=now
+        )
+    )
+
+
+def regrade_job_run(*, job_id: int, batch_size: int = REGRADE_BATCH_SIZE) -> RegradeJob | None:
+    """Run (or resume) one regrade job. Idempotent: a second delivery finds it claimed."""
+    if not _claim(job_id):
+        return RegradeJob.objects.filter(pk=job_id).first()
+    job = RegradeJob.objects.select_related("assignment").get(pk=job_id)
+    grader = _Regrader(job)
+    try:
+        job.total = regrade_queryset(job).count()
+        RegradeJob.objects.filter(pk=job.pk).update(total=job.total)
+        while True:
+            ids = list(
+                regrade_queryset(job).filter(pk__gt=job.cursor).values_list("pk", flat=True)[:batch_size]
+            )
+            if not ids:
+                break
+            with transaction.atomic():
+                _regrade_batch(job, grader, ids)
+    except Exception as exc:
+        logger.exception("regrade job %s failed", job_id)
+        RegradeJob.objects.filter(pk=job.pk).update(
+            status=RegradeStatus.FAILED, message=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
+        )
+        job.refresh_from_db()
+        return job
+    RegradeJob.objects.filter(pk=job.pk).update(status=RegradeStatus.DONE, finished_at=timezone.now())
+    job.refresh_from_db()
+    return job
+
+
+def _regrade_batch(job: RegradeJob, grader: "_Regrader", ids: list[int]) -> None:
+    """Call inside a transaction: grade one batch, record changes, apply, move the cursor."""
+    submissions = list(
+        Submission.objects.select_for_update(of=("self",))
+        .select_related("variant", "variant__assignment_item")
+        .filter(pk__in=ids, status__in=REGRADABLE_STATUSES)
+        .order_by("pk")
+    )
+    changes, to_update = [], []
+    counts = {"changed": 0, "held": 0, "errors": 0}
+    for submission in submissions:
+        outcome = grader.regrade(submission)
+        if outcome is None:
+            continue
+        change = RegradeChange(
+            job=job, submission=submission, old_score=submission.score,
+            old_awarded=submission.awarded, old_correct=submission.correct,
+            new_score=outcome.score, new_awarded=outcome.awarded, new_correct=outcome.correct,
+            error=outcome.error,
+        )
+        if outcome.error:
+            change.outcome = ChangeOutcome.ERROR
+            counts["errors"] += 1
+        elif outcome.lowers and not job.allow_lower:
+            change.outcome = ChangeOutcome.HELD
+            counts["held"] += 1
+        else:
+            change.outcome = ChangeOutcome.WOULD_CHANGE if job.dry_run else ChangeOutcome.CHANGED
+            counts["changed"] += 1
+            if not job.dry_run:
+                outcome.write_to(submission, job=job)
+                to_update.append(submission)
+        changes.append(change)
+    RegradeChange.objects.bulk_create(changes, ignore_conflicts=True)
+    if to_update:
+        Submission.objects.bulk_update(
+            to_update, ["score", "awarded", "correct", "status", "feedback", "misconception", "graded_at"]
+        )
+    job.cursor = ids[-1]
+    job.processed += len(ids)
+    job.changed += counts["changed"]
+    job.held += counts["held"]
+    job.errors += counts["errors"]
+    RegradeJob.objects.filter(pk=job.pk).update(
+        cursor=job.cursor, processed=job.processed, changed=job.changed, held=job.held,
+        errors=job.errors, heartbeat_at=timezone.now(),
+    )
+
+
+@dataclass
+class _Outcome:
+    score: float | None
+    awarded: float | None
+    correct: bool | None
+    grade: object = None
+    error: str = ""
+    lowers: bool = False
+
+    def write_to(self, submission: Submission, *, job: RegradeJob) -> None:
+        from grading.services import feedback_payload
+
+        previous = {"score": submission.score, "awarded": submission.awarded, "correct": submission.correct}
+        submission.score = self.score
+        submission.awarded = self.awarded
+        submission.correct = self.correct
+        submission.status = SubmissionStatus.GRADED
+        submission.feedback = {
+            **feedback_payload(self.grade),
+            "regraded": {"job": job.pk, "at": timezone.now().isoformat(), "previous": previous},
+        }
+        submission.misconception = self.grade.misconception or ""
+        submission.graded_at = timezone.now()
+
+
+class _Regrader:
+    """Grades stored answers against each item's current version, with caches per job."""
+
+    def __init__(self, job: RegradeJob):
+        from grading.services import MANUAL_TYPES
+
+        self.job = job
+        self.manual_types = MANUAL_TYPES
+        self.items = {
+            item.pk: item
+            for item in AssignmentItem.objects.select_related("exercise_version", "assignment").filter(
+                assignment_id=job.assignment_id
+            )
+        }
+        self.specs: dict[int, engine.ExerciseSpec] = {}
+        self.contexts: dict[tuple[int, str], object] = {}
+
+    def spec(self, version: ExerciseVersion) -> engine.ExerciseSpec:
+        if version.pk not in self.specs:
+            self.specs[version.pk] = engine.spec_from_json(version.spec)
+        return self.specs[version.pk]
+
+    def context(self, submission: Submission):
+        """PartContext for this answer under the item's current version (cached per variant)."""
+        from grading.services import PartContext
+
+        key = (submission.variant_id, submission.part)
+        if key not in self.contexts:
+            variant = submission.variant
+            item = self.items[variant.assignment_item_id]
+            spec = self.spec(item.exercise_version)
+            params = variant.params
+            if item.exercise_version_id != variant.exercise_version_id:
+                params = params_for_version(spec, variant.params)
+            part = spec.part(submission.part)
+            self.contexts[key] = PartContext(
+                answer_type=part.type,
+                expected=engine.reference_answers(spec, params)[part.key],
+                options=engine.part_options(spec, params, part.key),
+                attempts_allowed=item.assignment.attempts_per_part,
+            )
+        return self.contexts[key]
+
+    def regrade(self, submission: Submission) -> _Outcome | None:
+        """None when nothing would change (or the answer is graded by hand)."""
+        from grading.services import awarded_score, grade_answer
+
+        try:
+            context = self.context(submission)
+        except (KeyError, ValueError, engine.ExpressionError) as exc:
+            return _Outcome(None, None, None, error=f"the current version cannot grade this answer: {exc}")
+        if context.answer_type in self.manual_types:
+            return None
+        grade = grade_answer(context=context, raw_answer=submission.raw_answer)
+        if grade.error or grade.details.get("could_not_grade"):
+            if submission.status == SubmissionStatus.COULD_NOT_GRADE:
+                return None
+            return _Outcome(None, None, None, error=f"not gradable now: {grade.feedback}")
+        item = self.items[submission.variant.assignment_item_id]
+        awarded = awarded_score(
+            score=grade.score, attempt=submission.attempt, is_late=submission.is_late,
+            assignment=item.assignment,
+        )
+        same = (
+            submission.status == SubmissionStatus.GRADED
+            and submission.score is not None
+            and abs(submission.score - grade.score) <= SCORE_EPSILON
+            and submission.awarded is not None
+            and abs(submission.awarded - awarded) <= SCORE_EPSILON
+            and submission.correct == grade.correct
+        )
+        if same:
+            return None
+        lowers = (awarded + SCORE_EPSILON < (submission.awarded or 0.0)) or (
+            bool(submission.correct) and not grade.correct
+        )
+        return _Outcome(grade.score, awarded, grade.correct, grade=grade, lowers=lowers)
+
+
+def params_for_version(spec: engine.ExerciseSpec, stored: dict) -> dict:
+    """The stored variant's drawn values under another version: drawn parameters are
+    kept, derived ones recomputed. Raises ValueError if the version needs a drawn
+    parameter the variant does not have."""
+    from exercises.engine.variants import DrawStream, generate_params
+
+    fixed = {}
+    for parameter in spec.parameters:
+        if parameter.generator == "derived":
+            continue
+        if parameter.name not in stored:
+            raise ValueError(f"this version draws a parameter '{parameter.name}' the variant does not have")
+        fixed[parameter.name] = stored[parameter.name]
+    return generate_params(spec, DrawStream(0, 0), fixed=fixed)

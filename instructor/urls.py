@@ -1,0 +1,29 @@
+from django.urls import path
+
+from . import views
+
+app_name = "instructor"
+
+A = "<slug:course_slug>/a/<slug:assignment_slug>/"
+
+urlpatterns = [
+    path("<slug:course_slug>/", views.course_home, name="course"),
+    path("<slug:course_slug>/assignments/new/", views.assignment_new, name="assignment_new"),
+    path(A, views.assignment_detail, name="assignment"),
+    path(A + "edit/", views.assignment_edit, name="assignment_edit"),
+    path(A + "items/add/", views.item_add, name="item_add"),
+    path(A + "items/<int:item_id>/", views.item_update, name="item_update"),
+    path(A + "items/<int:item_id>/remove/", views.item_remove, name="item_remove"),
+    path(A + "gradebook/", views.gradebook, name="gradebook"),
+    path(A + "gradebook.csv", views.gradebook_csv, name="gradebook_csv"),
+    path(A + "submissions.csv", views.submissions_csv, name="submissions_csv"),
+    path(A + "students/<int:user_id>/", views.student_submissions, name="student"),
+    path(A + "analytics/", views.analytics, name="analytics"),
+    path(A + "regrade/", views.regrade_new, name="regrade_new"),
+    path("<slug:course_slug>/submissions/<int:submission_id>/", views.submission_detail, name="submission"),
+    path("<slug:course_slug>/manual/", views.manual_queue, name="manual_queue"),
+    path("<slug:course_slug>/manual/<int:submission_id>/", views.manual_grade, name="manual_grade"),
+    path("<slug:course_slug>/regrade/<int:job_id>/", views.regrade_detail, name="regrade"),
+    path("<slug:course_slug>/regrade/<int:job_id>/apply/", views.regrade_apply, name="regrade_apply"),
+    path("<slug:course_slug>/regrade/<int:job_id>/progress/", views.regrade_progress, name="regrade_progress"),
+]

@@ -1,0 +1,416 @@
+"""Teaching pages: assignments, gradebook and CSV, submissions, manual grading, regrades,
+analytics. Thin: every fetch goes through an ``access_*`` selector."""
+
+from __future__ import annotations
+
+import csv
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from authoring.selectors import published_versions
+from courses.models import Role
+
+from . import selectors, services
+from .forms import AssignmentForm, ItemAddForm, ItemUpdateForm, ManualGradeForm, RegradeForm
+from .models import RegradeStatus
+
+
+def _assignment_redirect(assignment, name: str = "instructor:assignment"):
+    return redirect(name, assignment.course.slug, assignment.slug)
+
+
+@login_required
+@require_GET
+def course_home(request, course_slug: str):
+    course, role = selectors.access_teaching(user=request.user, course_slug=course_slug)
+    return render(
+        request,
+        "instructor/course_home.html",
+        {
+            "course": course,
+            "role": role,
+            "is_instructor": role == Role.INSTRUCTOR,
+            "assignments": course.assignments.all(),
+            "manual_waiting": selectors.manual_queue(course=course).count(),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def assignment_new(request, course_slug: str):
+    course, role = selectors.access_teaching(user=request.user, course_slug=course_slug, instructor_only=True)
+    form = AssignmentForm(request.POST or None, initial={"attempts_per_part": 3, "is_published": False})
+    if request.method == "POST" and form.is_valid():
+        try:
+            assignment = services.assignment_create(course=course, **form.cleaned_data)
+        except services.InstructorRefused as refused:
+            form.add_error("slug", refused.message)
+        else:
+            messages.success(request, f"Created {assignment.title}. Now add exercises.")
+            return _assignment_redirect(assignment)
+    return render(
+        request, "instructor/assignment_form.html", {"course": course, "form": form, "assignment": None},
+        status=422 if form.errors else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def assignment_edit(request, course_slug: str, assignment_slug: str):
+    assignment, role = selectors.access_staff_assignment(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, instructor_only=True
+    )
+    form = AssignmentForm(request.POST or None, instance=assignment)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.assignment_update(assignment=assignment, **form.cleaned_data)
+        except services.InstructorRefused as refused:
+            form.add_error("slug", refused.message)
+        else:
+            messages.success(request, "Saved the assignment.")
+            return _assignment_redirect(assignment)
+    # A failed ModelForm has already copied the new values onto the instance: reload it.
+    assignment.refresh_from_db()
+    return render(
+        request, "instructor/assignment_form.html",
+        {"course": assignment.course, "form": form, "assignment": assignment},
+        status=422 if form.errors else 200,
+    )
+
+
+@login_required
+@require_GET
+def assignment_detail(request, course_slug: str, assignment_slug: str):
+    assignment, role = selectors.access_staff_assignment(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+    )
+    return render(
+        request,
+        "instructor/assignment_detail.html",
+        {
+            "course": assignment.course,
+            "assignment": assignment,
+            "is_instructor": role == Role.INSTRUCTOR,
+            "items": selectors.assignment_items_info(assignment=assignment),
+            "add_form": ItemAddForm(),
+            "versions": published_versions(),
+            "jobs": assignment.regrade_jobs.all()[:5],
+        },
+    )
+
+
+@login_required
+@require_POST
+def item_add(request, course_slug: str, assignment_slug: str):
+    assignment, role = selectors.access_staff_assignment(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, instructor_only=True
+    )
+    form = ItemAddForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose a published exercise version and points of 0 or more.")
+        return _assignment_redirect(assignment)
+    try:
+        item = services.assignment_item_add(
+            assignment=assignment, version=form.cleaned_data["version"], points=form.cleaned_data["points"]
+        )
+    except services.InstructorRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(request, f"Added {item.exercise_version}.")
+    return _assignment_redirect(assignment)
+
+
+@login_required
+@require_POST
+def item_update(request, course_slug: str, assignment_slug: str, item_id: int):
+    item, role = selectors.access_assignment_item_staff(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug,
+        item_id=item_id, instructor_only=True,
+    )
+    form = ItemUpdateForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Points must be 0 or more and the position a whole number.")
+        return _assignment_redirect(item.assignment)
+    previous_version = item.exercise_version
+    try:
+        item = services.assignment_item_update(
+            item=item, points=form.cleaned_data["points"], position=form.cleaned_data["position"],
+            version=form.cleaned_data["version"],
+        )
+    except services.InstructorRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        if item.exercise_version_id != previous_version.pk:
+            messages.success(
+                request,
+                f"Switched to {item.exercise_version}. Run a regrade to apply it to answers already given.",
+            )
+        else:
+            messages.success(request, "Saved.")
+    return _assignment_redirect(item.assignment)
+
+
+@login_required
+@require_POST
+def item_remove(request, course_slug: str, assignment_slug: str, item_id: int):
+    item, role = selectors.access_assignment_item_staff(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug,
+        item_id=item_id, instructor_only=True,
+    )
+    try:
+        services.assignment_item_remove(item=item)
+    except services.InstructorRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(request, "Removed the exercise.")
+    return _assignment_redirect(item.assignment)
+
+
+def _int_or_none(value):
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+@login_required
+@require_GET
+def gradebook(request, course_slug: str, assignment_slug: str):
+    assignment, role = selectors.access_staff_assignment(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+    )
+    student_filter = request.GET.get("student", "").strip()[:100]
+    item_filter = _int_or_none(request.GET.get("exercise"))
+    book = selectors.gradebook(assignment=assignment, student_filter=student_filter, item_filter=item_filter)
+    return render(
+        request,
+        "instructor/gradebook.html",
+        {
+            "course": assignment.course,
+            "assignment": assignment,
+            "book": book,
+            "student_filter": student_filter,
+            "item_filter": item_filter,
+        },
+    )
+
+
+class _Echo:
+    def write(self, value):
+        return value
+
+
+def _csv_response(rows, filename: str, *, stream: bool = False):
+    writer = csv.writer(_Echo())
+    if stream:
+        response = StreamingHttpResponse((writer.writerow(row) for row in rows), content_type="text/csv; charset=utf-8")
+    else:
+        response = HttpResponse("".join(writer.writerow(row) for row in rows), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@login_required
+@require_GET
+def gradebook_csv(request, course_slug: str, assignment_slug: str):
+    assignment, role = selectors.access_staff_assignment(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+    )
+    return _csv_response(
+        selectors.gradebook_csv_rows(assignment=assignment),
+        f"{assignment.course.slug}-{assignment.slug}-scores.csv",
+    )
+
+
+@login_required
+@require_GET
+def submissions_csv(request, course_slug: str, assignment_slug: str):
+    assignment, role = selectors.access_staff_assignment(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+    )
+    return _csv_response(
+        selectors.submissions_csv_rows(assignment=assignment),
+        f"{assignment.course.slug}-{assignment.slug}-submissions.csv",
+        stream=True,
+    )
+
+
+@login_required
+@require_GET
+def student_submissions(request, course_slug: str, assignment_slug: str, user_id: int):
+    assignment, role = selectors.access_staff_assignment(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+    )
+    student = selectors.access_course_student(course=assignment.course, user_id=user_id)
+    submissions = selectors.student_submissions(assignment=assignment, student=student)
+    return render(
+        request,
+        "instructor/student_submissions.html",
+        {"course": assignment.course, "assignment": assignment, "student": student, "submissions": submissions},
+    )
+
+
+@login_required
+@require_GET
+def submission_detail(request, course_slug: str, submission_id: int):
+    submission, role = selectors.access_course_submission(
+        user=request.user, course_slug=course_slug, submission_id=submission_id
+    )
+    return render(
+        request,
+        "instructor/submission_detail.html",
+        {
+            "course": submission.variant.assignment_item.assignment.course,
+            "submission": submission,
+            "answer": selectors.answer_text(submission.raw_answer),
+            "manual_grades": submission.manual_grades.select_related("grader"),
+            "regrades": submission.regrade_changes.select_related("job"),
+        },
+    )
+
+
+@login_required
+@require_GET
+def manual_queue(request, course_slug: str):
+    course, role = selectors.access_teaching(user=request.user, course_slug=course_slug)
+    include_graded = request.GET.get("all") == "1"
+    return render(
+        request,
+        "instructor/manual_queue.html",
+        {
+            "course": course,
+            "submissions": selectors.manual_queue(course=course, include_graded=include_graded),
+            "include_graded": include_graded,
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def manual_grade(request, course_slug: str, submission_id: int):
+    submission, role = selectors.access_course_submission(
+        user=request.user, course_slug=course_slug, submission_id=submission_id
+    )
+    rubric = selectors.rubric_for(submission=submission)
+    form = ManualGradeForm(request.POST or None, rubric=rubric)
+    refusal = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.submission_grade_manually(
+                submission=submission, grader=request.user, score=form.cleaned_data["score"],
+                criteria_met=sorted(form.cleaned_data["criteria"]), comment=form.cleaned_data["comment"],
+            )
+        except services.InstructorRefused as refused:
+            refusal = refused.message
+        else:
+            messages.success(request, f"Graded submission {submission.pk}.")
+            return redirect("instructor:manual_queue", course_slug)
+    return render(
+        request,
+        "instructor/manual_grade.html",
+        {
+            "course": submission.variant.assignment_item.assignment.course,
+            "submission": submission,
+            "answer": selectors.answer_text(submission.raw_answer),
+            "rubric": rubric,
+            "form": form,
+            "refusal": refusal,
+            "history": submission.manual_grades.select_related("grader"),
+        },
+        status=422 if (form.errors or refusal) else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def regrade_new(request, course_slug: str, assignment_slug: str):
+    assignment, role = selectors.access_staff_assignment(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, instructor_only=True
+    )
+    infos = selectors.assignment_items_info(assignment=assignment)
+    choices = [(info.item.pk, f"{info.slug} (v{info.item.exercise_version.number})") for info in infos]
+    form = RegradeForm(request.POST or None, item_choices=choices)
+    if request.method == "POST" and form.is_valid():
+        try:
+            job = services.regrade_job_create(
+                assignment=assignment, actor=request.user, dry_run=True,
+                allow_lower=form.cleaned_data["allow_lower"], item_ids=form.cleaned_data["items"],
+                parts=form.cleaned_data["parts"],
+            )
+        except services.InstructorRefused as refused:
+            form.add_error(None, refused.message)
+        else:
+            return redirect("instructor:regrade", course_slug, job.pk)
+    return render(
+        request,
+        "instructor/regrade_new.html",
+        {"course": assignment.course, "assignment": assignment, "form": form,
+         "jobs": assignment.regrade_jobs.select_related("created_by")[:20]},
+        status=422 if form.errors else 200,
+    )
+
+
+def _job_context(job):
+    return {
+        "job": job,
+        "course": job.assignment.course,
+        "assignment": job.assignment,
+        "changes": job.changes.select_related("submission__student").order_by("submission_id")[:1000],
+        "applied_by": job.applications.order_by("-created_at").first(),
+        "finished": job.is_finished,
+        "can_apply": job.dry_run and job.status == RegradeStatus.DONE and job.changed > 0,
+    }
+
+
+@login_required
+@require_GET
+def regrade_detail(request, course_slug: str, job_id: int):
+    job, role = selectors.access_regrade_job(user=request.user, course_slug=course_slug, job_id=job_id)
+    return render(request, "instructor/regrade_detail.html", _job_context(job))
+
+
+@login_required
+@require_GET
+def regrade_progress(request, course_slug: str, job_id: int):
+    job, role = selectors.access_regrade_job(user=request.user, course_slug=course_slug, job_id=job_id)
+    response = render(request, "instructor/_regrade_progress.html", _job_context(job))
+    if job.is_finished:
+        response["HX-Refresh"] = "true"  # show the full list of changes once
+    return response
+
+
+@login_required
+@require_POST
+def regrade_apply(request, course_slug: str, job_id: int):
+    job, role = selectors.access_regrade_job(user=request.user, course_slug=course_slug, job_id=job_id)
+    try:
+        applied = services.regrade_job_apply(dry_run=job, actor=request.user)
+    except services.InstructorRefused as refused:
+        messages.error(request, refused.message)
+        return redirect("instructor:regrade", course_slug, job.pk)
+    return redirect("instructor:regrade", course_slug, applied.pk)
+
+
+@login_required
+@require_GET
+def analytics(request, course_slug: str, assignment_slug: str):
+    assignment, role = selectors.access_staff_assignment(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+    )
+    report = selectors.assignment_analytics(assignment=assignment)
+    for exercise in report["exercises"]:
+        exercise["facility_chart"] = selectors.bar_chart(
+            [(part["key"], part["facility"] or 0.0) for part in exercise["parts"]], maximum=1.0
+        )
+        for part in exercise["parts"]:
+            part["misconception_chart"] = selectors.bar_chart(part["misconceptions"]) if part["misconceptions"] else None
+    return render(
+        request,
+        "instructor/analytics.html",
+        {"course": assignment.course, "assignment": assignment, "report": report},
+    )
