@@ -186,9 +186,10 @@ def submission_grade_manually(
 def regrade_job_create(
     *, assignment: Assignment, actor, dry_run: bool = True, allow_lower: bool = False,
     item_ids: list[int] | None = None, parts: list[str] | None = None,
-    preview_of: RegradeJob | None = None,
+    preview_of: RegradeJob | None = None, enqueue: bool = True,
 ) -> RegradeJob:
-    """Store a regrade job and start it once the transaction commits."""
+    """Store a regrade job and (unless ``enqueue`` is False) start it once the
+    transaction commits."""
     valid_items = set(assignment.items.values_list("pk", flat=True))
     item_ids = sorted(set(item_ids or []))
     unknown = [item_id for item_id in item_ids if item_id not in valid_items]
@@ -198,7 +199,8 @@ def regrade_job_create(
         assignment=assignment, created_by=actor, dry_run=dry_run, allow_lower=allow_lower,
         item_ids=item_ids, parts=sorted(set(parts or [])), preview_of=preview_of,
     )
-    transaction.on_commit(lambda: regrade_job_enqueue(job_id=job.pk))
+    if enqueue:
+        transaction.on_commit(lambda: regrade_job_enqueue(job_id=job.pk))
     return job
 
 
