@@ -133,6 +133,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     # Redis redelivers an unacked task after this many seconds (a dead worker's task).
     "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=60),
+    # How often a worker looks for tasks a dead worker took and never acknowledged.
+    "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL", default=10),
+    "unacked_restore_throttle": 1,
     "max_retries": 0,
     "socket_connect_timeout": 1,
     "socket_timeout": 2,

@@ -94,6 +94,7 @@ class CeleryWorker:
             CELERY_BROKER_URL=broker_url,
             GRADING_MODE="celery",
             CELERY_VISIBILITY_TIMEOUT="4",
+            CELERY_UNACKED_RESTORE_INTERVAL="1",
             PYTHONUNBUFFERED="1",
             **(extra_env or {}),
         )

@@ -26,8 +26,6 @@ from .models import Submission, SubmissionStatus
 
 logger = logging.getLogger(__name__)
 
-# Answer types whose checks may be slow or pathological: graded in a limited child process.
-ISOLATED_TYPES = frozenset({"symbolic", "derivation", "matrix_expression"})
 MANUAL_TYPES = frozenset({"free_text"})
 
 
@@ -93,9 +91,9 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Su
     closed assignment or no attempts left.
     """
     context = part_context(variant=variant, part=part)
-    parsed = answers.parse(context.answer_type, raw_answer, context.options)
-    if parsed.error:
-        raise SubmissionRefused(parsed.error, code="invalid")
+    format_error = answer_format_error(context=context, raw_answer=raw_answer)
+    if format_error:
+        raise SubmissionRefused(format_error, code="invalid")
     _refuse_if_not_accepting(variant=variant, part=part, context=context)
     with transaction.atomic():
         # Lock the variant row so two concurrent posts cannot take the same attempt number.
@@ -111,6 +109,17 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Su
         )
         transaction.on_commit(lambda: submission_enqueue(submission_id=submission.pk))
     return submission
+
+
+def answer_format_error(*, context: PartContext, raw_answer) -> str | None:
+    """Why the answer cannot be read (it then costs no attempt), or None.
+
+    Cheap types are fully checked here, so a shape mismatch is caught at once; CAS types
+    are only parsed in the request, their (possibly slow) check runs in the worker's sandbox.
+    """
+    if context.answer_type in answers.SANDBOXED_TYPES:
+        return answers.parse(context.answer_type, raw_answer, context.options).error
+    return answers.check(context.answer_type, context.expected, raw_answer, context.options).error
 
 
 def _refuse_if_not_accepting(*, variant: Variant, part: str, context: PartContext) -> None:
@@ -149,9 +158,11 @@ def submission_enqueue(*, submission_id: int) -> bool:
     from .tasks import grade_submission
 
     try:
-        grade_submission.apply_async(args=[submission_id], retry=False)
+        # A fresh connection per send: a restarted broker never meets a stale pooled socket.
+        with grade_submission.app.connection_for_write() as connection:
+            grade_submission.apply_async(args=[submission_id], retry=False, connection=connection)
     except Exception:  # the broker being down must never fail the student's request
-        logger.warning("broker unreachable; submission %s left queued", submission_id)
+        logger.warning("broker unreachable; submission %s left queued", submission_id, exc_info=True)
         return False
     return True
 
@@ -191,7 +202,7 @@ def submission_grade(*, submission_id: int) -> Submission | None:
 
 def grade_answer(*, context: PartContext, raw_answer) -> answers.Grade:
     """The pure grading step: the same result whether run in a worker or inline."""
-    if context.answer_type in ISOLATED_TYPES:
+    if context.answer_type in answers.SANDBOXED_TYPES:
         from grading.core import sandbox  # forks a limited child process; only these types
 
         return sandbox.check_isolated(

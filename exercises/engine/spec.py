@@ -127,12 +127,25 @@ def load_spec(yaml_text: str) -> ExerciseSpec:
     return _validate(data, source_map)
 
 
+# Parameter order is meaningful (each may use only earlier ones, and it fixes the draw
+# order), but a JSON object's key order is not kept by every store (PostgreSQL jsonb
+# sorts keys), so the stored form carries the order explicitly.
+PARAMETER_ORDER_KEY = "_parameter_order"
+
+
 def spec_to_json(spec: ExerciseSpec) -> dict:
-    return copy.deepcopy(spec.data)
+    data = copy.deepcopy(spec.data)
+    if isinstance(data.get("parameters"), dict):
+        data[PARAMETER_ORDER_KEY] = list(data["parameters"])
+    return data
 
 
 def spec_from_json(data: dict) -> ExerciseSpec:
-    return _validate(copy.deepcopy(data), SourceMap())
+    data = copy.deepcopy(data)
+    order = data.pop(PARAMETER_ORDER_KEY, None)
+    if order is not None and isinstance(data.get("parameters"), dict):
+        data["parameters"] = {name: data["parameters"][name] for name in order}
+    return _validate(data, SourceMap())
 
 
 def placeholders_in(text: str) -> list[str]:

@@ -114,3 +114,16 @@ def test_spec_from_json_revalidates_without_lines():
         "parts[0].type: unknown answer type 'essay'; "
         "known: numeric, matrix, symbolic, matrix_expression, derivation, choice, free_text"
     )
+
+
+def test_stored_spec_keeps_parameter_order_when_the_store_sorts_keys():
+    import json
+
+    from exercises.engine import draw_variant, load_spec, spec_from_json, spec_to_json
+
+    source = open("exercises/bank/attention-weights-one-query.yaml").read()
+    spec = load_spec(source)
+    stored = json.loads(json.dumps(spec_to_json(spec), sort_keys=True))  # as jsonb returns it
+    restored = spec_from_json(stored)
+    assert [p.name for p in restored.parameters] == [p.name for p in spec.parameters]
+    assert draw_variant(restored, 12345).params == draw_variant(spec, 12345).params

@@ -60,16 +60,17 @@ def test_variants_differ_between_students_but_are_stable(client, item):
     assert first.seed != second.seed
 
 
-def test_htmx_submit_returns_the_graded_fragment(client, item):
+def test_htmx_submit_returns_the_graded_fragment(client, item, django_capture_on_commit_callbacks):
     login(client, "student1")
     client.get(reverse("exercise", args=[item.pk]))
     variant = Variant.objects.get(student__username="student1", assignment_item=item)
     spec = engine.spec_from_json(variant.exercise_version.spec)
     weights = np.asarray(engine.reference_answers(spec, variant.params)["weights"], dtype=float)
     cells = {f"cell-0-{c}": f"{value:.4f}" for c, value in enumerate(weights)}
-    response = client.post(
-        reverse("submit", args=[variant.pk, "weights"]), cells, HTTP_HX_REQUEST="true"
-    )
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("submit", args=[variant.pk, "weights"]), cells, HTTP_HX_REQUEST="true"
+        )
     assert response.status_code == 200
     html = response.content.decode()
     assert "Correct" in html

@@ -33,13 +33,9 @@ def broker(redis_server, settings):
     from attnquiz.celery import app
 
     previous = app.conf.broker_url
-    app.conf.broker_url = redis_server.url
-    app.pool.force_close_all()
-    app._pool = None
+    app.conf.broker_url = redis_server.url  # read at each send (services.submission_enqueue)
     settings.GRADING_MODE = "celery"
     yield redis_server
-    app.pool.force_close_all()
-    app._pool = None
     app.conf.broker_url = previous
 
 

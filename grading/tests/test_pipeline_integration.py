@@ -14,7 +14,6 @@ from exercises import engine
 from exercises.services import variant_get_or_create_for_item
 from grading import services
 from grading.models import Submission, SubmissionStatus
-from grading.tasks import grade_submission
 
 from grading.harness import wait_until
 
@@ -71,11 +70,11 @@ def test_task_delivered_twice_grades_once(start_worker, variant, student):
     submission = services.submission_create(
         variant=variant, student=student, part="weights", raw_answer=right_answer(variant)
     )
-    grade_submission.apply_async(args=[submission.pk])
+    services.submission_enqueue(submission_id=submission.pk)
     graded = wait_graded(submission.pk)
     first_graded_at = graded.graded_at
     # A third delivery, after grading, must change nothing either.
-    grade_submission.apply_async(args=[submission.pk])
+    services.submission_enqueue(submission_id=submission.pk)
     probe = services.submission_create(
         variant=variant, student=student, part="output", raw_answer=right_answer(variant, "output")
     )
