@@ -70,21 +70,7 @@ def test_the_bank_covers_every_answer_type_and_has_at_least_twelve_exercises():
     assert types == {"numeric", "matrix", "symbolic", "matrix_expression", "derivation", "choice", "free_text"}
 
 
-# grading.core.matrix (not ours) raises on any wrong answer to a non-square matrix and
-# builds unreadable right answers for 2-D matrices; reported, strict so the fix is noticed.
-KNOWN_MATRIX_CHECKER_BUG = {"qkv-projections", "softmax-gradient-saturation"}
-
-
-def with_known_bugs(paths):
-    return [
-        pytest.param(path, marks=pytest.mark.xfail(strict=True, reason="grading.core.matrix 2-D self-test/check bug"))
-        if path.stem in KNOWN_MATRIX_CHECKER_BUG
-        else path
-        for path in paths
-    ]
-
-
-@pytest.mark.parametrize("path", with_known_bugs(BANK_FILES), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", BANK_FILES, ids=lambda p: p.stem)
 def test_bank_exercise_passes_its_self_test_on_a_few_seeds(path):
     from exercises.engine import render_prompt, render_solution
     from exercises.engine.selftest import self_test_variant
