@@ -132,3 +132,25 @@ def test_redis_flushed_sweeper_regrades_each_submission_once(start_worker, broke
     for submission in submissions:
         graded = wait_graded(submission.pk)
         assert (graded.status, graded.score, graded.deliveries) == (SubmissionStatus.GRADED, 1.0, 1)
+
+
+def test_answer_exhausting_the_cas_limit_cannot_be_graded_and_the_next_one_grades(start_worker, demo, student):
+    item = AssignmentItem.objects.get(
+        assignment=demo.assignment, exercise_version__exercise__slug="score-variance"
+    )
+    variant = variant_get_or_create_for_item(item=item, student=student)
+    start_worker()
+    pathological = "exp(" * 39 + "sigma_q" + ")" * 39
+    stuck = services.submission_create(
+        variant=variant, student=student, part="correct_scale", raw_answer=pathological
+    )
+    stuck = wait_graded(stuck.pk)
+    assert stuck.status == SubmissionStatus.COULD_NOT_GRADE
+    assert stuck.score is None
+    assert "could not be checked automatically" in stuck.feedback["message"]
+    assert services.attempts_used(variant=variant, part="correct_scale") == 0
+    right = services.submission_create(
+        variant=variant, student=student, part="correct_scale", raw_answer="sqrt(d_k) σ_q σ_k"
+    )
+    right = wait_graded(right.pk)
+    assert (right.status, right.score, right.attempt) == (SubmissionStatus.GRADED, 1.0, 2)
