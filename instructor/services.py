@@ -149,7 +149,7 @@ def submission_grade_manually(
     """
     from grading.services import MANUAL_TYPES
 
-    submission = Submission.objects.select_for_update().select_related(
+    submission = Submission.objects.select_for_update(of=("self",)).select_related(
         "variant__exercise_version", "variant__assignment_item__assignment"
     ).get(pk=submission.pk)
     spec = engine.spec_from_json(submission.variant.exercise_version.spec)
