@@ -18,6 +18,7 @@ def dashboard(request):
         {
             "course": enrolment.course,
             "role": enrolment.get_role_display(),
+            "is_staff": enrolment.role in STAFF_ROLES,
             "assignments": selectors.assignment_summaries(
                 course=enrolment.course, role=enrolment.role, student=request.user
             ),

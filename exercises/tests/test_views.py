@@ -131,3 +131,13 @@ def test_preview_reports_parse_errors(client, demo):
     assert response.json()["error"]
     bad = client.post(reverse("preview"), data="not json", content_type="application/json")
     assert bad.status_code == 400
+
+
+def test_dashboard_links_staff_to_teaching_and_authoring(client, demo):
+    login(client, "instructor")
+    html = client.get(reverse("dashboard")).content.decode()
+    assert reverse("instructor:course", args=["attention-101"]) in html
+    assert reverse("authoring:list", args=["attention-101"]) in html
+    login(client, "student1")
+    html = client.get(reverse("dashboard")).content.decode()
+    assert reverse("instructor:course", args=["attention-101"]) not in html
