@@ -174,3 +174,32 @@ def test_derivation_steps_are_previewed_one_by_one(student_page, demo_site):
     assert items.nth(0).locator(".katex").count() == 1
     assert items.nth(1).inner_text().startswith("⚠") or "never closed" in items.nth(1).inner_text()
     assert not items.nth(1).inner_text().strip().startswith("Step")
+
+
+def test_visual_editor_loads_mathlive_locally_and_feeds_the_text_answer(
+    student_page, demo_site, watch
+):
+    page = student_page
+    page.goto(f"/exercises/{item_for(demo_site, SCORE_VARIANCE).pk}/")
+    toggle = page.locator("#part-correct_scale [data-visual-editor-toggle]")
+    toggle.click()
+    field = page.locator("#part-correct_scale math-field")
+    field.wait_for()
+    assert toggle.get_attribute("aria-pressed") == "true"
+    assert page.evaluate("MathfieldElement.soundsDirectory") is None
+
+    page.evaluate(
+        """() => {
+          const field = document.querySelector('#part-correct_scale math-field');
+          field.value = String.raw`\\sqrt{d_k}\\sigma_q\\sigma_k`;
+          field.dispatchEvent(new Event('input'));
+        }"""
+    )
+    assert page.locator("#answer-correct_scale").input_value() == "sqrt(d_k)sigma_q sigma_k"
+    preview = page.locator("#preview-correct_scale")
+    preview.locator(".aq-preview-math .katex").wait_for()
+    assert preview.locator("annotation").text_content() == r"\sqrt{d_{k}} \sigma_{k} \sigma_{q}"
+    page.wait_for_load_state("networkidle")
+    mathlive_requests = [url for url in watch.requests if "/vendor/mathlive/" in url]
+    assert any(url.endswith("/static/vendor/mathlive/mathlive.min.js") for url in mathlive_requests)
+    assert all("127.0.0.1" in url or "localhost" in url for url in mathlive_requests)

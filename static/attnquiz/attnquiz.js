@@ -16,6 +16,11 @@
 
   var PREVIEW_DELAY_MS = 250;
   var DEFAULT_PREVIEW_URL = "/grading/preview/";
+  // ".../static/" from this script's own URL (also when collectstatic hashed its name).
+  var STATIC_BASE = (function () {
+    var src = (document.currentScript && document.currentScript.src) || "/static/attnquiz/attnquiz.js";
+    return src.replace(/attnquiz\/attnquiz(\.[0-9a-f]+)?\.js(\?.*)?$/, "");
+  })();
 
   // ---------------------------------------------------------------- maths
 
@@ -333,11 +338,91 @@
     return form.querySelector('output[for="' + input.id + '"]');
   }
 
+  // ------------------------------------------- optional visual editor
+
+  var mathLiveLoading = null;
+
+  /* MathLive is 800 kB, so it is fetched only when a student asks for the visual
+     editor; its fonts come from our static folder and it plays no sounds. */
+  function loadMathLive() {
+    if (mathLiveLoading) return mathLiveLoading;
+    mathLiveLoading = new Promise(function (resolve, reject) {
+      var script = document.createElement("script");
+      script.src = STATIC_BASE + "vendor/mathlive/mathlive.min.js";
+      script.onload = function () {
+        window.MathfieldElement.fontsDirectory = STATIC_BASE + "vendor/mathlive/fonts/";
+        window.MathfieldElement.soundsDirectory = null;
+        resolve(window.MathfieldElement);
+      };
+      script.onerror = function () {
+        mathLiveLoading = null;
+        reject(new Error("MathLive could not be loaded"));
+      };
+      document.head.appendChild(script);
+    });
+    return mathLiveLoading;
+  }
+
+  /* MathLive's ascii-math is close to what our parser reads; these fix the rest:
+     d_("model") and d_(m o d e l) -> d_model, and a space after an exponent so
+     sigma_q^2sigma_k^2 stays a product. The live preview shows the final reading. */
+  function asciiFromMathfield(text) {
+    return String(text || "")
+      .replace(/_\(\s*"([A-Za-z]+)"\s*\)/g, "_$1")
+      .replace(/_\(((?:[A-Za-z] )+[A-Za-z])\)/g, function (match, letters) {
+        return "_" + letters.replace(/ /g, "");
+      })
+      .replace(/\^(\d+)(?=[A-Za-z(])/g, "^$1 ")
+      .replace(/\s+/g, " ")
+      .trim();
+  }
+
+  function addVisualEditorToggle(input) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "aq-secondary";
+    button.textContent = "Visual editor";
+    button.setAttribute("aria-pressed", "false");
+    button.setAttribute("data-visual-editor-toggle", "");
+    input.insertAdjacentElement("afterend", button);
+    var field = null;
+    button.addEventListener("click", function () {
+      if (field) {
+        var showing = field.hidden;
+        field.hidden = !showing;
+        button.setAttribute("aria-pressed", String(showing));
+        if (showing) field.focus();
+        return;
+      }
+      button.disabled = true;
+      loadMathLive()
+        .then(function (MathfieldElement) {
+          field = new MathfieldElement();
+          field.setAttribute("aria-label", "Visual maths editor for " + (input.labels[0] ? input.labels[0].textContent : "the answer"));
+          field.className = "aq-mathfield";
+          field.addEventListener("input", function () {
+            input.value = asciiFromMathfield(field.getValue("ascii-math"));
+            input.dispatchEvent(new Event("input", { bubbles: true }));
+          });
+          button.insertAdjacentElement("afterend", field);
+          button.setAttribute("aria-pressed", "true");
+          field.focus();
+        })
+        .catch(function () {
+          button.textContent = "Visual editor unavailable";
+        })
+        .finally(function () {
+          button.disabled = false;
+        });
+    });
+  }
+
   function enhanceSymbolicInput(input) {
     if (input.dataset.enhanced === "1") return;
     input.dataset.enhanced = "1";
     var output = outputFor(input);
     if (!output) return;
+    if (input.dataset.visualEditor === "1") addVisualEditorToggle(input);
     livePreview(
       input,
       output,
@@ -505,6 +590,7 @@
 
   window.attnquiz = {
     parseMatrixText: parseMatrixText,
+    asciiFromMathfield: asciiFromMathfield,
     splitDerivationSteps: splitDerivationSteps,
     renderMath: renderMath,
     enhance: enhance,
