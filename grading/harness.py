@@ -37,6 +37,16 @@ def wait_until(predicate, *, timeout: float, interval: float = 0.05, what: str =
     raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
 
 
+def database_url(settings_dict: dict, *, vendor: str) -> str:
+    """The URL a worker subprocess needs to reach the database this process uses."""
+    if vendor == "sqlite":
+        return f"sqlite:///{settings_dict['NAME']}"
+    return (
+        f"postgres://{settings_dict['USER'] or 'postgres'}@{settings_dict['HOST'] or '127.0.0.1'}:"
+        f"{settings_dict['PORT'] or 5432}/{settings_dict['NAME']}"
+    )
+
+
 class RedisServer:
     """A throw-away redis-server that keeps nothing on disk."""
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import cmath
-import math
 import random
 import signal
 import threading

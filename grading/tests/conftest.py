@@ -6,17 +6,31 @@ import pytest
 from django.db import connection
 
 
-from grading.harness import CeleryWorker, RedisServer
+from courses.models import AssignmentItem
+from exercises.services import variant_get_or_create_for_item
+from grading.harness import CeleryWorker, RedisServer, database_url
+
+WORKED_EXAMPLE = "attention-weights-one-query"
+
+
+@pytest.fixture
+def student(demo, django_user_model):
+    return django_user_model.objects.get(username="student1")
+
+
+@pytest.fixture
+def variant(demo, student):
+    """student1's variant of the worked example in the demo assignment."""
+    item = AssignmentItem.objects.get(
+        assignment=demo.assignment, exercise_version__exercise__slug=WORKED_EXAMPLE
+    )
+    return variant_get_or_create_for_item(item=item, student=student)
 
 
 def worker_database_url() -> str:
-    settings = connection.settings_dict
     if connection.vendor != "postgresql":
         pytest.skip("integration tests need PostgreSQL (make test provides it)")
-    return (
-        f"postgres://{settings['USER'] or 'postgres'}@{settings['HOST'] or '127.0.0.1'}:"
-        f"{settings['PORT'] or 5432}/{settings['NAME']}"
-    )
+    return database_url(connection.settings_dict, vendor=connection.vendor)
 
 
 @pytest.fixture

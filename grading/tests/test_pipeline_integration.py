@@ -19,22 +19,6 @@ from grading.harness import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("pipeline")]
 
-WORKED_EXAMPLE = "attention-weights-one-query"
-
-
-@pytest.fixture
-def student(demo, django_user_model):
-    return django_user_model.objects.get(username="student2")
-
-
-@pytest.fixture
-def variant(demo, student):
-    item = AssignmentItem.objects.get(
-        assignment=demo.assignment, exercise_version__exercise__slug=WORKED_EXAMPLE
-    )
-    return variant_get_or_create_for_item(item=item, student=student)
-
-
 def right_answer(variant, part="weights") -> str:
     spec = engine.spec_from_json(variant.exercise_version.spec)
     values = np.asarray(engine.reference_answers(spec, variant.params)[part], dtype=float)

@@ -6,15 +6,10 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from courses.models import AssignmentItem
 from exercises import engine
-from exercises.services import variant_get_or_create_for_item
 from grading import services
 from grading.core.attention import attention
 from grading.models import Submission, SubmissionStatus
-
-WORKED_EXAMPLE = "attention-weights-one-query"
-
 
 @pytest.fixture
 def submit(django_capture_on_commit_callbacks):
@@ -25,19 +20,6 @@ def submit(django_capture_on_commit_callbacks):
             return services.submission_create(**kwargs)
 
     return create
-
-
-@pytest.fixture
-def student(demo, django_user_model):
-    return django_user_model.objects.get(username="student1")
-
-
-@pytest.fixture
-def variant(demo, student):
-    item = AssignmentItem.objects.get(
-        assignment=demo.assignment, exercise_version__exercise__slug=WORKED_EXAMPLE
-    )
-    return variant_get_or_create_for_item(item=item, student=student)
 
 
 def reference(variant, part):

@@ -13,7 +13,7 @@ from authoring.tests.factories import (
 )
 from courses.models import Enrolment, Role
 from grading.models import Submission, SubmissionStatus
-from instructor import selectors, services
+from instructor import selectors
 from instructor.models import ManualGrade
 
 

@@ -12,16 +12,17 @@ import statistics
 import time
 
 import numpy as np
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import connection
 
 from courses.models import AssignmentItem, Enrolment, Role
-from courses.services import demo_course_ensure, user_get_or_create
+from courses.services import demo_course_ensure
 from exercises import engine
 from exercises.services import variant_get_or_create_for_item
 from exercises.services_bank import bank_load
 from grading import services
-from grading.harness import CeleryWorker, RedisServer, wait_until
+from grading.harness import CeleryWorker, RedisServer, database_url, wait_until
 from grading.models import Submission, SubmissionStatus
 
 WORKED_EXAMPLE = "attention-weights-one-query"
@@ -44,7 +45,10 @@ class Command(BaseCommand):
         redis.start()
         app.conf.broker_url = redis.url
         settings.GRADING_MODE = "celery"
-        worker = CeleryWorker(broker_url=redis.url, database_url=database_url())
+        worker = CeleryWorker(
+            broker_url=redis.url,
+            database_url=database_url(connection.settings_dict, vendor=connection.vendor),
+        )
         try:
             worker.start(concurrency=concurrency)
             answers = self.prepared_answers(round_trips + burst)
@@ -65,7 +69,8 @@ class Command(BaseCommand):
         run = int(time.time())
         prepared = []
         for index in range(count):
-            student = user_get_or_create(username=f"bench-{run}-{index}", password="bench")
+            # No password: hashing one per bench student would dominate the set-up time.
+            student = get_user_model().objects.create(username=f"bench-{run}-{index}")
             Enrolment.objects.get_or_create(course=demo.course, user=student, defaults={"role": Role.STUDENT})
             variant = variant_get_or_create_for_item(item=item, student=student)
             spec = engine.spec_from_json(variant.exercise_version.spec)
@@ -109,13 +114,3 @@ class Command(BaseCommand):
 
 def is_finished(submission_id: int) -> bool:
     return Submission.objects.filter(pk=submission_id, status__in=FINISHED).exists()
-
-
-def database_url() -> str:
-    settings = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{settings['NAME']}"
-    return (
-        f"postgres://{settings['USER'] or 'postgres'}@{settings['HOST'] or '127.0.0.1'}:"
-        f"{settings['PORT'] or 5432}/{settings['NAME']}"
-    )
