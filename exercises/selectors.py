@@ -26,7 +26,12 @@ def exercise_status(*, item: AssignmentItem, student) -> dict:
         return {"state": "not started", "score": 0.0, "parts": len(part_keys), "solved_parts": 0}
     progress = [part_progress(variant=variant, part=key) for key in part_keys]
     solved = sum(1 for p in progress if p["solved"])
-    score = sum(p["best_awarded"] or 0.0 for p in progress) / max(1, len(part_keys))
+    # Weighted by each part's points, as the gradebook weighs them.
+    total_points = sum(part.points for part in spec.parts) or 1.0
+    score = (
+        sum(part.points * (p["best_awarded"] or 0.0) for part, p in zip(spec.parts, progress))
+        / total_points
+    )
     started = any(p["attempts_used"] for p in progress)
     if solved == len(part_keys):
         state = "solved"
