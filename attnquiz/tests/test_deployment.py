@@ -14,7 +14,9 @@ PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
 def production_env(**overrides) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_SETTINGS_MODULE", "SECURE_SSL_REDIRECT")}
+    # Only what production would have: browser tests set DJANGO_ALLOW_ASYNC_UNSAFE in-process.
+    dropped = ("DEBUG", "DJANGO_SETTINGS_MODULE", "SECURE_SSL_REDIRECT", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env.update(
         DEBUG="0",
         DJANGO_SETTINGS_MODULE="attnquiz.settings",
