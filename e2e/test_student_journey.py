@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+from playwright.sync_api import expect
 
 from courses.models import AssignmentItem
 from exercises.models import Variant
@@ -70,9 +71,10 @@ def test_worked_example_wrong_then_right_with_heatmap(student_page, demo_site, a
     assert re.search(r"not divided by √d_k", misconception.inner_text())
     assert misconception.get_attribute("data-misconception") == "no_scaling"
     assert "Not correct" in result.locator(".score").inner_text()
+    # Cell marks and the attempts counter land just after the swap: wait for them.
     wrong_cells = page.locator("#grid-weights input[aria-invalid=true]")
-    assert wrong_cells.count() == sum(1 for a, b in zip(unscaled, scaled) if abs(a - b) > 5e-5)
-    assert page.locator("#attempts-left-weights").inner_text() == "4"
+    expect(wrong_cells).to_have_count(sum(1 for a, b in zip(unscaled, scaled) if abs(a - b) > 5e-5))
+    expect(page.locator("#attempts-left-weights")).to_have_text("4")
     page.screenshot(path=artifacts / "worked-example-wrong-graded.png", full_page=True)
 
     fill_grid(page, "weights", scaled)
@@ -80,7 +82,7 @@ def test_worked_example_wrong_then_right_with_heatmap(student_page, demo_site, a
 
     assert "Correct" in result.locator(".score").inner_text()
     assert "score 1.00" in result.locator(".score").inner_text()
-    assert page.locator("#grid-weights input[aria-invalid=true]").count() == 0
+    expect(page.locator("#grid-weights input[aria-invalid=true]")).to_have_count(0)
     heatmaps = result.locator("figure.aq-heatmap")
     assert heatmaps.count() == 2
     correct_cells = heatmaps.nth(1).locator("td.aq-heatmap__cell")
@@ -88,7 +90,7 @@ def test_worked_example_wrong_then_right_with_heatmap(student_page, demo_site, a
     classes = correct_cells.first.get_attribute("class")
     assert re.search(r"\baq-heat-\d+\b", classes)
     # Solved: the form is locked so a stray click cannot spend another attempt.
-    assert page.locator("#form-weights button[type=submit]").is_disabled()
+    expect(page.locator("#form-weights button[type=submit]")).to_be_disabled()
     page.screenshot(path=artifacts / "worked-example-after-grading.png", full_page=True)
 
 
