@@ -162,7 +162,7 @@ def test_symbolic_answer_preview_reads_powers_and_implicit_products(student_page
     preview.locator(".aq-preview-math .katex").wait_for()
     assert answer.get_attribute("aria-invalid") is None
     annotation = preview.locator("annotation").text_content()
-    assert annotation == r"d_{k} \sigma_{k}^{2} \sigma_{q}^{2}"
+    assert annotation == r"d_{k} \sigma_{q}^{2} \sigma_{k}^{2}"
 
 
 def test_derivation_steps_are_previewed_one_by_one(student_page, demo_site):
@@ -200,7 +200,7 @@ def test_visual_editor_loads_mathlive_locally_and_feeds_the_text_answer(
     assert page.locator("#answer-correct_scale").input_value() == "sqrt(d_k)sigma_q sigma_k"
     preview = page.locator("#preview-correct_scale")
     preview.locator(".aq-preview-math .katex").wait_for()
-    assert preview.locator("annotation").text_content() == r"\sqrt{d_{k}} \sigma_{k} \sigma_{q}"
+    assert preview.locator("annotation").text_content() == r"\sqrt{d_{k}} \sigma_{q} \sigma_{k}"
     page.wait_for_load_state("networkidle")
     mathlive_requests = [url for url in watch.requests if "/vendor/mathlive/" in url]
     assert any(url.endswith("/static/vendor/mathlive/mathlive.min.js") for url in mathlive_requests)

@@ -28,6 +28,7 @@ import sympy
 
 from grading.core import safe_expr, symbolic
 from grading.core.grades import AnswerFormatError, Grade, InvalidRequest, Parsed, could_not_grade, invalid, right, wrong
+from grading.core.latex_as_read import latex_as_read
 
 GRAMMAR = safe_expr.Grammar(
     functions=safe_expr.SCALAR_FUNCTIONS | {"E", "Var", "Cov", "Sum", "dot"},
@@ -241,6 +242,10 @@ class Canonicaliser:
             raise AnswerFormatError("the step is undefined (it divides by zero)")
         return result
 
+    def latex_as_read(self, text: str) -> str:
+        checked = safe_expr.read_expression(text, GRAMMAR, self.known | self._component_names(text))
+        return latex_as_read(checked.body, checked.literals)
+
     def _component_names(self, text: str) -> frozenset:
         # q_m, k_1 ... are names only when their base is a declared random variable.
         found = re.findall(r"[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9]+", text)
@@ -307,10 +312,13 @@ def _broken_chain(name: str, previous_name: str, values: list, options: dict) ->
 def parse_answer(answer, options: dict) -> Parsed:
     try:
         canonicaliser = Canonicaliser(options)
-        values = [_step_value(canonicaliser, number, step) for number, step in enumerate(split_steps(answer), start=1)]
+        steps = split_steps(answer)
+        values = [_step_value(canonicaliser, number, step) for number, step in enumerate(steps, start=1)]
     except (AnswerFormatError, InvalidRequest) as problem:
         return Parsed(None, str(problem), None)
-    return Parsed([str(value) for value in values], None, r" \\ ".join(sympy.latex(value) for value in values))
+    # The preview shows each step as typed: its simplified value would give the answer away.
+    as_read = [canonicaliser.latex_as_read(step) for step in steps]
+    return Parsed([str(value) for value in values], None, r" \\ ".join(as_read))
 
 
 def self_test(expected, options: dict) -> dict[str, list]:

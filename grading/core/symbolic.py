@@ -40,6 +40,7 @@ from grading.core.grades import (
     right,
     wrong,
 )
+from grading.core.latex_as_read import latex_as_read
 
 _ASSUMPTION_WORDS = {
     "positive": {"positive": True},
@@ -461,10 +462,11 @@ def _constant_ratio(answer_expr, expected_expr) -> bool:
 
 def parse_answer(answer, options: dict) -> Parsed:
     try:
-        _, expression = read_answer(answer, options)
+        checked, expression = read_answer(answer, options)
     except AnswerFormatError as problem:
         return Parsed(None, str(problem), None)
-    return Parsed(str(expression), None, sympy.latex(expression))
+    # Typeset as read, not simplified: the preview says how the text was understood.
+    return Parsed(str(expression), None, latex_as_read(checked.body, checked.literals))
 
 
 def self_test(expected, options: dict) -> dict[str, list]:

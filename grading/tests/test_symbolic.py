@@ -54,7 +54,7 @@ def test_form_checks_give_form_credit():
 def test_preview_latex():
     parsed = parse("symbolic", r"\sqrt{d_k}\sigma_q\sigma_k", ATTENTION)
     assert parsed.error is None
-    assert parsed.preview_latex == r"\sqrt{d_{k}} \sigma_{k} \sigma_{q}"
+    assert parsed.preview_latex == r"\sqrt{d_{k}} \sigma_{q} \sigma_{k}"
     assert parse("symbolic", "sqrt(", ATTENTION).error.startswith("unbalanced brackets")
 
 
