@@ -77,6 +77,28 @@ def answer_shape(expected) -> list[int] | None:
     return None
 
 
+def part_finished(*, progress: dict, attempts_allowed: int) -> bool:
+    """Solved, or every allowed attempt used (0 allowed means unlimited)."""
+    return bool(
+        progress["solved"] or (attempts_allowed and progress["attempts_used"] >= attempts_allowed)
+    )
+
+
+def part_extras(*, variant: Variant, part_key: str, spec=None, progress=None) -> dict:
+    """The hints unlocked so far and, when the policy allows, the worked solution."""
+    spec = spec or engine.spec_from_json(variant.exercise_version.spec)
+    progress = progress or part_progress(variant=variant, part=part_key)
+    item = variant.assignment_item
+    attempts_allowed = item.assignment.attempts_per_part if item else 0
+    finished = part_finished(progress=progress, attempts_allowed=attempts_allowed)
+    return {
+        "hints": engine.render_hints(spec, variant.params, part_key, tries=progress["attempts_used"]),
+        "solution": engine.render_solution(spec, variant.params, part_key)
+        if solution_visible(item=item, part_finished=finished)
+        else None,
+    }
+
+
 def solution_visible(*, item: AssignmentItem | None, part_finished: bool) -> bool:
     """Whether the assignment's policy lets the student read the worked solution now."""
     if item is None:
@@ -107,9 +129,7 @@ def exercise_page_context(*, variant: Variant) -> dict:
     parts = []
     for part in spec.parts:
         progress = part_progress(variant=variant, part=part.key)
-        finished = progress["solved"] or (
-            attempts_allowed and progress["attempts_used"] >= attempts_allowed
-        )
+        finished = part_finished(progress=progress, attempts_allowed=attempts_allowed)
         parts.append(
             {
                 "spec": part,
@@ -130,12 +150,7 @@ def exercise_page_context(*, variant: Variant) -> dict:
                 if attempts_allowed
                 else None,
                 "finished": finished,
-                "solution": engine.render_solution(spec, variant.params, part.key)
-                if solution_visible(item=item, part_finished=bool(finished))
-                else None,
-                "hints": engine.render_hints(
-                    spec, variant.params, part.key, tries=progress["attempts_used"]
-                ),
+                **part_extras(variant=variant, part_key=part.key, spec=spec, progress=progress),
             }
         )
     return {

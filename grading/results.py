@@ -19,6 +19,11 @@ def submission_view_context(submission: Submission) -> dict:
     }
     if submission.status == SubmissionStatus.GRADED:
         context["heatmap"] = heatmap_for(submission)
+    if submission.is_finished:
+        # Hints unlocked and a solution released by this answer replace the page's copy.
+        from exercises.selectors import part_extras
+
+        context["extras"] = part_extras(variant=submission.variant, part_key=submission.part)
     return context
 
 

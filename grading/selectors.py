@@ -38,7 +38,8 @@ def part_progress(*, variant, part: str) -> dict:
     submissions = list(submissions_for_part(variant=variant, part=part))
     graded = [s for s in submissions if s.status == SubmissionStatus.GRADED]
     return {
-        "attempts_used": len(submissions),
+        # An answer that could not be graded does not use up an attempt.
+        "attempts_used": sum(1 for s in submissions if s.status != SubmissionStatus.COULD_NOT_GRADE),
         "solved": any(s.correct for s in graded),
         "best_awarded": max((s.awarded or 0.0 for s in graded), default=None),
         "latest": submissions[-1] if submissions else None,

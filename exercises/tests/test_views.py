@@ -141,3 +141,21 @@ def test_dashboard_links_staff_to_teaching_and_authoring(client, demo):
     login(client, "student1")
     html = client.get(reverse("dashboard")).content.decode()
     assert reverse("instructor:course", args=["attention-101"]) not in html
+
+
+def test_a_wrong_answer_unlocks_the_first_hint_without_a_reload(client, item, django_capture_on_commit_callbacks):
+    login(client, "student1")
+    page = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    assert "Start by forming" not in page
+    variant = Variant.objects.get(student__username="student1", assignment_item=item)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            reverse("submit", args=[variant.pk, "weights"]),
+            {"answer": "[0.25, 0.25, 0.25, 0.25]"},
+            HTTP_HX_REQUEST="true",
+        )
+    submission = Submission.objects.get(variant=variant, part="weights")
+    html = client.get(reverse("submission", args=[submission.pk]), HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="extras-weights" hx-swap-oob="true"' in html
+    assert "Start by forming" in html
+    assert 'id="attempts-left-weights" data-attempts-left hx-swap-oob="true">4<' in html

@@ -54,6 +54,11 @@ def part_letter(index) -> str:
 @register.filter
 def attempts_left_after(submission) -> int | None:
     """Attempts the student still has on this part after ``submission``; None if unlimited."""
+    from grading.selectors import part_progress
+
     item = submission.variant.assignment_item
     allowed = item.assignment.attempts_per_part if item else 0
-    return max(0, allowed - submission.attempt) if allowed else None
+    if not allowed:
+        return None
+    used = part_progress(variant=submission.variant, part=submission.part)["attempts_used"]
+    return max(0, allowed - used)
