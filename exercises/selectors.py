@@ -155,11 +155,21 @@ def exercise_page_context(*, variant: Variant) -> dict:
         )
     return {
         "variant": variant,
+        "named_variants": sorted(spec.variants),
         "spec": spec,
         "title": spec.title,
         "prompt": engine.render_prompt(spec, variant.params),
         "parts": parts,
     }
+
+
+def practice_origin_item_id(variant: Variant) -> int:
+    """The assignment slot a practice variant was started from ("practice:<item>:<token>")."""
+    return int(variant.context.split(":")[1])
+
+
+def named_variants(*, variant: Variant) -> list[str]:
+    return sorted(engine.spec_from_json(variant.exercise_version.spec).variants)
 
 
 def latest_graded(*, variant: Variant, part: str) -> Submission | None:

@@ -43,16 +43,35 @@ def variant_get_or_create_for_item(*, item: AssignmentItem, student) -> Variant:
     )
 
 
-def variant_create_practice(*, version: ExerciseVersion, student) -> Variant:
-    """A fresh variant on request, for practice outside any assignment."""
-    seed = secrets.randbits(62)
-    context = f"practice:{secrets.token_hex(8)}"
-    return _variant_create(version=version, student=student, context=context, seed=seed)
+def practice_context(item: AssignmentItem) -> str:
+    """Practice variants remember the assignment slot they were started from."""
+    return f"practice:{item.pk}:{secrets.token_hex(8)}"
 
 
-def _variant_create(*, version, student, context, seed, item=None) -> Variant:
+def variant_create_practice(
+    *, item: AssignmentItem, student, named: str | None = None
+) -> Variant:
+    """A fresh variant on request, outside the graded assignment.
+
+    With ``named`` (e.g. "chapter") the exercise's fixed, hand-picked parameters are used.
+    Raises ``engine.VariantError`` for an unknown name.
+    """
+    version = item.exercise_version
+    if named is not None and named not in engine.spec_from_json(version.spec).variants:
+        raise engine.VariantError(f"this exercise has no variant named '{named}'", [])
+    seed = engine.practice_seed()
+    return _variant_create(
+        version=version,
+        student=student,
+        context=practice_context(item),
+        seed=seed,
+        named=named,
+    )
+
+
+def _variant_create(*, version, student, context, seed, item=None, named=None) -> Variant:
     spec = engine.spec_from_json(version.spec)
-    draw = engine.draw_variant(spec, seed)
+    draw = engine.draw_variant(spec, seed, name=named)
     try:
         with transaction.atomic():
             return Variant.objects.create(

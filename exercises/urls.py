@@ -9,4 +9,6 @@ urlpatterns = [
         name="assignment",
     ),
     path("exercises/<int:item_id>/", views.exercise_page, name="exercise"),
+    path("exercises/<int:item_id>/practice/", views.practice_start, name="practice_start"),
+    path("practice/<int:variant_id>/", views.practice_page, name="practice"),
 ]

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
 from courses import selectors as course_selectors
 from courses.selectors import STAFF_ROLES
 
-from . import selectors, services
+from . import engine, selectors, services
+from .models import Variant
 
 
 @login_required
@@ -50,4 +54,42 @@ def exercise_page(request, item_id: int):
         request,
         "exercises/exercise_page.html",
         {**page, "item": item, "assignment": item.assignment, "is_staff": role in STAFF_ROLES},
+    )
+
+
+@login_required
+@require_POST
+def practice_start(request, item_id: int):
+    """Hand out a fresh variant (or the named one asked for) to practise on."""
+    item, _ = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
+    named = request.POST.get("named") or None
+    try:
+        variant = services.variant_create_practice(item=item, student=request.user, named=named)
+    except engine.VariantError as problem:
+        messages.error(request, f"Could not start a practice variant: {problem}")
+        return redirect("exercise", item_id=item.pk)
+    return redirect("practice", variant_id=variant.pk)
+
+
+@login_required
+def practice_page(request, variant_id: int):
+    variant = Variant.objects.filter(
+        pk=variant_id, student=request.user, context__startswith="practice:"
+    ).select_related("exercise_version__exercise").first()
+    if variant is None:
+        raise Http404("No such practice variant.")
+    item, role = course_selectors.access_assignment_item(
+        user=request.user, item_id=selectors.practice_origin_item_id(variant)
+    )
+    page = selectors.exercise_page_context(variant=variant)
+    return render(
+        request,
+        "exercises/exercise_page.html",
+        {
+            **page,
+            "item": item,
+            "assignment": item.assignment,
+            "is_staff": role in STAFF_ROLES,
+            "is_practice": True,
+        },
     )

@@ -112,6 +112,8 @@ def _exercise_url(variant: Variant) -> str:
 
     if variant.assignment_item_id:
         return reverse("exercise", args=[variant.assignment_item_id])
+    if variant.context.startswith("practice:"):
+        return reverse("practice", args=[variant.pk])
     return reverse("dashboard")
 
 
