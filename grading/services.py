@@ -200,6 +200,14 @@ def submission_grade(*, submission_id: int) -> Submission | None:
     return _finish_graded(submission, grade=grade, context=context)
 
 
+def submission_give_up(*, submission_id: int, message: str) -> Submission | None:
+    """Mark a submission being graded as could-not-grade (e.g. after a time limit)."""
+    submission = Submission.objects.filter(pk=submission_id).first()
+    if submission is None or submission.status != SubmissionStatus.GRADING:
+        return submission
+    return _finish_could_not_grade(submission, message=message)
+
+
 def grade_answer(*, context: PartContext, raw_answer) -> answers.Grade:
     """The pure grading step: the same result whether run in a worker or inline."""
     if context.answer_type in answers.SANDBOXED_TYPES:

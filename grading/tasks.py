@@ -6,13 +6,21 @@ conditional updates.
 """
 
 from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 
 from . import services
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def grade_submission(submission_id: int) -> None:
-    services.submission_grade(submission_id=submission_id)
+    try:
+        services.submission_grade(submission_id=submission_id)
+    except SoftTimeLimitExceeded:
+        # Retrying an answer that ran out of time would only run out of time again.
+        services.submission_give_up(
+            submission_id=submission_id,
+            message="Grading this answer took longer than the time allowed.",
+        )
 
 
 @shared_task(ignore_result=True)

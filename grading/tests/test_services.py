@@ -190,3 +190,21 @@ def test_sweeper_requeues_only_stale_submissions(variant, student):
     fresh.refresh_from_db()
     assert stale.status == SubmissionStatus.GRADED
     assert fresh.status == SubmissionStatus.QUEUED
+
+
+def test_task_over_its_time_limit_gives_up_instead_of_looping(variant, student, monkeypatch):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    from grading import tasks
+
+    submission = queued_submission(variant, student, as_text(reference(variant, "weights")))
+
+    def slow(**kwargs):
+        Submission.objects.filter(pk=submission.pk).update(status=SubmissionStatus.GRADING)
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(services, "grade_answer", slow)
+    tasks.grade_submission(submission.pk)
+    submission.refresh_from_db()
+    assert submission.status == SubmissionStatus.COULD_NOT_GRADE
+    assert submission.feedback["message"].startswith("Grading this answer took longer")
