@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from grading.core import attention, safe_expr
+from grading.core import attention, misconceptions, safe_expr
 from grading.core.grades import AnswerFormatError, Grade, InvalidRequest, Parsed, invalid, right, wrong
 
 GRAMMAR = safe_expr.Grammar(
@@ -145,6 +145,42 @@ class _Evaluator:
         return np.sqrt(argument) if name == "sqrt" else np.exp(argument)
 
 
+class _SlipEvaluator(_Evaluator):
+    """Evaluates the *expected* expression the way a known slip would (for diagnosis)."""
+
+    def __init__(self, checked, values: dict, slip: str):
+        super().__init__(checked, values)
+        self.slip = slip
+
+    def call(self, node: ast.Call):
+        name = node.func.id
+        if name == "sqrt" and self.slip in ("no_scaling", "divided_by_d_k"):
+            argument = self.value(node.args[0])
+            if not np.ndim(argument):
+                return 1.0 if self.slip == "no_scaling" else argument
+        if name == "softmax" and self.slip == "softmax_wrong_axis":
+            argument = self.value(node.args[0])
+            if np.ndim(argument):
+                return attention.softmax(argument, axis=-2)
+        return super().call(node)
+
+
+SLIPS = ("no_scaling", "divided_by_d_k", "softmax_wrong_axis")
+
+
+def diagnose_slip(expected_checked, answer_values: list, draws: list) -> str | None:
+    """The known slip whose version of the expected expression the answer matches, if any."""
+    for slip in SLIPS:
+        with np.errstate(all="ignore"):
+            slipped = [_SlipEvaluator(expected_checked, draw, slip).value(expected_checked.body) for draw in draws]
+        if all(
+            np.shape(s) == np.shape(a) and np.allclose(a, s, rtol=1e-7, atol=1e-9)
+            for s, a in zip(slipped, answer_values)
+        ):
+            return slip
+    return None
+
+
 def describe(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         return node.id
@@ -212,7 +248,12 @@ def check(expected, answer, options: dict) -> Grade:
         return wrong(f"Not quite: {mismatch}", misconception=mismatch.misconception)
     except AnswerFormatError as problem:
         return invalid(str(problem))
-    return _compare(expected_values, answer_values)
+    grade = _compare(expected_values, answer_values)
+    if not grade.correct:
+        slip = diagnose_slip(expected_checked, answer_values, draws)
+        if slip is not None:
+            return wrong(f"Not quite. {misconceptions.MISCONCEPTIONS[slip]}", misconception=slip)
+    return grade
 
 
 def _compare(expected_values: list, answer_values: list) -> Grade:

@@ -1,5 +1,7 @@
 """Matrix expressions: non-commutative products, transposes, shape explanations."""
 
+import pytest
+
 from grading.core.answers import check, parse
 
 OPTIONS = {"matrices": {"Q": [4, 3], "K": [4, 3], "V": [4, 2]}}
@@ -34,3 +36,25 @@ def test_unknown_name_is_invalid():
 
 def test_preview():
     assert parse("matrix_expression", "Q K^T", OPTIONS).preview_latex == r"Q \, {K}^\top"
+
+
+SLIP_OPTIONS = {"matrices": {"Q": [4, 16], "K": [4, 16], "V": [4, 24]}, "scalars": {"d_k": 16}}
+ATTENTION_OUTPUT = "softmax(Q K^T / sqrt(d_k)) V"
+
+
+@pytest.mark.parametrize(
+    ("answer", "misconception"),
+    [
+        ("softmax(Q K^T) V", "no_scaling"),
+        ("softmax(Q K^T / d_k) V", "divided_by_d_k"),
+        ("transpose(softmax(K Q^T / sqrt(d_k))) V", "softmax_wrong_axis"),  # columns sum to 1
+        ("softmax(Q K / sqrt(d_k)) V", "k_not_transposed"),
+        ("softmax(Q K^T / 2) V", None),
+        (ATTENTION_OUTPUT, None),
+    ],
+)
+def test_matrix_expression_slips_are_named(answer, misconception):
+    grade = check("matrix_expression", ATTENTION_OUTPUT, answer, SLIP_OPTIONS)
+    assert grade.misconception == misconception
+    assert grade.error is None
+    assert grade.correct is (answer == ATTENTION_OUTPUT)
