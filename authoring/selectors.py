@@ -163,10 +163,6 @@ def published_versions() -> QuerySet[ExerciseVersion]:
 # ---------------------------------------------------------------------------
 
 
-def version_spec(version: ExerciseVersion) -> engine.ExerciseSpec:
-    return engine.spec_from_json(version.spec)
-
-
 def gate_verdicts(spec: engine.ExerciseSpec, params: dict) -> list[dict]:
     """Each quality gate's verdict on these parameters, the built-in checks first."""
     from exercises.engine.variants import first_failed_gate

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from courses.models import Role
 from exercises import engine
 from exercises.models import VersionStatus
+from exercises.specs import version_spec
 
 from . import selectors, services
 from .forms import CommentForm, ImportForm, PreviewForm, SourceForm, TransitionForm, VariantTestForm
@@ -171,7 +172,7 @@ def version_detail(request, course_slug: str, slug: str, number: int):
         user=request.user, course_slug=course_slug, slug=slug, number=number
     )
     version = access.version
-    spec = selectors.version_spec(version)
+    spec = version_spec(version)
     is_instructor = access.owned and access.role == Role.INSTRUCTOR
     return render(
         request,
@@ -251,7 +252,7 @@ def version_preview(request, course_slug: str, slug: str, number: int):
     access = selectors.access_version(
         user=request.user, course_slug=course_slug, slug=slug, number=number
     )
-    spec = selectors.version_spec(access.version)
+    spec = version_spec(access.version)
     form = PreviewForm(request.GET or {"seed": 0})
     preview, form_error = None, None
     if form.is_valid():
@@ -287,7 +288,7 @@ def version_test(request, course_slug: str, slug: str, number: int):
     report = None
     if request.method == "POST" and form.is_valid():
         report = selectors.version_test_variants(
-            spec=selectors.version_spec(access.version),
+            spec=version_spec(access.version),
             first_seed=form.cleaned_data["first_seed"],
         )
     return render(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from django.utils import timezone
 
 from courses.models import Assignment, AssignmentItem, SolutionPolicy
@@ -13,11 +12,12 @@ from grading.selectors import part_progress
 
 from . import engine
 from .models import Variant
+from .specs import version_spec
 
 
 def exercise_status(*, item: AssignmentItem, student) -> dict:
     """Not started / in progress / solved, with the student's score so far."""
-    spec = engine.spec_from_json(item.exercise_version.spec)
+    spec = version_spec(item.exercise_version)
     part_keys = [part.key for part in spec.parts]
     variant = Variant.objects.filter(
         assignment_item=item, student=student, context=f"assignment:{item.pk}"
@@ -86,7 +86,7 @@ def part_finished(*, progress: dict, attempts_allowed: int) -> bool:
 
 def part_extras(*, variant: Variant, part_key: str, spec=None, progress=None) -> dict:
     """The hints unlocked so far and, when the policy allows, the worked solution."""
-    spec = spec or engine.spec_from_json(variant.exercise_version.spec)
+    spec = spec or version_spec(variant.exercise_version)
     progress = progress or part_progress(variant=variant, part=part_key)
     item = variant.assignment_item
     attempts_allowed = item.assignment.attempts_per_part if item else 0
@@ -122,7 +122,7 @@ def _grid_cells(shape: list[int] | None) -> list[list[tuple[int, int]]]:
 
 
 def exercise_page_context(*, variant: Variant) -> dict:
-    spec = engine.spec_from_json(variant.exercise_version.spec)
+    spec = version_spec(variant.exercise_version)
     references = engine.reference_answers(spec, variant.params)
     item = variant.assignment_item
     attempts_allowed = item.assignment.attempts_per_part if item else 0
@@ -169,7 +169,7 @@ def practice_origin_item_id(variant: Variant) -> int:
 
 
 def named_variants(*, variant: Variant) -> list[str]:
-    return sorted(engine.spec_from_json(variant.exercise_version.spec).variants)
+    return sorted(version_spec(variant.exercise_version).variants)
 
 
 def latest_graded(*, variant: Variant, part: str) -> Submission | None:

@@ -14,7 +14,8 @@ from django.db import IntegrityError, transaction
 from courses.models import AssignmentItem
 
 from . import engine
-from .models import ExerciseVersion, Variant
+from .models import Variant
+from .specs import version_spec
 
 
 def assignment_variant_context(item: AssignmentItem) -> str:
@@ -57,7 +58,7 @@ def variant_create_practice(
     Raises ``engine.VariantError`` for an unknown name.
     """
     version = item.exercise_version
-    if named is not None and named not in engine.spec_from_json(version.spec).variants:
+    if named is not None and named not in version_spec(version).variants:
         raise engine.VariantError(f"this exercise has no variant named '{named}'", [])
     seed = engine.practice_seed()
     return _variant_create(
@@ -70,7 +71,7 @@ def variant_create_practice(
 
 
 def _variant_create(*, version, student, context, seed, item=None, named=None) -> Variant:
-    spec = engine.spec_from_json(version.spec)
+    spec = version_spec(version)
     draw = engine.draw_variant(spec, seed, name=named)
     try:
         with transaction.atomic():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from exercises import engine
+from exercises.specs import version_spec
 
 from .models import Submission, SubmissionStatus
 
@@ -34,7 +35,7 @@ def heatmap_for(submission: Submission) -> dict | None:
     answer away while the student can still try.
     """
     variant = submission.variant
-    spec = engine.spec_from_json(variant.exercise_version.spec)
+    spec = version_spec(variant.exercise_version)
     part = spec.part(submission.part)
     if part.diagnose.get("quantity") != "weights":
         return None

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from exercises import engine
 from exercises.models import Variant
+from exercises.specs import version_spec
 from grading.core import answers
 
 from .models import Submission, SubmissionStatus
@@ -49,7 +50,7 @@ class PartContext:
 
 
 def part_context(*, variant: Variant, part: str) -> PartContext:
-    spec = engine.spec_from_json(variant.exercise_version.spec)
+    spec = version_spec(variant.exercise_version)
     try:
         part_spec = spec.part(part)
     except KeyError:

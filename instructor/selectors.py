@@ -20,6 +20,7 @@ from django.http import Http404
 from courses.models import Assignment, AssignmentItem, Course, Enrolment, Role
 from courses.selectors import access_course, require_staff
 from exercises import engine
+from exercises.specs import version_spec
 from grading.models import Submission, SubmissionStatus
 
 from .models import ManualGrade, RegradeJob
@@ -127,7 +128,7 @@ class ItemInfo:
 def assignment_items_info(*, assignment: Assignment) -> list[ItemInfo]:
     infos = []
     for item in assignment.items.select_related("exercise_version__exercise"):
-        spec = engine.spec_from_json(item.exercise_version.spec)
+        spec = version_spec(item.exercise_version)
         parts = tuple(PartInfo(p.key, p.type, float(p.points)) for p in spec.parts)
         infos.append(ItemInfo(item=item, slug=item.exercise_version.exercise.slug, title=spec.title, parts=parts))
     return infos
@@ -322,7 +323,7 @@ def rubric_for(*, submission: Submission) -> Rubric:
     {text|criterion, points}), or a mapping with ``criteria`` and ``model_answer``.
     """
     variant = submission.variant
-    spec = engine.spec_from_json(variant.exercise_version.spec)
+    spec = version_spec(variant.exercise_version)
     try:
         answer = engine.reference_answers(spec, variant.params)[submission.part]
     except (KeyError, ValueError, engine.ExpressionError):

@@ -22,6 +22,7 @@ from django.utils import timezone
 from courses.models import Assignment, AssignmentItem, Course
 from exercises import engine
 from exercises.models import ExerciseVersion, VersionStatus
+from exercises.specs import version_spec
 from grading.models import Submission, SubmissionStatus
 
 from .models import ChangeOutcome, ManualGrade, RegradeChange, RegradeJob, RegradeStatus
@@ -152,7 +153,7 @@ def submission_grade_manually(
     submission = Submission.objects.select_for_update(of=("self",)).select_related(
         "variant__exercise_version", "variant__assignment_item__assignment"
     ).get(pk=submission.pk)
-    spec = engine.spec_from_json(submission.variant.exercise_version.spec)
+    spec = version_spec(submission.variant.exercise_version)
     part_type = spec.part(submission.part).type
     if part_type not in MANUAL_TYPES:
         raise InstructorRefused("Only free-text answers are graded by hand.")
@@ -379,7 +380,7 @@ class _Regrader:
 
     def spec(self, version: ExerciseVersion) -> engine.ExerciseSpec:
         if version.pk not in self.specs:
-            self.specs[version.pk] = engine.spec_from_json(version.spec)
+            self.specs[version.pk] = version_spec(version)
         return self.specs[version.pk]
 
     def context(self, submission: Submission):

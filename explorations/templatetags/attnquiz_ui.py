@@ -11,6 +11,7 @@ import string
 from django import template
 
 from exercises import engine
+from exercises.specs import version_spec
 
 register = template.Library()
 
@@ -30,7 +31,7 @@ PREVIEW_OPTION_KEYS = (
 @register.filter
 def preview_options(variant, part_key) -> str:
     """JSON of the parse options of one part of a variant, for data-preview-options."""
-    spec = engine.spec_from_json(variant.exercise_version.spec)
+    spec = version_spec(variant.exercise_version)
     options = engine.part_options(spec, variant.params, part_key)
     readable = {key: options[key] for key in PREVIEW_OPTION_KEYS if key in options}
     return json.dumps(readable, separators=(",", ":"), sort_keys=True)

@@ -1,0 +1,26 @@
+"""The engine's spec of a stored exercise version, built once per process per content.
+
+Building a spec re-validates it and compiles its expressions (about a millisecond),
+and one page or one grading needs it several times. A version's content hash changes
+whenever its source does, so (id, hash) identifies the spec exactly.
+"""
+
+from __future__ import annotations
+
+from . import engine
+from .models import ExerciseVersion
+
+MAX_CACHED_SPECS = 512
+_specs: dict[tuple[int, str], engine.ExerciseSpec] = {}
+
+
+def version_spec(version: ExerciseVersion) -> engine.ExerciseSpec:
+    key = (version.pk, version.content_hash)
+    spec = _specs.get(key)
+    if spec is None or version.pk is None:
+        spec = engine.spec_from_json(version.spec)
+        if len(_specs) >= MAX_CACHED_SPECS:
+            _specs.clear()
+        if version.pk is not None:
+            _specs[key] = spec
+    return spec
