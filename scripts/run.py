@@ -35,6 +35,7 @@ def main() -> int:
         env.update(REDIS_URL=redis_url, GRADING_MODE="celery")
         print(f"Grading: through a Celery worker, Redis at {redis_url}.")
         worker_cmd = [python, "-m", "celery", "-A", "attnquiz", "worker", "--beat",
+                      "--schedule", "var/celerybeat-schedule",
                       "--loglevel=WARNING", "--concurrency=2", "--pool=prefork"]
         workers.append(subprocess.Popen(worker_cmd, env=env))
     else:
