@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from datetime import timedelta
+
 from django.utils import timezone
 
 from courses.models import Assignment, AssignmentItem, SolutionPolicy
@@ -161,6 +163,26 @@ def exercise_page_context(*, variant: Variant) -> dict:
         "prompt": engine.render_prompt(spec, variant.params),
         "parts": parts,
     }
+
+
+def assignment_started_at(*, assignment: Assignment, student):
+    """When the student first opened any exercise of the assignment (their clock's start)."""
+    first = (
+        Variant.objects.filter(assignment_item__assignment=assignment, student=student)
+        .order_by("created_at")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    return first
+
+
+def assignment_time_left(*, assignment: Assignment, student):
+    """Time left under the assignment's time limit (a timedelta), or None without a limit."""
+    if not assignment.time_limit_minutes:
+        return None
+    started = assignment_started_at(assignment=assignment, student=student) or timezone.now()
+    deadline = started + timedelta(minutes=assignment.time_limit_minutes)
+    return max(deadline - timezone.now(), timedelta(0))
 
 
 def practice_origin_item_id(variant: Variant) -> int:

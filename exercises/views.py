@@ -50,10 +50,17 @@ def exercise_page(request, item_id: int):
     item, role = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
     variant = services.variant_get_or_create_for_item(item=item, student=request.user)
     page = selectors.exercise_page_context(variant=variant)
+    time_left = selectors.assignment_time_left(assignment=item.assignment, student=request.user)
     return render(
         request,
         "exercises/exercise_page.html",
-        {**page, "item": item, "assignment": item.assignment, "is_staff": role in STAFF_ROLES},
+        {
+            **page,
+            "item": item,
+            "assignment": item.assignment,
+            "is_staff": role in STAFF_ROLES,
+            "minutes_left": None if time_left is None else int(time_left.total_seconds() // 60),
+        },
     )
 
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from exercises import engine
 from exercises.models import Variant
+from exercises.selectors import assignment_time_left
 from exercises.specs import version_spec
 from grading.core import answers
 
@@ -134,6 +135,12 @@ def _refuse_if_not_accepting(*, variant: Variant, part: str, context: PartContex
         opens_at = item.assignment.opens_at
         if opens_at and timezone.now() < opens_at:
             raise SubmissionRefused("This assignment is not open yet.", code="not_open")
+        time_left = assignment_time_left(assignment=item.assignment, student=variant.student)
+        if time_left is not None and not time_left:
+            raise SubmissionRefused(
+                f"Your {item.assignment.time_limit_minutes} minutes for this assignment are up.",
+                code="time_up",
+            )
     allowed = context.attempts_allowed
     if allowed and attempts_used(variant=variant, part=part) >= allowed:
         raise SubmissionRefused(

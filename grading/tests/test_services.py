@@ -9,6 +9,7 @@ from django.utils import timezone
 from exercises import engine
 from grading import services
 from grading.core.attention import attention
+from exercises.models import Variant
 from grading.models import Submission, SubmissionStatus
 
 @pytest.fixture
@@ -208,3 +209,17 @@ def test_task_over_its_time_limit_gives_up_instead_of_looping(variant, student, 
     submission.refresh_from_db()
     assert submission.status == SubmissionStatus.COULD_NOT_GRADE
     assert submission.feedback["message"].startswith("Grading this answer took longer")
+
+
+def test_time_limit_counts_from_the_first_opened_exercise(submit, variant, student):
+    assignment = variant.assignment_item.assignment
+    assignment.time_limit_minutes = 30
+    assignment.save()
+    right = as_text(reference(variant, "weights"))
+    Variant.objects.filter(pk=variant.pk).update(created_at=timezone.now() - timedelta(minutes=29))
+    assert submit(variant=variant, student=student, part="weights", raw_answer=right).attempt == 1
+    Variant.objects.filter(pk=variant.pk).update(created_at=timezone.now() - timedelta(minutes=31))
+    with pytest.raises(services.SubmissionRefused) as refused:
+        submit(variant=variant, student=student, part="output", raw_answer=right)
+    assert refused.value.code == "time_up"
+    assert refused.value.message == "Your 30 minutes for this assignment are up."
