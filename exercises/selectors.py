@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 from datetime import timedelta
 
+import numpy as np
 from django.utils import timezone
 
 from courses.models import Assignment, AssignmentItem, SolutionPolicy

@@ -7,10 +7,11 @@ import pytest
 from django.utils import timezone
 
 from exercises import engine
+from exercises.models import Variant
 from grading import services
 from grading.core.attention import attention
-from exercises.models import Variant
 from grading.models import Submission, SubmissionStatus
+
 
 @pytest.fixture
 def submit(django_capture_on_commit_callbacks):
