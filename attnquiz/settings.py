@@ -151,6 +151,8 @@ CELERY_BEAT_SCHEDULE = {
 # "celery": enqueue on commit (worker grades); "inline": grade in the web process.
 GRADING_MODE = env("GRADING_MODE", default="celery" if REDIS_URL else "inline")
 GRADING_STALE_AFTER_SECONDS = env.int("GRADING_STALE_AFTER_SECONDS", default=60)
+# How long a result request may wait for a pending grade before answering "still grading".
+GRADING_LONG_POLL_SECONDS = env.float("GRADING_LONG_POLL_SECONDS", default=1.5)
 GRADING_MAX_DELIVERIES = env.int("GRADING_MAX_DELIVERIES", default=3)
 # Fault-injection only: hold each claimed submission this long so tests can kill a worker mid-grade.
 GRADING_FAULT_DELAY_SECONDS = env.float("GRADING_FAULT_DELAY_SECONDS", default=0.0)

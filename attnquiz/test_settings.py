@@ -20,3 +20,5 @@ STORAGES = {
 
 # Unit tests grade in-process; integration tests switch to a real worker explicitly.
 GRADING_MODE = os.environ.get("GRADING_MODE", "inline")
+# Short waits: unit tests grade at commit, after the view has answered.
+GRADING_LONG_POLL_SECONDS = float(os.environ.get("GRADING_LONG_POLL_SECONDS", "0.3"))

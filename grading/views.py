@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -60,7 +61,10 @@ def submit_answer(request, variant_id: int, part: str):
             {"error": error, "part": part},
             status=422,
         )
-    submission.refresh_from_db()
+    # The grade is usually stored within tens of milliseconds: answer with it if it comes.
+    submission = selectors.submission_wait_finished(
+        submission=submission, timeout=settings.GRADING_LONG_POLL_SECONDS
+    )
     return render(request, "grading/_result.html", submission_view_context(submission))
 
 
@@ -68,6 +72,10 @@ def submit_answer(request, variant_id: int, part: str):
 @require_GET
 def submission_result(request, submission_id: int):
     submission = selectors.access_submission(user=request.user, submission_id=submission_id)
+    if request.GET.get("wait") and not submission.is_finished:
+        submission = selectors.submission_wait_finished(
+            submission=submission, timeout=settings.GRADING_LONG_POLL_SECONDS
+        )
     context = submission_view_context(submission)
     if request.headers.get("Accept", "").startswith("application/json"):
         return JsonResponse(

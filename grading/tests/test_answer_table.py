@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from grading.core.answers import check
+from grading.core.answers import check, checker_module
 from grading.tests.fixtures.answer_tests import ROWS
 
 
@@ -17,6 +17,14 @@ def test_table_is_large_enough():
     assert len(ROWS) >= 300
     assert sum(row["hostile"] for row in ROWS) >= 40
     assert {row["outcome"] for row in ROWS} == {"right", "wrong", "invalid"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def checkers_loaded():
+    """Import every checker (SymPy takes a while) so the 100 ms budget times only the check."""
+    for answer_type in ("numeric", "matrix", "symbolic", "matrix_expression", "derivation", "choice"):
+        checker_module(answer_type)
+    check("symbolic", "x", "x", {"allow_any_symbols": True})
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[_row_id(row) for row in ROWS])

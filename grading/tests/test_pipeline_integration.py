@@ -138,3 +138,19 @@ def test_answer_exhausting_the_cas_limit_cannot_be_graded_and_the_next_one_grade
     )
     right = wait_graded(right.pk)
     assert (right.status, right.score, right.attempt) == (SubmissionStatus.GRADED, 1.0, 2)
+
+
+def test_result_request_waits_for_the_grade_then_answers(start_worker, variant, student, client, settings):
+    from django.urls import reverse
+
+    settings.GRADING_LONG_POLL_SECONDS = 20
+    start_worker()
+    assert client.login(username="student1", password="attention-demo")
+    response = client.post(
+        reverse("submit", args=[variant.pk, "weights"]),
+        {"answer": right_answer(variant)},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'data-result="graded"' in html and "Correct" in html
