@@ -10,12 +10,15 @@ from __future__ import annotations
 import re
 
 CELL_FIELD = re.compile(r"^cell-(\d{1,3})-(\d{1,3})$")
+MAX_GRID_SIDE = 64
 
 
 def raw_answer_from_post(post, *, max_bytes: int) -> tuple[object, str | None]:
     """(raw answer, None) or (None, a message saying what is wrong with the form)."""
     cells = _cells_from_post(post)
     if cells:
+        if max(max(r, c) for r, c in cells) >= MAX_GRID_SIDE:
+            return None, f"A grid answer may have at most {MAX_GRID_SIDE} rows and columns."
         answer = _grid_from_cells(cells)
     else:
         values = post.getlist("answer")

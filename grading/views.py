@@ -111,7 +111,10 @@ def preview_answer(request):
         return JsonResponse({"latex": None, "error": "Malformed preview request."}, status=400)
     if len(request.body) > MAX_ANSWER_BYTES:
         return JsonResponse({"latex": None, "error": "That answer is too long."})
-    parsed = answers.parse(answer_type, answer, options)
+    try:
+        parsed = answers.parse(answer_type, answer, options)
+    except ValueError as problem:  # the request's options, not the answer, are malformed
+        return JsonResponse({"latex": None, "error": f"Malformed preview request: {problem}"}, status=400)
     return JsonResponse({"latex": parsed.preview_latex, "error": parsed.error})
 
 
