@@ -56,7 +56,7 @@ def read_yaml(text: str) -> tuple[object, SourceMap]:
         root = loader.get_single_node()
         if root is None:
             raise SpecError([SpecIssue(1, "", "the file is empty")])
-        data = _to_python(loader, root, (), source_map)
+        data = _to_python(loader, root, (), source_map, set())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -68,7 +68,14 @@ def read_yaml(text: str) -> tuple[object, SourceMap]:
     return data, source_map
 
 
-def _to_python(loader, node, path: Path, source_map: SourceMap):
+def _to_python(loader, node, path: Path, source_map: SourceMap, seen: set):
+    # YAML aliases make the node graph shared or even cyclic ("a: &a [*a]"), which could
+    # recurse forever or expand exponentially; exercise files never need them.
+    if id(node) in seen:
+        raise SpecError(
+            [SpecIssue(node.start_mark.line + 1, _display(path), "YAML anchors and aliases (&name, *name) are not supported; write the value out")]
+        )
+    seen.add(id(node))
     source_map.lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         result = {}
@@ -83,7 +90,7 @@ def _to_python(loader, node, path: Path, source_map: SourceMap):
                 raise SpecError(
                     [SpecIssue(key_node.start_mark.line + 1, _display(path + (key,)), "duplicate key")]
                 )
-            result[key] = _to_python(loader, value_node, path + (key,), source_map)
+            result[key] = _to_python(loader, value_node, path + (key,), source_map, seen)
             # A key's line is where the key is written, which is what authors look for.
             source_map.lines[path + (key,)] = key_node.start_mark.line + 1
             if isinstance(value_node, yaml.ScalarNode) and value_node.style in ("|", ">"):
@@ -91,7 +98,7 @@ def _to_python(loader, node, path: Path, source_map: SourceMap):
         return result
     if isinstance(node, yaml.SequenceNode):
         return [
-            _to_python(loader, item, path + (index,), source_map)
+            _to_python(loader, item, path + (index,), source_map, seen)
             for index, item in enumerate(node.value)
         ]
     return loader.construct_object(node, deep=True)
