@@ -49,16 +49,20 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
 def exercise_page(request, item_id: int):
     item, role = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
     variant = services.variant_get_or_create_for_item(item=item, student=request.user)
-    page = selectors.exercise_page_context(variant=variant)
+    return _render_exercise(request, variant=variant, item=item, role=role, is_practice=False)
+
+
+def _render_exercise(request, *, variant: Variant, item, role: str, is_practice: bool):
     time_left = selectors.assignment_time_left(assignment=item.assignment, student=request.user)
     return render(
         request,
         "exercises/exercise_page.html",
         {
-            **page,
+            **selectors.exercise_page_context(variant=variant),
             "item": item,
             "assignment": item.assignment,
             "is_staff": role in STAFF_ROLES,
+            "is_practice": is_practice,
             "minutes_left": None if time_left is None else int(time_left.total_seconds() // 60),
         },
     )
@@ -88,15 +92,4 @@ def practice_page(request, variant_id: int):
     item, role = course_selectors.access_assignment_item(
         user=request.user, item_id=selectors.practice_origin_item_id(variant)
     )
-    page = selectors.exercise_page_context(variant=variant)
-    return render(
-        request,
-        "exercises/exercise_page.html",
-        {
-            **page,
-            "item": item,
-            "assignment": item.assignment,
-            "is_staff": role in STAFF_ROLES,
-            "is_practice": True,
-        },
-    )
+    return _render_exercise(request, variant=variant, item=item, role=role, is_practice=True)
