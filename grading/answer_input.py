@@ -7,6 +7,7 @@ several ``answer`` values). Nothing here judges the answer — that is the parse
 
 from __future__ import annotations
 
+import json
 import re
 
 CELL_FIELD = re.compile(r"^cell-(\d{1,3})-(\d{1,3})$")
@@ -43,3 +44,10 @@ def _grid_from_cells(cells: dict[tuple[int, int], str]) -> list[list[str]]:
     rows = 1 + max(r for r, _ in cells)
     cols = 1 + max(c for _, c in cells)
     return [[cells.get((r, c), "") for c in range(cols)] for r in range(rows)]
+
+
+def answer_text(raw_answer) -> str:
+    """A stored answer as one line of text, the way it is shown and exported."""
+    if isinstance(raw_answer, str):
+        return raw_answer
+    return json.dumps(raw_answer, ensure_ascii=False, separators=(",", ": "))

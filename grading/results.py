@@ -8,6 +8,7 @@ from exercises import engine
 from exercises.specs import version_spec
 
 from .models import Submission, SubmissionStatus
+from .selectors import submissions_for_part
 
 
 def submission_view_context(submission: Submission) -> dict:
@@ -25,6 +26,9 @@ def submission_view_context(submission: Submission) -> dict:
         from exercises.selectors import part_extras
 
         context["extras"] = part_extras(variant=submission.variant, part_key=submission.part)
+        context["history"] = list(
+            submissions_for_part(variant=submission.variant, part=submission.part)
+        )
     return context
 
 

@@ -8,7 +8,6 @@ only instructors change assignments or run regrades.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from courses.selectors import access_course, require_staff
 from exercises import engine
 from exercises.specs import version_spec
 from grading.models import Submission, SubmissionStatus
+from grading.answer_input import answer_text  # noqa: F401  (views and CSV use it from here)
 
 from .models import ManualGrade, RegradeJob
 
@@ -205,13 +205,6 @@ def student_submissions(*, assignment: Assignment, student) -> QuerySet[Submissi
         .prefetch_related("manual_grades__grader")
         .order_by("variant__assignment_item__position", "part", "attempt")
     )
-
-
-def answer_text(raw_answer) -> str:
-    """A stored answer as one line of text, the way it is shown and exported."""
-    if isinstance(raw_answer, str):
-        return raw_answer
-    return json.dumps(raw_answer, ensure_ascii=False, separators=(",", ": "))
 
 
 def csv_safe(value) -> str | float | int:

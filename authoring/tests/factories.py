@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 
+from authoring.services import source_hash
 from courses.models import Assignment, AssignmentItem, Course, Enrolment, Role
 from exercises import engine
 from exercises.models import Exercise, ExerciseVersion, Variant, VersionStatus
@@ -112,7 +113,7 @@ def published_version(*, source: str, number: int = 1, exercise: Exercise | None
         exercise = Exercise.objects.create(slug=spec.slug, title=spec.title)
     return ExerciseVersion.objects.create(
         exercise=exercise, number=number, source=source, spec=engine.spec_to_json(spec),
-        content_hash=str(number), status=VersionStatus.PUBLISHED,
+        content_hash=source_hash(source), status=VersionStatus.PUBLISHED,
     )
 
 

@@ -4,6 +4,7 @@ from django import template
 from django.utils.safestring import mark_safe
 
 from exercises.markdown_math import render_markdown_math
+from grading.answer_input import answer_text
 
 register = template.Library()
 
@@ -11,3 +12,9 @@ register = template.Library()
 @register.filter
 def markdown_math(text: str) -> str:
     return mark_safe(render_markdown_math(text))  # the renderer escapes all source HTML
+
+
+@register.filter
+def answer_as_text(raw_answer) -> str:
+    """A stored answer as the student entered it, on one line."""
+    return answer_text(raw_answer)

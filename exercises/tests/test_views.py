@@ -159,3 +159,23 @@ def test_a_wrong_answer_unlocks_the_first_hint_without_a_reload(client, item, dj
     assert 'id="extras-weights" hx-swap-oob="true"' in html
     assert "Start by forming" in html
     assert 'id="attempts-left-weights" data-attempts-left hx-swap-oob="true">4<' in html
+
+
+def test_history_lists_my_attempts_with_what_i_entered_and_the_feedback(client, item, django_capture_on_commit_callbacks):
+    login(client, "student1")
+    client.get(reverse("exercise", args=[item.pk]))
+    variant = Variant.objects.get(student__username="student1", assignment_item=item)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("submit", args=[variant.pk, "weights"]), {"answer": "[0.25, 0.25, 0.25, 0.25]"})
+        client.post(
+            reverse("submit", args=[variant.pk, "weights"]),
+            {"cell-0-0": "0.1", "cell-0-1": "0.2", "cell-0-2": "0.3", "cell-0-3": "0.4"},
+        )
+    html = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    assert "My attempts at this part (2)" in html
+    assert "<code>[0.25, 0.25, 0.25, 0.25]</code>" in html
+    assert '<code>[[&quot;0.1&quot;,&quot;0.2&quot;,&quot;0.3&quot;,&quot;0.4&quot;]]</code>' in html
+    assert "entries are outside the accepted tolerance" in html
+    login(client, "student2")
+    client.get(reverse("exercise", args=[item.pk]))
+    assert "My attempts at this part" not in client.get(reverse("exercise", args=[item.pk])).content.decode()
