@@ -25,7 +25,13 @@ def exercise_status(*, item: AssignmentItem, student) -> dict:
         assignment_item=item, student=student, context=f"assignment:{item.pk}"
     ).first()
     if variant is None:
-        return {"state": "not started", "score": 0.0, "parts": len(part_keys), "solved_parts": 0}
+        return {
+            "state": "not started",
+            "score": 0.0,
+            "parts": len(part_keys),
+            "solved_parts": 0,
+            "attempts_left": item.assignment.attempts_per_part or None,
+        }
     progress = [part_progress(variant=variant, part=key) for key in part_keys]
     solved = sum(1 for p in progress if p["solved"])
     # Weighted by each part's points, as the gradebook weighs them.
@@ -35,13 +41,22 @@ def exercise_status(*, item: AssignmentItem, student) -> dict:
         / total_points
     )
     started = any(p["attempts_used"] for p in progress)
+    allowed = item.assignment.attempts_per_part
+    unsolved_left = [max(0, allowed - p["attempts_used"]) for p in progress if not p["solved"]]
+    attempts_left = min(unsolved_left) if allowed and unsolved_left else None
     if solved == len(part_keys):
         state = "solved"
     elif started:
         state = "in progress"
     else:
         state = "not started"
-    return {"state": state, "score": score, "parts": len(part_keys), "solved_parts": solved}
+    return {
+        "state": state,
+        "score": score,
+        "parts": len(part_keys),
+        "solved_parts": solved,
+        "attempts_left": attempts_left,
+    }
 
 
 def assignment_item_statuses(*, assignment: Assignment, student) -> list[dict]:

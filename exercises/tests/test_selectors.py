@@ -30,7 +30,7 @@ def answer(variant, part) -> str:
 
 def test_status_moves_from_not_started_to_solved(item, student, django_capture_on_commit_callbacks):
     assert exercise_status(item=item, student=student) == {
-        "state": "not started", "score": 0.0, "parts": 2, "solved_parts": 0,
+        "state": "not started", "score": 0.0, "parts": 2, "solved_parts": 0, "attempts_left": 5,
     }
     variant = variant_get_or_create_for_item(item=item, student=student)
     with django_capture_on_commit_callbacks(execute=True):
@@ -38,7 +38,7 @@ def test_status_moves_from_not_started_to_solved(item, student, django_capture_o
             variant=variant, student=student, part="weights", raw_answer=answer(variant, "weights")
         )
     assert exercise_status(item=item, student=student) == {
-        "state": "in progress", "score": 0.5, "parts": 2, "solved_parts": 1,
+        "state": "in progress", "score": 0.5, "parts": 2, "solved_parts": 1, "attempts_left": 5,
     }
     with django_capture_on_commit_callbacks(execute=True):
         services.submission_create(

@@ -179,3 +179,19 @@ def test_history_lists_my_attempts_with_what_i_entered_and_the_feedback(client, 
     login(client, "student2")
     client.get(reverse("exercise", args=[item.pk]))
     assert "My attempts at this part" not in client.get(reverse("exercise", args=[item.pk])).content.decode()
+
+
+def test_assignment_page_shows_attempts_left_and_exercise_page_the_penalties(client, item):
+    assignment = item.assignment
+    assignment.penalty_per_extra_attempt = 0.1
+    assignment.late_penalty = 0.25
+    assignment.save()
+    login(client, "student1")
+    listing = client.get(
+        reverse("assignment", args=[assignment.course.slug, assignment.slug])
+    ).content.decode()
+    assert "<td>5 per part</td>" in listing
+    page = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    assert "Each attempt after the first costs 10% of the part's score." in page
+    assert "Answers after the due date lose 25%." in page
+    assert reverse("explorations:scaling") in page
