@@ -25,6 +25,7 @@ from exercises.specs import version_spec
 from grading.core import answers
 
 from .models import Submission, SubmissionStatus
+from .signals import send_submission_scored
 
 logger = logging.getLogger(__name__)
 
@@ -291,6 +292,7 @@ def _store_outcome(submission: Submission, values: dict) -> None:
     if stored:
         for field, value in values.items():
             setattr(submission, field, value)
+        send_submission_scored(submission)
     else:
         submission.refresh_from_db()
 

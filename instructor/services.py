@@ -24,6 +24,7 @@ from exercises import engine
 from exercises.models import ExerciseVersion, VersionStatus
 from exercises.specs import version_spec
 from grading.models import Submission, SubmissionStatus
+from grading.signals import send_submission_scored
 
 from .models import ChangeOutcome, ManualGrade, RegradeChange, RegradeJob, RegradeStatus
 
@@ -176,6 +177,7 @@ def submission_grade_manually(
     ManualGrade.objects.create(
         submission=submission, grader=grader, score=score, criteria_met=criteria_met or [], comment=comment
     )
+    send_submission_scored(submission)
     return submission
 
 
@@ -325,6 +327,8 @@ def _regrade_batch(job: RegradeJob, grader: "_Regrader", ids: list[int]) -> None
         Submission.objects.bulk_update(
             to_update, ["score", "awarded", "correct", "status", "feedback", "misconception", "graded_at"]
         )
+        for submission in to_update:
+            send_submission_scored(submission)
     job.cursor = ids[-1]
     job.processed += len(ids)
     job.changed += counts["changed"]

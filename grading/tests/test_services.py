@@ -224,3 +224,20 @@ def test_time_limit_counts_from_the_first_opened_exercise(submit, variant, stude
         submit(variant=variant, student=student, part="output", raw_answer=right)
     assert refused.value.code == "time_up"
     assert refused.value.message == "Your 30 minutes for this assignment are up."
+
+
+def test_scored_signal_is_sent_once_per_stored_grade(submit, variant, student):
+    from grading.signals import submission_scored
+
+    received = []
+
+    def receiver(sender, submission, **kwargs):
+        received.append((submission.pk, submission.status))
+
+    submission_scored.connect(receiver)
+    try:
+        created = submit(variant=variant, student=student, part="weights", raw_answer=as_text(reference(variant, "weights")))
+        services.submission_grade(submission_id=created.pk)  # a second delivery stores nothing
+    finally:
+        submission_scored.disconnect(receiver)
+    assert received == [(created.pk, SubmissionStatus.GRADED)]

@@ -178,3 +178,20 @@ def test_manual_grading_refuses_bad_scores_and_non_free_text(client, people, ess
     numeric = Submission.objects.filter(part="product").first()
     refused = client.post(reverse("instructor:manual_grade", args=["attn", numeric.pk]), {"score": "1"})
     assert refused.status_code == 422 and "Only free-text answers" in refused.content.decode()
+
+
+def test_a_manual_grade_announces_the_new_score(client, people, essay):
+    from grading.signals import submission_scored
+
+    received = []
+
+    def receiver(sender, submission, **kwargs):
+        received.append((submission.pk, submission.score))
+
+    submission_scored.connect(receiver)
+    try:
+        client.login(username="ines", password=PASSWORD)
+        client.post(reverse("instructor:manual_grade", args=["attn", essay.pk]), {"score": "0.5"})
+    finally:
+        submission_scored.disconnect(receiver)
+    assert received == [(essay.pk, 0.5)]
