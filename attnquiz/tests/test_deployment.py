@@ -72,7 +72,8 @@ def test_compose_commands_reference_real_modules():
     beat_task = settings.CELERY_BEAT_SCHEDULE["requeue-stale-submissions"]["task"]
     module_name, task_name = beat_task.rsplit(".", 1)
     assert hasattr(importlib.import_module(module_name), task_name)
-    assert "migrate" in services["migrate"]["command"]
+    setup = services["migrate"]["command"][-1]
+    assert "manage.py migrate --noinput" in setup and "manage.py load_bank" in setup
 
 
 def test_compose_app_services_get_database_and_redis_urls():
