@@ -85,3 +85,21 @@ def test_bank_exercise_passes_its_self_test_on_a_few_seeds(path):
         assert result.checked > 0 and not result.skipped
         failures += result.failures
     assert failures == []
+
+
+def test_scaled_vs_unscaled_names_the_slips_on_its_chapter_numbers():
+    import numpy as np
+
+    from exercises.engine import draw_variant, grade_part, load_spec, reference_answers
+
+    spec = load_spec((BANK / "scaled-vs-unscaled-softmax.yaml").read_text())
+    params = draw_variant(spec, 0, name="chapter").params
+    references = reference_answers(spec, params)
+    assert np.round(references["scaled_weights"], 4).tolist() == [0.3875, 0.1425, 0.2350, 0.2350]
+
+    def misconception(part, values):
+        return grade_part(spec, params, part, str(np.round(values, 4).tolist())).misconception
+
+    assert misconception("scaled_weights", [0.5344, 0.0723, 0.1966, 0.1966]) == "no_scaling"
+    assert misconception("scaled_output", references["unscaled_output"]) == "raw_weights_used"
+    assert misconception("scaled_weights", references["scaled_weights"]) is None
