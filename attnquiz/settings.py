@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "explorations",
     "authoring",
     "instructor",
+    "lti",
 ]
 
 MIDDLEWARE = [

@@ -17,5 +17,6 @@ urlpatterns = [
     path("explore/", include("explorations.urls")),
     path("author/", include("authoring.urls")),
     path("teach/", include("instructor.urls")),
+    path("lti/", include("lti.urls")),
     path("admin/", admin.site.urls),
 ]

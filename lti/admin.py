@@ -1,0 +1,62 @@
+from django.contrib import admin
+
+from .models import Deployment, LoginState, LtiContext, LtiIdentity, Platform, ResourceLink, ToolKey
+
+
+class DeploymentInline(admin.TabularInline):
+    model = Deployment
+    extra = 1
+
+
+@admin.register(Platform)
+class PlatformAdmin(admin.ModelAdmin):
+    list_display = ["name", "issuer", "client_id", "created_at"]
+    search_fields = ["name", "issuer", "client_id"]
+    inlines = [DeploymentInline]
+
+
+@admin.register(Deployment)
+class DeploymentAdmin(admin.ModelAdmin):
+    list_display = ["deployment_id", "platform", "created_at"]
+    list_filter = ["platform"]
+
+
+@admin.register(ToolKey)
+class ToolKeyAdmin(admin.ModelAdmin):
+    list_display = ["kid", "is_active", "is_published", "created_at"]
+    # The private key never shows in the admin; rotate with `manage.py lti_keys --rotate`.
+    fields = ["kid", "is_active", "is_published", "created_at"]
+    readonly_fields = ["kid", "created_at"]
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(LtiContext)
+class LtiContextAdmin(admin.ModelAdmin):
+    list_display = ["title", "context_id", "platform", "course", "created_at"]
+    list_filter = ["platform"]
+    search_fields = ["title", "context_id", "course__slug"]
+    raw_id_fields = ["course"]
+
+
+@admin.register(ResourceLink)
+class ResourceLinkAdmin(admin.ModelAdmin):
+    list_display = ["title", "resource_link_id", "platform", "assignment", "updated_at"]
+    list_filter = ["platform"]
+    search_fields = ["title", "resource_link_id"]
+    raw_id_fields = ["context", "assignment"]
+
+
+@admin.register(LtiIdentity)
+class LtiIdentityAdmin(admin.ModelAdmin):
+    list_display = ["sub", "platform", "user", "created_at"]
+    list_filter = ["platform"]
+    search_fields = ["sub", "user__username", "user__email"]
+    raw_id_fields = ["user"]
+
+
+@admin.register(LoginState)
+class LoginStateAdmin(admin.ModelAdmin):
+    list_display = ["platform", "created_at", "consumed_at"]
+    readonly_fields = ["state", "nonce", "platform", "created_at", "consumed_at"]

@@ -1,0 +1,15 @@
+from django.apps import AppConfig
+
+
+class LtiConfig(AppConfig):
+    name = "lti"
+    verbose_name = "LMS integration (LTI 1.3)"
+
+    def ready(self):
+        from grading.signals import submission_scored
+
+        from . import receivers
+
+        submission_scored.connect(
+            receivers.schedule_score_passback, dispatch_uid="lti.schedule_score_passback"
+        )

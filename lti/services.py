@@ -1,0 +1,680 @@
+"""Writes for LTI 1.3: our keys, the OIDC login, the launch, and score passback (AGS).
+
+A launch is checked completely (``launch_validate``) before anything is written; every
+refusal is a ``LtiRefused`` with the HTTP status and the sentence the person sees.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import secrets
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from courses.models import Assignment, Course, Role
+from courses.services import enrolment_ensure
+
+from . import selectors
+from .models import (
+    Deployment,
+    LoginState,
+    LtiContext,
+    LtiIdentity,
+    Platform,
+    ResourceLink,
+    ToolKey,
+)
+
+logger = logging.getLogger(__name__)
+
+CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+CLAIM_MESSAGE_TYPE = CLAIM + "message_type"
+CLAIM_VERSION = CLAIM + "version"
+CLAIM_DEPLOYMENT_ID = CLAIM + "deployment_id"
+CLAIM_RESOURCE_LINK = CLAIM + "resource_link"
+CLAIM_CONTEXT = CLAIM + "context"
+CLAIM_ROLES = CLAIM + "roles"
+CLAIM_CUSTOM = CLAIM + "custom"
+CLAIM_AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+SCORE_MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
+CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+LOGIN_STATE_SECONDS = 600
+CLOCK_LEEWAY_SECONDS = 60
+TOKEN_EXPIRY_MARGIN_SECONDS = 60
+
+
+class LtiRefused(Exception):
+    """A login or launch we will not accept; ``message`` is shown to the person."""
+
+    def __init__(self, message: str, *, status: int = 400):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+# --- Our keys ---------------------------------------------------------------------------
+
+
+def tool_key_create() -> ToolKey:
+    """A fresh 2048-bit RSA key pair; it becomes the signing key (the newest active one)."""
+    private_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = private_key.private_bytes(
+        encoding=serialization.Encoding.PEM,
+        format=serialization.PrivateFormat.PKCS8,
+        encryption_algorithm=serialization.NoEncryption(),
+    ).decode()
+    return ToolKey.objects.create(kid=secrets.token_hex(16), private_key_pem=pem)
+
+
+def tool_key_ensure() -> ToolKey:
+    """The signing key, created on first need."""
+    return selectors.tool_key_signing() or tool_key_create()
+
+
+# --- Registration -----------------------------------------------------------------------
+
+
+@transaction.atomic
+def platform_register(
+    *,
+    name: str,
+    issuer: str,
+    client_id: str,
+    auth_login_url: str,
+    auth_token_url: str,
+    deployment_ids: list[str],
+    jwks: dict | None = None,
+    keyset_url: str = "",
+) -> Platform:
+    """Create or update a platform registration and add its deployments. Idempotent."""
+    if jwks is not None and not isinstance(jwks.get("keys"), list):
+        raise LtiRefused('The keyset must be a JSON object {"keys": [...]}.')
+    platform, _ = Platform.objects.update_or_create(
+        issuer=issuer,
+        client_id=client_id,
+        defaults={
+            "name": name,
+            "auth_login_url": auth_login_url,
+            "auth_token_url": auth_token_url,
+            "keyset_url": keyset_url,
+            **({"jwks": jwks} if jwks is not None else {}),
+        },
+    )
+    for deployment_id in deployment_ids:
+        Deployment.objects.get_or_create(platform=platform, deployment_id=deployment_id)
+    return platform
+
+
+# --- OIDC login initiation --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoginRedirect:
+    url: str
+    state: str
+
+
+def login_initiate(*, params: dict, redirect_uri: str, host: str) -> LoginRedirect:
+    """Check a third-party login initiation and build the authorisation redirect.
+
+    ``params`` are the GET or POST parameters the platform sent; ``host`` is this site's
+    host, which ``target_link_uri`` must point at.
+    """
+    issuer = params.get("iss", "").strip()
+    login_hint = params.get("login_hint", "")
+    target_link_uri = params.get("target_link_uri", "")
+    client_id = params.get("client_id", "").strip()
+    deployment_hint = params.get("lti_deployment_id", "").strip()
+    for name, value in (("iss", issuer), ("login_hint", login_hint), ("target_link_uri", target_link_uri)):
+        if not value:
+            raise LtiRefused(f"The login request has no '{name}'; start it from the LMS.")
+    if urllib.parse.urlsplit(target_link_uri).netloc != host:
+        raise LtiRefused(f"target_link_uri '{target_link_uri}' is not an address of this tool.")
+    platforms = selectors.platforms_for_issuer(issuer=issuer, client_id=client_id)
+    if not platforms:
+        which = f"issuer '{issuer}'" + (f" with client_id '{client_id}'" if client_id else "")
+        raise LtiRefused(f"No LMS is registered here for {which}. Ask the site admin to add it.")
+    if len(platforms) > 1:
+        raise LtiRefused(
+            f"Several registrations share issuer '{issuer}'; the LMS must send its client_id."
+        )
+    platform = platforms[0]
+    if deployment_hint and not platform.deployments.filter(deployment_id=deployment_hint).exists():
+        raise LtiRefused(f"Deployment '{deployment_hint}' is not registered for this LMS.")
+
+    LoginState.objects.filter(
+        created_at__lt=timezone.now() - timedelta(seconds=6 * LOGIN_STATE_SECONDS)
+    ).delete()
+    login = LoginState.objects.create(
+        state=secrets.token_urlsafe(32), nonce=secrets.token_urlsafe(32), platform=platform
+    )
+    query = {
+        "scope": "openid",
+        "response_type": "id_token",
+        "response_mode": "form_post",
+        "prompt": "none",
+        "client_id": platform.client_id,
+        "redirect_uri": redirect_uri,
+        "login_hint": login_hint,
+        "state": login.state,
+        "nonce": login.nonce,
+    }
+    if "lti_message_hint" in params:
+        query["lti_message_hint"] = params["lti_message_hint"]
+    separator = "&" if urllib.parse.urlsplit(platform.auth_login_url).query else "?"
+    return LoginRedirect(
+        url=platform.auth_login_url + separator + urllib.parse.urlencode(query),
+        state=login.state,
+    )
+
+
+# --- Launch -----------------------------------------------------------------------------
+
+
+@dataclass
+class Launch:
+    """A verified resource link launch: the platform and the claims that matter here."""
+
+    platform: Platform
+    claims: dict
+    sub: str = ""
+    roles: list[str] = field(default_factory=list)
+    context: dict = field(default_factory=dict)
+    resource_link: dict = field(default_factory=dict)
+    custom: dict = field(default_factory=dict)
+    ags: dict = field(default_factory=dict)
+
+
+def _platform_signing_key(*, platform: Platform, kid: str | None) -> jwt.PyJWK:
+    def find(jwks: dict):
+        keys = [k for k in (jwks or {}).get("keys", []) if isinstance(k, dict)]
+        if kid is None and len(keys) == 1:
+            return keys[0]
+        return next((k for k in keys if k.get("kid") == kid), None)
+
+    jwk = find(platform.jwks)
+    if jwk is None and platform.keyset_url:
+        platform.jwks = _fetch_keyset(platform.keyset_url)
+        platform.save(update_fields=["jwks"])
+        jwk = find(platform.jwks)
+    if jwk is None:
+        raise LtiRefused(f"The LMS signed this launch with key '{kid}', which its keyset does not have.")
+    try:
+        return jwt.PyJWK(jwk, algorithm="RS256")
+    except jwt.PyJWTError:
+        raise LtiRefused(f"The LMS's key '{kid}' is not a usable RSA key.") from None
+
+
+def _fetch_keyset(url: str) -> dict:
+    try:
+        status, body = _http("GET", url, headers={"Accept": "application/json"})
+        keyset = json.loads(body) if status == 200 else None
+    except (OSError, ValueError):
+        keyset = None
+    if not isinstance(keyset, dict) or not isinstance(keyset.get("keys"), list):
+        raise LtiRefused("The LMS's keyset could not be fetched; try the launch again later.")
+    return keyset
+
+
+def launch_validate(*, state: str, id_token: str, browser_states: set[str]) -> Launch:
+    """Verify a launch completely and consume its login state. Raises ``LtiRefused``.
+
+    ``browser_states`` are the states this browser started (from its session or the
+    state cookie): a state started elsewhere is refused.
+    """
+    if not state:
+        raise LtiRefused("The launch has no state; open the link from the LMS again.")
+    login = LoginState.objects.select_related("platform").filter(state=state).first()
+    too_old = timezone.now() - timedelta(seconds=LOGIN_STATE_SECONDS)
+    if login is None or login.created_at < too_old:
+        raise LtiRefused("This launch's login has expired or is unknown; open the link from the LMS again.")
+    if state not in browser_states:
+        raise LtiRefused("This launch was started in another browser; open the link from the LMS again.")
+    if not id_token:
+        raise LtiRefused("The launch has no id_token.")
+    try:
+        header = jwt.get_unverified_header(id_token)
+        unverified = jwt.decode(id_token, options={"verify_signature": False})
+    except jwt.PyJWTError:
+        raise LtiRefused("The id_token is not a valid JWT.") from None
+    if header.get("alg") != "RS256":
+        raise LtiRefused(f"The id_token must be signed with RS256, not {header.get('alg')}.")
+    issuer = unverified.get("iss")
+    if not isinstance(issuer, str) or not Platform.objects.filter(issuer=issuer).exists():
+        raise LtiRefused(f"Unknown issuer '{issuer}': this LMS is not registered here.")
+    platform = login.platform
+    if issuer != platform.issuer:
+        raise LtiRefused("The id_token's issuer is not the LMS this login started with.")
+    key = _platform_signing_key(platform=platform, kid=header.get("kid"))
+    claims = _decode_verified(id_token, key=key, platform=platform)
+
+    audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
+    if (len(audiences) > 1 or "azp" in claims) and claims.get("azp") != platform.client_id:
+        raise LtiRefused("The id_token's authorised party (azp) is not this tool.")
+    if claims["nonce"] != login.nonce:
+        raise LtiRefused("The id_token's nonce does not belong to this login.")
+    consumed = LoginState.objects.filter(pk=login.pk, consumed_at__isnull=True).update(
+        consumed_at=timezone.now()
+    )
+    if not consumed:
+        raise LtiRefused("This launch was already used: its nonce has been seen before.")
+
+    deployment_id = claims.get(CLAIM_DEPLOYMENT_ID)
+    if not platform.deployments.filter(deployment_id=str(deployment_id)).exists():
+        raise LtiRefused(f"Deployment '{deployment_id}' is not registered for this LMS.")
+    message_type = claims.get(CLAIM_MESSAGE_TYPE)
+    if message_type != "LtiResourceLinkRequest":
+        raise LtiRefused(f"Only resource link launches are supported, not '{message_type}'.")
+    version = claims.get(CLAIM_VERSION)
+    if version != "1.3.0":
+        raise LtiRefused(f"Only LTI 1.3.0 is supported, not version '{version}'.")
+    resource_link = claims.get(CLAIM_RESOURCE_LINK)
+    if not isinstance(resource_link, dict) or not resource_link.get("id"):
+        raise LtiRefused("The launch names no resource link.")
+    context = claims.get(CLAIM_CONTEXT)
+    if not isinstance(context, dict) or not context.get("id"):
+        raise LtiRefused("The launch has no course context; add attnquiz to a course in the LMS.")
+    roles = claims.get(CLAIM_ROLES)
+    if not isinstance(roles, list):
+        raise LtiRefused("The launch has no roles claim.")
+    if not isinstance(claims.get("sub"), str) or not claims["sub"]:
+        raise LtiRefused("The launch is anonymous (no 'sub'); attnquiz needs to know the user.")
+    custom = claims.get(CLAIM_CUSTOM)
+    ags = claims.get(CLAIM_AGS_ENDPOINT)
+    return Launch(
+        platform=platform,
+        claims=claims,
+        sub=claims["sub"],
+        roles=[r for r in roles if isinstance(r, str)],
+        context=context,
+        resource_link=resource_link,
+        custom=custom if isinstance(custom, dict) else {},
+        ags=ags if isinstance(ags, dict) else {},
+    )
+
+
+def _decode_verified(id_token: str, *, key: jwt.PyJWK, platform: Platform) -> dict:
+    try:
+        return jwt.decode(
+            id_token,
+            key=key,
+            algorithms=["RS256"],
+            audience=platform.client_id,
+            issuer=platform.issuer,
+            leeway=CLOCK_LEEWAY_SECONDS,
+            options={"require": ["iss", "aud", "exp", "iat", "nonce"]},
+        )
+    except jwt.InvalidSignatureError:
+        raise LtiRefused("The id_token's signature does not verify with the LMS's keys.") from None
+    except jwt.ExpiredSignatureError:
+        raise LtiRefused("The id_token has expired; open the link from the LMS again.") from None
+    except jwt.InvalidAudienceError:
+        raise LtiRefused(
+            f"The id_token is not addressed to this tool (aud lacks client_id '{platform.client_id}')."
+        ) from None
+    except jwt.ImmatureSignatureError:
+        raise LtiRefused("The id_token was issued in the future; check the LMS's clock.") from None
+    except jwt.MissingRequiredClaimError as error:
+        raise LtiRefused(f"The id_token has no '{error.claim}' claim.") from None
+    except jwt.PyJWTError:
+        raise LtiRefused("The id_token is not a valid JWT.") from None
+
+
+def role_from_lti_roles(roles: list[str]) -> str | None:
+    """The attnquiz role for an LTI roles claim, or None when no role maps.
+
+    Instructor (or any membership Administrator role) wins over teaching assistant,
+    which wins over learner. Short names ("Instructor") are accepted as the spec allows
+    for context roles. Institution and system roles are ignored: they say who someone
+    is at the university, not in this course.
+    """
+    found = set()
+    for role in roles:
+        if role.startswith(MEMBERSHIP):
+            rest = role[len(MEMBERSHIP):]  # "#Instructor" or "/Instructor#TeachingAssistant"
+        elif "/" in role or ":" in role:
+            continue
+        else:
+            rest = "#" + role
+        principal, _, sub_role = rest.lstrip("/#").partition("#")
+        if principal == "Instructor" and sub_role == "TeachingAssistant" or principal == "TeachingAssistant":
+            found.add(Role.TEACHING_ASSISTANT)
+        elif principal in ("Instructor", "Administrator"):
+            found.add(Role.INSTRUCTOR)
+        elif principal == "Learner":
+            found.add(Role.STUDENT)
+    for role in (Role.INSTRUCTOR, Role.TEACHING_ASSISTANT, Role.STUDENT):
+        if role in found:
+            return role.value
+    return None
+
+
+@dataclass(frozen=True)
+class LaunchResult:
+    """Where a verified launch leads. ``assignment`` is None when the link is not mapped."""
+
+    user: object
+    role: str
+    course: Course | None
+    link: ResourceLink | None
+    assignment: Assignment | None
+    problem: str = ""  # set when the person cannot go on (e.g. course not set up yet)
+    status: int = 200
+
+
+@transaction.atomic
+def launch_accept(*, launch: Launch) -> LaunchResult:
+    """Provision the user, course, enrolment and link for a verified launch."""
+    role = role_from_lti_roles(launch.roles)
+    if role is None:
+        raise LtiRefused(
+            "Your role in this LMS course has no counterpart in attnquiz "
+            "(it knows instructors, teaching assistants and learners).",
+            status=403,
+        )
+    user = lti_user_ensure(platform=launch.platform, sub=launch.sub, claims=launch.claims)
+    context = LtiContext.objects.select_related("course").filter(
+        platform=launch.platform, context_id=str(launch.context["id"])
+    ).first()
+    if context is None:
+        if role != Role.INSTRUCTOR:
+            return LaunchResult(
+                user=user, role=role, course=None, link=None, assignment=None, status=409,
+                problem="This course is not set up in attnquiz yet. Ask your instructor to "
+                "open this link from the LMS first, then try again.",
+            )
+        context = lti_context_create(platform=launch.platform, context=launch.context)
+    course = context.course
+    enrolment_ensure(course=course, user=user, role=role)
+    link = resource_link_record(launch=launch, context=context)
+    assignment, problem = _assignment_for_launch(launch=launch, link=link, role=role)
+    return LaunchResult(
+        user=user, role=role, course=course, link=link, assignment=assignment,
+        problem=problem, status=200 if assignment or role == Role.INSTRUCTOR else 409,
+    )
+
+
+def lti_user_ensure(*, platform: Platform, sub: str, claims: dict):
+    """The Django user for an LTI user; created on first launch, name and email kept current."""
+    User = get_user_model()
+    identity = LtiIdentity.objects.select_related("user").filter(platform=platform, sub=sub).first()
+    if identity is None:
+        digest = hashlib.sha256(f"{platform.pk}:{sub}".encode()).hexdigest()[:24]
+        user = User.objects.create(username=f"lti-{digest}")
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+        identity = LtiIdentity.objects.create(platform=platform, sub=sub, user=user)
+    user = identity.user
+    changed = []
+    for attribute, claim, limit in (
+        ("first_name", "given_name", 150),
+        ("last_name", "family_name", 150),
+        ("email", "email", 254),
+    ):
+        value = claims.get(claim)
+        if isinstance(value, str) and value and getattr(user, attribute) != value[:limit]:
+            setattr(user, attribute, value[:limit])
+            changed.append(attribute)
+    if changed:
+        user.save(update_fields=changed)
+    return user
+
+
+def lti_context_create(*, platform: Platform, context: dict) -> LtiContext:
+    """A new course for an LMS course, named after it. Call inside a transaction."""
+    title = (context.get("title") or context.get("label") or "LMS course")[:200]
+    base = slugify(context.get("label") or title)[:40] or "lms-course"
+    slug = base
+    while Course.objects.filter(slug=slug).exists():
+        slug = f"{base}-{secrets.token_hex(3)}"
+    course = Course.objects.create(slug=slug, title=title)
+    return LtiContext.objects.create(
+        platform=platform, context_id=str(context["id"]), course=course, title=title[:255]
+    )
+
+
+def resource_link_record(*, launch: Launch, context: LtiContext) -> ResourceLink:
+    """Create or refresh the link, keeping the AGS line item and scopes of this launch."""
+    values = {"context": context, "title": str(launch.resource_link.get("title") or "")[:255]}
+    lineitem = launch.ags.get("lineitem")
+    if isinstance(lineitem, str) and lineitem.startswith(("http://", "https://")):
+        values["lineitem_url"] = lineitem[:500]
+    scopes = launch.ags.get("scope")
+    if isinstance(scopes, list):
+        values["ags_scopes"] = [s for s in scopes if isinstance(s, str)]
+    link, _ = ResourceLink.objects.update_or_create(
+        platform=launch.platform,
+        resource_link_id=str(launch.resource_link["id"]),
+        defaults=values,
+    )
+    return link
+
+
+def _assignment_for_launch(*, launch: Launch, link: ResourceLink, role: str) -> tuple[Assignment | None, str]:
+    course = link.context.course
+    wanted = str(launch.custom.get("assignment") or "").strip()
+    if wanted:
+        assignment = course.assignments.filter(slug=wanted).first()
+        if assignment is not None:
+            if link.assignment_id != assignment.pk:
+                link.assignment = assignment
+                link.save(update_fields=["assignment", "updated_at"])
+            return assignment, ""
+        problem = f"This link asks for assignment '{wanted}', which {course.title} does not have."
+        if role == Role.INSTRUCTOR:
+            return None, problem + " Pick or create the assignment it should open."
+        return None, problem + " Tell your instructor."
+    if link.assignment is not None and link.assignment.course_id == course.pk:
+        return link.assignment, ""
+    if role == Role.INSTRUCTOR:
+        return None, ""
+    return None, (
+        "This link does not open an assignment yet. Ask your instructor to open it from "
+        "the LMS and choose one, then try again."
+    )
+
+
+def resource_link_map(*, link: ResourceLink, assignment: Assignment) -> ResourceLink:
+    if assignment.course_id != link.context.course_id:
+        raise LtiRefused("That assignment belongs to another course.")
+    link.assignment = assignment
+    link.save(update_fields=["assignment", "updated_at"])
+    return link
+
+
+@transaction.atomic
+def resource_link_map_new_assignment(*, link: ResourceLink, title: str) -> Assignment:
+    """Create an empty assignment named ``title`` in the link's course and map the link to it."""
+    from instructor.services import assignment_create
+
+    title = title.strip()[:200]
+    if not title:
+        raise LtiRefused("Give the new assignment a title.")
+    course = link.context.course
+    base = slugify(title)[:40] or "assignment"
+    slug = base
+    while course.assignments.filter(slug=slug).exists():
+        slug = f"{base}-{secrets.token_hex(2)}"
+    assignment = assignment_create(course=course, title=title, slug=slug)
+    resource_link_map(link=link, assignment=assignment)
+    return assignment
+
+
+# --- Score passback (Assignment and Grade Services) -------------------------------------
+
+
+class PassbackTemporaryError(Exception):
+    """The LMS could not be reached or failed (5xx): worth retrying later."""
+
+
+class PassbackRefused(Exception):
+    """The LMS refused the request (4xx): retrying the same request will not help."""
+
+
+def _http(method: str, url: str, *, data: bytes | None = None, headers: dict) -> tuple[int, bytes]:
+    """One HTTP request; the status and body, also for error statuses. Raises OSError."""
+    request = urllib.request.Request(url, data=data, headers=headers, method=method)
+    timeout = getattr(settings, "LTI_HTTP_TIMEOUT_SECONDS", 10)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def client_assertion(*, platform: Platform, key: ToolKey) -> str:
+    """The signed JWT that authenticates attnquiz at the platform's token endpoint."""
+    now = int(time.time())
+    claims = {
+        "iss": platform.client_id,
+        "sub": platform.client_id,
+        "aud": platform.auth_token_url,
+        "iat": now,
+        "exp": now + 300,
+        "jti": uuid.uuid4().hex,
+    }
+    return jwt.encode(claims, key.private_key_pem, algorithm="RS256", headers={"kid": key.kid})
+
+
+def _token_cache_key(platform: Platform, scope: str) -> str:
+    return f"lti:token:{platform.pk}:{hashlib.sha256(scope.encode()).hexdigest()[:16]}"
+
+
+def access_token_get(*, platform: Platform, scope: str) -> str:
+    """An OAuth2 access token for ``scope``, cached until shortly before it expires."""
+    cache_key = _token_cache_key(platform, scope)
+    token = cache.get(cache_key)
+    if token:
+        return token
+    body = urllib.parse.urlencode(
+        {
+            "grant_type": "client_credentials",
+            "client_assertion_type": CLIENT_ASSERTION_TYPE,
+            "client_assertion": client_assertion(platform=platform, key=tool_key_ensure()),
+            "scope": scope,
+        }
+    ).encode()
+    try:
+        status, answer = _http(
+            "POST",
+            platform.auth_token_url,
+            data=body,
+            headers={"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"},
+        )
+    except OSError as error:
+        raise PassbackTemporaryError(f"token endpoint unreachable: {error}") from error
+    if status >= 500:
+        raise PassbackTemporaryError(f"token endpoint answered {status}")
+    if status != 200:
+        raise PassbackRefused(f"token endpoint answered {status}: {answer[:300]!r}")
+    try:
+        payload = json.loads(answer)
+        token = payload["access_token"]
+        expires_in = int(payload.get("expires_in", 3600))
+    except (ValueError, KeyError, TypeError):
+        raise PassbackRefused(f"token endpoint answered without an access token: {answer[:300]!r}") from None
+    if expires_in > TOKEN_EXPIRY_MARGIN_SECONDS:
+        cache.set(cache_key, token, timeout=expires_in - TOKEN_EXPIRY_MARGIN_SECONDS)
+    return token
+
+
+def scores_url(lineitem_url: str) -> str:
+    """``<lineitem>/scores``, keeping a query string the line item URL may carry."""
+    parts = urllib.parse.urlsplit(lineitem_url)
+    return urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/scores"))
+
+
+def score_payload(*, sub: str, score: selectors.AssignmentScore, timestamp) -> dict:
+    return {
+        "userId": sub,
+        "scoreGiven": score.earned,
+        "scoreMaximum": score.possible,
+        "activityProgress": "Completed" if score.finished else "InProgress",
+        "gradingProgress": "Pending" if score.pending else "FullyGraded",
+        "timestamp": timestamp.isoformat(timespec="milliseconds"),
+    }
+
+
+def score_passback(*, resource_link_id: int, user_id: int) -> str:
+    """Send the student's current assignment total to the link's line item.
+
+    Idempotent: it always sends the total as it is now, so a repeat or a late retry
+    does no harm. Returns what happened ("sent", "skipped: ..."); raises
+    ``PassbackTemporaryError`` (retry) or ``PassbackRefused`` (do not).
+    """
+    link = ResourceLink.objects.select_related("platform", "assignment").filter(pk=resource_link_id).first()
+    if link is None or link.assignment is None or not link.lineitem_url:
+        return "skipped: link gone, unmapped or without a line item"
+    identity = LtiIdentity.objects.select_related("user").filter(platform=link.platform, user_id=user_id).first()
+    if identity is None:
+        return "skipped: the user has no identity on this LMS"
+    score = selectors.assignment_score(assignment=link.assignment, student=identity.user)
+    if score.possible <= 0:
+        return "skipped: the assignment has no points"
+    body = json.dumps(score_payload(sub=identity.sub, score=score, timestamp=timezone.now())).encode()
+    url = scores_url(link.lineitem_url)
+    for attempt in (1, 2):
+        token = access_token_get(platform=link.platform, scope=selectors.AGS_SCORE_SCOPE)
+        try:
+            status, answer = _http(
+                "POST",
+                url,
+                data=body,
+                headers={"Authorization": f"Bearer {token}", "Content-Type": SCORE_MEDIA_TYPE},
+            )
+        except OSError as error:
+            raise PassbackTemporaryError(f"score endpoint unreachable: {error}") from error
+        if status == 401 and attempt == 1:
+            # The platform may revoke a token before its stated expiry: fetch a fresh one once.
+            cache.delete(_token_cache_key(link.platform, selectors.AGS_SCORE_SCOPE))
+            continue
+        break
+    if status >= 500:
+        raise PassbackTemporaryError(f"score endpoint answered {status}")
+    if not 200 <= status < 300:
+        raise PassbackRefused(f"score endpoint answered {status}: {answer[:300]!r}")
+    return "sent"
+
+
+def score_passback_enqueue(*, resource_link_id: int, user_id: int) -> bool:
+    """Hand a passback to the worker (or do it here in inline mode). Never raises.
+
+    Losing one is harmless: the next score change sends the then-current total.
+    """
+    if settings.GRADING_MODE == "inline":
+        try:
+            score_passback(resource_link_id=resource_link_id, user_id=user_id)
+        except Exception:
+            logger.warning("LTI score passback failed for link %s", resource_link_id, exc_info=True)
+            return False
+        return True
+    from .tasks import passback_score
+
+    try:
+        with passback_score.app.connection_for_write() as connection:
+            passback_score.apply_async(
+                args=[resource_link_id, user_id], retry=False, connection=connection
+            )
+    except Exception:  # the broker being down must never fail the student's request
+        logger.warning("broker unreachable; LTI passback for link %s dropped", resource_link_id, exc_info=True)
+        return False
+    return True
