@@ -1,0 +1,84 @@
+"""Role mapping, registration and key handling."""
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from lti import selectors, services
+from lti.models import Platform, ToolKey
+
+M = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+INSTITUTION = "http://purl.imsglobal.org/vocab/lis/v2/institution/person"
+
+
+@pytest.mark.parametrize(
+    "roles, expected",
+    [
+        ([f"{M}#Instructor"], "instructor"),
+        ([f"{M}/Instructor#PrimaryInstructor"], "instructor"),
+        ([f"{M}#Administrator"], "instructor"),
+        ([f"{M}/Administrator#Developer"], "instructor"),
+        ([f"{M}/Instructor#TeachingAssistant"], "ta"),
+        ([f"{M}/Instructor#TeachingAssistant", f"{M}#Instructor"], "instructor"),
+        ([f"{M}#Learner"], "student"),
+        ([f"{M}/Learner#NonCreditLearner"], "student"),
+        ([f"{M}#Learner", f"{M}/Instructor#TeachingAssistant"], "ta"),
+        ([f"{INSTITUTION}#Student", f"{M}#Learner"], "student"),
+        (["Instructor"], "instructor"),
+        (["Learner"], "student"),
+        ([f"{INSTITUTION}#Administrator"], None),  # an admin of the university, not of this course
+        ([f"{INSTITUTION}#Instructor"], None),
+        ([f"{M}#Mentor"], None),
+        (["urn:lti:role:ims/lis/Instructor"], None),
+        ([], None),
+    ],
+)
+def test_role_mapping(roles, expected):
+    assert services.role_from_lti_roles(roles) == expected
+
+
+def test_key_rotation_keeps_the_old_key_published(db, capsys):
+    call_command("lti_keys")
+    first = ToolKey.objects.get()
+    call_command("lti_keys", "--rotate")
+    second = ToolKey.objects.exclude(pk=first.pk).get()
+    assert selectors.tool_key_signing() == second
+    assert [k["kid"] for k in selectors.tool_jwks()["keys"]] == [second.kid, first.kid]
+    call_command("lti_keys", "--unpublish", first.kid)
+    assert [k["kid"] for k in selectors.tool_jwks()["keys"]] == [second.kid]
+    with pytest.raises(CommandError, match="No key with kid 'nope'."):
+        call_command("lti_keys", "--unpublish", "nope")
+
+
+def test_add_platform_command_is_idempotent_and_adds_deployments(db, tmp_path):
+    keyset = tmp_path / "jwks.json"
+    keyset.write_text(json.dumps({"keys": []}))
+    arguments = [
+        "--name", "Moodle", "--issuer", "https://moodle.example.edu", "--client-id", "abc",
+        "--login-url", "https://moodle.example.edu/mod/lti/auth.php",
+        "--token-url", "https://moodle.example.edu/mod/lti/token.php",
+        "--jwks-file", str(keyset),
+    ]
+    call_command("lti_add_platform", *arguments, "--deployment", "1")
+    call_command("lti_add_platform", *arguments, "--deployment", "2")
+    platform = Platform.objects.get()
+    assert sorted(platform.deployments.values_list("deployment_id", flat=True)) == ["1", "2"]
+    assert platform.jwks == {"keys": []}
+    assert ToolKey.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ([], "Give --jwks-file or --keyset-url: launches are verified with the platform's keys."),
+        (["--jwks-file", "/nonexistent.json"], "Could not read the keyset: "),
+    ],
+)
+def test_add_platform_command_refuses_without_usable_keys(db, extra, message):
+    with pytest.raises(CommandError, match=message):
+        call_command(
+            "lti_add_platform", "--name", "X", "--issuer", "https://x", "--client-id", "c",
+            "--login-url", "https://x/auth", "--token-url", "https://x/token", *extra,
+        )
+    assert Platform.objects.count() == 0
