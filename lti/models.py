@@ -11,11 +11,19 @@ from django.db import models
 
 
 class Platform(models.Model):
-    name = models.CharField(max_length=200, help_text="Shown to admins only, e.g. 'University Moodle'.")
-    issuer = models.CharField(max_length=255, help_text="The platform's 'iss', exactly as it sends it.")
-    client_id = models.CharField(max_length=255, help_text="The client ID the platform gave attnquiz.")
+    name = models.CharField(
+        max_length=200, help_text="Shown to admins only, e.g. 'University Moodle'."
+    )
+    issuer = models.CharField(
+        max_length=255, help_text="The platform's 'iss', exactly as it sends it."
+    )
+    client_id = models.CharField(
+        max_length=255, help_text="The client ID the platform gave attnquiz."
+    )
     auth_login_url = models.URLField(max_length=500, help_text="OIDC authorisation endpoint.")
-    auth_token_url = models.URLField(max_length=500, help_text="OAuth2 token endpoint (for grades).")
+    auth_token_url = models.URLField(
+        max_length=500, help_text="OAuth2 token endpoint (for grades)."
+    )
     jwks = models.JSONField(
         default=dict,
         blank=True,

@@ -24,5 +24,7 @@ def schedule_score_passback(sender, submission, **kwargs) -> None:
         return
     link, _identity = found
     transaction.on_commit(
-        partial(services.score_passback_enqueue, resource_link_id=link.pk, user_id=submission.student_id)
+        partial(
+            services.score_passback_enqueue, resource_link_id=link.pk, user_id=submission.student_id
+        )
     )

@@ -39,7 +39,9 @@ def tool_jwks() -> dict:
     return {"keys": [public_jwk(key=key) for key in keys]}
 
 
-def resource_link_for_passback(*, submission: Submission) -> tuple[ResourceLink, LtiIdentity] | None:
+def resource_link_for_passback(
+    *, submission: Submission
+) -> tuple[ResourceLink, LtiIdentity] | None:
     """The link and identity a score change should be reported through, or None.
 
     Only a student's score on an assignment reached through an LTI link whose launch

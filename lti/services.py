@@ -144,7 +144,11 @@ def login_initiate(*, params: dict, redirect_uri: str, host: str) -> LoginRedire
     target_link_uri = params.get("target_link_uri", "")
     client_id = params.get("client_id", "").strip()
     deployment_hint = params.get("lti_deployment_id", "").strip()
-    for name, value in (("iss", issuer), ("login_hint", login_hint), ("target_link_uri", target_link_uri)):
+    for name, value in (
+        ("iss", issuer),
+        ("login_hint", login_hint),
+        ("target_link_uri", target_link_uri),
+    ):
         if not value:
             raise LtiRefused(f"The login request has no '{name}'; start it from the LMS.")
     if urllib.parse.urlsplit(target_link_uri).netloc != host:
@@ -217,7 +221,9 @@ def _platform_signing_key(*, platform: Platform, kid: str | None) -> jwt.PyJWK:
         platform.save(update_fields=["jwks"])
         jwk = find(platform.jwks)
     if jwk is None:
-        raise LtiRefused(f"The LMS signed this launch with key '{kid}', which its keyset does not have.")
+        raise LtiRefused(
+            f"The LMS signed this launch with key '{kid}', which its keyset does not have."
+        )
     try:
         return jwt.PyJWK(jwk, algorithm="RS256")
     except jwt.PyJWTError:
@@ -246,9 +252,13 @@ def launch_validate(*, state: str, id_token: str, browser_states: set[str]) -> L
     login = LoginState.objects.select_related("platform").filter(state=state).first()
     too_old = timezone.now() - timedelta(seconds=LOGIN_STATE_SECONDS)
     if login is None or login.created_at < too_old:
-        raise LtiRefused("This launch's login has expired or is unknown; open the link from the LMS again.")
+        raise LtiRefused(
+            "This launch's login has expired or is unknown; open the link from the LMS again."
+        )
     if state not in browser_states:
-        raise LtiRefused("This launch was started in another browser; open the link from the LMS again.")
+        raise LtiRefused(
+            "This launch was started in another browser; open the link from the LMS again."
+        )
     if not id_token:
         raise LtiRefused("The launch has no id_token.")
     try:
@@ -350,13 +360,17 @@ def role_from_lti_roles(roles: list[str]) -> str | None:
     found = set()
     for role in roles:
         if role.startswith(MEMBERSHIP):
-            rest = role[len(MEMBERSHIP):]  # "#Instructor" or "/Instructor#TeachingAssistant"
+            rest = role[len(MEMBERSHIP) :]  # "#Instructor" or "/Instructor#TeachingAssistant"
         elif "/" in role or ":" in role:
             continue
         else:
             rest = "#" + role
         principal, _, sub_role = rest.lstrip("/#").partition("#")
-        if principal == "Instructor" and sub_role == "TeachingAssistant" or principal == "TeachingAssistant":
+        if (
+            principal == "Instructor"
+            and sub_role == "TeachingAssistant"
+            or principal == "TeachingAssistant"
+        ):
             found.add(Role.TEACHING_ASSISTANT)
         elif principal in ("Instructor", "Administrator"):
             found.add(Role.INSTRUCTOR)
@@ -392,13 +406,20 @@ def launch_accept(*, launch: Launch) -> LaunchResult:
             status=403,
         )
     user = lti_user_ensure(platform=launch.platform, sub=launch.sub, claims=launch.claims)
-    context = LtiContext.objects.select_related("course").filter(
-        platform=launch.platform, context_id=str(launch.context["id"])
-    ).first()
+    context = (
+        LtiContext.objects.select_related("course")
+        .filter(platform=launch.platform, context_id=str(launch.context["id"]))
+        .first()
+    )
     if context is None:
         if role != Role.INSTRUCTOR:
             return LaunchResult(
-                user=user, role=role, course=None, link=None, assignment=None, status=409,
+                user=user,
+                role=role,
+                course=None,
+                link=None,
+                assignment=None,
+                status=409,
                 problem="This course is not set up in attnquiz yet. Ask your instructor to "
                 "open this link from the LMS first, then try again.",
             )
@@ -408,8 +429,13 @@ def launch_accept(*, launch: Launch) -> LaunchResult:
     link = resource_link_record(launch=launch, context=context)
     assignment, problem = _assignment_for_launch(launch=launch, link=link, role=role)
     return LaunchResult(
-        user=user, role=role, course=course, link=link, assignment=assignment,
-        problem=problem, status=200 if assignment or role == Role.INSTRUCTOR else 409,
+        user=user,
+        role=role,
+        course=course,
+        link=link,
+        assignment=assignment,
+        problem=problem,
+        status=200 if assignment or role == Role.INSTRUCTOR else 409,
     )
 
 
@@ -469,7 +495,9 @@ def resource_link_record(*, launch: Launch, context: LtiContext) -> ResourceLink
     return link
 
 
-def _assignment_for_launch(*, launch: Launch, link: ResourceLink, role: str) -> tuple[Assignment | None, str]:
+def _assignment_for_launch(
+    *, launch: Launch, link: ResourceLink, role: str
+) -> tuple[Assignment | None, str]:
     course = link.context.course
     wanted = str(launch.custom.get("assignment") or "").strip()
     if wanted:
@@ -578,7 +606,10 @@ def access_token_get(*, platform: Platform, scope: str) -> str:
             "POST",
             platform.auth_token_url,
             data=body,
-            headers={"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"},
+            headers={
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Accept": "application/json",
+            },
         )
     except OSError as error:
         raise PassbackTemporaryError(f"token endpoint unreachable: {error}") from error
@@ -591,7 +622,9 @@ def access_token_get(*, platform: Platform, scope: str) -> str:
         token = payload["access_token"]
         expires_in = int(payload.get("expires_in", 3600))
     except (ValueError, KeyError, TypeError):
-        raise PassbackRefused(f"token endpoint answered without an access token: {answer[:300]!r}") from None
+        raise PassbackRefused(
+            f"token endpoint answered without an access token: {answer[:300]!r}"
+        ) from None
     if expires_in > TOKEN_EXPIRY_MARGIN_SECONDS:
         cache.set(cache_key, token, timeout=expires_in - TOKEN_EXPIRY_MARGIN_SECONDS)
     return token
@@ -621,16 +654,26 @@ def score_passback(*, resource_link_id: int, user_id: int) -> str:
     does no harm. Returns what happened ("sent", "skipped: ..."); raises
     ``PassbackTemporaryError`` (retry) or ``PassbackRefused`` (do not).
     """
-    link = ResourceLink.objects.select_related("platform", "assignment").filter(pk=resource_link_id).first()
+    link = (
+        ResourceLink.objects.select_related("platform", "assignment")
+        .filter(pk=resource_link_id)
+        .first()
+    )
     if link is None or link.assignment is None or not link.lineitem_url:
         return "skipped: link gone, unmapped or without a line item"
-    identity = LtiIdentity.objects.select_related("user").filter(platform=link.platform, user_id=user_id).first()
+    identity = (
+        LtiIdentity.objects.select_related("user")
+        .filter(platform=link.platform, user_id=user_id)
+        .first()
+    )
     if identity is None:
         return "skipped: the user has no identity on this LMS"
     score = selectors.assignment_score(assignment=link.assignment, student=identity.user)
     if score.possible <= 0:
         return "skipped: the assignment has no points"
-    body = json.dumps(score_payload(sub=identity.sub, score=score, timestamp=timezone.now())).encode()
+    body = json.dumps(
+        score_payload(sub=identity.sub, score=score, timestamp=timezone.now())
+    ).encode()
     url = scores_url(link.lineitem_url)
     for attempt in (1, 2):
         token = access_token_get(platform=link.platform, scope=selectors.AGS_SCORE_SCOPE)
@@ -675,6 +718,8 @@ def score_passback_enqueue(*, resource_link_id: int, user_id: int) -> bool:
                 args=[resource_link_id, user_id], retry=False, connection=connection
             )
     except Exception:  # the broker being down must never fail the student's request
-        logger.warning("broker unreachable; LTI passback for link %s dropped", resource_link_id, exc_info=True)
+        logger.warning(
+            "broker unreachable; LTI passback for link %s dropped", resource_link_id, exc_info=True
+        )
         return False
     return True

@@ -69,7 +69,9 @@ def login_initiation(request):
 @require_POST
 def launch(request):
     browser_states = set(request.session.get(SESSION_STATES, [])) | {
-        name[len(STATE_COOKIE_PREFIX):] for name in request.COOKIES if name.startswith(STATE_COOKIE_PREFIX)
+        name[len(STATE_COOKIE_PREFIX) :]
+        for name in request.COOKIES
+        if name.startswith(STATE_COOKIE_PREFIX)
     }
     state = request.POST.get("state", "")
     try:
@@ -98,13 +100,19 @@ def jwks(request):
     return JsonResponse(tool_jwks())
 
 
-@xframe_options_exempt
 @login_required
 @require_http_methods(["GET", "POST"])
 def link_map(request, link_id: int):
     """An instructor picks (or creates) the assignment an LMS link opens."""
-    link = ResourceLink.objects.select_related("context__course", "assignment").filter(pk=link_id).first()
-    if link is None or course_role(user=request.user, course=link.context.course) != Role.INSTRUCTOR:
+    link = (
+        ResourceLink.objects.select_related("context__course", "assignment")
+        .filter(pk=link_id)
+        .first()
+    )
+    if (
+        link is None
+        or course_role(user=request.user, course=link.context.course) != Role.INSTRUCTOR
+    ):
         raise Http404("No such LMS link.")
     course = link.context.course
     error = ""

@@ -6,120 +6,289 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('courses', '0002_initial'),
+        ("courses", "0002_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ToolKey',
+            name="ToolKey",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kid', models.CharField(max_length=64, unique=True)),
-                ('private_key_pem', models.TextField()),
-                ('is_active', models.BooleanField(default=True, help_text='Signs new client assertions. Only the newest active key is used.')),
-                ('is_published', models.BooleanField(default=True, help_text='Listed at /lti/jwks/. Keep a retired key published for a day.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("kid", models.CharField(max_length=64, unique=True)),
+                ("private_key_pem", models.TextField()),
+                (
+                    "is_active",
+                    models.BooleanField(
+                        default=True,
+                        help_text="Signs new client assertions. Only the newest active key is used.",
+                    ),
+                ),
+                (
+                    "is_published",
+                    models.BooleanField(
+                        default=True,
+                        help_text="Listed at /lti/jwks/. Keep a retired key published for a day.",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Platform',
+            name="Platform",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text="Shown to admins only, e.g. 'University Moodle'.", max_length=200)),
-                ('issuer', models.CharField(help_text="The platform's 'iss', exactly as it sends it.", max_length=255)),
-                ('client_id', models.CharField(help_text='The client ID the platform gave attnquiz.', max_length=255)),
-                ('auth_login_url', models.URLField(help_text='OIDC authorisation endpoint.', max_length=500)),
-                ('auth_token_url', models.URLField(help_text='OAuth2 token endpoint (for grades).', max_length=500)),
-                ('jwks', models.JSONField(blank=True, default=dict, help_text='The platform\'s public keyset, {"keys": [...]}, as published by the platform.')),
-                ('keyset_url', models.URLField(blank=True, help_text="Optional. When set, an unknown key id makes attnquiz fetch this URL once and store the result in 'jwks'.", max_length=500)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        help_text="Shown to admins only, e.g. 'University Moodle'.", max_length=200
+                    ),
+                ),
+                (
+                    "issuer",
+                    models.CharField(
+                        help_text="The platform's 'iss', exactly as it sends it.", max_length=255
+                    ),
+                ),
+                (
+                    "client_id",
+                    models.CharField(
+                        help_text="The client ID the platform gave attnquiz.", max_length=255
+                    ),
+                ),
+                (
+                    "auth_login_url",
+                    models.URLField(help_text="OIDC authorisation endpoint.", max_length=500),
+                ),
+                (
+                    "auth_token_url",
+                    models.URLField(
+                        help_text="OAuth2 token endpoint (for grades).", max_length=500
+                    ),
+                ),
+                (
+                    "jwks",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text='The platform\'s public keyset, {"keys": [...]}, as published by the platform.',
+                    ),
+                ),
+                (
+                    "keyset_url",
+                    models.URLField(
+                        blank=True,
+                        help_text="Optional. When set, an unknown key id makes attnquiz fetch this URL once and store the result in 'jwks'.",
+                        max_length=500,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('issuer', 'client_id'), name='lti_one_registration')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("issuer", "client_id"), name="lti_one_registration"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='LtiContext',
+            name="LtiContext",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('context_id', models.CharField(max_length=255)),
-                ('title', models.CharField(blank=True, max_length=255)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('course', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='lti_contexts', to='courses.course')),
-                ('platform', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='contexts', to='lti.platform')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("context_id", models.CharField(max_length=255)),
+                ("title", models.CharField(blank=True, max_length=255)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "course",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="lti_contexts",
+                        to="courses.course",
+                    ),
+                ),
+                (
+                    "platform",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="contexts",
+                        to="lti.platform",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'LTI context',
+                "verbose_name": "LTI context",
             },
         ),
         migrations.CreateModel(
-            name='LoginState',
+            name="LoginState",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.CharField(max_length=64, unique=True)),
-                ('nonce', models.CharField(max_length=64, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('consumed_at', models.DateTimeField(blank=True, null=True)),
-                ('platform', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='lti.platform')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("state", models.CharField(max_length=64, unique=True)),
+                ("nonce", models.CharField(max_length=64, unique=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("consumed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "platform",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="lti.platform",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Deployment',
+            name="Deployment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('deployment_id', models.CharField(max_length=255)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('platform', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='deployments', to='lti.platform')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("deployment_id", models.CharField(max_length=255)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "platform",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="deployments",
+                        to="lti.platform",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ResourceLink',
+            name="ResourceLink",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('resource_link_id', models.CharField(max_length=255)),
-                ('title', models.CharField(blank=True, max_length=255)),
-                ('lineitem_url', models.URLField(blank=True, help_text='AGS line item of this link, from the last launch.', max_length=500)),
-                ('ags_scopes', models.JSONField(blank=True, default=list)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('assignment', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='lti_resource_links', to='courses.assignment')),
-                ('context', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='resource_links', to='lti.lticontext')),
-                ('platform', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='resource_links', to='lti.platform')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("resource_link_id", models.CharField(max_length=255)),
+                ("title", models.CharField(blank=True, max_length=255)),
+                (
+                    "lineitem_url",
+                    models.URLField(
+                        blank=True,
+                        help_text="AGS line item of this link, from the last launch.",
+                        max_length=500,
+                    ),
+                ),
+                ("ags_scopes", models.JSONField(blank=True, default=list)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "assignment",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="lti_resource_links",
+                        to="courses.assignment",
+                    ),
+                ),
+                (
+                    "context",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="resource_links",
+                        to="lti.lticontext",
+                    ),
+                ),
+                (
+                    "platform",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="resource_links",
+                        to="lti.platform",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='LtiIdentity',
+            name="LtiIdentity",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('sub', models.CharField(max_length=255)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='lti_identities', to=settings.AUTH_USER_MODEL)),
-                ('platform', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='identities', to='lti.platform')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("sub", models.CharField(max_length=255)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="lti_identities",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "platform",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="identities",
+                        to="lti.platform",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'LTI identity',
-                'verbose_name_plural': 'LTI identities',
-                'constraints': [models.UniqueConstraint(fields=('platform', 'sub'), name='lti_sub_once_per_platform')],
+                "verbose_name": "LTI identity",
+                "verbose_name_plural": "LTI identities",
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("platform", "sub"), name="lti_sub_once_per_platform"
+                    )
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='lticontext',
-            constraint=models.UniqueConstraint(fields=('platform', 'context_id'), name='lti_context_once_per_platform'),
+            model_name="lticontext",
+            constraint=models.UniqueConstraint(
+                fields=("platform", "context_id"), name="lti_context_once_per_platform"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='deployment',
-            constraint=models.UniqueConstraint(fields=('platform', 'deployment_id'), name='lti_deployment_once_per_platform'),
+            model_name="deployment",
+            constraint=models.UniqueConstraint(
+                fields=("platform", "deployment_id"), name="lti_deployment_once_per_platform"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='resourcelink',
-            constraint=models.UniqueConstraint(fields=('platform', 'resource_link_id'), name='lti_link_once_per_platform'),
+            model_name="resourcelink",
+            constraint=models.UniqueConstraint(
+                fields=("platform", "resource_link_id"), name="lti_link_once_per_platform"
+            ),
         ),
     ]

@@ -68,11 +68,22 @@ class FakePlatform:
         response = client.post("/lti/login/", query)
         redirect = {}
         if response.status_code == 302:
-            redirect = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(response["Location"]).query))
+            redirect = dict(
+                urllib.parse.parse_qsl(urllib.parse.urlsplit(response["Location"]).query)
+            )
         return response, redirect
 
-    def claims(self, *, nonce: str, sub="lms-user-1", roles=(LEARNER,), context_id="course-42",
-               link_id="link-9", custom=None, **overrides) -> dict:
+    def claims(
+        self,
+        *,
+        nonce: str,
+        sub="lms-user-1",
+        roles=(LEARNER,),
+        context_id="course-42",
+        link_id="link-9",
+        custom=None,
+        **overrides,
+    ) -> dict:
         now = int(time.time())
         claims = {
             "iss": ISSUER,
@@ -89,7 +100,11 @@ class FakePlatform:
             services.CLAIM_DEPLOYMENT_ID: DEPLOYMENT_ID,
             "https://purl.imsglobal.org/spec/lti/claim/target_link_uri": LAUNCH_URL,
             services.CLAIM_RESOURCE_LINK: {"id": link_id, "title": "Week 3: attention weights"},
-            services.CLAIM_CONTEXT: {"id": context_id, "label": "ML-301", "title": "Machine Learning 301"},
+            services.CLAIM_CONTEXT: {
+                "id": context_id,
+                "label": "ML-301",
+                "title": "Machine Learning 301",
+            },
             services.CLAIM_ROLES: list(roles),
             services.CLAIM_AGS_ENDPOINT: {
                 "scope": AGS_SCOPES,
@@ -177,8 +192,14 @@ def linked(demo, lms):
     )
     variant = variant_get_or_create_for_item(item=item, student=student)
     return SimpleNamespace(
-        course=course, assignment=assignment, item=item, student=student,
-        identity=identity, link=link, variant=variant, platform=lms.platform,
+        course=course,
+        assignment=assignment,
+        item=item,
+        student=student,
+        identity=identity,
+        link=link,
+        variant=variant,
+        platform=lms.platform,
     )
 
 

@@ -34,7 +34,9 @@ def score_signal(submission, django_capture_on_commit_callbacks):
     return callbacks
 
 
-def test_score_of_a_linked_student_enqueues_on_commit(linked, submission, enqueued, django_capture_on_commit_callbacks):
+def test_score_of_a_linked_student_enqueues_on_commit(
+    linked, submission, enqueued, django_capture_on_commit_callbacks
+):
     linked.link.lineitem_url = "https://lms.example.edu/api/lti/courses/42/line_items/7"
     linked.link.save()
     callbacks = score_signal(submission, django_capture_on_commit_callbacks)
@@ -69,11 +71,15 @@ def test_no_enqueue_without_a_link_identity_and_student_role(
     assert enqueued == []
 
 
-def test_grading_a_course_without_lti_enqueues_nothing(demo, monkeypatch, django_capture_on_commit_callbacks):
+def test_grading_a_course_without_lti_enqueues_nothing(
+    demo, monkeypatch, django_capture_on_commit_callbacks
+):
     from lti import services
 
     passbacks = []
-    monkeypatch.setattr(services, "score_passback_enqueue", lambda **kwargs: passbacks.append(kwargs))
+    monkeypatch.setattr(
+        services, "score_passback_enqueue", lambda **kwargs: passbacks.append(kwargs)
+    )
     from django.contrib.auth import get_user_model
 
     from courses.models import AssignmentItem
@@ -89,7 +95,10 @@ def test_grading_a_course_without_lti_enqueues_nothing(demo, monkeypatch, django
     variant = variant_get_or_create_for_item(item=item, student=student)
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         created = grading_services.submission_create(
-            variant=variant, student=student, part="weights", raw_answer=correct_answer(variant, "weights")
+            variant=variant,
+            student=student,
+            part="weights",
+            raw_answer=correct_answer(variant, "weights"),
         )
     created.refresh_from_db()
     assert created.status == "graded"
@@ -106,4 +115,7 @@ def test_broker_down_does_not_raise(linked, submission, settings, monkeypatch):
         raise ConnectionRefusedError("broker down")
 
     monkeypatch.setattr(tasks.passback_score, "apply_async", down)
-    assert services.score_passback_enqueue(resource_link_id=linked.link.pk, user_id=linked.student.pk) is False
+    assert (
+        services.score_passback_enqueue(resource_link_id=linked.link.pk, user_id=linked.student.pk)
+        is False
+    )

@@ -55,10 +55,18 @@ def test_add_platform_command_is_idempotent_and_adds_deployments(db, tmp_path):
     keyset = tmp_path / "jwks.json"
     keyset.write_text(json.dumps({"keys": []}))
     arguments = [
-        "--name", "Moodle", "--issuer", "https://moodle.example.edu", "--client-id", "abc",
-        "--login-url", "https://moodle.example.edu/mod/lti/auth.php",
-        "--token-url", "https://moodle.example.edu/mod/lti/token.php",
-        "--jwks-file", str(keyset),
+        "--name",
+        "Moodle",
+        "--issuer",
+        "https://moodle.example.edu",
+        "--client-id",
+        "abc",
+        "--login-url",
+        "https://moodle.example.edu/mod/lti/auth.php",
+        "--token-url",
+        "https://moodle.example.edu/mod/lti/token.php",
+        "--jwks-file",
+        str(keyset),
     ]
     call_command("lti_add_platform", *arguments, "--deployment", "1")
     call_command("lti_add_platform", *arguments, "--deployment", "2")
@@ -78,7 +86,17 @@ def test_add_platform_command_is_idempotent_and_adds_deployments(db, tmp_path):
 def test_add_platform_command_refuses_without_usable_keys(db, extra, message):
     with pytest.raises(CommandError, match=message):
         call_command(
-            "lti_add_platform", "--name", "X", "--issuer", "https://x", "--client-id", "c",
-            "--login-url", "https://x/auth", "--token-url", "https://x/token", *extra,
+            "lti_add_platform",
+            "--name",
+            "X",
+            "--issuer",
+            "https://x",
+            "--client-id",
+            "c",
+            "--login-url",
+            "https://x/auth",
+            "--token-url",
+            "https://x/token",
+            *extra,
         )
     assert Platform.objects.count() == 0

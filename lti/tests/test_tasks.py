@@ -6,7 +6,7 @@ import json
 import threading
 import time
 import urllib.parse
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jwt
@@ -83,7 +83,10 @@ def wired(linked, lms_server):
     linked.platform.save()
     linked.link.lineitem_url = lms_server.url + "/api/lti/courses/42/line_items/7?type_id=3"
     linked.link.save()
-    lms_server.answer("/login/oauth2/token", (200, {"access_token": "token-1", "token_type": "Bearer", "expires_in": 3600}))
+    lms_server.answer(
+        "/login/oauth2/token",
+        (200, {"access_token": "token-1", "token_type": "Bearer", "expires_in": 3600}),
+    )
     return linked
 
 
@@ -117,7 +120,9 @@ def test_passback_posts_the_exact_token_request_and_score(wired, lms_server, ans
     public = jwt.PyJWK(selectors.public_jwk(key=key))
     assert jwt.get_unverified_header(form["client_assertion"])["kid"] == key.kid
     assertion = jwt.decode(
-        form["client_assertion"], public, algorithms=["RS256"],
+        form["client_assertion"],
+        public,
+        algorithms=["RS256"],
         audience=lms_server.url + "/login/oauth2/token",
     )
     assert (assertion["iss"], assertion["sub"]) == (CLIENT_ID, CLIENT_ID)
@@ -140,7 +145,7 @@ def test_passback_posts_the_exact_token_request_and_score(wired, lms_server, ans
     }
     sent_at = datetime.fromisoformat(timestamp)
     assert timestamp.endswith("+00:00") and len(timestamp.split(".")[1]) == len("123+00:00")
-    assert abs((datetime.now(timezone.utc) - sent_at).total_seconds()) < 30
+    assert abs((datetime.now(UTC) - sent_at).total_seconds()) < 30
 
 
 def test_grading_in_inline_mode_passes_each_new_total_back(wired, lms_server, answer):
@@ -149,8 +154,16 @@ def test_grading_in_inline_mode_passes_each_new_total_back(wired, lms_server, an
     assert lms_server.paths() == ["/login/oauth2/token", SCORE_PATH, SCORE_PATH]  # token reused
     first, second = (score_of(r) for r in lms_server.requests[1:])
     assert (first["scoreGiven"], first["activityProgress"]) == (2.0, "InProgress")
-    assert (second["scoreGiven"], second["scoreMaximum"], second["activityProgress"], second["gradingProgress"]) == (
-        4.0, 4.0, "Completed", "FullyGraded",
+    assert (
+        second["scoreGiven"],
+        second["scoreMaximum"],
+        second["activityProgress"],
+        second["gradingProgress"],
+    ) == (
+        4.0,
+        4.0,
+        "Completed",
+        "FullyGraded",
     )
 
 
@@ -167,7 +180,12 @@ def test_short_lived_token_is_not_cached(wired, lms_server):
     ]
     run_task(wired)
     run_task(wired)
-    assert lms_server.paths() == ["/login/oauth2/token", SCORE_PATH, "/login/oauth2/token", SCORE_PATH]
+    assert lms_server.paths() == [
+        "/login/oauth2/token",
+        SCORE_PATH,
+        "/login/oauth2/token",
+        SCORE_PATH,
+    ]
     assert lms_server.requests[3]["headers"]["Authorization"] == "Bearer brief-2"
 
 
@@ -175,14 +193,21 @@ def test_revoked_token_is_replaced_once(wired, lms_server):
     lms_server.answer("/api/lti/courses/42/line_items/7/scores", (401, {"error": "invalid_token"}))
     lms_server.answer("/login/oauth2/token", (200, {"access_token": "token-2", "expires_in": 3600}))
     assert run_task(wired) == "sent"
-    assert lms_server.paths() == ["/login/oauth2/token", SCORE_PATH, "/login/oauth2/token", SCORE_PATH]
+    assert lms_server.paths() == [
+        "/login/oauth2/token",
+        SCORE_PATH,
+        "/login/oauth2/token",
+        SCORE_PATH,
+    ]
     assert lms_server.requests[3]["headers"]["Authorization"] == "Bearer token-2"
 
 
 def test_a_refusal_is_logged_not_retried(wired, lms_server):
-    lms_server.answer("/api/lti/courses/42/line_items/7/scores", (422, {"error": "user not in course"}))
+    lms_server.answer(
+        "/api/lti/courses/42/line_items/7/scores", (422, {"error": "user not in course"})
+    )
     result = run_task(wired)
-    assert result == "refused: score endpoint answered 422: b'{\"error\": \"user not in course\"}'"
+    assert result == 'refused: score endpoint answered 422: b\'{"error": "user not in course"}\''
     assert lms_server.paths() == ["/login/oauth2/token", SCORE_PATH]
 
 
@@ -208,7 +233,9 @@ def test_unreachable_lms_is_a_temporary_error(wired, lms_server):
 
 def test_token_endpoint_refusal_is_not_retried(wired, lms_server):
     lms_server.answers["/login/oauth2/token"] = [(401, {"error": "invalid_client"})]
-    assert run_task(wired) == "refused: token endpoint answered 401: b'{\"error\": \"invalid_client\"}'"
+    assert (
+        run_task(wired) == 'refused: token endpoint answered 401: b\'{"error": "invalid_client"}\''
+    )
     assert lms_server.paths() == ["/login/oauth2/token"]
 
 
@@ -224,9 +251,15 @@ def test_nothing_is_sent_for_a_link_without_points_or_line_item(wired, lms_serve
 @pytest.mark.parametrize(
     "lineitem, expected",
     [
-        ("https://lms.example/api/lti/courses/1/line_items/7", "https://lms.example/api/lti/courses/1/line_items/7/scores"),
+        (
+            "https://lms.example/api/lti/courses/1/line_items/7",
+            "https://lms.example/api/lti/courses/1/line_items/7/scores",
+        ),
         ("https://lms.example/li/7/", "https://lms.example/li/7/scores"),
-        ("https://lms.example/mod/lti/services.php/2/lineitems/5/lineitem?type_id=3", "https://lms.example/mod/lti/services.php/2/lineitems/5/lineitem/scores?type_id=3"),
+        (
+            "https://lms.example/mod/lti/services.php/2/lineitems/5/lineitem?type_id=3",
+            "https://lms.example/mod/lti/services.php/2/lineitems/5/lineitem/scores?type_id=3",
+        ),
     ],
 )
 def test_scores_url_keeps_the_query_string(lineitem, expected):

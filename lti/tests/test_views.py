@@ -60,7 +60,10 @@ def test_login_by_get_without_hints_works_too(client, lms):
     [
         ({"iss": None}, "The login request has no 'iss'; start it from the LMS."),
         ({"login_hint": ""}, "The login request has no 'login_hint'; start it from the LMS."),
-        ({"target_link_uri": None}, "The login request has no 'target_link_uri'; start it from the LMS."),
+        (
+            {"target_link_uri": None},
+            "The login request has no 'target_link_uri'; start it from the LMS.",
+        ),
         (
             {"target_link_uri": "https://evil.example/launch"},
             "target_link_uri 'https://evil.example/launch' is not an address of this tool.",
@@ -71,8 +74,10 @@ def test_login_by_get_without_hints_works_too(client, lms):
         ),
         (
             {"client_id": "someone-else"},
-            "No LMS is registered here for issuer 'https://lms.example.edu' with client_id "
-            "'someone-else'. Ask the site admin to add it.",
+            (
+                "No LMS is registered here for issuer 'https://lms.example.edu' with client_id "
+                "'someone-else'. Ask the site admin to add it."
+            ),
         ),
         ({"lti_deployment_id": "dep-x"}, "Deployment 'dep-x' is not registered for this LMS."),
     ],
@@ -110,7 +115,9 @@ BAD_LAUNCHES = {
         "The id_token is not addressed to this tool (aud lacks client_id 'attnquiz-client-7').",
     ),
     "several audiences without azp": (
-        lambda lms, nonce, other: lms.sign(lms.claims(nonce=nonce, aud=[CLIENT_ID, "another-tool"])),
+        lambda lms, nonce, other: lms.sign(
+            lms.claims(nonce=nonce, aud=[CLIENT_ID, "another-tool"])
+        ),
         "The id_token's authorised party (azp) is not this tool.",
     ),
     "expired": (
@@ -142,12 +149,16 @@ BAD_LAUNCHES = {
         "Only resource link launches are supported, not 'LtiDeepLinkingRequest'.",
     ),
     "wrong version": (
-        lambda lms, nonce, other: lms.sign(lms.claims(nonce=nonce, **{services.CLAIM_VERSION: "1.1"})),
+        lambda lms, nonce, other: lms.sign(
+            lms.claims(nonce=nonce, **{services.CLAIM_VERSION: "1.1"})
+        ),
         "Only LTI 1.3.0 is supported, not version '1.1'.",
     ),
     "garbage token": (lambda lms, nonce, other: "not.a.jwt", "The id_token is not a valid JWT."),
     "HS256 token": (
-        lambda lms, nonce, other: lms.sign(lms.claims(nonce=nonce), key="shared-secret-0123456789abcdef0123", algorithm="HS256"),
+        lambda lms, nonce, other: lms.sign(
+            lms.claims(nonce=nonce), key="shared-secret-0123456789abcdef0123", algorithm="HS256"
+        ),
         "The id_token must be signed with RS256, not HS256.",
     ),
     "unknown key id": (
@@ -155,11 +166,15 @@ BAD_LAUNCHES = {
         "The LMS signed this launch with key 'rotated-away', which its keyset does not have.",
     ),
     "no resource link": (
-        lambda lms, nonce, other: lms.sign(lms.claims(nonce=nonce, **{services.CLAIM_RESOURCE_LINK: None})),
+        lambda lms, nonce, other: lms.sign(
+            lms.claims(nonce=nonce, **{services.CLAIM_RESOURCE_LINK: None})
+        ),
         "The launch names no resource link.",
     ),
     "no context": (
-        lambda lms, nonce, other: lms.sign(lms.claims(nonce=nonce, **{services.CLAIM_CONTEXT: None})),
+        lambda lms, nonce, other: lms.sign(
+            lms.claims(nonce=nonce, **{services.CLAIM_CONTEXT: None})
+        ),
         "The launch has no course context; add attnquiz to a course in the LMS.",
     ),
     "no id_token": (lambda lms, nonce, other: "", "The launch has no id_token."),
@@ -170,7 +185,11 @@ BAD_LAUNCHES = {
 def test_bad_launches_are_refused_with_an_exact_reason(client, lms, other_private_key, case):
     make_token, expected = BAD_LAUNCHES[case]
     _, redirect = lms.login(client)
-    response = lms.launch(client, state=redirect["state"], id_token=make_token(lms, redirect["nonce"], other_private_key))
+    response = lms.launch(
+        client,
+        state=redirect["state"],
+        id_token=make_token(lms, redirect["nonce"], other_private_key),
+    )
     assert (response.status_code, message(response)) == (400, expected)
     assert "_auth_user_id" not in client.session
     assert LtiIdentity.objects.count() == 0
@@ -213,7 +232,9 @@ def test_state_cookie_alone_binds_the_browser(client, lms):
     """The session cookie is SameSite=Lax and absent on the LMS's cross-site POST."""
     _, redirect = lms.login(client)
     client.cookies.pop("sessionid")
-    lms.platform.contexts.create(context_id="course-42", course=Course.objects.create(slug="c", title="C"))
+    lms.platform.contexts.create(
+        context_id="course-42", course=Course.objects.create(slug="c", title="C")
+    )
     token = lms.sign(lms.claims(nonce=redirect["nonce"], roles=[INSTRUCTOR]))
     response = lms.launch(client, state=redirect["state"], id_token=token)
     assert response.status_code == 302
@@ -237,7 +258,10 @@ def test_expired_login_state_is_refused(client, lms):
     token = lms.sign(lms.claims(nonce=redirect["nonce"]))
     response = lms.launch(client, state=redirect["state"], id_token=token)
     assert response.status_code == 400
-    assert message(response) == "This launch's login has expired or is unknown; open the link from the LMS again."
+    assert (
+        message(response)
+        == "This launch's login has expired or is unknown; open the link from the LMS again."
+    )
 
 
 def test_launch_only_accepts_post(client, lms):
@@ -274,9 +298,17 @@ def test_instructor_launch_creates_the_course_and_asks_which_assignment(client, 
 
     context = LtiContext.objects.get()
     course = context.course
-    assert (context.context_id, course.slug, course.title) == ("course-42", "ml-301", "Machine Learning 301")
+    assert (context.context_id, course.slug, course.title) == (
+        "course-42",
+        "ml-301",
+        "Machine Learning 301",
+    )
     user = LtiIdentity.objects.get(sub="prof-1").user
-    assert (user.first_name, user.last_name, user.email) == ("Ada", "Lovelace", "prof-1@example.edu")
+    assert (user.first_name, user.last_name, user.email) == (
+        "Ada",
+        "Lovelace",
+        "prof-1@example.edu",
+    )
     assert not user.has_usable_password()
     assert Enrolment.objects.get(course=course, user=user).role == "instructor"
     assert int(client.session["_auth_user_id"]) == user.pk
@@ -325,7 +357,10 @@ def test_instructor_creates_a_new_assignment_for_the_link(client, lms):
     assert response.status_code == 302
     assert response["Location"] == "/teach/ml-301/a/week-3-attention-weights/"
     link.refresh_from_db()
-    assert (link.assignment.slug, link.assignment.title) == ("week-3-attention-weights", "Week 3: attention weights")
+    assert (link.assignment.slug, link.assignment.title) == (
+        "week-3-attention-weights",
+        "Week 3: attention weights",
+    )
 
 
 def test_link_map_refuses_empty_choices_and_strangers(client, lms):
@@ -336,12 +371,17 @@ def test_link_map_refuses_empty_choices_and_strangers(client, lms):
     empty = client.post(f"/lti/links/{link.pk}/", {"new_title": "  "})
     assert (empty.status_code, empty.context["error"]) == (400, "Give the new assignment a title.")
     unknown = client.post(f"/lti/links/{link.pk}/", {"assignment": "nope"})
-    assert (unknown.status_code, unknown.context["error"]) == (400, "Pick one of this course's assignments.")
+    assert (unknown.status_code, unknown.context["error"]) == (
+        400,
+        "Pick one of this course's assignments.",
+    )
 
     Assignment.objects.create(course=link.context.course, slug="week-3", title="Week 3")
     client.post(f"/lti/links/{link.pk}/", {"assignment": "week-3"})
     student_browser = Client()
-    assert lms.login_and_launch(student_browser, sub="student-1", roles=[LEARNER]).status_code == 302
+    assert (
+        lms.login_and_launch(student_browser, sub="student-1", roles=[LEARNER]).status_code == 302
+    )
     assert student_browser.get(f"/lti/links/{link.pk}/").status_code == 404
     assert client.get("/lti/links/999999/").status_code == 404
 
@@ -350,7 +390,9 @@ def test_custom_assignment_parameter_maps_the_link(client, lms):
     course = Course.objects.create(slug="ml", title="ML")
     lms.platform.contexts.create(context_id="course-42", course=course)
     Assignment.objects.create(course=course, slug="week-3", title="Week 3")
-    response = lms.login_and_launch(client, sub="student-1", roles=[LEARNER], custom={"assignment": "week-3"})
+    response = lms.login_and_launch(
+        client, sub="student-1", roles=[LEARNER], custom={"assignment": "week-3"}
+    )
     assert response["Location"] == "/courses/ml/assignments/week-3/"
     assert ResourceLink.objects.get().assignment.slug == "week-3"
 
@@ -360,24 +402,33 @@ def test_custom_assignment_that_does_not_exist(client, lms):
 
     course = Course.objects.create(slug="ml", title="ML")
     lms.platform.contexts.create(context_id="course-42", course=course)
-    student = lms.login_and_launch(client, sub="student-1", roles=[LEARNER], custom={"assignment": "week-9"})
+    student = lms.login_and_launch(
+        client, sub="student-1", roles=[LEARNER], custom={"assignment": "week-9"}
+    )
     assert (student.status_code, message(student)) == (
         409,
         "This link asks for assignment 'week-9', which ML does not have. Tell your instructor.",
     )
     teacher_browser = Client()
-    teacher = lms.login_and_launch(teacher_browser, sub="prof-1", roles=[INSTRUCTOR], custom={"assignment": "week-9"})
+    teacher = lms.login_and_launch(
+        teacher_browser, sub="prof-1", roles=[INSTRUCTOR], custom={"assignment": "week-9"}
+    )
     assert teacher.status_code == 302
     page = teacher_browser.get(teacher["Location"])
-    assert "This link asks for assignment &#x27;week-9&#x27;, which ML does not have. Pick or create" in page.content.decode()
+    assert (
+        "This link asks for assignment &#x27;week-9&#x27;, which ML does not have. Pick or create"
+        in page.content.decode()
+    )
 
 
 def test_student_before_the_instructor_gets_a_clear_page(client, lms):
     response = lms.login_and_launch(client, sub="student-1", roles=[LEARNER])
     assert (response.status_code, message(response)) == (
         409,
-        "This course is not set up in attnquiz yet. Ask your instructor to open this link "
-        "from the LMS first, then try again.",
+        (
+            "This course is not set up in attnquiz yet. Ask your instructor to open this link "
+            "from the LMS first, then try again."
+        ),
     )
     assert Course.objects.count() == 0
     assert "_auth_user_id" not in client.session
@@ -389,8 +440,10 @@ def test_student_on_an_unmapped_link_gets_a_clear_page(client, lms):
     response = lms.login_and_launch(client, sub="student-1", roles=[LEARNER])
     assert (response.status_code, message(response)) == (
         409,
-        "This link does not open an assignment yet. Ask your instructor to open it from "
-        "the LMS and choose one, then try again.",
+        (
+            "This link does not open an assignment yet. Ask your instructor to open it from "
+            "the LMS and choose one, then try again."
+        ),
     )
 
 

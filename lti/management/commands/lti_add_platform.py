@@ -19,11 +19,15 @@ class Command(BaseCommand):
         parser.add_argument("--token-url", required=True, help="OAuth2 access token endpoint.")
         parser.add_argument("--deployment", action="append", default=[], help="Repeatable.")
         parser.add_argument("--jwks-file", help="A JSON file holding the platform's public keyset.")
-        parser.add_argument("--keyset-url", default="", help="Fetched when a launch uses an unknown key.")
+        parser.add_argument(
+            "--keyset-url", default="", help="Fetched when a launch uses an unknown key."
+        )
 
     def handle(self, *args, **options):
         if not options["jwks_file"] and not options["keyset_url"]:
-            raise CommandError("Give --jwks-file or --keyset-url: launches are verified with the platform's keys.")
+            raise CommandError(
+                "Give --jwks-file or --keyset-url: launches are verified with the platform's keys."
+            )
         jwks = None
         if options["jwks_file"]:
             try:
@@ -46,6 +50,10 @@ class Command(BaseCommand):
         except services.LtiRefused as refusal:
             raise CommandError(refusal.message) from None
         key = services.tool_key_ensure()
-        deployments = ", ".join(platform.deployments.values_list("deployment_id", flat=True)) or "none yet"
+        deployments = (
+            ", ".join(platform.deployments.values_list("deployment_id", flat=True)) or "none yet"
+        )
         self.stdout.write(f"Registered {platform} with deployments: {deployments}.")
-        self.stdout.write(f"attnquiz signs with key {key.kid}; see docs/lti.md for the URLs to give the LMS.")
+        self.stdout.write(
+            f"attnquiz signs with key {key.kid}; see docs/lti.md for the URLs to give the LMS."
+        )

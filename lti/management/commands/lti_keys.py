@@ -14,11 +14,15 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--rotate", action="store_true", help="Create a new signing key.")
-        parser.add_argument("--unpublish", metavar="KID", help="Stop publishing and using this key.")
+        parser.add_argument(
+            "--unpublish", metavar="KID", help="Stop publishing and using this key."
+        )
 
     def handle(self, *args, rotate=False, unpublish=None, **options):
         if unpublish:
-            changed = ToolKey.objects.filter(kid=unpublish).update(is_active=False, is_published=False)
+            changed = ToolKey.objects.filter(kid=unpublish).update(
+                is_active=False, is_published=False
+            )
             if not changed:
                 raise CommandError(f"No key with kid '{unpublish}'.")
             self.stdout.write(f"Key {unpublish} is no longer published or used.")
