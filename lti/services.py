@@ -584,7 +584,10 @@ def client_assertion(*, platform: Platform, key: ToolKey) -> str:
 
 
 def _token_cache_key(platform: Platform, scope: str) -> str:
-    return f"lti:token:{platform.pk}:{hashlib.sha256(scope.encode()).hexdigest()[:16]}"
+    # Keyed by where the token comes from, not the row id: the cache may be shared
+    # (Redis) by processes that see different databases.
+    source = f"{platform.auth_token_url} {platform.client_id} {scope}"
+    return f"lti:token:{hashlib.sha256(source.encode()).hexdigest()[:32]}"
 
 
 def access_token_get(*, platform: Platform, scope: str) -> str:

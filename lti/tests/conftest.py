@@ -37,15 +37,6 @@ def other_private_key():
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
-@pytest.fixture(autouse=True)
-def clear_cache():
-    from django.core.cache import cache
-
-    cache.clear()
-    yield
-    cache.clear()
-
-
 class FakePlatform:
     """Plays the LMS: starts logins, answers them with signed id_tokens."""
 

@@ -6,11 +6,12 @@ import json
 import threading
 import time
 import urllib.parse
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jwt
 import pytest
+from django.core.cache import cache
 
 from lti import selectors, services, tasks
 from lti.models import ToolKey
@@ -81,6 +82,8 @@ def wired(linked, lms_server):
     """The linked assignment, its line item and token endpoint on the local server."""
     linked.platform.auth_token_url = lms_server.url + "/login/oauth2/token"
     linked.platform.save()
+    # The token cache outlives a test (it may be Redis): forget a token from an earlier one.
+    cache.delete(services._token_cache_key(linked.platform, selectors.AGS_SCORE_SCOPE))
     linked.link.lineitem_url = lms_server.url + "/api/lti/courses/42/line_items/7?type_id=3"
     linked.link.save()
     lms_server.answer(
