@@ -48,6 +48,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "lti.middleware.LmsFramingMiddleware",  # after XFrameOptions: it may relax DENY for the LMS
 ]
 
 ROOT_URLCONF = "attnquiz.urls"
@@ -119,6 +120,14 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+
+# --- Inside an LMS (LTI 1.3): opt in by naming the LMS origins allowed to frame us ---
+# With origins set, the LMS may show attnquiz in an iframe, and (over HTTPS) the session
+# and CSRF cookies are sent on its cross-site requests. Without them nothing changes.
+LTI_FRAME_ANCESTORS = env.list("LTI_FRAME_ANCESTORS", default=[])
+if LTI_FRAME_ANCESTORS and not DEBUG:
+    SESSION_COOKIE_SAMESITE = "None"
+    CSRF_COOKIE_SAMESITE = "None"
 
 # --- Grading pipeline ---
 # Empty REDIS_URL means "no broker": grading runs in-process (the embedded default).

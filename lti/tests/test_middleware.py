@@ -1,19 +1,22 @@
 """Framing by the registered LMS origins only, when configured."""
 
-from django.conf import settings
+from django.conf import settings as project_settings
 
-MIDDLEWARE = [*settings.MIDDLEWARE, "lti.middleware.LmsFramingMiddleware"]
+
+def test_the_middleware_is_installed_after_x_frame_options():
+    middleware = project_settings.MIDDLEWARE
+    assert middleware.index("lti.middleware.LmsFramingMiddleware") > middleware.index(
+        "django.middleware.clickjacking.XFrameOptionsMiddleware"
+    )
 
 
 def test_without_origins_pages_stay_unframeable(client, db, settings):
-    settings.MIDDLEWARE = MIDDLEWARE
     response = client.get("/login/")
     assert response["X-Frame-Options"] == "DENY"
     assert "Content-Security-Policy" not in response
 
 
 def test_configured_origins_may_frame_every_page(client, db, settings):
-    settings.MIDDLEWARE = MIDDLEWARE
     settings.LTI_FRAME_ANCESTORS = ["https://canvas.example.edu", "https://moodle.example.edu"]
     response = client.get("/login/")
     assert "X-Frame-Options" not in response
