@@ -7,13 +7,35 @@ from django.db import models
 class Course(models.Model):
     slug = models.SlugField(unique=True)
     title = models.CharField(max_length=200)
+    term = models.CharField(max_length=100, blank=True, help_text="e.g. Autumn 2026")
+    time_zone = models.CharField(
+        max_length=64, default="UTC", help_text="Dates of this course are shown in this zone."
+    )
+    description = models.TextField(blank=True)
+    # Archived courses are read-only (no answers, no edits, no joining) but stay exportable.
+    archived_at = models.DateTimeField(null=True, blank=True)
+    # The join code doubles as the invite link (/join/<code>/); None until one is made.
+    join_code = models.CharField(max_length=16, unique=True, null=True, blank=True)
+    join_open = models.BooleanField(default=False)
+    join_expires_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    copied_from = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="copies"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["title"]
+        permissions = [("create_course", "May create courses")]
 
     def __str__(self):
-        return self.title
+        return f"{self.title} ({self.term})" if self.term else self.title
+
+    @property
+    def is_archived(self) -> bool:
+        return self.archived_at is not None
 
 
 class Role(models.TextChoices):
@@ -22,21 +44,50 @@ class Role(models.TextChoices):
     STUDENT = "student", "Student"
 
 
+class EnrolmentStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    # A dropped student loses access and leaves the gradebook (unless asked for), but
+    # every submission stays; re-enrolling brings it all back.
+    DROPPED = "dropped", "Dropped"
+
+
+class EnrolmentSource(models.TextChoices):
+    MANUAL = "manual", "Added by hand"
+    JOIN_CODE = "join_code", "Join code or invite link"
+    ROSTER = "roster", "Roster import"
+    LMS = "lms", "LMS (LTI)"
+
+
 class Enrolment(models.Model):
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="enrolments")
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="enrolments"
     )
     role = models.CharField(max_length=20, choices=Role.choices, default=Role.STUDENT)
+    status = models.CharField(
+        max_length=10, choices=EnrolmentStatus.choices, default=EnrolmentStatus.ACTIVE
+    )
+    source = models.CharField(
+        max_length=10, choices=EnrolmentSource.choices, default=EnrolmentSource.MANUAL
+    )
+    student_id = models.CharField(max_length=64, blank=True, help_text="The institution's id.")
+    dropped_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["course", "user"], name="one_enrolment_per_course")
         ]
+        indexes = [models.Index(fields=["course", "status", "role"], name="enrolment_course_status")]
 
     def __str__(self):
-        return f"{self.user} in {self.course} as {self.get_role_display()}"
+        dropped = " (dropped)" if self.status == EnrolmentStatus.DROPPED else ""
+        return f"{self.user} in {self.course} as {self.get_role_display()}{dropped}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status == EnrolmentStatus.ACTIVE
 
 
 class SolutionPolicy(models.TextChoices):

@@ -11,17 +11,22 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
 
-from .models import Assignment, AssignmentItem, Course, Enrolment, Role
+from .models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, Role
 
 STAFF_ROLES = (Role.INSTRUCTOR, Role.TEACHING_ASSISTANT)
 
 
+def active_enrolments() -> QuerySet[Enrolment]:
+    """Enrolments that give access: a dropped one keeps its submissions but opens nothing."""
+    return Enrolment.objects.filter(status=EnrolmentStatus.ACTIVE)
+
+
 def course_role(*, user, course: Course) -> str | None:
-    """The user's role in the course, or None when not enrolled."""
+    """The user's role in the course, or None when not enrolled (or dropped)."""
     if not user.is_authenticated:
         return None
     return (
-        Enrolment.objects.filter(course=course, user=user).values_list("role", flat=True).first()
+        active_enrolments().filter(course=course, user=user).values_list("role", flat=True).first()
     )
 
 
@@ -30,11 +35,13 @@ def is_course_staff(*, user, course: Course) -> bool:
 
 
 def courses_for_user(*, user) -> QuerySet[Course]:
-    return Course.objects.filter(enrolments__user=user).distinct()
+    return Course.objects.filter(
+        enrolments__user=user, enrolments__status=EnrolmentStatus.ACTIVE
+    ).distinct()
 
 
 def enrolments_for_user(*, user) -> QuerySet[Enrolment]:
-    return Enrolment.objects.filter(user=user).select_related("course").order_by("course__title")
+    return active_enrolments().filter(user=user).select_related("course").order_by("course__title")
 
 
 def access_course(*, user, slug: str) -> tuple[Course, str]:

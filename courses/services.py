@@ -9,7 +9,9 @@ from django.db import transaction
 
 from exercises.models import ExerciseVersion, VersionStatus
 
-from .models import Assignment, AssignmentItem, Course, Enrolment, Role
+from .models import (
+    Assignment, AssignmentItem, Course, Enrolment, EnrolmentSource, EnrolmentStatus, Role,
+)
 
 DEMO_PASSWORD = "attention-demo"
 DEMO_COURSE_SLUG = "attention-101"
@@ -37,9 +39,19 @@ def user_get_or_create(*, username: str, password: str):
     return user
 
 
-def enrolment_ensure(*, course: Course, user, role: str) -> Enrolment:
+def enrolment_ensure(
+    *, course: Course, user, role: str, source: str = EnrolmentSource.MANUAL
+) -> Enrolment:
+    """Enrol the user with this role, active again if they had been dropped.
+
+    ``source`` is recorded only when the enrolment is new: how someone first came in."""
     enrolment, _ = Enrolment.objects.update_or_create(
-        course=course, user=user, defaults={"role": role}
+        course=course,
+        user=user,
+        defaults={"role": role, "status": EnrolmentStatus.ACTIVE, "dropped_at": None},
+        create_defaults={
+            "role": role, "status": EnrolmentStatus.ACTIVE, "dropped_at": None, "source": source,
+        },
     )
     return enrolment
 

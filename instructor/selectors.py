@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from courses.models import Assignment, AssignmentItem, Course, Enrolment, Role
+from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, Role
 from courses.selectors import access_course, require_staff
 from exercises import engine
 from exercises.specs import version_spec
@@ -164,16 +164,23 @@ def item_score(*, info: ItemInfo, student_id: int, best: dict) -> float | None:
     return info.item.points * earned / info.part_points
 
 
-def course_students(*, course: Course):
+def course_students(*, course: Course, include_dropped: bool = False):
+    """The course's students; dropped ones (whose submissions are kept) only when asked for."""
     User = get_user_model()
-    return User.objects.filter(enrolments__course=course, enrolments__role=Role.STUDENT).order_by("username")
+    enrolments = Enrolment.objects.filter(course=course, role=Role.STUDENT)
+    if not include_dropped:
+        enrolments = enrolments.filter(status=EnrolmentStatus.ACTIVE)
+    return User.objects.filter(pk__in=enrolments.values("user_id")).order_by("username")
 
 
-def gradebook(*, assignment: Assignment, student_filter: str = "", item_filter: int | None = None) -> dict:
+def gradebook(
+    *, assignment: Assignment, student_filter: str = "", item_filter: int | None = None,
+    include_dropped: bool = False,
+) -> dict:
     """Students x exercises with scores; filters narrow the rows (name) and columns (item)."""
     infos = assignment_items_info(assignment=assignment)
     columns = [info for info in infos if item_filter in (None, info.item.pk)]
-    students = course_students(course=assignment.course)
+    students = course_students(course=assignment.course, include_dropped=include_dropped)
     if student_filter:
         students = students.filter(
             Q(username__icontains=student_filter)

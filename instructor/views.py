@@ -186,7 +186,11 @@ def gradebook(request, course_slug: str, assignment_slug: str):
     )
     student_filter = request.GET.get("student", "").strip()[:100]
     item_filter = _int_or_none(request.GET.get("exercise"))
-    book = selectors.gradebook(assignment=assignment, student_filter=student_filter, item_filter=item_filter)
+    include_dropped = request.GET.get("dropped") == "1"
+    book = selectors.gradebook(
+        assignment=assignment, student_filter=student_filter, item_filter=item_filter,
+        include_dropped=include_dropped,
+    )
     return render(
         request,
         "instructor/gradebook.html",
@@ -196,6 +200,7 @@ def gradebook(request, course_slug: str, assignment_slug: str):
             "book": book,
             "student_filter": student_filter,
             "item_filter": item_filter,
+            "include_dropped": include_dropped,
         },
     )
 
