@@ -76,8 +76,14 @@ DATABASES = {
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and a busy timeout let the web process and a worker share the embedded file.
+    # IMMEDIATE transactions take the write lock at BEGIN: SQLite's stand-in for the row
+    # lock that serialises counting attempts (grading.services.submission_create).
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+        }
     )
 
 AUTH_PASSWORD_VALIDATORS = [

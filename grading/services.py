@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Max
+from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
 from exercises import engine
@@ -67,24 +67,16 @@ def part_context(*, variant: Variant, part: str) -> PartContext:
     )
 
 
-def attempts_used(*, variant: Variant, part: str) -> int:
-    """Attempts that count: an answer we could not grade does not use one up."""
-    return (
-        Submission.objects.filter(variant=variant, part=part)
-        .exclude(status=SubmissionStatus.COULD_NOT_GRADE)
-        .count()
+def _part_attempts(*, variant: Variant, part: str) -> dict:
+    """One query: attempts that count, the highest attempt number, and whether solved.
+
+    An answer we could not grade does not use an attempt up, but keeps its number.
+    """
+    return Submission.objects.filter(variant=variant, part=part).aggregate(
+        used=Count("pk", filter=~Q(status=SubmissionStatus.COULD_NOT_GRADE)),
+        latest=Max("attempt"),
+        solved=Count("pk", filter=Q(status=SubmissionStatus.GRADED, correct=True)),
     )
-
-
-def next_attempt_number(*, variant: Variant, part: str) -> int:
-    latest = Submission.objects.filter(variant=variant, part=part).aggregate(Max("attempt"))
-    return (latest["attempt__max"] or 0) + 1
-
-
-def part_is_solved(*, variant: Variant, part: str) -> bool:
-    return Submission.objects.filter(
-        variant=variant, part=part, status=SubmissionStatus.GRADED, correct=True
-    ).exists()
 
 
 def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Submission:
@@ -97,16 +89,21 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Su
     format_error = answer_format_error(context=context, raw_answer=raw_answer)
     if format_error:
         raise SubmissionRefused(format_error, code="invalid")
-    _refuse_if_not_accepting(variant=variant, part=part, context=context)
+    _refuse_if_not_open(variant=variant)
     with transaction.atomic():
-        # Lock the variant row so two concurrent posts cannot take the same attempt number.
-        Variant.objects.select_for_update().filter(pk=variant.pk).first()
+        # Everything that counts attempts is decided after the variant row is locked, so
+        # concurrent posts for one variant are serialised: none can read a count another
+        # is about to make stale. (SQLite has no row locks; its transactions start
+        # IMMEDIATE, see settings, which serialises writers the same way.)
+        list(Variant.objects.select_for_update().filter(pk=variant.pk).values_list("pk"))
+        attempts = _part_attempts(variant=variant, part=part)
+        _refuse_if_no_attempt_left(attempts=attempts, allowed=context.attempts_allowed)
         submission = Submission.objects.create(
             variant=variant,
             student=student,
             part=part,
             raw_answer=raw_answer,
-            attempt=next_attempt_number(variant=variant, part=part),
+            attempt=(attempts["latest"] or 0) + 1,
             is_late=_is_late(variant),
             queued_at=timezone.now(),
         )
@@ -125,9 +122,7 @@ def answer_format_error(*, context: PartContext, raw_answer) -> str | None:
     return answers.check(context.answer_type, context.expected, raw_answer, context.options).error
 
 
-def _refuse_if_not_accepting(*, variant: Variant, part: str, context: PartContext) -> None:
-    if part_is_solved(variant=variant, part=part):
-        raise SubmissionRefused("You have already solved this part.", code="solved")
+def _refuse_if_not_open(*, variant: Variant) -> None:
     item = variant.assignment_item
     if item is not None:
         closes_at = item.assignment.closes_at
@@ -142,8 +137,13 @@ def _refuse_if_not_accepting(*, variant: Variant, part: str, context: PartContex
                 f"Your {item.assignment.time_limit_minutes} minutes for this assignment are up.",
                 code="time_up",
             )
-    allowed = context.attempts_allowed
-    if allowed and attempts_used(variant=variant, part=part) >= allowed:
+
+
+def _refuse_if_no_attempt_left(*, attempts: dict, allowed: int) -> None:
+    """Call inside the transaction, after locking the variant row."""
+    if attempts["solved"]:
+        raise SubmissionRefused("You have already solved this part.", code="solved")
+    if allowed and attempts["used"] >= allowed:
         raise SubmissionRefused(
             f"You have used all {allowed} attempts for this part.", code="no_attempts"
         )
