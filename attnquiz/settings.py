@@ -85,6 +85,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "transaction_mode": "IMMEDIATE",
         }
     )
+# Keep connections open between requests and tasks (a new PostgreSQL connection costs more
+# than a whole page); a health check before reuse replaces one the server dropped.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -157,6 +161,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_timeout": 2,
 }
 CELERY_TASK_PUBLISH_RETRY = False
+# Celery's Django fix-up closes every database connection before and after each task; this
+# only closes them every so many tasks, and attnquiz.celery closes broken or expired ones
+# (CONN_MAX_AGE) after each task, as Django does after each request.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 CELERY_TASK_DEFAULT_QUEUE = env("GRADING_QUEUE", default="grading")
 CELERY_BEAT_SCHEDULE = {
     "requeue-stale-submissions": {
@@ -183,6 +191,9 @@ CACHES = {
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
+# With Redis, a request reads its session from the cache; the database copy survives a flush.
+if REDIS_URL:
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 LOGGING = {
     "version": 1,

@@ -164,12 +164,12 @@ def submission_enqueue(*, submission_id: int) -> bool:
     if settings.GRADING_MODE == "inline":
         submission_grade(submission_id=submission_id)
         return True
+    from attnquiz.celery import task_publish
+
     from .tasks import grade_submission
 
     try:
-        # A fresh connection per send: a restarted broker never meets a stale pooled socket.
-        with grade_submission.app.connection_for_write() as connection:
-            grade_submission.apply_async(args=[submission_id], retry=False, connection=connection)
+        task_publish(grade_submission, args=[submission_id])
     except Exception:  # the broker being down must never fail the student's request
         logger.warning("broker unreachable; submission %s left queued", submission_id, exc_info=True)
         return False
