@@ -37,10 +37,12 @@ INSTALLED_APPS = [
     "authoring",
     "instructor",
     "lti",
+    "csp",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "attnquiz.security.ContentSecurityPolicyMiddleware",  # early: every response gets the CSP
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -130,6 +132,35 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
+
+# Content-Security-Policy, enforced on every response (django-csp 4 format). No inline
+# script anywhere: every script is a file under static/. frame-ancestors is added per
+# response from LTI_FRAME_ANCESTORS (lti.middleware.frame_ancestors). MathLive writes
+# style="…" attributes into the markup of its editor, hence 'unsafe-inline' for style
+# *attributes* only; <style> elements and stylesheets still come from 'self' alone.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+    },
+}
+# Browser features no page here uses, switched off for the page and every frame in it.
+PERMISSIONS_POLICY = {
+    feature: []
+    for feature in (
+        "accelerometer", "camera", "display-capture", "geolocation", "gyroscope", "hid",
+        "magnetometer", "microphone", "midi", "payment", "serial", "usb",
+    )
+}
 
 # --- Inside an LMS (LTI 1.3): opt in by naming the LMS origins allowed to frame us ---
 # With origins set, the LMS may show attnquiz in an iframe, and (over HTTPS) the session

@@ -3,7 +3,9 @@
 Every page a test opens is watched:
   - any request to a host other than 127.0.0.1 / localhost is aborted and recorded,
     and the test fails if there was one (nothing may leave the machine: no CDN, no fonts);
-  - any console error or uncaught page error fails the test.
+  - any console error or uncaught page error fails the test;
+  - any Content-Security-Policy violation fails the test (the policy is enforced, so a
+    violation is a script, style or request the page needed and did not get).
 
 Grading runs through a real Celery worker and Redis when the test database is
 PostgreSQL (the fixtures of grading/tests/conftest.py, as in `make test`); on SQLite a
@@ -89,6 +91,7 @@ class PageWatch:
     console_errors: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     expected_console_errors: list[re.Pattern] = field(default_factory=list)
+    csp_violations: list[str] = field(default_factory=list)
 
     def expect_console_error(self, pattern: str) -> None:
         """A test that provokes an error on purpose names it (e.g. Chromium logging a 422)."""
@@ -114,6 +117,30 @@ def watch():
     return PageWatch()
 
 
+# Runs before any page script (init scripts are exempt from the page's CSP) and reports
+# every violation through console.error with a marker the fixture picks out.
+CSP_VIOLATION_MARKER = "attnquiz-csp-violation:"
+CSP_LISTENER = """
+document.addEventListener("securitypolicyviolation", function (event) {
+  console.error(%s + JSON.stringify({
+    directive: event.effectiveDirective, blocked: event.blockedURI,
+    source: event.sourceFile, line: event.lineNumber, sample: event.sample,
+    page: document.location.pathname,
+  }));
+}, true);
+""" % repr(CSP_VIOLATION_MARKER)
+
+
+def record_console(watch: PageWatch, message) -> None:
+    text = message.text
+    if CSP_VIOLATION_MARKER in text:
+        watch.csp_violations.append(text.split(CSP_VIOLATION_MARKER, 1)[1])
+    elif text.startswith("Refused to ") or "Content Security Policy" in text:
+        watch.csp_violations.append(text)
+    elif message.type == "error":
+        watch.console_errors.append(f"console: {text}")
+
+
 @pytest.fixture
 def page(chromium, live_server, watch):
     """A fresh browser context on the live server, with the network and console guards."""
@@ -129,18 +156,15 @@ def page(chromium, live_server, watch):
             route.abort()
 
     context.route("**/*", guard)
+    context.add_init_script(CSP_LISTENER)
     page = context.new_page()
     page.set_default_timeout(15_000)
-    page.on(
-        "console",
-        lambda message: watch.console_errors.append(f"console: {message.text}")
-        if message.type == "error"
-        else None,
-    )
+    page.on("console", lambda message: record_console(watch, message))
     page.on("pageerror", lambda error: watch.console_errors.append(f"page error: {error}"))
     yield page
     context.close()
     assert watch.blocked_requests == [], "requests tried to leave 127.0.0.1"
+    assert watch.csp_violations == [], "the Content-Security-Policy blocked something"
     assert watch.unexpected_console_errors() == [], "the browser console reported errors"
 
 

@@ -2,14 +2,23 @@
 
 LMSs open LTI tools inside an iframe, which ``X_FRAME_OPTIONS = "DENY"`` forbids. With
 ``LTI_FRAME_ANCESTORS`` (a list of LMS origins, e.g. ``["https://canvas.example.edu"]``)
-set, every response instead carries ``Content-Security-Policy: frame-ancestors 'self'
-<origins>``, which browsers honour in place of X-Frame-Options. Unset, nothing changes.
+set, every response instead carries ``frame-ancestors 'self' <origins>`` in its
+Content-Security-Policy, which browsers honour in place of X-Frame-Options, and no
+X-Frame-Options header. Unset, responses say ``X-Frame-Options: DENY`` and
+``frame-ancestors 'none'``.
 
-List it *after* ``XFrameOptionsMiddleware`` in ``MIDDLEWARE``: its response phase then
-runs first and marks the response exempt.
+``frame_ancestors`` is the one place that decides; ``attnquiz.security`` writes it into
+the CSP. List ``LmsFramingMiddleware`` *after* ``XFrameOptionsMiddleware`` in
+``MIDDLEWARE``: its response phase then runs first and marks the response exempt.
 """
 
 from django.conf import settings
+
+
+def frame_ancestors() -> list[str]:
+    """The CSP ``frame-ancestors`` sources: the configured LMS origins, or none at all."""
+    origins = list(getattr(settings, "LTI_FRAME_ANCESTORS", None) or [])
+    return ["'self'", *origins] if origins else ["'none'"]
 
 
 class LmsFramingMiddleware:
@@ -18,12 +27,6 @@ class LmsFramingMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
-        origins = getattr(settings, "LTI_FRAME_ANCESTORS", None)
-        if origins:
-            directive = "frame-ancestors 'self' " + " ".join(origins)
-            existing = response.headers.get("Content-Security-Policy")
-            response.headers["Content-Security-Policy"] = (
-                f"{existing}; {directive}" if existing else directive
-            )
+        if frame_ancestors() != ["'none'"]:
             response.xframe_options_exempt = True
         return response

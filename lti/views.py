@@ -12,7 +12,6 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -33,7 +32,6 @@ def _problem(request, message: str, *, status: int) -> HttpResponse:
 
 
 @csrf_exempt
-@xframe_options_exempt
 @never_cache
 @require_http_methods(["GET", "POST"])
 def login_initiation(request):
@@ -64,7 +62,6 @@ def login_initiation(request):
 
 
 @csrf_exempt
-@xframe_options_exempt
 @never_cache
 @require_POST
 def launch(request):
