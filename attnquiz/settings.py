@@ -5,6 +5,7 @@ reachable). Production sets DEBUG=0, SECRET_KEY, ALLOWED_HOSTS, DATABASE_URL and
 REDIS_URL; ``manage.py check --deploy`` then passes with no warnings.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -38,6 +39,7 @@ INSTALLED_APPS = [
     "instructor",
     "lti",
     "csp",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -51,6 +53,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "lti.middleware.LmsFramingMiddleware",  # after XFrameOptions: it may relax DENY for the LMS
+    "axes.middleware.AxesMiddleware",  # last: turns a refused sign-in into the lockout page
 ]
 
 ROOT_URLCONF = "attnquiz.urls"
@@ -120,6 +123,20 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
+
+# --- Sign-in throttling (django-axes): N failures lock the username, and the address, out ---
+# Only password sign-ins go through authenticate(); LTI launches log in without it, so an
+# LMS user is never locked out by this.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one alone locks out
+AXES_USERNAME_FORM_FIELD = "username"  # the field name of Django's AuthenticationForm
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "attnquiz.lockout.lockout_response"
 
 # --- Security (production defaults; DEBUG relaxes the ones that need HTTPS) ---
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)

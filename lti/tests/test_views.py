@@ -477,3 +477,15 @@ def test_jwks_publishes_our_public_key_only(client, db):
     assert "d" not in key and "p" not in key
     again = client.get("/lti/jwks/").json()
     assert again == response.json()
+
+
+def test_a_launch_is_not_locked_out_by_sign_in_throttling(client, lms, settings):
+    """Failed password sign-ins from the LMS's address must not block its launches."""
+    settings.AXES_ENABLED = True
+    for attempt in range(settings.AXES_FAILURE_LIMIT + 1):
+        client.post("/login/", {"username": f"guess{attempt}", "password": "x"})
+    assert client.post("/login/", {"username": "guess", "password": "x"}).status_code == 429
+    response = lms.login_and_launch(client, sub="prof-1", roles=[INSTRUCTOR])
+    assert response.status_code == 302
+    assert response["Location"] == f"/lti/links/{ResourceLink.objects.get().pk}/"
+    assert LtiIdentity.objects.get(sub="prof-1").user.pk == int(client.session["_auth_user_id"])
