@@ -7,6 +7,7 @@ one they may see but not act on raises ``PermissionDenied``.
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
@@ -90,3 +91,76 @@ def access_assignment_item(*, user, item_id: int) -> tuple[AssignmentItem, str]:
 def require_staff(*, role: str | None) -> None:
     if role not in STAFF_ROLES:
         raise PermissionDenied("Only the course's instructors and teaching assistants may do this.")
+
+
+def require_instructor(*, role: str | None) -> None:
+    if role != Role.INSTRUCTOR:
+        raise PermissionDenied("Only the course's instructors may do this.")
+
+
+def access_course_staff(*, user, slug: str, instructor_only: bool = False) -> tuple[Course, str]:
+    """The course and role of one of its staff; 404 for outsiders, 403 for students (and TAs
+    when ``instructor_only``)."""
+    course, role = access_course(user=user, slug=slug)
+    require_staff(role=role)
+    if instructor_only:
+        require_instructor(role=role)
+    return course, role
+
+
+def may_create_courses(*, user) -> bool:
+    return user.is_authenticated and user.has_perm("courses.create_course")
+
+
+def require_course_creation(*, user) -> None:
+    if not may_create_courses(user=user):
+        raise PermissionDenied(
+            "Creating courses needs the “may create courses” permission; ask an administrator."
+        )
+
+
+def access_course_enrolment(*, course: Course, enrolment_id: int) -> Enrolment:
+    enrolment = (
+        Enrolment.objects.select_related("user").filter(course=course, pk=enrolment_id).first()
+    )
+    if enrolment is None:
+        raise Http404("No such person in this course.")
+    return enrolment
+
+
+def course_people(*, course: Course) -> QuerySet[Enrolment]:
+    """Everyone enrolled, dropped included: staff first, then students by username."""
+    return (
+        Enrolment.objects.filter(course=course)
+        .select_related("user")
+        .order_by("status", "role", "user__username")
+    )
+
+
+def course_instructor_count(*, course: Course) -> int:
+    return active_enrolments().filter(course=course, role=Role.INSTRUCTOR).count()
+
+
+def course_by_join_code(*, code: str) -> Course | None:
+    code = (code or "").strip().upper()
+    if not code or len(code) > 16:
+        return None
+    return Course.objects.filter(join_code=code).first()
+
+
+def user_by_identifier(*, identifier: str):
+    """The account with this username, else the one with this e-mail (case-insensitive).
+
+    None when there is none, or when several accounts share the e-mail (ambiguous)."""
+    User = get_user_model()
+    identifier = (identifier or "").strip()
+    if not identifier:
+        return None
+    user = User.objects.filter(username=identifier).first()
+    if user is not None:
+        return user
+    if "@" in identifier:
+        matches = list(User.objects.filter(email__iexact=identifier)[:2])
+        if len(matches) == 1:
+            return matches[0]
+    return None

@@ -125,6 +125,8 @@ def answer_format_error(*, context: PartContext, raw_answer) -> str | None:
 def _refuse_if_not_open(*, variant: Variant) -> None:
     item = variant.assignment_item
     if item is not None:
+        if item.assignment.course.archived_at is not None:
+            raise SubmissionRefused("This course is archived: it takes no more answers.", code="archived")
         closes_at = item.assignment.closes_at
         if closes_at and timezone.now() > closes_at:
             raise SubmissionRefused("This assignment is closed.", code="closed")

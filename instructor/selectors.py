@@ -17,7 +17,7 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 
 from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, Role
-from courses.selectors import access_course, require_staff
+from courses.selectors import access_course_staff, require_instructor  # noqa: F401
 from exercises import engine
 from exercises.specs import version_spec
 from grading.models import Submission, SubmissionStatus
@@ -28,19 +28,8 @@ from .models import ManualGrade, RegradeJob
 MANUAL_ANSWER_TYPES = ("free_text",)
 
 
-def require_instructor(*, role: str | None) -> None:
-    from django.core.exceptions import PermissionDenied
-
-    if role != Role.INSTRUCTOR:
-        raise PermissionDenied("Only the course's instructors may do this.")
-
-
 def access_teaching(*, user, course_slug: str, instructor_only: bool = False) -> tuple[Course, str]:
-    course, role = access_course(user=user, slug=course_slug)
-    require_staff(role=role)
-    if instructor_only:
-        require_instructor(role=role)
-    return course, role
+    return access_course_staff(user=user, slug=course_slug, instructor_only=instructor_only)
 
 
 def access_staff_assignment(

@@ -42,6 +42,16 @@ class InstructorRefused(Exception):
         self.message = message
 
 
+def _require_writable(course: Course) -> None:
+    """An archived course is read-only: its grades and assignments stay as they are."""
+    from courses.services import CourseRefused, require_course_writable
+
+    try:
+        require_course_writable(course=course)
+    except CourseRefused as refused:
+        raise InstructorRefused(refused.message) from None
+
+
 # ---------------------------------------------------------------------------
 # Assignments
 # ---------------------------------------------------------------------------
@@ -54,6 +64,7 @@ ASSIGNMENT_FIELDS = (
 
 
 def assignment_create(*, course: Course, **fields) -> Assignment:
+    _require_writable(course)
     if course.assignments.filter(slug=fields["slug"]).exists():
         raise InstructorRefused(f"This course already has an assignment called '{fields['slug']}'.")
     values = {name: fields[name] for name in ASSIGNMENT_FIELDS if name in fields}
@@ -61,6 +72,7 @@ def assignment_create(*, course: Course, **fields) -> Assignment:
 
 
 def assignment_update(*, assignment: Assignment, **fields) -> Assignment:
+    _require_writable(assignment.course)
     slug = fields.get("slug", assignment.slug)
     if slug != assignment.slug and assignment.course.assignments.filter(slug=slug).exists():
         raise InstructorRefused(f"This course already has an assignment called '{slug}'.")
@@ -82,6 +94,7 @@ def _require_published(version: ExerciseVersion) -> None:
 def assignment_item_add(
     *, assignment: Assignment, version: ExerciseVersion, points: float = 1.0
 ) -> AssignmentItem:
+    _require_writable(assignment.course)
     _require_published(version)
     if assignment.items.filter(exercise_version__exercise=version.exercise).exists():
         raise InstructorRefused(
@@ -101,6 +114,7 @@ def assignment_item_update(
 ) -> AssignmentItem:
     """Change points or position, or switch to another published version of the same
     exercise (stored answers keep their variant; run a regrade to apply the new version)."""
+    _require_writable(item.assignment.course)
     if version is not None and version.pk != item.exercise_version_id:
         if version.exercise_id != item.exercise_version.exercise_id:
             raise InstructorRefused("An item can only switch to another version of the same exercise.")
@@ -113,6 +127,7 @@ def assignment_item_update(
 
 
 def assignment_item_remove(*, item: AssignmentItem) -> None:
+    _require_writable(item.assignment.course)
     if Submission.objects.filter(variant__assignment_item=item).exists():
         raise InstructorRefused(
             "Students have already answered this exercise; it cannot be removed "
@@ -154,6 +169,8 @@ def submission_grade_manually(
     submission = Submission.objects.select_for_update(of=("self",)).select_related(
         "variant__exercise_version", "variant__assignment_item__assignment"
     ).get(pk=submission.pk)
+    if submission.variant.assignment_item is not None:
+        _require_writable(submission.variant.assignment_item.assignment.course)
     spec = version_spec(submission.variant.exercise_version)
     part_type = spec.part(submission.part).type
     if part_type not in MANUAL_TYPES:
@@ -192,7 +209,9 @@ def regrade_job_create(
     preview_of: RegradeJob | None = None, enqueue: bool = True,
 ) -> RegradeJob:
     """Store a regrade job and (unless ``enqueue`` is False) start it once the
-    transaction commits."""
+    transaction commits. A dry run only reads, so an archived course allows it."""
+    if not dry_run:
+        _require_writable(assignment.course)
     valid_items = set(assignment.items.values_list("pk", flat=True))
     item_ids = sorted(set(item_ids or []))
     unknown = [item_id for item_id in item_ids if item_id not in valid_items]

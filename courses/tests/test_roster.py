@@ -1,0 +1,129 @@
+"""Roster import: a table of good, bad and repeated rows, the dry run, and re-importing."""
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from authoring.tests.factories import user_create
+from courses import services
+from courses.models import Enrolment, EnrolmentSource, EnrolmentStatus, Role
+from courses.services import CourseRefused, roster_import, roster_rows_from_csv
+
+ROSTER = """\
+username,email,name,student_id,role
+,ada@example.org,Ada Lovelace,S-001,student
+sam,,,,
+,SUE@example.org,,,
+,new.person@example.org,Grace Brewster Hopper,,ta
+bob!,,Bob,,student
+,not-an-email,,,
+ghost,,,,student
+,ada@example.org,,,
+,x@example.org,,,owner
+sam,other@example.org,,,
+,,Nobody,,
+
+otto,,,,instructor
+"""
+
+EXPECTED = [
+    (2, "create", "new account 'ada', enrolled as student; they choose a password with “Forgot password?”"),
+    (3, "skip", "'sam' is already enrolled as student"),
+    (4, "skip", "'sue' is already enrolled as student"),
+    (5, "create", "new account 'new.person', enrolled as teaching assistant; they choose a password with “Forgot password?”"),
+    (6, "error", "'bob!' is not a valid username (letters, digits and @.+-_ only)"),
+    (7, "error", "'not-an-email' is not an e-mail address"),
+    (8, "error", "no account is called 'ghost'; add an e-mail to create one"),
+    (9, "error", "the same person as line 2"),
+    (10, "error", "'owner' is not a role (student, ta or instructor)"),
+    (11, "error", "the account 'sam' has another e-mail address"),
+    (12, "error", "needs a username or an e-mail"),
+    (14, "enrol", "'otto' enrolled as instructor"),
+]
+
+
+@pytest.fixture
+def roster_people(people):
+    people.student.email = "sam@example.org"
+    people.student.save()
+    people.student2.email = "sue@example.org"
+    people.student2.save()
+    return people
+
+
+def snapshot():
+    User = get_user_model()
+    return (
+        sorted(User.objects.values_list("username", "email", "first_name", "last_name")),
+        sorted(Enrolment.objects.values_list("course__slug", "user__username", "role", "status", "student_id", "source")),
+    )
+
+
+def report_rows(report):
+    return [(line.line, line.action, line.detail) for line in report.lines]
+
+
+def test_the_dry_run_reports_every_line_and_changes_nothing(roster_people):
+    before = snapshot()
+    report = roster_import(course=roster_people.course, rows=roster_rows_from_csv(ROSTER), dry_run=True, actor=roster_people.instructor)
+    assert report_rows(report) == EXPECTED
+    assert report.counts == {"create": 2, "enrol": 1, "re-enrol": 0, "change role": 0, "update": 0, "skip": 2, "error": 7}
+    assert snapshot() == before
+
+
+def test_applying_matches_the_dry_run_and_reimporting_changes_nothing(roster_people):
+    rows = roster_rows_from_csv(ROSTER)
+    applied = roster_import(course=roster_people.course, rows=rows, dry_run=False, actor=roster_people.instructor)
+    assert report_rows(applied) == EXPECTED
+    ada = get_user_model().objects.get(username="ada")
+    assert (ada.email, ada.first_name, ada.last_name, ada.has_usable_password()) == ("ada@example.org", "Ada", "Lovelace", True)
+    assert Enrolment.objects.filter(course=roster_people.course, user=ada).values_list("role", "student_id", "source").get() == (
+        Role.STUDENT, "S-001", EnrolmentSource.ROSTER)
+    hopper = get_user_model().objects.get(username="new.person")
+    assert (hopper.first_name, hopper.last_name) == ("Grace Brewster", "Hopper")
+    assert not get_user_model().objects.filter(username__in=["bob!", "ghost"]).exists()
+    after = snapshot()
+    again = roster_import(course=roster_people.course, rows=roster_rows_from_csv(ROSTER), dry_run=False, actor=roster_people.instructor)
+    assert again.changes == 0
+    assert [line.action for line in again.lines if line.action != "error"] == ["skip"] * 5
+    assert snapshot() == after
+
+
+def test_a_dropped_student_is_re_enrolled_and_roles_and_ids_are_updated(roster_people):
+    Enrolment.objects.filter(user=roster_people.student).update(status=EnrolmentStatus.DROPPED)
+    rows = [{"username": "sam"}, {"username": "sue", "role": "TA"}, {"email": "sue@example.org", "student_id": "9"}]
+    report = roster_import(course=roster_people.course, rows=rows, dry_run=False, actor=roster_people.instructor, first_line=1)
+    assert report_rows(report) == [
+        (1, "re-enrol", "'sam' was dropped; enrolled again as student"),
+        (2, "change role", "'sue' is now teaching assistant"),
+        (3, "error", "the same person as line 2"),
+    ]
+
+
+def test_the_last_instructor_cannot_be_demoted_by_a_roster(people):
+    course = people.other_course  # otto is its only instructor
+    report = roster_import(course=course, rows=[{"username": "otto", "role": "student"}], dry_run=False, actor=people.outsider)
+    assert report_rows(report) == [(2, "error", "A course needs at least one instructor; add another one first.")]
+    assert Enrolment.objects.get(course=course, user=people.outsider).role == Role.INSTRUCTOR
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "The roster is empty."),
+    ("name,role\nAda,student\n", "must name the columns, with a 'username' or 'email' column"),
+    ("email\n" + "a@example.org\n" * (services.MAX_ROSTER_ROWS + 1), f"more than {services.MAX_ROSTER_ROWS} rows"),
+    ("email\n" + "x" * (services.MAX_ROSTER_BYTES + 1), "larger than 1000 kB"),
+    ('email\n"a@example.org\n', "not valid CSV"),
+])
+def test_files_that_are_not_rosters_are_refused_whole(text, message):
+    with pytest.raises(CourseRefused, match=message):
+        roster_rows_from_csv(text)
+
+
+def test_headers_are_read_loosely_and_blank_lines_keep_their_numbers():
+    rows = roster_rows_from_csv("\ufeffE-mail, Student ID ,Full Name,extra\n\nada@example.org,7,Ada L,zzz\n")
+    assert rows == [{"line": 3, "email": "ada@example.org", "student_id": "7", "name": "Ada L"}]
+
+
+def test_a_username_taken_by_an_email_derived_name_gets_a_number(people):
+    user_create("ada")
+    report = roster_import(course=people.course, rows=[{"email": "ada@example.org"}], dry_run=False, actor=people.instructor)
+    assert report.lines[0].detail.startswith("new account 'ada2'")

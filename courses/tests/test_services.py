@@ -1,0 +1,130 @@
+"""Course services: creating, copying, archiving, join codes, staff and dropping."""
+
+from datetime import datetime, timedelta, timezone as dt_timezone
+
+import pytest
+from django.utils import timezone
+
+from authoring.tests.factories import assignment_create, product_yaml, published_version, submission_add, variant_for, user_create
+from courses import services
+from courses.models import Course, Enrolment, EnrolmentSource, EnrolmentStatus, Role
+from courses.services import CourseRefused
+
+
+@pytest.fixture
+def creator(people):
+    services.course_creation_grant(user=people.instructor)
+    people.instructor.refresh_from_db()
+    return type(people.instructor).objects.get(pk=people.instructor.pk)  # fresh permission cache
+
+
+def test_creating_a_course_needs_the_permission_and_makes_the_creator_its_instructor(people, creator):
+    from django.core.exceptions import PermissionDenied
+
+    with pytest.raises(PermissionDenied):
+        services.course_create(actor=people.ta, slug="new", title="New")
+    course = services.course_create(actor=creator, slug="new", title="New", term="Spring 2027", time_zone="Europe/Berlin")
+    assert (course.term, course.time_zone, course.join_open, len(course.join_code)) == ("Spring 2027", "Europe/Berlin", True, 8)
+    assert list(course.enrolments.values_list("user__username", "role")) == [("ines", Role.INSTRUCTOR)]
+    with pytest.raises(CourseRefused, match="already a course called 'new'"):
+        services.course_create(actor=creator, slug="new", title="Again")
+    with pytest.raises(CourseRefused, match="not a time zone"):
+        services.course_create(actor=creator, slug="tz", title="TZ", time_zone="Mars/Olympus")
+    assert Course.objects.filter(slug="tz").exists() is False
+
+
+def test_copy_for_a_new_term_keeps_assignments_and_versions_shifts_dates_and_brings_no_students(people, creator):
+    version = published_version(source=product_yaml())
+    due = datetime(2026, 10, 1, 9, 0, tzinfo=dt_timezone.utc)
+    assignment = assignment_create(people.course, [version], opens_at=due - timedelta(days=7), due_at=due, attempts_per_part=4)
+    submission_add(variant_for(assignment.items.get(), people.student, params={"a": 2, "b": 3}), "product", "6", awarded=1.0)
+    copy = services.course_copy(source=people.course, actor=creator, slug="attn-2027", title="Attention", term="2027", offset=timedelta(days=182))
+    copied = copy.assignments.get()
+    assert (copied.slug, copied.attempts_per_part, copied.opens_at, copied.due_at, copied.closes_at) == (
+        "week1", 4, due + timedelta(days=175), due + timedelta(days=182), None)
+    assert list(copied.items.values_list("exercise_version_id", flat=True)) == [version.pk]
+    assert sorted(copy.enrolments.values_list("user__username", "role")) == [
+        ("ines", Role.INSTRUCTOR), ("rita", Role.INSTRUCTOR), ("tariq", Role.TEACHING_ASSISTANT)]
+    assert copy.copied_from == people.course
+    assert assignment.items.get().variants.count() == 1 and copied.items.get().variants.count() == 0
+    alone = services.course_copy(source=people.course, actor=creator, slug="solo", title="Solo", copy_staff=False)
+    assert list(alone.enrolments.values_list("user__username", flat=True)) == ["ines"]
+
+
+def test_an_archived_course_refuses_writes_and_joining_until_brought_back(people, creator):
+    course = services.course_create(actor=creator, slug="arch", title="Arch")
+    services.course_archive(course=course)
+    for write in (
+        lambda: services.course_update(course=course, title="X"),
+        lambda: services.join_code_rotate(course=course),
+        lambda: services.enrolment_add(course=course, identifier="sam", role=Role.STUDENT, actor=creator),
+        lambda: services.roster_import(course=course, rows=[{"username": "sam"}], dry_run=True, actor=creator),
+    ):
+        with pytest.raises(CourseRefused, match="archived"):
+            write()
+    with pytest.raises(CourseRefused, match="archived and takes no new students"):
+        services.course_join(code=course.join_code, user=people.student)
+    services.course_archive(course=course, archived=False)
+    assert services.course_join(code=course.join_code.lower(), user=people.student).role == Role.STUDENT
+
+
+def test_join_codes_rotate_close_and_expire_and_joining_twice_changes_nothing(people, creator):
+    course = services.course_create(actor=creator, slug="j", title="J")
+    old = course.join_code
+    first = services.course_join(code=f"  {old} ", user=people.student)
+    again = services.course_join(code=old, user=people.student)
+    assert (first.pk, again.pk, first.source) == (again.pk, first.pk, EnrolmentSource.JOIN_CODE)
+    assert services.course_join(code=old, user=creator).role == Role.INSTRUCTOR  # staff keep their role
+    services.join_code_rotate(course=course)
+    assert course.join_code != old
+    with pytest.raises(CourseRefused, match="no course with that code"):
+        services.course_join(code=old, user=people.student2)
+    services.join_settings_update(course=course, join_open=False, expires_at=None)
+    with pytest.raises(CourseRefused, match="closed"):
+        services.course_join(code=course.join_code, user=people.student2)
+    services.join_settings_update(course=course, join_open=True, expires_at=timezone.now() - timedelta(seconds=1))
+    with pytest.raises(CourseRefused, match="expired"):
+        services.course_join(code=course.join_code, user=people.student2)
+    services.join_settings_update(course=course, join_open=True, expires_at=timezone.now() + timedelta(days=1))
+    assert services.course_join(code=course.join_code, user=people.student2).user == people.student2
+    with pytest.raises(CourseRefused, match="no course with that code"):
+        services.course_join(code="x" * 500, user=people.student2)
+
+
+def test_a_dropped_student_cannot_come_back_by_code_but_can_be_added_again(people, creator):
+    course = services.course_create(actor=creator, slug="d", title="D")
+    enrolment = services.course_join(code=course.join_code, user=people.student)
+    assert services.enrolment_remove(enrolment=enrolment) == "dropped"
+    assert Enrolment.objects.get(pk=enrolment.pk).status == EnrolmentStatus.DROPPED
+    with pytest.raises(CourseRefused, match="removed from D"):
+        services.course_join(code=course.join_code, user=people.student)
+    change = services.enrolment_add(course=course, identifier="sam", role=Role.STUDENT, actor=creator)
+    assert (change.action, change.enrolment.status) == ("re-enrolled", EnrolmentStatus.ACTIVE)
+
+
+def test_staff_are_added_by_username_or_email_and_a_course_keeps_one_instructor(people, creator):
+    course = services.course_create(actor=creator, slug="s", title="S")
+    user_create("ella", email="Ella@Example.org")
+    assert services.enrolment_add(course=course, identifier="ella@example.org", role=Role.TEACHING_ASSISTANT, actor=creator).action == "enrolled"
+    assert services.enrolment_add(course=course, identifier="ella", role=Role.TEACHING_ASSISTANT, actor=creator).action == "unchanged"
+    assert services.enrolment_add(course=course, identifier="ella", role=Role.INSTRUCTOR, actor=creator).action == "role changed"
+    with pytest.raises(CourseRefused, match="No account has the username or e-mail 'nobody@example.org'"):
+        services.enrolment_add(course=course, identifier="nobody@example.org", role=Role.STUDENT, actor=creator)
+    with pytest.raises(CourseRefused, match="not a role"):
+        services.enrolment_add(course=course, identifier="ella", role="owner", actor=creator)
+    ines = Enrolment.objects.get(course=course, user=creator)
+    assert services.enrolment_remove(enrolment=ines) == "removed"
+    ella = Enrolment.objects.get(course=course, user__username="ella")
+    with pytest.raises(CourseRefused, match="at least one instructor"):
+        services.enrolment_remove(enrolment=ella)
+    with pytest.raises(CourseRefused, match="at least one instructor"):
+        services.enrolment_add(course=course, identifier="ella", role=Role.STUDENT, actor=creator)
+    assert list(course.enrolments.values_list("user__username", "role")) == [("ella", Role.INSTRUCTOR)]
+
+
+def test_the_demo_instructor_may_create_courses(demo):
+    from django.contrib.auth import get_user_model
+
+    User = get_user_model()
+    assert User.objects.get(username="instructor").has_perm("courses.create_course") is True
+    assert User.objects.get(username="student1").has_perm("courses.create_course") is False
