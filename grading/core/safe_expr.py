@@ -140,7 +140,13 @@ class _LatexReader:
                 parts.append("^(" + self.read_argument(superscript=True) + ")")
             elif char == "_":
                 self.pos += 1
-                parts.append(self.read_subscript(parts))
+                subscript = self.read_subscript(parts)
+                if parts and parts[-1].startswith("^("):
+                    # \sigma^2_q: the subscript belongs to the name, the power to the whole.
+                    power = parts.pop()
+                    parts += [subscript, power]
+                else:
+                    parts.append(subscript)
             else:
                 parts.append(char)
                 self.pos += 1
@@ -178,6 +184,8 @@ class _LatexReader:
         if self.pos < len(self.text) and self.text[self.pos] == "{":
             self.pos += 1
             label = self.read_until("}").replace(" ", "")
+        elif self.text.startswith("\\", self.pos):
+            label = self.read_command().replace(" ", "")  # d_\text{model}, d_\mathrm{k}
         else:
             label = self.subscript_word()
         if not re.fullmatch(r"[A-Za-z0-9]+", label):
