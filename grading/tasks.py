@@ -5,7 +5,7 @@ anything left queued), because ``submission_grade`` checks and moves the status 
 conditional updates.
 """
 
-from celery import shared_task
+from celery import shared_task, signals
 from celery.exceptions import SoftTimeLimitExceeded
 
 from . import services
@@ -26,3 +26,11 @@ def grade_submission(submission_id: int) -> None:
 @shared_task(ignore_result=True)
 def requeue_stale_submissions() -> int:
     return len(services.submissions_requeue_stale())
+
+
+@signals.worker_process_init.connect
+def warm_checker_pool(**kwargs) -> None:
+    """Each pool process forks its warm checker at start, not inside its first grade."""
+    from grading.core import sandbox
+
+    sandbox.pool_warm()

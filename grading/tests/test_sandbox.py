@@ -65,3 +65,107 @@ def test_pathological_symbolic_answer_is_stopped_and_next_check_works():
 def test_bad_request_is_still_a_value_error():
     with pytest.raises(ValueError, match="unknown assumption"):
         check_isolated("symbolic", "x", "x", {"symbols": {"x": "purple"}})
+
+
+# --- the pool of pre-forked checkers ------------------------------------------------------
+
+import os  # noqa: E402
+import signal  # noqa: E402
+
+from grading.core.sandbox import CheckerPool  # noqa: E402
+
+LIMITS = {"cpu_seconds": 1, "memory_mb": 200, "wall_seconds": 3}
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.fixture
+def pool():
+    checkers = CheckerPool(size=1, checks_per_process=3)
+    yield checkers
+    checkers.close()
+
+
+def test_checks_reuse_one_warm_process_until_its_quota(pool):
+    pids = [pool.call(os.getpid, **LIMITS) for _ in range(4)]
+    assert pids[0] == pids[1] == pids[2] != os.getpid()
+    assert pids[3] != pids[0]
+    assert _gone(pids[0])
+
+
+def test_an_ordinary_exception_keeps_the_checker(pool):
+    first = pool.call(os.getpid, **LIMITS)
+    with pytest.raises(SandboxError, match="KeyError: 'boom'"):
+        pool.call(_fail, **LIMITS)
+    assert pool.call(os.getpid, **LIMITS) == first
+
+
+@pytest.mark.parametrize(
+    "runaway, limits, message",
+    [
+        (_spin_forever, {"cpu_seconds": 0.3, "wall_seconds": 5}, "more than 0.3 s of CPU time"),
+        (_sleep_forever, {"wall_seconds": 0.3}, "longer than 0.3 s"),
+        (_allocate_gigabytes, {"memory_mb": 100}, "memory limit"),
+    ],
+)
+def test_any_limit_retires_the_checker_and_the_next_check_gets_a_fresh_one(pool, runaway, limits, message):
+    first = pool.call(os.getpid, **LIMITS)
+    with pytest.raises(SandboxLimitExceeded, match=message):
+        pool.call(runaway, **{**LIMITS, **limits})
+    assert _gone(first)
+    second = pool.call(os.getpid, **LIMITS)
+    assert second not in (first, os.getpid())
+    assert pool.call(sum, [2, 3], **LIMITS) == 5
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def _interrupt(signum, frame):
+    raise _Interrupted
+
+
+def test_an_interrupted_wait_kills_the_busy_checker(pool):
+    """A task time limit fires while the caller waits: the half-done check must not be reused."""
+    first = pool.call(os.getpid, **LIMITS)
+    previous = signal.signal(signal.SIGALRM, _interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(_Interrupted):
+            pool.call(_sleep_forever, **LIMITS)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert _gone(first)
+    assert pool.call(max, 4, 9, **LIMITS) == 9
+
+
+def test_a_function_that_cannot_be_pickled_runs_in_a_one_off_child(pool):
+    offset = 10
+    assert pool.call(lambda value: value + offset, 5, **LIMITS) == 15
+
+
+def test_a_forked_process_gets_its_own_checkers():
+    """A Celery pool child forked after the parent warmed its pool must not share checkers."""
+    parent_checker = run_limited(os.getpid)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            os.write(write_end, str(run_limited(os.getpid)).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    child_checker = int(os.read(read_end, 64))
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    assert child_checker not in (parent_checker, pid, os.getpid())
+    assert run_limited(os.getpid) == parent_checker
