@@ -40,6 +40,10 @@ INSTALLED_APPS = [
     "lti",
     "csp",
     "axes",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -54,6 +58,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "lti.middleware.LmsFramingMiddleware",  # after XFrameOptions: it may relax DENY for the LMS
     "axes.middleware.AxesMiddleware",  # last: turns a refused sign-in into the lockout page
+    "api.middleware.ApiProblemMiddleware",  # /api/ answers JSON problem details, even for a 500
 ]
 
 ROOT_URLCONF = "attnquiz.urls"
@@ -242,6 +247,50 @@ CACHES = {
 # With Redis, a request reads its session from the cache; the database copy survives a flush.
 if REDIS_URL:
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+
+# --- REST API (/api/v1/): session or personal API tokens, JSON only, problem details ---
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "api.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "api.permissions.TokenScopeAllows",
+    ],
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.ApiRateThrottle"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "api.schema.ApiAutoSchema",
+    "EXCEPTION_HANDLER": "api.problems.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "URL_FORMAT_OVERRIDE": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "attnquiz API",
+    "DESCRIPTION": "Courses, assignments, answers, grades and exercise banks. See docs/api.md.",
+    "VERSION": "1",
+    "OAS_VERSION": "3.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "SubmissionStatusEnum": "grading.models.SubmissionStatus",
+        "RegradeStatusEnum": "instructor.models.RegradeStatus",
+        "VersionStatusEnum": "exercises.models.VersionStatus",
+        "TokenScopeEnum": "api.models.TokenScope",
+    },
+}
+# Requests per token (or per signed-in user, or per address when anonymous); "N/sec|min|hour|day".
+API_RATE_LIMITS = {
+    "token": env("API_RATE_TOKEN", default="120/min"),
+    "user": env("API_RATE_USER", default="240/min"),
+    "anon": env("API_RATE_ANON", default="30/min"),
+}
+# The longest a result request may wait for a grade (`?wait=`), in seconds.
+API_LONG_POLL_MAX_SECONDS = env.float("API_LONG_POLL_MAX_SECONDS", default=10.0)
 
 LOGGING = {
     "version": 1,

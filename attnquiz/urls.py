@@ -18,5 +18,6 @@ urlpatterns = [
     path("author/", include("authoring.urls")),
     path("teach/", include("instructor.urls")),
     path("lti/", include("lti.urls")),
+    path("api/", include("api.urls")),
     path("admin/", admin.site.urls),
 ]

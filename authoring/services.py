@@ -40,9 +40,10 @@ TRANSITIONS: dict[tuple[str, str], str] = {
 class AuthoringRefused(Exception):
     """The request breaks a workflow rule; ``message`` says which, in plain words."""
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, *, code: str = "refused"):
         super().__init__(message)
         self.message = message
+        self.code = code
 
 
 def source_hash(source: str) -> str:
@@ -189,7 +190,8 @@ def version_transition(
     if kind == EventKind.APPROVED:
         if version.created_by_id is not None and version.created_by_id == actor.pk:
             raise AuthoringRefused(
-                "You wrote this version, so you cannot approve it: another instructor must review it."
+                "You wrote this version, so you cannot approve it: another instructor must review it.",
+                code="self_approval",
             )
         # The stored spec must still load: the engine may have become stricter since saving.
         engine.load_spec(version.source)

@@ -1,0 +1,38 @@
+"""Answers an unhandled error under /api/ with a JSON problem, never Django's HTML page."""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.exceptions import PermissionDenied, SuspiciousOperation
+from django.http import Http404
+
+from .problems import json_problem
+
+logger = logging.getLogger(__name__)
+
+API_PREFIX = "/api/"
+
+
+class ApiProblemMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not request.path.startswith(API_PREFIX):
+            return None
+        if isinstance(exception, Http404):
+            return json_problem(status_code=404, code="not_found", detail=str(exception) or "Not found.")
+        if isinstance(exception, PermissionDenied):
+            return json_problem(status_code=403, code="permission_denied", detail=str(exception) or "Forbidden.")
+        if isinstance(exception, SuspiciousOperation):
+            return json_problem(status_code=400, code="bad_request", detail="The request was malformed.")
+        logger.exception("unhandled error in %s %s", request.method, request.path)
+        return json_problem(
+            status_code=500,
+            code="server_error",
+            detail="Something went wrong on our side; the error was logged.",
+        )

@@ -1,0 +1,121 @@
+"""Errors as JSON problem details (RFC 9457): ``type``, ``title``, ``status``, ``detail`` and,
+for invalid input, ``errors`` (field -> messages). No API URL ever answers an HTML page."""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+logger = logging.getLogger(__name__)
+
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+PROBLEM_TYPE_BASE = "urn:attnquiz:problem:"
+
+
+def problem_type(code: str) -> str:
+    return PROBLEM_TYPE_BASE + code.replace("_", "-")
+
+
+def problem_body(*, status_code: int, code: str, detail: str, errors: dict | None = None, **extra) -> dict:
+    body = {
+        "type": problem_type(code),
+        "title": HTTPStatus(status_code).phrase,
+        "status": status_code,
+        "detail": detail,
+    }
+    if errors:
+        body["errors"] = errors
+    body.update(extra)
+    return body
+
+
+class Problem(exceptions.APIException):
+    """Raise from a view to answer a problem with a given status, code and message."""
+
+    def __init__(self, detail: str, *, status_code: int, code: str, **extra):
+        super().__init__(detail=detail, code=code)
+        self.status_code = status_code
+        self.problem_code = code
+        self.extra = extra
+
+
+def problem_response(body: dict, *, headers: dict | None = None) -> Response:
+    return Response(body, status=body["status"], headers=headers, content_type=PROBLEM_CONTENT_TYPE)
+
+
+def _flatten_errors(detail) -> dict:
+    """DRF's nested ValidationError detail as {"field" or "field.sub": [messages]}."""
+    flat: dict[str, list[str]] = {}
+
+    def walk(value, path):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}.{key}" if path else str(key))
+        elif isinstance(value, list) and value and all(isinstance(v, (str, exceptions.ErrorDetail)) for v in value):
+            flat.setdefault(path or "non_field_errors", []).extend(str(v) for v in value)
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                walk(item, f"{path}.{index}" if path else str(index))
+        else:
+            flat.setdefault(path or "non_field_errors", []).append(str(value))
+
+    walk(detail, "")
+    return flat
+
+
+def exception_handler(exc, context):
+    """DRF's exception handler: every error it sees becomes a problem document."""
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound(str(exc) or "Not found.")
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied(str(exc) or "You may not do this.")
+    if isinstance(exc, Problem):
+        return problem_response(
+            problem_body(status_code=exc.status_code, code=exc.problem_code, detail=str(exc.detail), **exc.extra)
+        )
+    if not isinstance(exc, exceptions.APIException):
+        return None  # a bug: the middleware answers 500 and logs it
+    headers = {}
+    if getattr(exc, "auth_header", None):
+        headers["WWW-Authenticate"] = exc.auth_header
+    if getattr(exc, "wait", None):
+        headers["Retry-After"] = str(int(exc.wait + 0.999))
+    if isinstance(exc, exceptions.ValidationError):
+        body = problem_body(
+            status_code=exc.status_code,
+            code="invalid",
+            detail="The request is not valid; see errors.",
+            errors=_flatten_errors(exc.detail),
+        )
+    else:
+        detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        code = exc.get_codes() if isinstance(exc.get_codes(), str) else exc.default_code
+        body = problem_body(status_code=exc.status_code, code=code, detail=str(detail))
+    if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
+        view = context.get("view")
+        auth_header = view.get_authenticate_header(context["request"]) if view else None
+        if auth_header:
+            headers["WWW-Authenticate"] = auth_header
+    return problem_response(body, headers=headers or None)
+
+
+def json_problem(*, status_code: int, code: str, detail: str) -> JsonResponse:
+    """A problem document outside DRF (unknown API paths, unhandled errors)."""
+    return JsonResponse(
+        problem_body(status_code=status_code, code=code, detail=detail),
+        status=status_code,
+        content_type=PROBLEM_CONTENT_TYPE,
+    )
+
+
+def not_found(request, *args, **kwargs):
+    return json_problem(
+        status_code=status.HTTP_404_NOT_FOUND,
+        code="not_found",
+        detail=f"There is no API endpoint at {request.path}; see /api/schema/.",
+    )

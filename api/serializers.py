@@ -1,0 +1,431 @@
+"""The API's request and response shapes. Output serializers only read what selectors
+return; input serializers check types and bounds, never business rules."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from authoring.services import MAX_SOURCE_BYTES
+from exercises.markdown_math import render_markdown_math
+from exercises.models import VersionStatus
+from grading.answer_input import MAX_GRID_SIDE
+from grading.models import SubmissionStatus
+from instructor.models import RegradeStatus
+from grading.views import MAX_ANSWER_BYTES
+
+from .models import TokenScope
+from .services import ALLOWED_LIFETIMES_DAYS
+
+
+@extend_schema_field(OpenApiTypes.STR)
+class HtmlField(serializers.Field):
+    """Exercise Markdown + LaTeX as the pages render it: sanitised HTML, math left for KaTeX."""
+
+    def to_representation(self, value):
+        return render_markdown_math(value or "")
+
+
+class AnswerField(serializers.Field):
+    """An answer as the page posts it: text, a list of choices, or a grid of cells."""
+
+    default_error_messages = {
+        "type": "An answer is a string, a list of strings (choices) or a list of rows of strings (a grid).",
+        "grid": f"A grid answer may have at most {MAX_GRID_SIDE} rows and columns.",
+        "size": f"That answer is too long (more than {MAX_ANSWER_BYTES // 1000} kB).",
+        "empty": "No answer was entered.",
+    }
+
+    def to_internal_value(self, data):
+        answer = self._cell_or_fail(data) if not isinstance(data, list) else None
+        if isinstance(data, list):
+            if not data:
+                self.fail("empty")
+            if len(data) > MAX_GRID_SIDE:
+                self.fail("grid")
+            if all(isinstance(row, list) for row in data):
+                if any(len(row) > MAX_GRID_SIDE for row in data):
+                    self.fail("grid")
+                answer = [[self._cell_or_fail(cell) for cell in row] for row in data]
+            else:
+                answer = [self._cell_or_fail(cell) for cell in data]
+        if len(repr(answer).encode()) > MAX_ANSWER_BYTES:
+            self.fail("size")
+        return answer
+
+    def _cell_or_fail(self, value) -> str:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            self.fail("type")
+        return value if isinstance(value, str) else repr(value)
+
+    def to_representation(self, value):
+        return value
+
+
+AnswerField = extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "maxLength": MAX_ANSWER_BYTES},
+            {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": MAX_GRID_SIDE},
+            {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": MAX_GRID_SIDE,
+                "items": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_GRID_SIDE},
+            },
+        ]
+    }
+)(AnswerField)
+
+
+# ---------------------------------------------------------------------------
+# Tokens
+# ---------------------------------------------------------------------------
+
+
+class TokenCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    scope = serializers.ChoiceField(choices=TokenScope.choices, default=TokenScope.READ)
+    lifetime_days = serializers.ChoiceField(choices=ALLOWED_LIFETIMES_DAYS, default=30)
+
+
+# ---------------------------------------------------------------------------
+# Student side
+# ---------------------------------------------------------------------------
+
+
+class CourseSerializer(serializers.Serializer):
+    slug = serializers.CharField(source="course.slug")
+    title = serializers.CharField(source="course.title")
+    role = serializers.CharField()
+
+
+class AssignmentSummarySerializer(serializers.Serializer):
+    slug = serializers.CharField(source="assignment.slug")
+    title = serializers.CharField(source="assignment.title")
+    opens_at = serializers.DateTimeField(source="assignment.opens_at", allow_null=True)
+    due_at = serializers.DateTimeField(source="assignment.due_at", allow_null=True)
+    closes_at = serializers.DateTimeField(source="assignment.closes_at", allow_null=True)
+    attempts_per_part = serializers.IntegerField(
+        source="assignment.attempts_per_part", help_text="0 means unlimited."
+    )
+    time_limit_minutes = serializers.IntegerField(source="assignment.time_limit_minutes", allow_null=True)
+    score_percent = serializers.IntegerField()
+    solved = serializers.IntegerField(help_text="Exercises solved.")
+    total = serializers.IntegerField(help_text="Exercises in the assignment.")
+
+
+class ItemStatusSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="item.pk", help_text="The exercise's id in this assignment.")
+    exercise = serializers.CharField(source="item.exercise_version.exercise.slug")
+    version = serializers.IntegerField(source="item.exercise_version.number")
+    title = serializers.CharField(source="item.exercise_version.title")
+    points = serializers.FloatField(source="item.points")
+    state = serializers.ChoiceField(choices=["not started", "in progress", "solved"], source="status.state")
+    score = serializers.FloatField(source="status.score", help_text="Fraction of the points earned, 0..1.")
+    parts = serializers.IntegerField(source="status.parts")
+    solved_parts = serializers.IntegerField(source="status.solved_parts")
+    attempts_left = serializers.IntegerField(source="status.attempts_left", allow_null=True)
+
+
+class AssignmentDetailSerializer(AssignmentSummarySerializer):
+    exercises = ItemStatusSerializer(many=True, source="items")
+
+
+class FeedbackSerializer(serializers.Serializer):
+    message = serializers.CharField(required=False, default="")
+    misconception_message = serializers.CharField(required=False, default="")
+    entry_correct = serializers.JSONField(
+        source="details.entry_correct", required=False, allow_null=True, default=None,
+        help_text="For grid answers: which cells were right.",
+    )
+
+
+class SubmissionSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    url = serializers.SerializerMethodField()
+    exercise_id = serializers.IntegerField(source="variant.assignment_item_id", allow_null=True)
+    part = serializers.CharField()
+    attempt = serializers.IntegerField()
+    answer = serializers.JSONField(source="raw_answer")
+    status = serializers.ChoiceField(choices=SubmissionStatus.choices)
+    finished = serializers.BooleanField(source="is_finished")
+    score = serializers.FloatField(allow_null=True)
+    awarded = serializers.FloatField(allow_null=True, help_text="After attempt and late penalties.")
+    correct = serializers.BooleanField(allow_null=True)
+    is_late = serializers.BooleanField()
+    misconception = serializers.CharField(allow_blank=True)
+    feedback = FeedbackSerializer()
+    created_at = serializers.DateTimeField()
+    graded_at = serializers.DateTimeField(allow_null=True)
+
+    def get_url(self, submission) -> str:
+        return reverse("api:submission", args=[submission.pk])
+
+
+class PartSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    type = serializers.CharField(source="answer_type")
+    prompt_html = HtmlField(source="prompt")
+    points = serializers.FloatField(source="spec.points")
+    shape = serializers.ListField(child=serializers.IntegerField(), allow_null=True,
+                                  help_text="[rows, columns] of a grid answer.")
+    choices = serializers.JSONField(allow_null=True)
+    multiple = serializers.BooleanField()
+    attempts_used = serializers.IntegerField(source="progress.attempts_used")
+    attempts_left = serializers.IntegerField(allow_null=True)
+    solved = serializers.BooleanField(source="progress.solved")
+    finished = serializers.BooleanField()
+    hints_html = serializers.ListField(child=HtmlField(), source="hints")
+    solution_html = HtmlField(source="solution", allow_null=True)
+    submit_url = serializers.SerializerMethodField()
+
+    def get_submit_url(self, part) -> str:
+        return reverse("api:submit", args=[self.context["item"].pk, part["key"]])
+
+
+class ExerciseSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="item.pk")
+    variant_id = serializers.IntegerField(source="variant.pk")
+    exercise = serializers.CharField(source="variant.exercise_version.exercise.slug")
+    version = serializers.IntegerField(source="variant.exercise_version.number")
+    title = serializers.CharField()
+    prompt_html = HtmlField(source="prompt")
+    inputs = serializers.DictField(
+        child=serializers.JSONField(), help_text="Your own randomised matrices and numbers."
+    )
+    parts = PartSerializer(many=True)
+
+
+class SubmitSerializer(serializers.Serializer):
+    answer = AnswerField()
+
+
+class SubmitAcceptedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    url = serializers.CharField(help_text="Poll this for the result (add ?wait=N to wait)." )
+
+
+class WaitSerializer(serializers.Serializer):
+    wait = serializers.FloatField(
+        required=False, default=0.0, min_value=0.0,
+        help_text="Seconds to wait for the grade (long poll); at most the server's bound.",
+    )
+
+    def validate_wait(self, value):
+        bound = settings.API_LONG_POLL_MAX_SECONDS
+        if value > bound:
+            raise serializers.ValidationError(f"Wait at most {bound:g} seconds.")
+        return value
+
+
+# ---------------------------------------------------------------------------
+# Teaching staff
+# ---------------------------------------------------------------------------
+
+
+class GradebookColumnSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="item.pk")
+    exercise = serializers.CharField(source="slug")
+    title = serializers.CharField()
+    points = serializers.FloatField(source="item.points")
+
+
+class GradebookRowSerializer(serializers.Serializer):
+    username = serializers.CharField(source="student.username")
+    first_name = serializers.CharField(source="student.first_name")
+    last_name = serializers.CharField(source="student.last_name")
+    scores = serializers.ListField(child=serializers.FloatField(allow_null=True),
+                                   help_text="Points per exercise, in column order; null if never answered.")
+    total = serializers.FloatField()
+    percent = serializers.FloatField()
+
+
+class GradebookSerializer(serializers.Serializer):
+    columns = GradebookColumnSerializer(many=True)
+    rows = GradebookRowSerializer(many=True)
+    max_points = serializers.FloatField()
+
+
+class SubmissionExportSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    username = serializers.CharField(source="student.username")
+    exercise = serializers.CharField(source="variant.exercise_version.exercise.slug")
+    version = serializers.IntegerField(source="variant.exercise_version.number")
+    exercise_id = serializers.IntegerField(source="variant.assignment_item_id")
+    part = serializers.CharField()
+    attempt = serializers.IntegerField()
+    answer = serializers.JSONField(source="raw_answer")
+    status = serializers.ChoiceField(choices=SubmissionStatus.choices)
+    score = serializers.FloatField(allow_null=True)
+    awarded = serializers.FloatField(allow_null=True)
+    correct = serializers.BooleanField(allow_null=True)
+    is_late = serializers.BooleanField()
+    misconception = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+    graded_at = serializers.DateTimeField(allow_null=True)
+
+
+class SinceSerializer(serializers.Serializer):
+    since = serializers.DateTimeField(
+        required=False, help_text="Only submissions created or graded at or after this time (ISO 8601)."
+    )
+
+
+class CountSerializer(serializers.Serializer):
+    value = serializers.CharField(source="0")
+    count = serializers.IntegerField(source="1")
+
+
+class VariantDifficultySerializer(serializers.Serializer):
+    variant_id = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    attempts = serializers.IntegerField()
+    best = serializers.FloatField()
+    solved = serializers.BooleanField()
+
+
+class PartAnalyticsSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    type = serializers.CharField()
+    points = serializers.FloatField()
+    attempts = serializers.IntegerField()
+    students = serializers.IntegerField()
+    mean_score = serializers.FloatField(allow_null=True)
+    facility = serializers.FloatField(allow_null=True)
+    discrimination = serializers.FloatField(allow_null=True)
+    common_wrong = CountSerializer(many=True, help_text="Most common wrong answers.")
+    misconceptions = CountSerializer(many=True)
+    variants = VariantDifficultySerializer(many=True, help_text="Hardest variants first.")
+
+
+class ExerciseAnalyticsSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="info.item.pk")
+    exercise = serializers.CharField(source="info.slug")
+    title = serializers.CharField(source="info.title")
+    parts = PartAnalyticsSerializer(many=True)
+
+
+class AnalyticsSerializer(serializers.Serializer):
+    students = serializers.IntegerField()
+    exercises = ExerciseAnalyticsSerializer(many=True)
+
+
+class RegradeCreateSerializer(serializers.Serializer):
+    allow_lower = serializers.BooleanField(default=False, help_text="Let a regrade lower a score.")
+    exercises = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), required=False, default=list, max_length=200,
+        help_text="Exercise ids of the assignment; empty means all.",
+    )
+    parts = serializers.ListField(
+        child=serializers.SlugField(max_length=64), required=False, default=list, max_length=100,
+        help_text="Part keys; empty means all.",
+    )
+
+
+class RegradeChangeSerializer(serializers.Serializer):
+    submission_id = serializers.IntegerField()
+    outcome = serializers.CharField()
+    old_score = serializers.FloatField(allow_null=True)
+    new_score = serializers.FloatField(allow_null=True)
+    old_awarded = serializers.FloatField(allow_null=True)
+    new_awarded = serializers.FloatField(allow_null=True)
+    error = serializers.CharField(allow_blank=True)
+
+
+class RegradeJobSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    url = serializers.SerializerMethodField()
+    assignment = serializers.CharField(source="assignment.slug")
+    dry_run = serializers.BooleanField()
+    allow_lower = serializers.BooleanField()
+    exercises = serializers.ListField(child=serializers.IntegerField(), source="item_ids")
+    parts = serializers.ListField(child=serializers.CharField())
+    status = serializers.ChoiceField(choices=RegradeStatus.choices)
+    finished = serializers.BooleanField(source="is_finished")
+    total = serializers.IntegerField()
+    processed = serializers.IntegerField()
+    percent = serializers.IntegerField()
+    changed = serializers.IntegerField()
+    held = serializers.IntegerField()
+    errors = serializers.IntegerField()
+    message = serializers.CharField(allow_blank=True)
+    preview_of = serializers.IntegerField(source="preview_of_id", allow_null=True)
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    changes = serializers.SerializerMethodField()
+
+    def get_url(self, job) -> str:
+        return reverse("api:regrade", args=[job.assignment.course.slug, job.pk])
+
+    @extend_schema_field(RegradeChangeSerializer(many=True))
+    def get_changes(self, job):
+        return RegradeChangeSerializer(job.changes.order_by("submission_id")[:500], many=True).data
+
+
+class RosterEntrySerializer(serializers.Serializer):
+    username = serializers.CharField(source="user.username")
+    first_name = serializers.CharField(source="user.first_name")
+    last_name = serializers.CharField(source="user.last_name")
+    role = serializers.CharField()
+    enrolled_at = serializers.DateTimeField(source="created_at")
+
+
+# ---------------------------------------------------------------------------
+# Exercise banks
+# ---------------------------------------------------------------------------
+
+
+class SourceSerializer(serializers.Serializer):
+    source = serializers.CharField(
+        max_length=MAX_SOURCE_BYTES, trim_whitespace=False, help_text="The exercise file (YAML)."
+    )
+
+
+class SpecIssueSerializer(serializers.Serializer):
+    line = serializers.IntegerField(allow_null=True)
+    path = serializers.CharField(allow_blank=True)
+    message = serializers.CharField()
+
+
+class ValidationResultSerializer(serializers.Serializer):
+    valid = serializers.BooleanField()
+    slug = serializers.CharField(allow_null=True)
+    title = serializers.CharField(allow_null=True)
+    content_hash = serializers.CharField(help_text="SHA-256 of the source, as versions store it.")
+    issues = SpecIssueSerializer(many=True)
+
+
+class VersionSerializer(serializers.Serializer):
+    exercise = serializers.CharField(source="exercise.slug")
+    number = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=VersionStatus.choices)
+    title = serializers.CharField()
+    content_hash = serializers.CharField()
+    created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
+    created_at = serializers.DateTimeField()
+    published_at = serializers.DateTimeField(allow_null=True)
+
+
+class VersionDetailSerializer(VersionSerializer):
+    source = serializers.CharField()
+
+
+class ExerciseRowSerializer(serializers.Serializer):
+    slug = serializers.CharField(source="exercise.slug")
+    title = serializers.CharField(source="exercise.title")
+    owned = serializers.BooleanField(help_text="Owned by this course (editable here).")
+    latest = VersionSerializer()
+
+
+class PushResultSerializer(VersionSerializer):
+    changed = serializers.BooleanField(help_text="False when the latest version already had this source.")
+
+
+class TransitionSerializer(serializers.Serializer):
+    to_status = serializers.ChoiceField(choices=VersionStatus.choices)
+    message = serializers.CharField(max_length=2000, required=False, default="", allow_blank=True)

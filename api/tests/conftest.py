@@ -1,0 +1,65 @@
+"""A course with one person per role (see authoring.tests.factories), an assignment with a
+two-part exercise, and API tokens for each of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+from django.utils import timezone
+
+from api.models import ApiToken, TokenScope
+from api.services import api_token_create
+from authoring.tests.factories import assignment_create, people_create, product_yaml, published_version
+
+
+@dataclass
+class World:
+    people: object
+    assignment: object
+    item: object
+    tokens: dict  # role name -> secret
+
+
+def bearer(secret: str | None) -> dict:
+    return {"HTTP_AUTHORIZATION": f"Bearer {secret}"} if secret else {}
+
+
+def api_client(secret: str | None) -> Client:
+    return Client(**bearer(secret))
+
+
+@pytest.fixture(autouse=True)
+def fresh_rate_limits(settings):
+    cache.clear()
+    settings.API_RATE_LIMITS = {"token": "10000/min", "user": "10000/min", "anon": "10000/min"}
+    yield
+    cache.clear()
+
+
+def world_create() -> World:
+    people = people_create()
+    version = published_version(source=product_yaml())
+    assignment = assignment_create(people.course, [version], attempts_per_part=3)
+    tokens = {}
+    for role, user in (
+        ("student", people.student),
+        ("ta", people.ta),
+        ("instructor", people.instructor),
+        ("reviewer", people.reviewer),
+        ("outsider", people.outsider),
+    ):
+        tokens[role] = api_token_create(user=user, name=role, scope=TokenScope.WRITE, lifetime_days=30)[1]
+        tokens[f"{role}_read"] = api_token_create(user=user, name=f"{role} read", scope=TokenScope.READ, lifetime_days=30)[1]
+    expired, secret = api_token_create(user=people.instructor, name="old", scope=TokenScope.WRITE, lifetime_days=7)
+    ApiToken.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    tokens["expired"] = secret
+    return World(people=people, assignment=assignment, item=assignment.items.get(), tokens=tokens)
+
+
+@pytest.fixture
+def world(db):
+    return world_create()

@@ -1,0 +1,79 @@
+"""Every /api/ answer is JSON: problem details for errors, rate limits with Retry-After."""
+
+from __future__ import annotations
+
+import pytest
+
+from api import views
+from api.tests.conftest import api_client
+
+
+def test_unknown_api_path_is_a_json_404(db):
+    response = api_client(None).get("/api/v2/anything/")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json() == {
+        "type": "urn:attnquiz:problem:not-found",
+        "title": "Not Found",
+        "status": 404,
+        "detail": "There is no API endpoint at /api/v2/anything/; see /api/schema/.",
+    }
+
+
+def test_an_unhandled_error_is_a_json_500(world, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(views.course_selectors, "enrolments_for_user", broken)
+    client = api_client(world.tokens["student"])
+    client.raise_request_exception = False
+    response = client.get("/api/v1/courses/")
+    assert response.status_code == 500
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["type"] == "urn:attnquiz:problem:server-error"
+    assert b"boom" not in response.content
+
+
+def test_a_404_from_an_access_check_is_a_problem(world):
+    response = api_client(world.tokens["student"]).get("/api/v1/courses/other/assignments/")
+    assert (response.status_code, response.json()["detail"]) == (404, "No such course.")
+    assert response["Content-Type"] == "application/problem+json"
+
+
+def test_field_errors_are_listed_by_field(world):
+    response = api_client(world.tokens["student"]).post(
+        f"/api/v1/exercises/{world.item.pk}/parts/product/submissions/",
+        {"answer": {"nested": 1}}, content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"] == {
+        "answer": ["An answer is a string, a list of strings (choices) or a list of rows of strings (a grid)."]
+    }
+
+
+def test_malformed_json_is_a_400_problem(world):
+    response = api_client(world.tokens["student"]).post(
+        f"/api/v1/exercises/{world.item.pk}/parts/product/submissions/", "{not json", content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert response.json()["type"] == "urn:attnquiz:problem:parse-error"
+
+
+@pytest.mark.parametrize("wait", ["-1", "11", "soon"])
+def test_wait_is_bounded(world, wait):
+    response = api_client(world.tokens["student"]).get(f"/api/v1/submissions/1/?wait={wait}")
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == ["wait"]
+
+
+def test_each_token_has_its_own_rate_limit(world, settings):
+    settings.API_RATE_LIMITS = {"token": "3/min", "user": "100/min", "anon": "100/min"}
+    student, ta = api_client(world.tokens["student"]), api_client(world.tokens["ta"])
+    assert [student.get("/api/v1/courses/").status_code for _ in range(3)] == [200, 200, 200]
+    limited = student.get("/api/v1/courses/")
+    assert limited.status_code == 429
+    assert 55 <= int(limited["Retry-After"]) <= 60
+    assert limited.json()["type"] == "urn:attnquiz:problem:throttled"
+    assert ta.get("/api/v1/courses/").status_code == 200  # another token is not limited
+    # A second token of the same user has its own budget too.
+    assert api_client(world.tokens["student_read"]).get("/api/v1/courses/").status_code == 200

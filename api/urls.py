@@ -1,0 +1,56 @@
+"""/api/: the versioned REST API, its OpenAPI schema and docs, and the token page."""
+
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from . import views, views_bank, views_teaching, views_tokens
+from .problems import not_found
+
+app_name = "api"
+
+COURSE = "v1/courses/<slug:course_slug>/"
+ASSIGNMENT = COURSE + "assignments/<slug:assignment_slug>/"
+EXERCISE = COURSE + "exercises/<slug:slug>/"
+
+urlpatterns = [
+    path("tokens/", views_tokens.token_list, name="tokens"),
+    path("tokens/<int:token_id>/revoke/", views_tokens.token_revoke, name="token_revoke"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path(
+        "docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="api:schema", template_name="api/swagger_ui.html"),
+        name="docs",
+    ),
+    # Student
+    path("v1/courses/", views.CourseList.as_view(), name="courses"),
+    path(COURSE + "assignments/", views.AssignmentList.as_view(), name="assignments"),
+    path(ASSIGNMENT, views.AssignmentDetail.as_view(), name="assignment"),
+    path("v1/exercises/<int:item_id>/", views.ExerciseDetail.as_view(), name="exercise"),
+    path(
+        "v1/exercises/<int:item_id>/parts/<slug:part>/submissions/",
+        views.SubmitAnswer.as_view(),
+        name="submit",
+    ),
+    path("v1/submissions/<int:submission_id>/", views.SubmissionDetail.as_view(), name="submission"),
+    # Teaching staff
+    path(ASSIGNMENT + "gradebook/", views_teaching.Gradebook.as_view(), name="gradebook"),
+    path(ASSIGNMENT + "gradebook.csv", views_teaching.GradebookCsv.as_view(), name="gradebook_csv"),
+    path(ASSIGNMENT + "submissions/", views_teaching.SubmissionExport.as_view(), name="submissions"),
+    path(ASSIGNMENT + "analytics/", views_teaching.Analytics.as_view(), name="analytics"),
+    path(ASSIGNMENT + "regrades/", views_teaching.RegradeStart.as_view(), name="regrade_start"),
+    path(COURSE + "regrades/<int:job_id>/", views_teaching.RegradeDetail.as_view(), name="regrade"),
+    path(COURSE + "regrades/<int:job_id>/apply/", views_teaching.RegradeApply.as_view(), name="regrade_apply"),
+    path(COURSE + "roster/", views_teaching.Roster.as_view(), name="roster"),
+    # Exercise banks
+    path(COURSE + "exercises/", views_bank.ExerciseList.as_view(), name="bank_exercises"),
+    path(COURSE + "exercises/validate/", views_bank.ExerciseValidate.as_view(), name="bank_validate"),
+    path(EXERCISE + "versions/", views_bank.VersionList.as_view(), name="bank_versions"),
+    path(EXERCISE + "versions/<int:number>/", views_bank.VersionDetail.as_view(), name="bank_version"),
+    path(
+        EXERCISE + "versions/<int:number>/transition/",
+        views_bank.VersionTransition.as_view(),
+        name="bank_transition",
+    ),
+    # Anything else under /api/ is a JSON 404, not the site's HTML page.
+    re_path(r"^.*$", not_found),
+]

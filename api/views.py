@@ -1,0 +1,141 @@
+"""Student endpoints of /api/v1/: my courses, assignments, an exercise's variant, submitting
+an answer and reading its result. Thin: access_* selectors, then services."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from courses import selectors as course_selectors
+from exercises import selectors as exercise_selectors
+from exercises.services import variant_get_or_create_for_item
+from grading import selectors as grading_selectors
+from grading import services as grading_services
+
+from . import selectors, serializers
+from .problems import Problem
+from .schema import ProblemSerializer
+
+# Why an answer was refused -> the HTTP status that says so.
+REFUSAL_STATUS = {
+    "invalid": status.HTTP_422_UNPROCESSABLE_ENTITY,  # a format error: no attempt used
+    "unknown_part": status.HTTP_404_NOT_FOUND,
+    "solved": status.HTTP_409_CONFLICT,
+    "no_attempts": status.HTTP_409_CONFLICT,
+    "closed": status.HTTP_409_CONFLICT,
+    "not_open": status.HTTP_409_CONFLICT,
+    "time_up": status.HTTP_409_CONFLICT,
+}
+
+PROBLEM_422 = OpenApiResponse(ProblemSerializer, description="The answer cannot be read (no attempt used).")
+PROBLEM_409 = OpenApiResponse(
+    ProblemSerializer,
+    description="Not accepted now: solved, no attempts left, closed, not open yet, or time up.",
+)
+
+
+@extend_schema(tags=["student"], responses=serializers.CourseSerializer(many=True))
+class CourseList(APIView):
+    """The courses you are enrolled in, with your role in each."""
+
+    def get(self, request):
+        enrolments = course_selectors.enrolments_for_user(user=request.user)
+        rows = [{"course": e.course, "role": e.role} for e in enrolments]
+        return Response(serializers.CourseSerializer(rows, many=True).data)
+
+
+@extend_schema(tags=["student"], responses=serializers.AssignmentSummarySerializer(many=True))
+class AssignmentList(APIView):
+    """A course's assignments with due dates, attempts per part and your score so far."""
+
+    def get(self, request, course_slug: str):
+        course, role = course_selectors.access_course(user=request.user, slug=course_slug)
+        summaries = exercise_selectors.assignment_summaries(course=course, role=role, student=request.user)
+        return Response(serializers.AssignmentSummarySerializer(summaries, many=True).data)
+
+
+@extend_schema(tags=["student"], responses=serializers.AssignmentDetailSerializer)
+class AssignmentDetail(APIView):
+    """One assignment and, per exercise, your state, score and attempts left."""
+
+    def get(self, request, course_slug: str, assignment_slug: str):
+        assignment, role = course_selectors.access_assignment(
+            user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+        )
+        summary = next(
+            s
+            for s in exercise_selectors.assignment_summaries(
+                course=assignment.course, role=role, student=request.user
+            )
+            if s["assignment"].pk == assignment.pk
+        )
+        summary["items"] = exercise_selectors.assignment_item_statuses(
+            assignment=assignment, student=request.user
+        )
+        return Response(serializers.AssignmentDetailSerializer(summary).data)
+
+
+@extend_schema(tags=["student"], responses=serializers.ExerciseSerializer)
+class ExerciseDetail(APIView):
+    """Your variant of an exercise: the rendered prompt (sanitised HTML, LaTeX for KaTeX),
+    your own matrices as JSON, and per part your attempts, hints and (when released) the
+    solution. Opening it starts your variant, and any time limit, as the page does."""
+
+    def get(self, request, item_id: int):
+        item, _ = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
+        variant = variant_get_or_create_for_item(item=item, student=request.user)
+        data = selectors.exercise_for_student(item=item, variant=variant)
+        return Response(serializers.ExerciseSerializer(data, context={"item": item}).data)
+
+
+@extend_schema(
+    tags=["student"],
+    request=serializers.SubmitSerializer,
+    responses={202: serializers.SubmitAcceptedSerializer, 409: PROBLEM_409, 422: PROBLEM_422},
+)
+class SubmitAnswer(APIView):
+    """Submit an answer to one part. The format is checked at once (a format error, 422,
+    uses no attempt); then it is queued for grading: 202 with the submission's URL."""
+
+    def post(self, request, item_id: int, part: str):
+        item, _ = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
+        payload = serializers.SubmitSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        variant = variant_get_or_create_for_item(item=item, student=request.user)
+        try:
+            submission = grading_services.submission_create(
+                variant=variant, student=request.user, part=part,
+                raw_answer=payload.validated_data["answer"],
+            )
+        except grading_services.SubmissionRefused as refused:
+            raise Problem(refused.message, status_code=REFUSAL_STATUS.get(refused.code, 409), code=refused.code)
+        url = reverse("api:submission", args=[submission.pk])
+        return Response(
+            {"id": submission.pk, "status": submission.status, "url": url},
+            status=status.HTTP_202_ACCEPTED,
+            headers={"Location": url},
+        )
+
+
+@extend_schema(
+    tags=["student"],
+    parameters=[serializers.WaitSerializer],
+    responses=serializers.SubmissionSerializer,
+)
+class SubmissionDetail(APIView):
+    """A submission's status and, once graded, score and feedback. With ``wait`` the
+    request waits (at most that many seconds, within the server's bound) for the grade."""
+
+    def get(self, request, submission_id: int):
+        query = serializers.WaitSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        submission = grading_selectors.access_submission(user=request.user, submission_id=submission_id)
+        wait = query.validated_data["wait"]
+        if wait and not submission.is_finished:
+            submission = grading_selectors.submission_wait_finished(submission=submission, timeout=wait)
+        return Response(serializers.SubmissionSerializer(submission).data)
+
+

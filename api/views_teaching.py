@@ -1,0 +1,170 @@
+"""Teaching-staff endpoints of /api/v1/: gradebook (JSON, CSV), submissions export,
+analytics per part, regrades (a dry run first, then apply) and the roster."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from django.db.models import Q
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.pagination import CursorPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from instructor import selectors as teaching
+from instructor import services as teaching_services
+
+from . import selectors, serializers
+from .problems import Problem
+from .schema import ProblemSerializer
+
+PROBLEM_409 = OpenApiResponse(ProblemSerializer, description="Refused by the regrade rules.")
+
+
+@extend_schema(tags=["teaching"], responses=serializers.GradebookSerializer)
+class Gradebook(APIView):
+    """Students × exercises: points per exercise, total and percent (TAs and instructors)."""
+
+    def get(self, request, course_slug: str, assignment_slug: str):
+        assignment, _ = teaching.access_staff_assignment(
+            user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+        )
+        return Response(serializers.GradebookSerializer(teaching.gradebook(assignment=assignment)).data)
+
+
+@extend_schema(
+    tags=["teaching"],
+    responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="The gradebook as CSV.")},
+)
+class GradebookCsv(APIView):
+    """The gradebook as the CSV the gradebook page exports."""
+
+    def get(self, request, course_slug: str, assignment_slug: str):
+        assignment, _ = teaching.access_staff_assignment(
+            user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+        )
+        out = io.StringIO()
+        csv.writer(out).writerows(teaching.gradebook_csv_rows(assignment=assignment))
+        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = (
+            f'attachment; filename="{assignment.course.slug}-{assignment.slug}-scores.csv"'
+        )
+        return response
+
+
+class SubmissionCursor(CursorPagination):
+    ordering = "id"  # ids only grow, so a saved cursor resumes exactly where a pull stopped
+    page_size = 500
+    page_size_query_param = "page_size"
+    max_page_size = 2000
+
+
+@extend_schema(tags=["teaching"], parameters=[serializers.SinceSerializer],
+               responses=serializers.SubmissionExportSerializer(many=True))
+class SubmissionExport(APIView):
+    """Every submission of the assignment (every attempt), oldest first, one cursor page at
+    a time; ``since`` limits it to those created or graded since then (incremental pulls)."""
+
+    pagination_class = SubmissionCursor
+
+    def get(self, request, course_slug: str, assignment_slug: str):
+        assignment, _ = teaching.access_staff_assignment(
+            user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+        )
+        query = serializers.SinceSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        submissions = teaching.assignment_submissions(assignment=assignment).select_related(
+            "student", "variant__exercise_version__exercise"
+        )
+        since = query.validated_data.get("since")
+        if since is not None:
+            submissions = submissions.filter(Q(created_at__gte=since) | Q(graded_at__gte=since))
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(submissions, request, view=self)
+        return paginator.get_paginated_response(serializers.SubmissionExportSerializer(page, many=True).data)
+
+
+@extend_schema(tags=["teaching"], responses=serializers.AnalyticsSerializer)
+class Analytics(APIView):
+    """Per exercise and part: attempts, mean score, facility, discrimination, common wrong
+    answers, misconceptions and the hardest variants."""
+
+    def get(self, request, course_slug: str, assignment_slug: str):
+        assignment, _ = teaching.access_staff_assignment(
+            user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+        )
+        return Response(serializers.AnalyticsSerializer(teaching.assignment_analytics(assignment=assignment)).data)
+
+
+def _job_response(job, *, code: int = status.HTTP_200_OK) -> Response:
+    data = serializers.RegradeJobSerializer(job).data
+    headers = {"Location": data["url"]} if code == status.HTTP_202_ACCEPTED else None
+    return Response(data, status=code, headers=headers)
+
+
+@extend_schema(
+    tags=["teaching"],
+    request=serializers.RegradeCreateSerializer,
+    responses={202: serializers.RegradeJobSerializer, 409: PROBLEM_409},
+)
+class RegradeStart(APIView):
+    """Start a dry run of a regrade (instructors): it records what would change and
+    changes nothing. Apply the finished dry run to change scores."""
+
+    def post(self, request, course_slug: str, assignment_slug: str):
+        assignment, _ = teaching.access_staff_assignment(
+            user=request.user, course_slug=course_slug, assignment_slug=assignment_slug,
+            instructor_only=True,
+        )
+        payload = serializers.RegradeCreateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            job = teaching_services.regrade_job_create(
+                assignment=assignment, actor=request.user, dry_run=True,
+                allow_lower=payload.validated_data["allow_lower"],
+                item_ids=payload.validated_data["exercises"], parts=payload.validated_data["parts"],
+            )
+        except teaching_services.InstructorRefused as refused:
+            raise Problem(refused.message, status_code=status.HTTP_409_CONFLICT, code="refused")
+        return _job_response(job, code=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(tags=["teaching"], responses=serializers.RegradeJobSerializer)
+class RegradeDetail(APIView):
+    """A regrade's progress and, once finished, its changes (the first 500)."""
+
+    def get(self, request, course_slug: str, job_id: int):
+        job, _ = teaching.access_regrade_job(user=request.user, course_slug=course_slug, job_id=job_id)
+        return _job_response(job)
+
+
+@extend_schema(
+    tags=["teaching"], request=None,
+    responses={202: serializers.RegradeJobSerializer, 409: PROBLEM_409},
+)
+class RegradeApply(APIView):
+    """Apply a finished dry run: a new job with the same scope changes the scores."""
+
+    def post(self, request, course_slug: str, job_id: int):
+        job, _ = teaching.access_regrade_job(user=request.user, course_slug=course_slug, job_id=job_id)
+        try:
+            applied = teaching_services.regrade_job_apply(dry_run=job, actor=request.user)
+        except teaching_services.InstructorRefused as refused:
+            raise Problem(refused.message, status_code=status.HTTP_409_CONFLICT, code="refused")
+        return _job_response(applied, code=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(tags=["teaching"], responses=serializers.RosterEntrySerializer(many=True))
+class Roster(APIView):
+    """Everyone enrolled in the course, with their role (TAs and instructors)."""
+
+    def get(self, request, course_slug: str):
+        course, _ = teaching.access_teaching(user=request.user, course_slug=course_slug)
+        enrolments = selectors.course_roster(course=course)
+        return Response(serializers.RosterEntrySerializer(enrolments, many=True).data)
+
+
