@@ -16,7 +16,8 @@ class ApiRateThrottle(SimpleRateThrottle):
 
     def allow_request(self, request, view):
         if isinstance(request.auth, ApiToken):
-            self.scope, ident = "token", f"{request.auth.pk}"
+            # The digest, not the row id: unique across databases sharing one cache.
+            self.scope, ident = "token", request.auth.key_hash[:32]
         elif request.user and request.user.is_authenticated:
             self.scope, ident = "user", f"{request.user.pk}"
         else:
