@@ -3,7 +3,9 @@
 Math segments (``$$…$$``, ``$…$``) are set aside before Markdown runs, so that
 underscores and backslashes inside them are not read as emphasis or escapes, and put
 back afterwards (HTML-escaped) for KaTeX to typeset in the browser. Raw HTML in the
-source is escaped, never passed through.
+source is escaped, never passed through, and the finished HTML — maths included — goes
+through ``sanitise_html`` last, so no link, attribute or element outside its allow-list
+(a ``javascript:`` link, a maths segment placed inside a link destination) survives.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import html
 import re
 
 import markdown
+
+from exercises.html_sanitiser import sanitise_html
 
 MATH_SEGMENT = re.compile(r"\$\$.+?\$\$|\$(?!\s)[^$\n]+?\$", re.DOTALL)
 PLACEHOLDER = "\x00MATH{}\x00"
@@ -25,7 +29,11 @@ def render_markdown_math(text: str) -> str:
         return PLACEHOLDER.format(len(segments) - 1)
 
     protected = MATH_SEGMENT.sub(set_aside, text or "")
-    body = markdown.markdown(html.escape(protected, quote=False), extensions=["tables"])
+    body = markdown.markdown(
+        html.escape(protected, quote=False),
+        extensions=["tables"],
+        extension_configs={"tables": {"use_align_attribute": True}},  # never style=
+    )
     for index, segment in enumerate(segments):
         body = body.replace(PLACEHOLDER.format(index), html.escape(segment, quote=False))
-    return body
+    return sanitise_html(body)

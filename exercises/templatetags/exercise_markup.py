@@ -11,7 +11,7 @@ register = template.Library()
 
 @register.filter
 def markdown_math(text: str) -> str:
-    return mark_safe(render_markdown_math(text))  # the renderer escapes all source HTML
+    return mark_safe(render_markdown_math(text))  # its last step is the allow-list sanitiser
 
 
 @register.filter

@@ -31,6 +31,11 @@
     { left: "\\(", right: "\\)", display: false },
   ];
 
+  // Strict LaTeX only, and no \href, \url, \includegraphics or \html… commands: exercise
+  // text is written by authors of other courses (trust: false is KaTeX's default; stated
+  // here so no one loosens it by accident).
+  var KATEX_OPTIONS = { throwOnError: false, strict: "error", trust: false };
+
   function renderMath(root) {
     if (typeof window.renderMathInElement !== "function") return;
     var scope = root || document.body;
@@ -43,7 +48,9 @@
       if (element.dataset.mathRendered === "1") return;
       window.renderMathInElement(element, {
         delimiters: MATH_DELIMITERS,
-        throwOnError: false,
+        throwOnError: KATEX_OPTIONS.throwOnError,
+        strict: KATEX_OPTIONS.strict,
+        trust: KATEX_OPTIONS.trust,
         ignoredTags: ["script", "noscript", "style", "textarea", "pre", "code", "option", "input"],
       });
       element.dataset.mathRendered = "1";
@@ -52,7 +59,12 @@
 
   function typesetInto(element, latex) {
     if (window.katex && typeof window.katex.render === "function") {
-      window.katex.render(latex, element, { throwOnError: false, displayMode: false });
+      window.katex.render(latex, element, {
+        throwOnError: KATEX_OPTIONS.throwOnError,
+        strict: KATEX_OPTIONS.strict,
+        trust: KATEX_OPTIONS.trust,
+        displayMode: false,
+      });
     } else {
       element.textContent = latex;
     }
