@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 
 from courses import selectors as course_selectors
 from courses.selectors import STAFF_ROLES
+from grading import results
 
 from . import engine, selectors, services
 from .models import Variant
@@ -41,7 +42,12 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
     return render(
         request,
         "exercises/assignment_detail.html",
-        {"assignment": assignment, "items": items, "is_staff": role in STAFF_ROLES},
+        {
+            "assignment": assignment,
+            "items": items,
+            "is_staff": role in STAFF_ROLES,
+            "clock": selectors.assignment_clock(assignment=assignment, student=request.user),
+        },
     )
 
 
@@ -53,17 +59,28 @@ def exercise_page(request, item_id: int):
 
 
 def _render_exercise(request, *, variant: Variant, item, role: str, is_practice: bool):
-    time_left = selectors.assignment_time_left(assignment=item.assignment, student=request.user)
+    page = selectors.exercise_page_context(variant=variant)
+    for part in page["parts"]:
+        # Each attempt keeps its heatmap on reload, in the history and the latest result.
+        reference = results.weights_reference(variant=variant, part_key=part["key"])
+        part["history"] = results.attempt_history(
+            submissions=part["progress"]["history"], reference=reference
+        )
+        latest = part["progress"]["latest"]
+        part["heatmap"] = results.heatmap_for(latest, reference=reference) if latest else None
     return render(
         request,
         "exercises/exercise_page.html",
         {
-            **selectors.exercise_page_context(variant=variant),
+            **page,
             "item": item,
             "assignment": item.assignment,
             "is_staff": role in STAFF_ROLES,
             "is_practice": is_practice,
-            "minutes_left": None if time_left is None else int(time_left.total_seconds() // 60),
+            # Practice is outside the assignment's clock.
+            "clock": None
+            if is_practice
+            else selectors.assignment_clock(assignment=item.assignment, student=request.user),
         },
     )
 

@@ -1,14 +1,28 @@
-"""What a graded (or pending) submission shows the student, including the heatmap."""
+"""What a graded (or pending) submission shows the student, including the heatmap.
+
+After every graded attempt of a weights or output part the student sees their own
+attention weights as a heatmap (for an output part: the weights their output row
+implies). The correct weights appear beside them only once the part is solved or the
+assignment's solution policy releases the solution; before that the heatmap marks the
+cells that are off and says whether the weights are sharper or flatter than expected.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from exercises import engine
+from exercises.selectors import part_extras, part_finished, solution_visible
 from exercises.specs import version_spec
+from grading.core import answers
+from grading.core.weights_feedback import compare_weights, weights_implied_by_output
 
 from .models import Submission, SubmissionStatus
-from .selectors import submissions_for_part
+from .selectors import part_progress, submissions_for_part
+
+WEIGHT_QUANTITIES = ("weights", "output")
 
 
 def submission_view_context(submission: Submission) -> dict:
@@ -19,56 +33,119 @@ def submission_view_context(submission: Submission) -> dict:
         "status_label": submission.get_status_display(),
         "feedback": submission.feedback or {},
     }
-    if submission.status == SubmissionStatus.GRADED:
-        context["heatmap"] = heatmap_for(submission)
+    reference = weights_reference(variant=submission.variant, part_key=submission.part)
+    context["heatmap"] = heatmap_for(submission, reference=reference)
     if submission.is_finished:
         # Hints unlocked and a solution released by this answer replace the page's copy.
-        from exercises.selectors import part_extras
-
         context["extras"] = part_extras(variant=submission.variant, part_key=submission.part)
-        context["history"] = list(
-            submissions_for_part(variant=submission.variant, part=submission.part)
+        context["history"] = attempt_history(
+            submissions=submissions_for_part(variant=submission.variant, part=submission.part),
+            reference=reference,
         )
     return context
 
 
-def heatmap_for(submission: Submission) -> dict | None:
-    """The student's own weights next to the correct ones, for weight-type parts.
+def attempt_history(*, submissions, reference: WeightsReference | None) -> list[dict]:
+    """Each earlier attempt with its heatmap, as exercises/_history.html lists them."""
+    return [
+        {"submission": submission, "heatmap": heatmap_for(submission, reference=reference)}
+        for submission in submissions
+    ]
 
-    Shown once the part is solved or its attempts are used up, so it never gives the
-    answer away while the student can still try.
-    """
-    variant = submission.variant
+
+@dataclass(frozen=True)
+class WeightsReference:
+    """What every attempt at one weights/output part is compared with (computed once)."""
+
+    quantity: str  # "weights" or "output"
+    weights: np.ndarray  # (n, m) the correct attention weights
+    V: np.ndarray  # (m, d_v)
+    atol: float  # a weight further than this from the correct one is off
+    reveal: bool  # whether the correct weights may be shown now
+    row_labels: list[str]
+    col_labels: list[str]
+
+
+def weights_reference(*, variant, part_key: str) -> WeightsReference | None:
+    """The correct weights of a weights/output part of this variant, or None for other parts."""
     spec = version_spec(variant.exercise_version)
-    part = spec.part(submission.part)
-    if part.diagnose.get("quantity") != "weights":
+    try:
+        part = spec.part(part_key)
+    except KeyError:
         return None
-    if not (submission.correct or _attempts_exhausted(submission)):
+    if not part.diagnose or part.diagnose.get("quantity") not in WEIGHT_QUANTITIES:
         return None
-    expected = np.atleast_2d(np.asarray(engine.reference_answers(spec, variant.params)[part.key], dtype=float))
-    student = _numeric_grid(submission.raw_answer)
-    if student is None or student.shape != expected.shape:
+    options = engine.part_options(spec, variant.params, part_key)["diagnose"]
+    query_index = options["query_index"]
+    V = np.asarray(options["V"], dtype=float)
+    if part.diagnose["quantity"] == "weights":
+        # Exactly what the grader compares with, so "off" agrees with the grade.
+        weights = np.atleast_2d(
+            np.asarray(engine.reference_answers(spec, variant.params)[part_key], dtype=float)
+        )
+        atol = 0.5 * 10.0 ** -(part.decimals if part.decimals is not None else 4)
+    else:
+        from grading.core.attention import attention
+
+        weights = np.atleast_2d(attention(options["Q"], options["K"], V).weights[query_index])
+        atol = 0.005
+    item = variant.assignment_item
+    progress = part_progress(variant=variant, part=part_key)
+    finished = part_finished(
+        progress=progress, attempts_allowed=item.assignment.attempts_per_part if item else 0
+    )
+    return WeightsReference(
+        quantity=part.diagnose["quantity"],
+        weights=weights,
+        V=V,
+        atol=atol,
+        reveal=progress["solved"] or solution_visible(item=item, part_finished=finished),
+        row_labels=[f"query {query_index}"]
+        if weights.shape[0] == 1
+        else [f"query {i}" for i in range(weights.shape[0])],
+        col_labels=[f"key {j}" for j in range(weights.shape[1])],
+    )
+
+
+def heatmap_for(submission: Submission, *, reference: WeightsReference | None) -> dict | None:
+    """The heatmap of one graded attempt (see the module docstring), or None."""
+    if reference is None or submission.status != SubmissionStatus.GRADED:
         return None
-    query_index = int(engine.evaluate(part.diagnose["query_index"], variant.params))
+    entered = _numeric_grid(submission.raw_answer)
+    if entered is None:
+        return None
+    if reference.quantity == "weights":
+        student = entered
+        verdicts = (submission.feedback or {}).get("details", {}).get("entry_correct")
+        title = "Your attention weights"
+    else:
+        student = weights_implied_by_output(entered, reference.V)
+        verdicts = None
+        title = "The weights your output implies"
+        if student is None:
+            return {
+                "unavailable": "Your output cannot be traced back to attention weights here: "
+                "the rows of V are not independent, so several weightings give the same output."
+            }
+    if student.shape != reference.weights.shape:
+        return None
+    comparison = compare_weights(student, reference.weights, atol=reference.atol, off=verdicts)
+    off_count = sum(sum(row) for row in comparison.off)
     return {
         "student": student.round(4).tolist(),
-        "correct": expected.round(4).tolist(),
-        "row_labels": [f"query {query_index}"]
-        if expected.shape[0] == 1
-        else [f"query {i}" for i in range(expected.shape[0])],
-        "col_labels": [f"key {j}" for j in range(expected.shape[1])],
+        "student_title": title,
+        "correct": reference.weights.round(4).tolist() if reference.reveal else None,
+        "off": comparison.off,
+        "off_count": off_count,
+        "cells": student.size,
+        "sharpness": comparison.sharpness,
+        "row_sums": comparison.row_sums if not comparison.are_distributions else None,
+        "row_labels": reference.row_labels,
+        "col_labels": reference.col_labels,
     }
 
 
-def _attempts_exhausted(submission: Submission) -> bool:
-    item = submission.variant.assignment_item
-    allowed = item.assignment.attempts_per_part if item else 0
-    return bool(allowed and submission.attempt >= allowed)
-
-
 def _numeric_grid(raw_answer) -> np.ndarray | None:
-    from grading.core import answers
-
     parsed = answers.parse("matrix", raw_answer, {})
     if parsed.error:
         return None

@@ -1,0 +1,142 @@
+"""The heatmap after every graded weights/output attempt: the student's own weights with
+the off cells marked and a sharper/flatter hint; the correct weights only once the part is
+solved or the solution policy releases them; kept on reload in the attempt history."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from django.urls import reverse
+
+from courses.models import AssignmentItem, SolutionPolicy
+from exercises import engine
+from exercises.models import Variant
+from grading.core import attention
+from grading.models import Submission
+
+V_INDEPENDENT = [[2.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0], [1.0, 0.0, 0.0, 1.0]]
+
+
+@pytest.fixture
+def item(demo):
+    return AssignmentItem.objects.get(
+        assignment=demo.assignment, exercise_version__exercise__slug="attention-weights-one-query"
+    )
+
+
+@pytest.fixture
+def variant(client, item, django_user_model):
+    client.force_login(django_user_model.objects.get(username="student1"))
+    client.get(reverse("exercise", args=[item.pk]))
+    return Variant.objects.get(student__username="student1", assignment_item=item)
+
+
+def weights(variant, *, scaled: bool) -> np.ndarray:
+    p = variant.params
+    result = attention.attention(p["Q"], p["K"], p["V"], scale=None if scaled else 1.0)
+    return result.weights[p["q"]]
+
+
+def as_text(row) -> str:
+    return "[" + ", ".join(f"{value:.4f}" for value in row) + "]"
+
+
+@pytest.fixture
+def answer(client, django_capture_on_commit_callbacks):
+    def post(variant, part, row):
+        with django_capture_on_commit_callbacks(execute=True):
+            client.post(reverse("submit", args=[variant.pk, part]), {"answer": as_text(row)})
+        submission = Submission.objects.filter(variant=variant, part=part).latest("attempt")
+        return client.get(reverse("submission", args=[submission.pk]), HTTP_HX_REQUEST="true").content.decode()
+
+    return post
+
+
+def cells(html: str, title: str) -> list[str]:
+    figure = html.split(f'<caption class="aq-heatmap__title">{title}</caption>')[1].split("</figure>")[0]
+    return re.findall(r'<td class="aq-heatmap__cell[^"]*">([0-9.]+)', figure)
+
+
+def off_marks(html: str, title: str) -> int:
+    figure = html.split(f'<caption class="aq-heatmap__title">{title}</caption>')[1].split("</figure>")[0]
+    return figure.count("is-off")
+
+
+def test_a_wrong_answer_shows_my_weights_with_off_cells_and_hint_but_not_the_correct_ones(variant, answer):
+    unscaled, scaled = weights(variant, scaled=False), weights(variant, scaled=True)
+    html = answer(variant, "weights", unscaled)
+    assert cells(html, "Your attention weights") == [f"{w:.4f}" for w in unscaled]
+    off = sum(1 for a, b in zip(unscaled.round(4), scaled) if abs(a - b) > 5e-5)
+    assert off_marks(html, "Your attention weights") == off
+    assert f"{off} of 4 weights are off" in html
+    assert 'data-sharpness="sharper"' in html and "sharper than expected" in html
+    assert "Correct attention weights" not in html
+    shown = set(re.findall(r"\d\.\d{4}", html))
+    leaked = {f"{w:.4f}" for w in scaled} - {f"{w:.4f}" for w in unscaled}
+    assert shown & leaked == set()  # not one correct weight the student did not enter
+    assert "shown here once you solve the part" in html
+
+
+def test_uniform_weights_are_flatter_and_sums_other_than_one_are_named(variant, answer):
+    assert 'data-sharpness="flatter"' in answer(variant, "weights", [0.25, 0.25, 0.25, 0.25])
+    result = answer(variant, "weights", [0.5, 0.5, 0.5, 0.5]).split('id="history-wrap-weights"')[0]
+    assert "yours add up to 2.0" in result
+    assert "data-sharpness" not in result
+
+
+def test_solving_the_part_reveals_the_correct_weights_beside_mine(variant, answer):
+    scaled = weights(variant, scaled=True)
+    answer(variant, "weights", [0.25, 0.25, 0.25, 0.25])
+    html = answer(variant, "weights", scaled)
+    assert cells(html, "Correct attention weights") == [f"{w:.4f}" for w in scaled]
+    assert off_marks(html, "Your attention weights") == 0
+    # The earlier wrong attempt, in the history, now has the correct weights beside it too.
+    history = html.split('id="history-wrap-weights"')[1]
+    assert history.count("Correct attention weights") == 2
+
+
+def test_the_always_policy_reveals_the_correct_weights_after_a_wrong_answer(item, variant, answer):
+    item.assignment.solution_policy = SolutionPolicy.ALWAYS
+    item.assignment.save()
+    html = answer(variant, "weights", [0.25, 0.25, 0.25, 0.25])
+    assert cells(html, "Correct attention weights") == [f"{w:.4f}" for w in weights(variant, scaled=True)]
+
+
+def test_reloading_the_page_keeps_each_attempts_heatmap(client, item, variant, answer):
+    answer(variant, "weights", [0.25, 0.25, 0.25, 0.25])
+    answer(variant, "weights", weights(variant, scaled=False))
+    page = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    history = page.split('id="history-weights"')[1].split("</details>")[0]
+    assert history.count("Your attention weights") == 2
+    assert history.count('data-sharpness="flatter"') == 1 and history.count('data-sharpness="sharper"') == 1
+    latest = page.split('id="result-weights"')[1]
+    assert 'data-sharpness="sharper"' in latest.split("</section>")[0]
+
+
+def test_an_output_answer_shows_the_weights_it_implies(variant, answer):
+    Variant.objects.filter(pk=variant.pk).update(params={**variant.params, "V": V_INDEPENDENT})
+    variant.refresh_from_db()
+    unscaled = weights(variant, scaled=False)
+    html = answer(variant, "output", unscaled @ np.asarray(V_INDEPENDENT))
+    assert cells(html, "The weights your output implies") == [f"{w:.4f}" for w in unscaled]
+    assert 'data-sharpness="sharper"' in html
+    assert "Correct attention weights" not in html
+
+
+def test_an_output_with_dependent_value_rows_says_why_there_is_no_heatmap(variant, answer):
+    Variant.objects.filter(pk=variant.pk).update(params={**variant.params, "V": [[1, 0, 0, 0]] * 4})
+    variant.refresh_from_db()
+    html = answer(variant, "output", [0.5, 0.0, 0.0, 0.0])
+    assert "the rows of V are not independent" in html
+    assert "aq-heatmap" not in html
+
+
+def test_practice_mode_shows_the_heatmap_after_a_wrong_answer(client, item, variant, answer):
+    client.post(reverse("practice_start", args=[item.pk]))
+    practice = Variant.objects.get(student__username="student1", context__startswith="practice:")
+    html = answer(practice, "weights", weights(practice, scaled=False))
+    assert 'data-sharpness="sharper"' in html
+    assert "Your attention weights" in html
+    assert "Correct attention weights" not in html
