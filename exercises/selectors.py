@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
 import numpy as np
@@ -191,13 +192,45 @@ def assignment_started_at(*, assignment: Assignment, student):
     return first
 
 
-def assignment_time_left(*, assignment: Assignment, student):
-    """Time left under the assignment's time limit (a timedelta), or None without a limit."""
+def assignment_deadline(*, assignment: Assignment, student):
+    """The moment this student's time on the assignment runs out, or None without a limit.
+
+    The one place that decides a student's deadline (the page's countdown, the refusal of
+    late answers and the assignment overview all ask it). Before the student has opened
+    an exercise the clock has not started: the deadline is then the limit counted from now.
+    """
     if not assignment.time_limit_minutes:
         return None
     started = assignment_started_at(assignment=assignment, student=student) or timezone.now()
-    deadline = started + timedelta(minutes=assignment.time_limit_minutes)
+    return started + timedelta(minutes=assignment.time_limit_minutes)
+
+
+def assignment_time_left(*, assignment: Assignment, student):
+    """Time left under the assignment's time limit (a timedelta), or None without a limit."""
+    deadline = assignment_deadline(assignment=assignment, student=student)
+    if deadline is None:
+        return None
     return max(deadline - timezone.now(), timedelta(0))
+
+
+def assignment_clock(*, assignment: Assignment, student) -> dict | None:
+    """What the pages show about a time limit: the limit, whether the clock has started,
+    the deadline, the seconds left (the server's count; the page only counts it down)
+    and the rounded minutes. None when the assignment has no limit."""
+    deadline = assignment_deadline(assignment=assignment, student=student)
+    if deadline is None:
+        return None
+    time_left = max(deadline - timezone.now(), timedelta(0))
+    return {
+        "limit_minutes": assignment.time_limit_minutes,
+        "started": assignment_started_at(assignment=assignment, student=student) is not None,
+        "deadline": deadline,
+        "seconds_left": math.ceil(time_left.total_seconds()),
+        # Rounded up: 59.5 s left reads "1 minute", so a fresh 1-minute limit never says
+        # "time is up"; only no time at all is zero.
+        "minutes_left": math.ceil(time_left.total_seconds() / 60),
+        "is_up": not time_left,
+    }
 
 
 def practice_origin_item_id(variant: Variant) -> int:

@@ -63,3 +63,15 @@ def attempts_left_after(submission) -> int | None:
         return None
     used = part_progress(variant=submission.variant, part=submission.part)["attempts_used"]
     return max(0, allowed - used)
+
+
+@register.filter
+def clock_text(seconds) -> str:
+    """Seconds left as a clock: 59 -> "0:59", 3725 -> "1:02:05"."""
+    try:
+        total = max(0, int(seconds))
+    except (TypeError, ValueError):
+        return ""
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"

@@ -511,6 +511,7 @@
   }
 
   function setSubmitDisabled(form, disabled) {
+    if (form.classList.contains("is-expired")) disabled = true; // the time limit has passed
     form.querySelectorAll("button[type=submit]").forEach(function (button) {
       button.disabled = disabled;
     });
@@ -572,6 +573,49 @@
     });
   }
 
+  // ------------------------------------------------------- time limits
+
+  function clockText(seconds) {
+    var hours = Math.floor(seconds / 3600);
+    var minutes = Math.floor((seconds % 3600) / 60);
+    var secs = seconds % 60;
+    var mm = hours ? String(minutes).padStart(2, "0") : String(minutes);
+    return (hours ? hours + ":" : "") + mm + ":" + String(secs).padStart(2, "0");
+  }
+
+  function expireAnswerForms() {
+    document.querySelectorAll("form.answer-form").forEach(function (form) {
+      form.querySelectorAll("input, textarea, button, select").forEach(function (control) {
+        if (control.name !== "csrfmiddlewaretoken") control.disabled = true;
+      });
+      form.classList.add("is-expired");
+    });
+  }
+
+  /* Count down the seconds the server said are left. The end is taken from this page's
+     own clock at load, so a wrong clock on the student's machine does not matter; the
+     server refuses late answers regardless. */
+  function startCountdown(clock) {
+    if (clock.dataset.enhanced === "1") return;
+    clock.dataset.enhanced = "1";
+    var endsAt = Date.now() + Number(clock.dataset.secondsLeft) * 1000;
+    var text = clock.querySelector("[data-countdown-text]");
+    var timer = null;
+    function tick() {
+      var left = Math.max(0, Math.ceil((endsAt - Date.now()) / 1000));
+      if (text) text.textContent = clockText(left);
+      if (left > 0) return;
+      clearInterval(timer);
+      clock.classList.add("is-up");
+      clock.dataset.expired = "1";
+      var alert = clock.querySelector("[data-countdown-alert]");
+      if (alert) alert.textContent = "Your time for this assignment is up; answers are no longer accepted.";
+      expireAnswerForms();
+    }
+    timer = setInterval(tick, 1000);
+    tick();
+  }
+
   // ------------------------------------------------------------- wiring
 
   function enhance(root) {
@@ -580,6 +624,7 @@
     scope.querySelectorAll("input[data-preview]").forEach(enhanceSymbolicInput);
     scope.querySelectorAll("textarea[data-step-preview]").forEach(enhanceDerivationInput);
     scope.querySelectorAll("input[data-d-k-slider]").forEach(enhanceDkSlider);
+    scope.querySelectorAll("[data-countdown][data-seconds-left]").forEach(startCountdown);
     if (scope.matches && scope.matches("[data-result]")) applyResult(scope);
     scope.querySelectorAll("[data-result]").forEach(applyResult);
     renderMath(root && root.nodeType === 1 ? root : document.body);
