@@ -9,10 +9,11 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from courses.models import AssignmentItem
 from exercises.selectors import assignment_clock, assignment_deadline, assignment_time_left
 from exercises.services import variant_get_or_create_for_item
 from grading import services
+
+from .test_selectors import item, student  # noqa: F401  (the worked example, student3)
 
 START = datetime(2026, 3, 2, 9, 0, 0, tzinfo=dt_timezone.utc)
 UNIFORM = "[0.25, 0.25, 0.25, 0.25]"
@@ -32,18 +33,6 @@ class FrozenClock:
 @pytest.fixture
 def clock(monkeypatch):
     return FrozenClock(monkeypatch, START)
-
-
-@pytest.fixture
-def item(demo):
-    return AssignmentItem.objects.get(
-        assignment=demo.assignment, exercise_version__exercise__slug="attention-weights-one-query"
-    )
-
-
-@pytest.fixture
-def student(demo, django_user_model):
-    return django_user_model.objects.get(username="student2")
 
 
 def limit(item, minutes: int | None):
