@@ -30,7 +30,7 @@ def _close_old_database_connections(task=None, **kwargs) -> None:
     close_old_connections()
 
 
-def task_publish(task, *, args: list) -> None:
+def task_publish(task, *, args: list, queue: str | None = None) -> None:
     """Send ``task`` through the app's pooled producer; raise if the broker cannot take it.
 
     A pooled socket may be stale after a broker restart: that one send is retried once on
@@ -39,12 +39,13 @@ def task_publish(task, *, args: list) -> None:
     """
     task_app = task.app
     _drop_pool_if_broker_changed(task_app)
+    routing = {"queue": queue} if queue else {}
     try:
-        task.apply_async(args=args, retry=False)
+        task.apply_async(args=args, retry=False, **routing)
     except Exception:
         logger.info("pooled publish of %s failed; retrying on a fresh connection", task.name)
         with task_app.connection_for_write() as connection:
-            task.apply_async(args=args, retry=False, connection=connection)
+            task.apply_async(args=args, retry=False, connection=connection, **routing)
 
 
 def _drop_pool_if_broker_changed(task_app) -> None:

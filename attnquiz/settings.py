@@ -219,6 +219,8 @@ CELERY_TASK_PUBLISH_RETRY = False
 # (CONN_MAX_AGE) after each task, as Django does after each request.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 CELERY_TASK_DEFAULT_QUEUE = env("GRADING_QUEUE", default="grading")
+# Practice answers are graded from their own queue by their own workers (fair grading).
+PRACTICE_QUEUE = env("PRACTICE_QUEUE", default="practice")
 CELERY_BEAT_SCHEDULE = {
     "requeue-stale-submissions": {
         "task": "grading.tasks.requeue_stale_submissions",
@@ -231,6 +233,10 @@ GRADING_STALE_AFTER_SECONDS = env.int("GRADING_STALE_AFTER_SECONDS", default=60)
 # How long a result request may wait for a pending grade before answering "still grading".
 GRADING_LONG_POLL_SECONDS = env.float("GRADING_LONG_POLL_SECONDS", default=1.5)
 GRADING_MAX_DELIVERIES = env.int("GRADING_MAX_DELIVERIES", default=3)
+# Per-student token bucket over every answer posted (graded and practice): a burst, then
+# a steady rate; a post over it is answered 429 and nothing is stored. 0 switches it off.
+SUBMIT_RATE_BURST = env.int("SUBMIT_RATE_BURST", default=10)
+SUBMIT_RATE_PER_SECOND = env.float("SUBMIT_RATE_PER_SECOND", default=1.0)
 # Fault-injection only: hold each claimed submission this long so tests can kill a worker mid-grade.
 GRADING_FAULT_DELAY_SECONDS = env.float("GRADING_FAULT_DELAY_SECONDS", default=0.0)
 

@@ -26,3 +26,8 @@ GRADING_LONG_POLL_SECONDS = float(os.environ.get("GRADING_LONG_POLL_SECONDS", "0
 # The test client's login() calls authenticate() without a request, which django-axes
 # refuses; the sign-in throttling tests switch it back on.
 AXES_ENABLED = False
+
+# Answers are not rate-limited in tests unless a test asks (tests reuse user ids quickly);
+# each xdist worker gets its own cache key space in a shared Redis.
+SUBMIT_RATE_BURST = int(os.environ.get("SUBMIT_RATE_BURST", "0"))
+CACHES["default"]["KEY_PREFIX"] = os.environ.get("PYTEST_XDIST_WORKER", "")  # noqa: F405

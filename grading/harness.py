@@ -111,10 +111,11 @@ class CeleryWorker:
         self.process: subprocess.Popen | None = None
         self.log: list[str] = []
 
-    def start(self, *, concurrency: int = 1) -> None:
+    def start(self, *, concurrency: int = 1, queues: str = "grading,practice") -> None:
+        """Start and wait until ready; by default one worker serves both grading queues."""
         command = [
             sys.executable, "-m", "celery", "-A", "attnquiz", "worker",
-            "--loglevel=INFO", f"--concurrency={concurrency}", "--pool=prefork",
+            "--loglevel=INFO", f"--concurrency={concurrency}", "--pool=prefork", "-Q", queues,
             "--without-gossip", "--without-mingle", "--without-heartbeat",
             "-n", f"test-{free_port()}@%h",
         ]

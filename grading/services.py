@@ -9,6 +9,7 @@ worker still holds it) stores exactly one grade.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -24,6 +25,7 @@ from exercises.selectors import assignment_time_left
 from exercises.specs import version_spec
 from grading.core import answers
 
+from . import throttle
 from .models import Submission, SubmissionStatus
 from .signals import send_submission_scored
 
@@ -35,10 +37,11 @@ MANUAL_TYPES = frozenset({"free_text"})
 class SubmissionRefused(Exception):
     """The answer was not accepted; nothing was stored and no attempt was used."""
 
-    def __init__(self, message: str, *, code: str):
+    def __init__(self, message: str, *, code: str, retry_after: int | None = None):
         super().__init__(message)
         self.message = message
         self.code = code
+        self.retry_after = retry_after  # seconds, when waiting is all it takes
 
 
 @dataclass(frozen=True)
@@ -82,9 +85,10 @@ def _part_attempts(*, variant: Variant, part: str) -> dict:
 def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Submission:
     """Check the answer's format, store it as ``queued`` and enqueue grading on commit.
 
-    Raises SubmissionRefused (storing nothing) for a format error, a solved part, a
-    closed assignment or no attempts left.
+    Raises SubmissionRefused (storing nothing) for answers sent too fast, a format error,
+    a solved part, a closed assignment or no attempts left.
     """
+    _refuse_if_too_fast(student=student)
     context = part_context(variant=variant, part=part)
     format_error = answer_format_error(context=context, raw_answer=raw_answer)
     if format_error:
@@ -107,8 +111,28 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Su
             is_late=_is_late(variant),
             queued_at=timezone.now(),
         )
-        transaction.on_commit(lambda: submission_enqueue(submission_id=submission.pk))
+        practice = variant.assignment_item_id is None
+        transaction.on_commit(
+            lambda: submission_enqueue(submission_id=submission.pk, practice=practice)
+        )
     return submission
+
+
+def _refuse_if_too_fast(*, student) -> None:
+    """Every post takes a token from the student's bucket, graded and practice alike."""
+    wait = throttle.token_take(
+        key=f"submit:{student.pk}",
+        burst=settings.SUBMIT_RATE_BURST,
+        per_second=settings.SUBMIT_RATE_PER_SECOND,
+    )
+    if wait:
+        seconds = math.ceil(wait)
+        raise SubmissionRefused(
+            f"You are sending answers too quickly. Wait {seconds} second{'s' * (seconds != 1)} "
+            "and send it again; this answer was not stored.",
+            code="rate_limited",
+            retry_after=seconds,
+        )
 
 
 def answer_format_error(*, context: PartContext, raw_answer) -> str | None:
@@ -157,7 +181,13 @@ def _is_late(variant: Variant) -> bool:
     return bool(due_at and timezone.now() > due_at)
 
 
-def submission_enqueue(*, submission_id: int) -> bool:
+def grading_queue(*, practice: bool) -> str:
+    """Practice answers have their own queue (and workers): a flood of them cannot delay
+    a graded assignment answer."""
+    return settings.PRACTICE_QUEUE if practice else settings.CELERY_TASK_DEFAULT_QUEUE
+
+
+def submission_enqueue(*, submission_id: int, practice: bool = False) -> bool:
     """Hand a stored submission to the worker (or grade it here in inline mode).
 
     Returns False when the broker could not be reached; the submission stays
@@ -171,7 +201,7 @@ def submission_enqueue(*, submission_id: int) -> bool:
     from .tasks import grade_submission
 
     try:
-        task_publish(grade_submission, args=[submission_id])
+        task_publish(grade_submission, args=[submission_id], queue=grading_queue(practice=practice))
     except Exception:  # the broker being down must never fail the student's request
         logger.warning("broker unreachable; submission %s left queued", submission_id, exc_info=True)
         return False
@@ -304,17 +334,17 @@ def submissions_requeue_stale(*, older_than: timedelta | None = None) -> list[in
     if older_than is None:
         older_than = timedelta(seconds=settings.GRADING_STALE_AFTER_SECONDS)
     cutoff = timezone.now() - older_than
-    stale_ids = list(
+    stale = list(
         Submission.objects.filter(
             status__in=(SubmissionStatus.QUEUED, SubmissionStatus.GRADING),
             queued_at__lt=cutoff,
         )
         .order_by("queued_at")
-        .values_list("pk", flat=True)
+        .values_list("pk", "variant__assignment_item_id")
     )
     requeued = []
-    for submission_id in stale_ids:
+    for submission_id, item_id in stale:
         Submission.objects.filter(pk=submission_id).update(queued_at=timezone.now())
-        if submission_enqueue(submission_id=submission_id):
+        if submission_enqueue(submission_id=submission_id, practice=item_id is None):
             requeued.append(submission_id)
     return requeued

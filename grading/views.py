@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -45,14 +46,24 @@ def submit_answer(request, variant_id: int, part: str):
     variant = _access_own_variant(user=request.user, variant_id=variant_id)
     raw_answer, error = raw_answer_from_post(request.POST, max_bytes=MAX_ANSWER_BYTES)
     submission = None
+    retry_after = None
     if error is None:
         try:
             submission = services.submission_create(
                 variant=variant, student=request.user, part=part, raw_answer=raw_answer
             )
         except services.SubmissionRefused as refused:
-            error = refused.message
+            error, retry_after = refused.message, refused.retry_after
+    if retry_after is not None:
+        # Too fast: 429 for every client, so a script sees it without parsing a page.
+        response = render(
+            request, "grading/_result.html", {"error": error, "part": part}, status=429
+        )
+        response["Retry-After"] = str(retry_after)
+        return response
     if not _wants_fragment(request):
+        if error is not None:
+            messages.error(request, error)
         return redirect(_exercise_url(variant) + f"#part-{part}")
     if error is not None:
         return render(

@@ -36,8 +36,14 @@ def main() -> int:
         print(f"Grading: through a Celery worker, Redis at {redis_url}.")
         worker_cmd = [python, "-m", "celery", "-A", "attnquiz", "worker", "--beat",
                       "--schedule", "var/celerybeat-schedule",
-                      "--loglevel=WARNING", "--concurrency=2", "--pool=prefork"]
+                      "--loglevel=WARNING", "--concurrency=2", "--pool=prefork",
+                      "-Q", "grading", "-n", "grading@%h"]
         workers.append(subprocess.Popen(worker_cmd, env=env))
+        # Practice answers have their own queue and worker, so they never hold up graded ones.
+        practice_cmd = [python, "-m", "celery", "-A", "attnquiz", "worker",
+                        "--loglevel=WARNING", "--concurrency=1", "--pool=prefork",
+                        "-Q", "practice", "-n", "practice@%h"]
+        workers.append(subprocess.Popen(practice_cmd, env=env))
     else:
         env.update(REDIS_URL="", GRADING_MODE="inline")
         print(f"Grading: in the web process (no Redis answered at {redis_url}).")

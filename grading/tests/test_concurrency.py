@@ -33,7 +33,7 @@ def pg_variant(transactional_db, demo, django_user_model, monkeypatch, settings)
     if connection.vendor != "postgresql":
         pytest.skip("the concurrency tests need PostgreSQL (make test provides it)")
     # Leave every post queued: the race is about storing, not grading.
-    monkeypatch.setattr(services, "submission_enqueue", lambda *, submission_id: True)
+    monkeypatch.setattr(services, "submission_enqueue", lambda **kwargs: True)
     settings.GRADING_LONG_POLL_SECONDS = 0
     settings.SUBMIT_RATE_BURST = 1000
     student = django_user_model.objects.get(username="student1")

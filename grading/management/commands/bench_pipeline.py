@@ -60,23 +60,7 @@ class Command(BaseCommand):
         self.report(latencies, burst, throughput, concurrency)
 
     def prepared_answers(self, count: int) -> list[tuple]:
-        """One (variant, student, answer) per submission, each on its own fresh student."""
-        bank_load()
-        demo = demo_course_ensure()
-        item = AssignmentItem.objects.get(
-            assignment=demo.assignment, exercise_version__exercise__slug=WORKED_EXAMPLE
-        )
-        run = int(time.time())
-        prepared = []
-        for index in range(count):
-            # No password: hashing one per bench student would dominate the set-up time.
-            student = get_user_model().objects.create(username=f"bench-{run}-{index}")
-            Enrolment.objects.get_or_create(course=demo.course, user=student, defaults={"role": Role.STUDENT})
-            variant = variant_get_or_create_for_item(item=item, student=student)
-            spec = engine.spec_from_json(variant.exercise_version.spec)
-            weights = np.asarray(engine.reference_answers(spec, variant.params)["weights"], dtype=float)
-            prepared.append((variant, student, "[" + ", ".join(f"{w:.4f}" for w in weights) + "]"))
-        return prepared
+        return prepared_answers(count)
 
     def round_trip(self, variant, student, answer) -> float:
         started = time.perf_counter()
@@ -114,3 +98,29 @@ class Command(BaseCommand):
 
 def is_finished(submission_id: int) -> bool:
     return Submission.objects.filter(pk=submission_id, status__in=FINISHED).exists()
+
+
+def prepared_answers(count: int) -> list[tuple]:
+    """One (variant, student, right answer) per submission, each on its own fresh student."""
+    bank_load()
+    demo = demo_course_ensure()
+    item = AssignmentItem.objects.get(
+        assignment=demo.assignment, exercise_version__exercise__slug=WORKED_EXAMPLE
+    )
+    run = int(time.time())
+    prepared = []
+    for index in range(count):
+        # No password: hashing one per bench student would dominate the set-up time.
+        student = get_user_model().objects.create(username=f"bench-{run}-{index}")
+        Enrolment.objects.get_or_create(course=demo.course, user=student, defaults={"role": Role.STUDENT})
+        variant = variant_get_or_create_for_item(item=item, student=student)
+        prepared.append((variant, student, right_weights(variant)))
+    return prepared
+
+
+def right_weights(variant, *, offset: float = 0.0) -> str:
+    """The right attention weights as typed; a non-zero ``offset`` makes them wrong."""
+    spec = engine.spec_from_json(variant.exercise_version.spec)
+    weights = np.asarray(engine.reference_answers(spec, variant.params)["weights"], dtype=float)
+    weights = weights + offset
+    return "[" + ", ".join(f"{w:.4f}" for w in weights) + "]"

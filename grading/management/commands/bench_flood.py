@@ -1,0 +1,134 @@
+"""Fair grading under a flood: one student floods practice answers, others answer graded ones.
+
+One student posts ``--flood`` practice answers as fast as one thread can; meanwhile other
+students (each on their own variant, so the per-student rate limit does not slow them)
+post one graded answer every ``--interval`` seconds. Reports the median and max
+submit→graded time of the graded answers, and what happened to the flood.
+
+Runs its own redis-server and real workers against the configured database (PostgreSQL):
+by default a grading worker (``-Q grading``) and a practice worker (``-Q practice``);
+``--single-queue`` instead sends practice answers to the grading queue of one worker with
+both processes, which is how the flood was handled before. ``--no-rate-limit`` switches
+the per-student limit off, to see the queues alone.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.db import connection, connections
+
+from exercises.services import variant_create_practice
+from grading import services
+from grading.harness import CeleryWorker, RedisServer, database_url, wait_until
+from grading.management.commands.bench_pipeline import (
+    FINISHED,
+    is_finished,
+    prepared_answers,
+    right_weights,
+)
+from grading.models import Submission
+
+
+class Command(BaseCommand):
+    help = "Graded answers' submit→graded time while another student floods practice answers."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--flood", type=int, default=300, help="practice answers posted")
+        parser.add_argument("--graded", type=int, default=30, help="graded answers timed")
+        parser.add_argument("--interval", type=float, default=0.5, help="seconds between graded answers")
+        parser.add_argument("--single-queue", action="store_true")
+        parser.add_argument("--no-rate-limit", action="store_true")
+
+    def handle(self, *args, flood, graded, interval, single_queue, no_rate_limit, **options):
+        from attnquiz.celery import app
+
+        if no_rate_limit:
+            settings.SUBMIT_RATE_BURST = 0
+        if single_queue:
+            settings.PRACTICE_QUEUE = settings.CELERY_TASK_DEFAULT_QUEUE
+        redis = RedisServer()
+        redis.start()
+        app.conf.broker_url = redis.url
+        settings.GRADING_MODE = "celery"
+        url = database_url(connection.settings_dict, vendor=connection.vendor)
+        layout = [("grading", 2)] if single_queue else [("grading", 1), ("practice", 1)]
+        workers = [CeleryWorker(broker_url=redis.url, database_url=url) for _ in layout]
+        try:
+            for worker, (queues, concurrency) in zip(workers, layout):
+                worker.start(concurrency=concurrency, queues=queues)
+            graded_answers = prepared_answers(graded + 1)
+            flooder_variant, flooder, _ = graded_answers.pop()
+            practice = variant_create_practice(
+                item=flooder_variant.assignment_item, student=flooder, named=None
+            )
+            flood_answer = right_weights(practice, offset=0.05)  # wrong: never "solved"
+            outcome = self.run(practice, flooder, flood_answer, flood, graded_answers, interval)
+        finally:
+            for worker in workers:
+                worker.stop()
+            redis.cleanup()
+        self.report(outcome, single_queue=single_queue, no_rate_limit=no_rate_limit)
+
+    def run(self, practice, flooder, flood_answer, flood, graded_answers, interval) -> dict:
+        outcome = {"stored": [], "refused": 0, "latencies": [], "flood_seconds": 0.0}
+
+        def post_flood():
+            started = time.perf_counter()
+            for _ in range(flood):
+                try:
+                    submission = services.submission_create(
+                        variant=practice, student=flooder, part="weights", raw_answer=flood_answer
+                    )
+                    outcome["stored"].append(submission.pk)
+                except services.SubmissionRefused:
+                    outcome["refused"] += 1
+            outcome["flood_seconds"] = time.perf_counter() - started
+            connections.close_all()
+
+        def post_graded(variant, student, answer):
+            started = time.perf_counter()
+            submission = services.submission_create(
+                variant=variant, student=student, part="weights", raw_answer=answer
+            )
+            wait_until(lambda: is_finished(submission.pk), timeout=120, interval=0.005, what="grade")
+            outcome["latencies"].append(time.perf_counter() - started)
+            connections.close_all()
+
+        flooder_thread = threading.Thread(target=post_flood)
+        flooder_thread.start()
+        graded_threads = []
+        for prepared in graded_answers:
+            thread = threading.Thread(target=post_graded, args=prepared)
+            thread.start()
+            graded_threads.append(thread)
+            time.sleep(interval)
+        for thread in [flooder_thread, *graded_threads]:
+            thread.join()
+        stored = outcome["stored"]
+        wait_until(
+            lambda: Submission.objects.filter(pk__in=stored, status__in=FINISHED).count() == len(stored),
+            timeout=600,
+            interval=0.1,
+            what="the flood to be graded",
+        )
+        return outcome
+
+    def report(self, outcome, *, single_queue: bool, no_rate_limit: bool):
+        latencies_ms = sorted(1000 * t for t in outcome["latencies"])
+        queues = "one shared queue" if single_queue else "grading and practice queues"
+        limit = (
+            "off"
+            if no_rate_limit
+            else f"burst {settings.SUBMIT_RATE_BURST}, {settings.SUBMIT_RATE_PER_SECOND:g}/s"
+        )
+        self.stdout.write(
+            f"flood: {len(outcome['stored'])} practice answers stored, {outcome['refused']} refused "
+            f"(429) in {outcome['flood_seconds']:.1f} s; {queues}; rate limit {limit}; {connection.vendor}\n"
+            f"graded answers ({len(latencies_ms)}), submit→graded: "
+            f"median {statistics.median(latencies_ms):.0f} ms, max {latencies_ms[-1]:.0f} ms"
+        )
