@@ -28,6 +28,7 @@ REFUSAL_STATUS = {
     "closed": status.HTTP_409_CONFLICT,
     "not_open": status.HTTP_409_CONFLICT,
     "time_up": status.HTTP_409_CONFLICT,
+    "rate_limited": status.HTTP_429_TOO_MANY_REQUESTS,  # the per-student answer rate limit
 }
 
 PROBLEM_422 = OpenApiResponse(ProblemSerializer, description="The answer cannot be read (no attempt used).")
