@@ -226,7 +226,13 @@ CELERY_BEAT_SCHEDULE = {
         "task": "grading.tasks.requeue_stale_submissions",
         "schedule": env.float("SWEEP_INTERVAL_SECONDS", default=30.0),
     },
+    "send-due-lti-passbacks": {
+        "task": "lti.tasks.send_due_passbacks",
+        "schedule": env.float("SWEEP_INTERVAL_SECONDS", default=30.0),
+    },
 }
+# Seconds a pending LMS passback is left to its own task before the sweeper sends it.
+LTI_PASSBACK_SWEEP_GRACE_SECONDS = env.int("LTI_PASSBACK_SWEEP_GRACE_SECONDS", default=30)
 # "celery": enqueue on commit (worker grades); "inline": grade in the web process.
 GRADING_MODE = env("GRADING_MODE", default="celery" if REDIS_URL else "inline")
 GRADING_STALE_AFTER_SECONDS = env.int("GRADING_STALE_AFTER_SECONDS", default=60)

@@ -318,14 +318,16 @@ def _finish_could_not_grade(submission: Submission, *, message: str) -> Submissi
 
 def _store_outcome(submission: Submission, values: dict) -> None:
     # Only the delivery that still sees "grading" may write; a concurrent one is a no-op.
-    stored = Submission.objects.filter(
-        pk=submission.pk, status=SubmissionStatus.GRADING
-    ).update(**values)
-    if stored:
-        for field, value in values.items():
-            setattr(submission, field, value)
-        send_submission_scored(submission)
-    else:
+    # One transaction with the receivers' writes (the LMS passback outbox row).
+    with transaction.atomic():
+        stored = Submission.objects.filter(
+            pk=submission.pk, status=SubmissionStatus.GRADING
+        ).update(**values)
+        if stored:
+            for field, value in values.items():
+                setattr(submission, field, value)
+            send_submission_scored(submission)
+    if not stored:
         submission.refresh_from_db()
 
 

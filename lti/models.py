@@ -102,6 +102,12 @@ class LtiContext(models.Model):
         "courses.Course", on_delete=models.CASCADE, related_name="lti_contexts"
     )
     title = models.CharField(max_length=255, blank=True)
+    memberships_url = models.URLField(
+        max_length=500, blank=True, help_text="NRPS membership URL of this course, from a launch."
+    )
+    deployment_id = models.CharField(max_length=255, blank=True)
+    roster_synced_at = models.DateTimeField(null=True, blank=True)
+    roster_sync_error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -131,6 +137,9 @@ class ResourceLink(models.Model):
     lineitem_url = models.URLField(
         max_length=500, blank=True, help_text="AGS line item of this link, from the last launch."
     )
+    lineitems_url = models.URLField(
+        max_length=500, blank=True, help_text="AGS line items container of the link's course."
+    )
     ags_scopes = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -141,6 +150,12 @@ class ResourceLink(models.Model):
                 fields=["platform", "resource_link_id"], name="lti_link_once_per_platform"
             )
         ]
+
+    def can_post_scores(self) -> bool:
+        return "https://purl.imsglobal.org/spec/lti-ags/scope/score" in (self.ags_scopes or [])
+
+    def can_manage_lineitems(self) -> bool:
+        return "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem" in (self.ags_scopes or [])
 
     def __str__(self):
         target = self.assignment or "not mapped"
@@ -164,3 +179,44 @@ class LtiIdentity(models.Model):
 
     def __str__(self):
         return f"{self.platform.name}: {self.sub} → {self.user}"
+
+
+class PassbackStatus(models.TextChoices):
+    PENDING = "pending", "Waiting to be sent"
+    SENT = "sent", "Sent"
+    FAILED = "failed", "Failed"
+
+
+class Passback(models.Model):
+    """The outbox of one student's score on one LMS link: what must reach the LMS gradebook.
+
+    Written (or re-armed) in the transaction that changes the score, so no change is lost
+    with the broker. ``changed_at`` is the time of the latest change; a send that started
+    before a newer change leaves the row pending, and the newer total goes out next.
+    """
+
+    link = models.ForeignKey(ResourceLink, on_delete=models.CASCADE, related_name="passbacks")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lti_passbacks"
+    )
+    status = models.CharField(
+        max_length=10, choices=PassbackStatus.choices, default=PassbackStatus.PENDING
+    )
+    changed_at = models.DateTimeField(help_text="When the score last changed.")
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    claimed_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set while one sender is posting this score."
+    )
+    last_error = models.TextField(blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    sent_score = models.JSONField(default=dict, blank=True, help_text="The last score sent.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["link", "user"], name="lti_one_passback_per_link_user")
+        ]
+        indexes = [models.Index(fields=["status", "changed_at"], name="lti_passback_due")]
+
+    def __str__(self):
+        return f"{self.user} via {self.link}: {self.get_status_display()}"

@@ -1,30 +1,22 @@
-"""Signal receivers: a stored or changed score schedules an LMS passback after commit."""
+"""Signal receivers: a stored or changed score arms the LMS passback outbox."""
 
 import logging
-from functools import partial
 
 from django.db import transaction
 
-from . import selectors, services
+from . import passback
 
 logger = logging.getLogger(__name__)
 
 
 def schedule_score_passback(sender, submission, **kwargs) -> None:
-    """Enqueue a passback on commit when the score counts for an LTI-linked assignment.
+    """Write the outbox rows for an LTI-linked score change; send them after the commit.
 
-    Must never raise into grading; it only reads and defers the work.
+    Runs in the transaction that stores the score, so the row commits with it. Must never
+    raise into grading (a failure is logged; the student's next change arms it again).
     """
     try:
-        found = selectors.resource_link_for_passback(submission=submission)
+        with transaction.atomic():  # a savepoint: a failure here must not abort the grade
+            passback.passbacks_record_and_schedule(submission=submission)
     except Exception:
-        logger.exception("could not look up the LTI link for submission %s", submission.pk)
-        return
-    if found is None:
-        return
-    link, _identity = found
-    transaction.on_commit(
-        partial(
-            services.score_passback_enqueue, resource_link_id=link.pk, user_id=submission.student_id
-        )
-    )
+        logger.exception("could not record the LTI passback of submission %s", submission.pk)

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from cryptography.hazmat.primitives import serialization
 from jwt.algorithms import RSAAlgorithm
 
-from courses.models import Assignment, Enrolment, Role
+from courses.models import Assignment
 from grading.models import Submission, SubmissionStatus
 
-from .models import LtiIdentity, Platform, ResourceLink, ToolKey
+from .models import Platform, ToolKey
 
 AGS_SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 
@@ -39,40 +39,13 @@ def tool_jwks() -> dict:
     return {"keys": [public_jwk(key=key) for key in keys]}
 
 
-def resource_link_for_passback(
-    *, submission: Submission
-) -> tuple[ResourceLink, LtiIdentity] | None:
-    """The link and identity a score change should be reported through, or None.
-
-    Only a student's score on an assignment reached through an LTI link whose launch
-    granted the score scope and named a line item is passed back.
-    """
-    item = submission.variant.assignment_item
-    if item is None:  # practice variants never count
-        return None
-    links = ResourceLink.objects.filter(assignment_id=item.assignment_id).exclude(lineitem_url="")
-    for link in links.select_related("platform").order_by("-updated_at", "-id"):
-        if AGS_SCORE_SCOPE not in (link.ags_scopes or []):
-            continue
-        identity = LtiIdentity.objects.filter(
-            platform=link.platform, user_id=submission.student_id
-        ).first()
-        if identity is None:
-            continue
-        is_student = Enrolment.objects.filter(
-            course_id=link.context.course_id, user_id=submission.student_id, role=Role.STUDENT
-        ).exists()
-        if is_student:
-            return link, identity
-    return None
-
-
 @dataclass(frozen=True)
 class AssignmentScore:
     earned: float
     possible: float
     finished: bool  # every exercise solved or out of attempts
-    pending: bool  # an answer is still being graded or waits for manual grading
+    pending: bool  # an answer is still being graded (queued or grading)
+    pending_manual: bool = False  # an answer waits for an instructor's grade
 
 
 def assignment_score(*, assignment: Assignment, student) -> AssignmentScore:
@@ -85,13 +58,23 @@ def assignment_score(*, assignment: Assignment, student) -> AssignmentScore:
     finished = bool(statuses) and all(
         s["status"]["state"] == "solved" or s["status"]["attempts_left"] == 0 for s in statuses
     )
-    pending = Submission.objects.filter(
-        student=student,
-        variant__assignment_item__assignment=assignment,
-        variant__context__startswith="assignment:",
-        status__in=(SubmissionStatus.QUEUED, SubmissionStatus.GRADING, SubmissionStatus.MANUAL),
-    ).exists()
+    waiting = set(
+        Submission.objects.filter(
+            student=student,
+            variant__assignment_item__assignment=assignment,
+            variant__context__startswith="assignment:",
+            status__in=(
+                SubmissionStatus.QUEUED,
+                SubmissionStatus.GRADING,
+                SubmissionStatus.MANUAL,
+            ),
+        ).values_list("status", flat=True)
+    )
     # Rounded so a sum of weighted floats does not report 0.30000000000000004.
     return AssignmentScore(
-        earned=round(earned, 6), possible=round(possible, 6), finished=finished, pending=pending
+        earned=round(earned, 6),
+        possible=round(possible, 6),
+        finished=finished,
+        pending=bool(waiting - {SubmissionStatus.MANUAL}),
+        pending_manual=SubmissionStatus.MANUAL in waiting,
     )

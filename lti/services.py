@@ -1,29 +1,29 @@
-"""Writes for LTI 1.3: our keys, the OIDC login, the launch, and score passback (AGS).
+"""Writes for LTI 1.3: our keys, registrations, the OIDC login and the launch.
 
 A launch is checked completely (``launch_validate``) before anything is written; every
 refusal is a ``LtiRefused`` with the HTTP status and the sentence the person sees.
+
+The login and launch checks are attnquiz's own on purpose (pylti1p3next's
+``MessageLaunch`` does not verify ``aud``/``azp``, does not consume the nonce, does not
+require ``exp``/``iat`` and refuses a token without ``kid``); the platform's services
+(AGS, NRPS), deep-linking responses and dynamic registration go through pylti1p3next
+(see ``connector``, ``passback``, ``roster``, ``deep_linking``, ``registration``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import secrets
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
-import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from django.conf import settings
+import requests
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -53,13 +53,15 @@ CLAIM_CONTEXT = CLAIM + "context"
 CLAIM_ROLES = CLAIM + "roles"
 CLAIM_CUSTOM = CLAIM + "custom"
 CLAIM_AGS_ENDPOINT = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
-SCORE_MEDIA_TYPE = "application/vnd.ims.lis.v1.score+json"
-CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+CLAIM_NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+CLAIM_DEEP_LINKING_SETTINGS = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
+RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
+DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
 
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
 LOGIN_STATE_SECONDS = 600
 CLOCK_LEEWAY_SECONDS = 60
-TOKEN_EXPIRY_MARGIN_SECONDS = 60
+ROSTER_SYNC_EVERY_SECONDS = 600  # an instructor launch re-syncs a roster at most this often
 
 
 class LtiRefused(Exception):
@@ -206,6 +208,14 @@ class Launch:
     resource_link: dict = field(default_factory=dict)
     custom: dict = field(default_factory=dict)
     ags: dict = field(default_factory=dict)
+    nrps: dict = field(default_factory=dict)
+    message_type: str = RESOURCE_LINK_REQUEST
+    deployment_id: str = ""
+    deep_linking: dict = field(default_factory=dict)
+
+    @property
+    def is_deep_linking(self) -> bool:
+        return self.message_type == DEEP_LINKING_REQUEST
 
 
 def _platform_signing_key(*, platform: Platform, kid: str | None) -> jwt.PyJWK:
@@ -231,10 +241,12 @@ def _platform_signing_key(*, platform: Platform, kid: str | None) -> jwt.PyJWK:
 
 
 def _fetch_keyset(url: str) -> dict:
+    from .connector import http_session
+
     try:
-        status, body = _http("GET", url, headers={"Accept": "application/json"})
-        keyset = json.loads(body) if status == 200 else None
-    except (OSError, ValueError):
+        response = http_session().get(url, headers={"Accept": "application/json"})
+        keyset = response.json() if response.status_code == 200 else None
+    except (requests.RequestException, ValueError):
         keyset = None
     if not isinstance(keyset, dict) or not isinstance(keyset.get("keys"), list):
         raise LtiRefused("The LMS's keyset could not be fetched; try the launch again later.")
@@ -291,15 +303,35 @@ def launch_validate(*, state: str, id_token: str, browser_states: set[str]) -> L
     deployment_id = claims.get(CLAIM_DEPLOYMENT_ID)
     if not platform.deployments.filter(deployment_id=str(deployment_id)).exists():
         raise LtiRefused(f"Deployment '{deployment_id}' is not registered for this LMS.")
+    return launch_from_claims(platform=platform, claims=claims)
+
+
+def launch_from_claims(*, platform: Platform, claims: dict) -> Launch:
+    """Check the message claims of a verified id_token and pick out what attnquiz uses."""
     message_type = claims.get(CLAIM_MESSAGE_TYPE)
-    if message_type != "LtiResourceLinkRequest":
-        raise LtiRefused(f"Only resource link launches are supported, not '{message_type}'.")
+    if message_type not in (RESOURCE_LINK_REQUEST, DEEP_LINKING_REQUEST):
+        raise LtiRefused(
+            "Only resource link and deep linking launches are supported, "
+            f"not '{message_type}'."
+        )
     version = claims.get(CLAIM_VERSION)
     if version != "1.3.0":
         raise LtiRefused(f"Only LTI 1.3.0 is supported, not version '{version}'.")
     resource_link = claims.get(CLAIM_RESOURCE_LINK)
-    if not isinstance(resource_link, dict) or not resource_link.get("id"):
-        raise LtiRefused("The launch names no resource link.")
+    deep_linking = claims.get(CLAIM_DEEP_LINKING_SETTINGS)
+    if message_type == RESOURCE_LINK_REQUEST:
+        if not isinstance(resource_link, dict) or not resource_link.get("id"):
+            raise LtiRefused("The launch names no resource link.")
+    else:
+        resource_link = {}
+        return_url = deep_linking.get("deep_link_return_url") if isinstance(deep_linking, dict) else None
+        if not isinstance(return_url, str) or not return_url.startswith(("https://", "http://")):
+            raise LtiRefused("The deep linking request has no deep_link_return_url.")
+        accepted = deep_linking.get("accept_types")
+        if not isinstance(accepted, list) or "ltiResourceLink" not in accepted:
+            raise LtiRefused(
+                "The LMS asks for content attnquiz cannot give: it offers only LTI resource links."
+            )
     context = claims.get(CLAIM_CONTEXT)
     if not isinstance(context, dict) or not context.get("id"):
         raise LtiRefused("The launch has no course context; add attnquiz to a course in the LMS.")
@@ -310,6 +342,7 @@ def launch_validate(*, state: str, id_token: str, browser_states: set[str]) -> L
         raise LtiRefused("The launch is anonymous (no 'sub'); attnquiz needs to know the user.")
     custom = claims.get(CLAIM_CUSTOM)
     ags = claims.get(CLAIM_AGS_ENDPOINT)
+    nrps = claims.get(CLAIM_NRPS)
     return Launch(
         platform=platform,
         claims=claims,
@@ -319,6 +352,10 @@ def launch_validate(*, state: str, id_token: str, browser_states: set[str]) -> L
         resource_link=resource_link,
         custom=custom if isinstance(custom, dict) else {},
         ags=ags if isinstance(ags, dict) else {},
+        nrps=nrps if isinstance(nrps, dict) else {},
+        message_type=message_type,
+        deployment_id=str(claims.get(CLAIM_DEPLOYMENT_ID)),
+        deep_linking=deep_linking if isinstance(deep_linking, dict) else {},
     )
 
 
@@ -384,7 +421,12 @@ def role_from_lti_roles(roles: list[str]) -> str | None:
 
 @dataclass(frozen=True)
 class LaunchResult:
-    """Where a verified launch leads. ``assignment`` is None when the link is not mapped."""
+    """Where a verified launch leads. ``assignment`` is None when the link is not mapped.
+
+    ``choose_course`` is set when an instructor opens an LMS course attnquiz has not seen
+    (a new course, or a course copied in the LMS) while teaching other attnquiz courses:
+    they pick a new or an existing course first. ``context`` is set for deep linking.
+    """
 
     user: object
     role: str
@@ -393,11 +435,20 @@ class LaunchResult:
     assignment: Assignment | None
     problem: str = ""  # set when the person cannot go on (e.g. course not set up yet)
     status: int = 200
+    choose_course: bool = False
+    context: LtiContext | None = None
+
+
+NEW_COURSE = "new"
 
 
 @transaction.atomic
-def launch_accept(*, launch: Launch) -> LaunchResult:
-    """Provision the user, course, enrolment and link for a verified launch."""
+def launch_accept(*, launch: Launch, course_choice: str | None = None) -> LaunchResult:
+    """Provision the user, course, enrolment and link for a verified launch.
+
+    ``course_choice`` answers ``choose_course``: ``NEW_COURSE`` or the slug of a course
+    the instructor teaches.
+    """
     role = role_from_lti_roles(launch.roles)
     if role is None:
         raise LtiRefused(
@@ -405,6 +456,8 @@ def launch_accept(*, launch: Launch) -> LaunchResult:
             "(it knows instructors, teaching assistants and learners).",
             status=403,
         )
+    if launch.is_deep_linking and role != Role.INSTRUCTOR:
+        raise LtiRefused("Only the course's instructors can add attnquiz content.", status=403)
     user = lti_user_ensure(platform=launch.platform, sub=launch.sub, claims=launch.claims)
     context = (
         LtiContext.objects.select_related("course")
@@ -423,9 +476,22 @@ def launch_accept(*, launch: Launch) -> LaunchResult:
                 problem="This course is not set up in attnquiz yet. Ask your instructor to "
                 "open this link from the LMS first, then try again.",
             )
-        context = lti_context_create(platform=launch.platform, context=launch.context)
+        if course_choice is None and courses_taught(user=user):
+            return LaunchResult(
+                user=user, role=role, course=None, link=None, assignment=None, choose_course=True
+            )
+        context = lti_context_create(
+            platform=launch.platform, context=launch.context, user=user, choice=course_choice
+        )
+    lti_context_refresh(context=context, launch=launch)
     course = context.course
     enrolment_ensure(course=course, user=user, role=role)
+    if role == Role.INSTRUCTOR:
+        roster_sync_schedule(context=context)
+    if launch.is_deep_linking:
+        return LaunchResult(
+            user=user, role=role, course=course, link=None, assignment=None, context=context
+        )
     link = resource_link_record(launch=launch, context=context)
     assignment, problem = _assignment_for_launch(launch=launch, link=link, role=role)
     return LaunchResult(
@@ -436,7 +502,64 @@ def launch_accept(*, launch: Launch) -> LaunchResult:
         assignment=assignment,
         problem=problem,
         status=200 if assignment or role == Role.INSTRUCTOR else 409,
+        context=context,
     )
+
+
+def courses_taught(*, user) -> list[Course]:
+    return list(
+        Course.objects.filter(enrolments__user=user, enrolments__role=Role.INSTRUCTOR).order_by(
+            "title"
+        )
+    )
+
+
+def lti_context_refresh(*, context: LtiContext, launch: Launch) -> None:
+    """Keep the context's roster service URL and deployment as the latest launch gives them."""
+    url = launch.nrps.get("context_memberships_url")
+    values = {}
+    if isinstance(url, str) and url.startswith(("http://", "https://")):
+        if context.memberships_url != url[:500]:
+            values["memberships_url"] = url[:500]
+    if launch.deployment_id and context.deployment_id != launch.deployment_id[:255]:
+        values["deployment_id"] = launch.deployment_id[:255]
+    if values:
+        LtiContext.objects.filter(pk=context.pk).update(**values)
+        for name, value in values.items():
+            setattr(context, name, value)
+
+
+def roster_sync_schedule(*, context: LtiContext, force: bool = False) -> bool:
+    """Sync the roster after the commit (in the worker, or here in inline mode).
+
+    An instructor's launch syncs at most every ``ROSTER_SYNC_EVERY_SECONDS``; ``force``
+    (the "sync now" button) always does. Never raises.
+    """
+    from django.conf import settings
+
+    if not context.memberships_url:
+        return False
+    recent = context.roster_synced_at and (
+        timezone.now() - context.roster_synced_at < timedelta(seconds=ROSTER_SYNC_EVERY_SECONDS)
+    )
+    if recent and not force:
+        return False
+
+    def run():
+        try:
+            if settings.GRADING_MODE == "inline":
+                from .roster import roster_sync
+
+                roster_sync(context_id=context.pk)
+            else:
+                from .tasks import sync_roster
+
+                sync_roster.apply_async(args=[context.pk], retry=False)
+        except Exception:
+            logger.warning("roster sync of context %s not started", context.pk, exc_info=True)
+
+    transaction.on_commit(run)
+    return True
 
 
 def lti_user_ensure(*, platform: Platform, sub: str, claims: dict):
@@ -465,14 +588,22 @@ def lti_user_ensure(*, platform: Platform, sub: str, claims: dict):
     return user
 
 
-def lti_context_create(*, platform: Platform, context: dict) -> LtiContext:
-    """A new course for an LMS course, named after it. Call inside a transaction."""
+def lti_context_create(
+    *, platform: Platform, context: dict, user=None, choice: str | None = None
+) -> LtiContext:
+    """Map an LMS course to attnquiz: a new course named after it, or (``choice`` = a
+    slug) an existing course ``user`` teaches. Call inside a transaction."""
     title = (context.get("title") or context.get("label") or "LMS course")[:200]
-    base = slugify(context.get("label") or title)[:40] or "lms-course"
-    slug = base
-    while Course.objects.filter(slug=slug).exists():
-        slug = f"{base}-{secrets.token_hex(3)}"
-    course = Course.objects.create(slug=slug, title=title)
+    if choice and choice != NEW_COURSE:
+        course = next((c for c in courses_taught(user=user) if c.slug == choice), None)
+        if course is None:
+            raise LtiRefused("Pick one of the courses you teach, or a new course.")
+    else:
+        base = slugify(context.get("label") or title)[:40] or "lms-course"
+        slug = base
+        while Course.objects.filter(slug=slug).exists():
+            slug = f"{base}-{secrets.token_hex(3)}"
+        course = Course.objects.create(slug=slug, title=title)
     return LtiContext.objects.create(
         platform=platform, context_id=str(context["id"]), course=course, title=title[:255]
     )
@@ -481,9 +612,10 @@ def lti_context_create(*, platform: Platform, context: dict) -> LtiContext:
 def resource_link_record(*, launch: Launch, context: LtiContext) -> ResourceLink:
     """Create or refresh the link, keeping the AGS line item and scopes of this launch."""
     values = {"context": context, "title": str(launch.resource_link.get("title") or "")[:255]}
-    lineitem = launch.ags.get("lineitem")
-    if isinstance(lineitem, str) and lineitem.startswith(("http://", "https://")):
-        values["lineitem_url"] = lineitem[:500]
+    for claim, attribute in (("lineitem", "lineitem_url"), ("lineitems", "lineitems_url")):
+        url = launch.ags.get(claim)
+        if isinstance(url, str) and url.startswith(("http://", "https://")):
+            values[attribute] = url[:500]
     scopes = launch.ags.get("scope")
     if isinstance(scopes, list):
         values["ags_scopes"] = [s for s in scopes if isinstance(s, str)]
@@ -545,184 +677,3 @@ def resource_link_map_new_assignment(*, link: ResourceLink, title: str) -> Assig
     assignment = assignment_create(course=course, title=title, slug=slug)
     resource_link_map(link=link, assignment=assignment)
     return assignment
-
-
-# --- Score passback (Assignment and Grade Services) -------------------------------------
-
-
-class PassbackTemporaryError(Exception):
-    """The LMS could not be reached or failed (5xx): worth retrying later."""
-
-
-class PassbackRefused(Exception):
-    """The LMS refused the request (4xx): retrying the same request will not help."""
-
-
-def _http(method: str, url: str, *, data: bytes | None = None, headers: dict) -> tuple[int, bytes]:
-    """One HTTP request; the status and body, also for error statuses. Raises OSError."""
-    request = urllib.request.Request(url, data=data, headers=headers, method=method)
-    timeout = getattr(settings, "LTI_HTTP_TIMEOUT_SECONDS", 10)
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
-
-
-def client_assertion(*, platform: Platform, key: ToolKey) -> str:
-    """The signed JWT that authenticates attnquiz at the platform's token endpoint."""
-    now = int(time.time())
-    claims = {
-        "iss": platform.client_id,
-        "sub": platform.client_id,
-        "aud": platform.auth_token_url,
-        "iat": now,
-        "exp": now + 300,
-        "jti": uuid.uuid4().hex,
-    }
-    return jwt.encode(claims, key.private_key_pem, algorithm="RS256", headers={"kid": key.kid})
-
-
-def _token_cache_key(platform: Platform, scope: str) -> str:
-    # Keyed by where the token comes from, not the row id: the cache may be shared
-    # (Redis) by processes that see different databases.
-    source = f"{platform.auth_token_url} {platform.client_id} {scope}"
-    return f"lti:token:{hashlib.sha256(source.encode()).hexdigest()[:32]}"
-
-
-def access_token_get(*, platform: Platform, scope: str) -> str:
-    """An OAuth2 access token for ``scope``, cached until shortly before it expires."""
-    cache_key = _token_cache_key(platform, scope)
-    token = cache.get(cache_key)
-    if token:
-        return token
-    body = urllib.parse.urlencode(
-        {
-            "grant_type": "client_credentials",
-            "client_assertion_type": CLIENT_ASSERTION_TYPE,
-            "client_assertion": client_assertion(platform=platform, key=tool_key_ensure()),
-            "scope": scope,
-        }
-    ).encode()
-    try:
-        status, answer = _http(
-            "POST",
-            platform.auth_token_url,
-            data=body,
-            headers={
-                "Content-Type": "application/x-www-form-urlencoded",
-                "Accept": "application/json",
-            },
-        )
-    except OSError as error:
-        raise PassbackTemporaryError(f"token endpoint unreachable: {error}") from error
-    if status >= 500:
-        raise PassbackTemporaryError(f"token endpoint answered {status}")
-    if status != 200:
-        raise PassbackRefused(f"token endpoint answered {status}: {answer[:300]!r}")
-    try:
-        payload = json.loads(answer)
-        token = payload["access_token"]
-        expires_in = int(payload.get("expires_in", 3600))
-    except (ValueError, KeyError, TypeError):
-        raise PassbackRefused(
-            f"token endpoint answered without an access token: {answer[:300]!r}"
-        ) from None
-    if expires_in > TOKEN_EXPIRY_MARGIN_SECONDS:
-        cache.set(cache_key, token, timeout=expires_in - TOKEN_EXPIRY_MARGIN_SECONDS)
-    return token
-
-
-def scores_url(lineitem_url: str) -> str:
-    """``<lineitem>/scores``, keeping a query string the line item URL may carry."""
-    parts = urllib.parse.urlsplit(lineitem_url)
-    return urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/scores"))
-
-
-def score_payload(*, sub: str, score: selectors.AssignmentScore, timestamp) -> dict:
-    return {
-        "userId": sub,
-        "scoreGiven": score.earned,
-        "scoreMaximum": score.possible,
-        "activityProgress": "Completed" if score.finished else "InProgress",
-        "gradingProgress": "Pending" if score.pending else "FullyGraded",
-        "timestamp": timestamp.isoformat(timespec="milliseconds"),
-    }
-
-
-def score_passback(*, resource_link_id: int, user_id: int) -> str:
-    """Send the student's current assignment total to the link's line item.
-
-    Idempotent: it always sends the total as it is now, so a repeat or a late retry
-    does no harm. Returns what happened ("sent", "skipped: ..."); raises
-    ``PassbackTemporaryError`` (retry) or ``PassbackRefused`` (do not).
-    """
-    link = (
-        ResourceLink.objects.select_related("platform", "assignment")
-        .filter(pk=resource_link_id)
-        .first()
-    )
-    if link is None or link.assignment is None or not link.lineitem_url:
-        return "skipped: link gone, unmapped or without a line item"
-    identity = (
-        LtiIdentity.objects.select_related("user")
-        .filter(platform=link.platform, user_id=user_id)
-        .first()
-    )
-    if identity is None:
-        return "skipped: the user has no identity on this LMS"
-    score = selectors.assignment_score(assignment=link.assignment, student=identity.user)
-    if score.possible <= 0:
-        return "skipped: the assignment has no points"
-    body = json.dumps(
-        score_payload(sub=identity.sub, score=score, timestamp=timezone.now())
-    ).encode()
-    url = scores_url(link.lineitem_url)
-    for attempt in (1, 2):
-        token = access_token_get(platform=link.platform, scope=selectors.AGS_SCORE_SCOPE)
-        try:
-            status, answer = _http(
-                "POST",
-                url,
-                data=body,
-                headers={"Authorization": f"Bearer {token}", "Content-Type": SCORE_MEDIA_TYPE},
-            )
-        except OSError as error:
-            raise PassbackTemporaryError(f"score endpoint unreachable: {error}") from error
-        if status == 401 and attempt == 1:
-            # The platform may revoke a token before its stated expiry: fetch a fresh one once.
-            cache.delete(_token_cache_key(link.platform, selectors.AGS_SCORE_SCOPE))
-            continue
-        break
-    if status >= 500:
-        raise PassbackTemporaryError(f"score endpoint answered {status}")
-    if not 200 <= status < 300:
-        raise PassbackRefused(f"score endpoint answered {status}: {answer[:300]!r}")
-    return "sent"
-
-
-def score_passback_enqueue(*, resource_link_id: int, user_id: int) -> bool:
-    """Hand a passback to the worker (or do it here in inline mode). Never raises.
-
-    Losing one is harmless: the next score change sends the then-current total.
-    """
-    if settings.GRADING_MODE == "inline":
-        try:
-            score_passback(resource_link_id=resource_link_id, user_id=user_id)
-        except Exception:
-            logger.warning("LTI score passback failed for link %s", resource_link_id, exc_info=True)
-            return False
-        return True
-    from .tasks import passback_score
-
-    try:
-        with passback_score.app.connection_for_write() as connection:
-            passback_score.apply_async(
-                args=[resource_link_id, user_id], retry=False, connection=connection
-            )
-    except Exception:  # the broker being down must never fail the student's request
-        logger.warning(
-            "broker unreachable; LTI passback for link %s dropped", resource_link_id, exc_info=True
-        )
-        return False
-    return True

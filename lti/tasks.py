@@ -1,31 +1,37 @@
-"""Celery entry points for LTI. Thin: the work is ``services.score_passback``.
+"""Celery entry points for LTI. Thin: the work is in ``passback`` and ``roster``.
 
-Safe to run twice or late: each run sends the student's total as it is at that moment.
+Safe to run twice or late: a passback sends the student's total as it is at that moment,
+and only while its outbox row is pending; a roster sync is a full, idempotent refresh.
 """
 
 import logging
 
 from celery import shared_task
 
-from . import services
+from . import passback, roster
+from .connector import ServiceTemporaryError
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(
-    acks_late=True,
-    ignore_result=True,
-    autoretry_for=(services.PassbackTemporaryError,),
-    retry_backoff=10,
-    retry_backoff_max=600,
-    retry_jitter=True,
-    max_retries=5,
-)
-def passback_score(resource_link_id: int, user_id: int) -> str:
-    """Report the student's assignment score to the LMS line item of the resource link."""
+@shared_task(bind=True, acks_late=True, ignore_result=True, max_retries=passback.MAX_ATTEMPTS)
+def send_passback(self, passback_id: int) -> str:
+    """Post one outbox row's score to the LMS; retried with back-off on temporary errors."""
     try:
-        return services.score_passback(resource_link_id=resource_link_id, user_id=user_id)
-    except services.PassbackRefused as refusal:
-        # A 4xx will be refused again; the next score change sends a fresh request.
-        logger.warning("LMS refused the score for link %s: %s", resource_link_id, refusal)
-        return f"refused: {refusal}"
+        return passback.passback_send(passback_id=passback_id)
+    except ServiceTemporaryError as error:
+        # The row records the attempt and its back-off; the sweeper also honours it.
+        countdown = passback.backoff_seconds(self.request.retries + 1)
+        raise self.retry(exc=error, countdown=countdown) from None
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def send_due_passbacks() -> dict:
+    """Periodic sweeper: send the outbox rows a lost or failed task left pending."""
+    return passback.passbacks_send_due()
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def sync_roster(context_id: int) -> str:
+    """Fetch the LMS course's membership (NRPS) and bring enrolments up to date."""
+    return roster.roster_sync(context_id=context_id).summary()

@@ -1,10 +1,10 @@
-"""A stored score enqueues a passback on commit — and only for an LTI-linked student."""
+"""A stored score arms the outbox in its own transaction — only for an LTI-linked student."""
 
 import pytest
 
 from courses.models import Enrolment
 from grading.signals import send_submission_scored
-from lti.models import LtiIdentity
+from lti.models import LtiIdentity, Passback
 
 from .conftest import AGS_SCOPES
 
@@ -17,15 +17,14 @@ def enqueued(settings, monkeypatch):
     settings.GRADING_MODE = "celery"
     sent = []
     monkeypatch.setattr(
-        tasks.passback_score, "apply_async", lambda args, **kwargs: sent.append(tuple(args))
+        tasks.send_passback, "apply_async", lambda args, **kwargs: sent.append(tuple(args))
     )
     return sent
 
 
 @pytest.fixture
 def submission(linked, answer, settings):
-    with_grading_inline = answer(linked, "weights")
-    return with_grading_inline
+    return answer(linked, "weights")
 
 
 def score_signal(submission, django_capture_on_commit_callbacks):
@@ -34,23 +33,53 @@ def score_signal(submission, django_capture_on_commit_callbacks):
     return callbacks
 
 
-def test_score_of_a_linked_student_enqueues_on_commit(
+def test_score_of_a_linked_student_arms_the_outbox_and_enqueues_on_commit(
     linked, submission, enqueued, django_capture_on_commit_callbacks
 ):
     linked.link.lineitem_url = "https://lms.example.edu/api/lti/courses/42/line_items/7"
     linked.link.save()
     callbacks = score_signal(submission, django_capture_on_commit_callbacks)
+    row = Passback.objects.get()
+    assert (row.link_id, row.user_id, row.status, row.attempts) == (
+        linked.link.pk,
+        linked.student.pk,
+        "pending",
+        0,
+    )
     assert enqueued == []  # nothing before the commit
     assert len(callbacks) == 1
     callbacks[0]()
-    assert enqueued == [(linked.link.pk, linked.student.pk)]
+    assert enqueued == [(row.pk,)]
+
+
+def test_one_assignment_linked_from_two_lms_courses_arms_one_row_per_link(
+    linked, submission, enqueued, django_capture_on_commit_callbacks
+):
+    from lti.models import ResourceLink
+
+    linked.link.lineitem_url = "https://lms.example.edu/api/lti/courses/42/line_items/7"
+    linked.link.save()
+    section = linked.platform.contexts.create(context_id="course-43", course=linked.course)
+    second = ResourceLink.objects.create(
+        platform=linked.platform,
+        resource_link_id="link-10",
+        context=section,
+        assignment=linked.assignment,
+        ags_scopes=AGS_SCOPES,
+        lineitem_url="https://lms.example.edu/api/lti/courses/43/line_items/8",
+    )
+    callbacks = score_signal(submission, django_capture_on_commit_callbacks)
+    callbacks[0]()
+    rows = dict(Passback.objects.values_list("link_id", "status"))
+    assert rows == {linked.link.pk: "pending", second.pk: "pending"}
+    assert sorted(enqueued) == sorted((pk,) for pk in Passback.objects.values_list("pk", flat=True))
 
 
 @pytest.mark.parametrize(
     "change",
     ["no line item", "no score scope", "no identity", "instructor", "link unmapped"],
 )
-def test_no_enqueue_without_a_link_identity_and_student_role(
+def test_no_row_without_a_link_identity_and_student_role(
     linked, submission, enqueued, django_capture_on_commit_callbacks, change
 ):
     link = linked.link
@@ -69,53 +98,44 @@ def test_no_enqueue_without_a_link_identity_and_student_role(
     callbacks = score_signal(submission, django_capture_on_commit_callbacks)
     assert callbacks == []
     assert enqueued == []
+    assert Passback.objects.count() == 0
 
 
-def test_grading_a_course_without_lti_enqueues_nothing(
-    demo, monkeypatch, django_capture_on_commit_callbacks
+def test_grading_a_course_without_lti_costs_one_query_and_arms_nothing(
+    demo, django_assert_num_queries
 ):
-    from lti import services
-
-    passbacks = []
-    monkeypatch.setattr(
-        services, "score_passback_enqueue", lambda **kwargs: passbacks.append(kwargs)
-    )
     from django.contrib.auth import get_user_model
 
     from courses.models import AssignmentItem
     from exercises.services import variant_get_or_create_for_item
-    from grading import services as grading_services
+    from grading.models import Submission
+    from lti import receivers
 
-    from .conftest import WORKED_EXAMPLE, correct_answer
+    from .conftest import WORKED_EXAMPLE
 
     student = get_user_model().objects.get(username="student1")
     item = AssignmentItem.objects.get(
         assignment=demo.assignment, exercise_version__exercise__slug=WORKED_EXAMPLE
     )
     variant = variant_get_or_create_for_item(item=item, student=student)
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        created = grading_services.submission_create(
-            variant=variant,
-            student=student,
-            part="weights",
-            raw_answer=correct_answer(variant, "weights"),
-        )
-    created.refresh_from_db()
-    assert created.status == "graded"
-    assert len(callbacks) == 1  # the grading itself, and no passback after it
-    assert passbacks == []
+    submission = Submission(variant_id=variant.pk, student_id=student.pk)
+    # The savepoint around the receiver's work, and one existence query.
+    with django_assert_num_queries(3):
+        receivers.schedule_score_passback(sender=Submission, submission=submission)
+    assert Passback.objects.count() == 0
 
 
-def test_broker_down_does_not_raise(linked, submission, settings, monkeypatch):
-    from lti import services, tasks
+def test_broker_down_leaves_the_row_pending_and_does_not_raise(linked, submission, settings, monkeypatch):
+    from lti import passback, tasks
 
     settings.GRADING_MODE = "celery"
 
     def down(*args, **kwargs):
         raise ConnectionRefusedError("broker down")
 
-    monkeypatch.setattr(tasks.passback_score, "apply_async", down)
-    assert (
-        services.score_passback_enqueue(resource_link_id=linked.link.pk, user_id=linked.student.pk)
-        is False
-    )
+    monkeypatch.setattr(tasks.send_passback.app, "connection_for_write", down)
+    linked.link.lineitem_url = "https://lms.example.edu/api/lti/courses/42/line_items/7"
+    linked.link.save()
+    ids = passback.passbacks_record(submission=submission)
+    passback.passbacks_enqueue(passback_ids=ids)
+    assert Passback.objects.get().status == "pending"

@@ -144,9 +144,39 @@ BAD_LAUNCHES = {
     ),
     "wrong message type": (
         lambda lms, nonce, other: lms.sign(
-            lms.claims(nonce=nonce, **{services.CLAIM_MESSAGE_TYPE: "LtiDeepLinkingRequest"})
+            lms.claims(nonce=nonce, **{services.CLAIM_MESSAGE_TYPE: "LtiSubmissionReviewRequest"})
         ),
-        "Only resource link launches are supported, not 'LtiDeepLinkingRequest'.",
+        "Only resource link and deep linking launches are supported, "
+        "not 'LtiSubmissionReviewRequest'.",
+    ),
+    "deep linking without a return URL": (
+        lambda lms, nonce, other: lms.sign(
+            lms.claims(
+                nonce=nonce,
+                roles=[INSTRUCTOR],
+                **{
+                    services.CLAIM_MESSAGE_TYPE: "LtiDeepLinkingRequest",
+                    services.CLAIM_DEEP_LINKING_SETTINGS: {"accept_types": ["ltiResourceLink"]},
+                },
+            )
+        ),
+        "The deep linking request has no deep_link_return_url.",
+    ),
+    "deep linking for files only": (
+        lambda lms, nonce, other: lms.sign(
+            lms.claims(
+                nonce=nonce,
+                roles=[INSTRUCTOR],
+                **{
+                    services.CLAIM_MESSAGE_TYPE: "LtiDeepLinkingRequest",
+                    services.CLAIM_DEEP_LINKING_SETTINGS: {
+                        "accept_types": ["file"],
+                        "deep_link_return_url": "https://lms.example.edu/dl/return",
+                    },
+                },
+            )
+        ),
+        "The LMS asks for content attnquiz cannot give: it offers only LTI resource links.",
     ),
     "wrong version": (
         lambda lms, nonce, other: lms.sign(
@@ -455,13 +485,19 @@ def test_keyset_url_is_fetched_for_an_unknown_key(client, lms, platform_private_
     lms.platform.save()
     fetched = []
 
-    def fake_http(method, url, *, data=None, headers):
-        fetched.append((method, url))
-        import json
+    class FakeResponse:
+        status_code = 200
 
-        return 200, json.dumps(public_jwks(platform_private_key)).encode()
+        def json(self):
+            return public_jwks(platform_private_key)
 
-    monkeypatch.setattr(services, "_http", fake_http)
+    def fake_get(self, url, **kwargs):
+        fetched.append(("GET", url))
+        return FakeResponse()
+
+    from lti.connector import TimeoutSession
+
+    monkeypatch.setattr(TimeoutSession, "get", fake_get)
     response = lms.login_and_launch(client, roles=[INSTRUCTOR])
     assert response.status_code == 302
     assert fetched == [("GET", "https://lms.example.edu/api/lti/security/jwks")]
