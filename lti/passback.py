@@ -21,7 +21,7 @@ from pylti1p3.assignments_grades import AssignmentsGradesService
 from pylti1p3.grade import Grade
 from pylti1p3.lineitem import LineItem
 
-from courses.models import Enrolment, Role
+from courses.models import Enrolment, EnrolmentStatus, Role
 
 from . import selectors
 from .connector import ServiceRefused, ServiceTemporaryError, call_service, service_connector
@@ -68,7 +68,9 @@ def passbacks_record(*, submission) -> list[int]:
         ).values_list("platform_id", flat=True)
     )
     student_courses = set(
-        Enrolment.objects.filter(user_id=submission.student_id, role=Role.STUDENT).values_list(
+        Enrolment.objects.filter(
+            user_id=submission.student_id, role=Role.STUDENT, status=EnrolmentStatus.ACTIVE
+        ).values_list(
             "course_id", flat=True
         )
     )

@@ -15,8 +15,8 @@ from django.db import transaction
 from django.utils import timezone
 from pylti1p3.names_roles import NamesRolesProvisioningService
 
-from courses.models import Enrolment, Role
-from courses.services import enrolment_ensure
+from courses.models import Enrolment, EnrolmentSource, EnrolmentStatus, Role
+from courses.services import CourseRefused, enrolment_ensure, enrolment_remove
 
 from .connector import ServiceRefused, ServiceTemporaryError, call_service, service_connector
 from .models import LtiContext, LtiIdentity
@@ -100,9 +100,15 @@ def roster_apply(*, context: LtiContext, members: list[dict], result: RosterSync
     course = context.course
     platform = context.platform
     active_users: set[int] = set()
-    current = dict(
-        Enrolment.objects.filter(course=course).values_list("user_id", "role")
-    )
+    if course.archived_at is not None:
+        result.notes.append("the course is archived: its roster is left as it is")
+        return
+    current = {
+        user_id: (role, status)
+        for user_id, role, status in Enrolment.objects.filter(course=course).values_list(
+            "user_id", "role", "status"
+        )
+    }
     result.members = len(members)
     for member in members:
         sub = member.get("user_id")
@@ -121,24 +127,25 @@ def roster_apply(*, context: LtiContext, members: list[dict], result: RosterSync
         active_users.add(user.pk)
         if current.get(user.pk) is None:
             result.added += 1
-        elif current[user.pk] != role or _is_dropped(course=course, user_id=user.pk):
+        elif current[user.pk] != (role, EnrolmentStatus.ACTIVE):
             result.updated += 1
-        enrolment_ensure(course=course, user=user, role=role)
+        else:
+            continue
+        enrolment_ensure(course=course, user=user, role=role, source=EnrolmentSource.LMS)
     left = (
-        LtiIdentity.objects.filter(platform=platform, user__enrolments__course=course)
+        Enrolment.objects.filter(
+            course=course,
+            status=EnrolmentStatus.ACTIVE,
+            user__lti_identities__platform=platform,
+        )
         .exclude(user_id__in=active_users)
-        .values_list("user_id", flat=True)
+        .exclude(role=Role.INSTRUCTOR)  # a sync never locks the course's instructors out
+        .select_related("course")
     )
-    for user_id in left:
-        if current.get(user_id) == Role.INSTRUCTOR:
-            continue  # never lock the course's instructors out by a sync
-        if _enrolment_drop(course=course, user_id=user_id):
-            result.dropped += 1
-
-
-def _is_dropped(*, course, user_id: int) -> bool:
-    return False
-
-
-def _enrolment_drop(*, course, user_id: int) -> bool:
-    return False
+    for enrolment in left:
+        try:
+            enrolment_remove(enrolment=enrolment)  # students: dropped, work kept; staff: removed
+        except CourseRefused as refusal:
+            result.notes.append(str(refusal))
+            continue
+        result.dropped += 1

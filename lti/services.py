@@ -28,7 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from courses.models import Assignment, Course, Role
+from courses.models import Assignment, Course, EnrolmentSource, Role
 from courses.services import enrolment_ensure
 
 from . import selectors
@@ -485,7 +485,7 @@ def launch_accept(*, launch: Launch, course_choice: str | None = None) -> Launch
         )
     lti_context_refresh(context=context, launch=launch)
     course = context.course
-    enrolment_ensure(course=course, user=user, role=role)
+    enrolment_ensure(course=course, user=user, role=role, source=EnrolmentSource.LMS)
     if role == Role.INSTRUCTOR:
         roster_sync_schedule(context=context)
     if launch.is_deep_linking:
@@ -508,7 +508,9 @@ def launch_accept(*, launch: Launch, course_choice: str | None = None) -> Launch
 
 def courses_taught(*, user) -> list[Course]:
     return list(
-        Course.objects.filter(enrolments__user=user, enrolments__role=Role.INSTRUCTOR).order_by(
+        Course.objects.filter(
+            enrolments__user=user, enrolments__role=Role.INSTRUCTOR, enrolments__status="active"
+        ).order_by(
             "title"
         )
     )

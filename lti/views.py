@@ -319,7 +319,6 @@ def _int(value) -> int | None:
 
 
 @csrf_exempt
-@xframe_options_exempt
 @never_cache
 @require_http_methods(["GET", "POST"])
 def register(request):
