@@ -23,6 +23,9 @@ def part_options(spec: ExerciseSpec, params: dict, part_key: str) -> dict:
         options["symbols"] = part.symbols
     if part.type == "choice":
         options["choices"] = list(part.choice_keys)
+        feedback = {choice["key"]: fill_plain(choice["feedback"], params) for choice in part.choices if choice.get("feedback")}
+        if feedback:
+            options["choice_feedback"] = feedback
     if part.diagnose:
         options["diagnose"] = _diagnose_options(part.diagnose, params)
     options.update(fill_plain(part.options, params))

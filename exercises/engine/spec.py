@@ -445,8 +445,8 @@ def _choices(check: _Validator, raw, path: Path, known: set[str]):
     choices, keys = [], []
     for index, choice in enumerate(raw):
         here = path + (index,)
-        if not isinstance(choice, dict) or set(choice) != {"key", "text"}:
-            check.error(here, "each choice needs exactly 'key' and 'text'")
+        if not isinstance(choice, dict) or not {"key", "text"} <= set(choice) or set(choice) - {"key", "text", "feedback"}:
+            check.error(here, "each choice needs 'key' and 'text', and may have 'feedback' (why it is wrong)")
             continue
         if not isinstance(choice["key"], str) or not choice["key"]:
             check.error(here + ("key",), "must be a short text key")
@@ -454,7 +454,11 @@ def _choices(check: _Validator, raw, path: Path, known: set[str]):
         if choice["key"] in keys:
             check.error(here + ("key",), f"duplicate choice key '{choice['key']}'")
         check.text(choice, "text", here, known, required=True)
-        choices.append({"key": choice["key"], "text": choice["text"]})
+        entry = {"key": choice["key"], "text": choice["text"]}
+        if "feedback" in choice:
+            check.text(choice, "feedback", here, known, required=True)
+            entry["feedback"] = choice["feedback"]
+        choices.append(entry)
         keys.append(choice["key"])
     return tuple(choices), tuple(keys)
 

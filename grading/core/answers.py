@@ -2,7 +2,8 @@
 
 ``check`` never raises for a bad *answer* (that is an invalid Grade with ``error`` set,
 which costs the student no attempt); it raises ``ValueError`` (InvalidRequest) for a bad
-*request*: unknown answer type, unreadable expected value or options.
+*request*: unknown answer type, unreadable expected value or options. Any other failure
+inside a checker becomes a could-not-grade Grade with the reason in ``details``.
 Each answer type lives in its own module with the phases parse / grade (``check``) / test.
 """
 
@@ -15,11 +16,14 @@ from grading.core.grades import (  # noqa: F401  (re-exported: the public interf
     Grade,
     InvalidRequest,
     Parsed,
+    could_not_grade,
+    invalid,
     require_options_dict,
 )
 
 ANSWER_TYPES = ("numeric", "matrix", "symbolic", "matrix_expression", "derivation", "choice", "free_text")
-SANDBOXED_TYPES = ("symbolic", "derivation")
+# Every checker that evaluates a student's expression runs under the same sandbox limits.
+SANDBOXED_TYPES = ("symbolic", "derivation", "matrix_expression")
 
 
 def checker_module(answer_type: str):
@@ -31,7 +35,20 @@ def checker_module(answer_type: str):
 def check(answer_type: str, expected, answer, options: dict | None = None) -> Grade:
     """Grade one answer. See the module docstring for what raises and what does not."""
     module = checker_module(answer_type)
-    return module.check(expected, answer, require_options_dict(options))
+    options = require_options_dict(options)
+    try:
+        return module.check(expected, answer, options)
+    except InvalidRequest:
+        raise
+    except AnswerFormatError as problem:  # a reader deep inside a checker refused the answer
+        return invalid(str(problem))
+    except (ArithmeticError, RecursionError, MemoryError, LookupError, TypeError, ValueError, AttributeError) as problem:
+        # A checker bug or a numerical corner must not crash the stream or the worker:
+        # the answer goes to a person, with the reason recorded.
+        return could_not_grade(
+            "Your answer could not be checked automatically (the checker failed on it); it has been passed on for review.",
+            reason=f"{type(problem).__name__}: {str(problem)[:200]}",
+        )
 
 
 def parse(answer_type: str, answer, options: dict | None = None) -> Parsed:

@@ -2,7 +2,8 @@
 
 Options: ``choices`` (the list of valid keys; without it any non-empty key is read),
 ``multiple`` (several keys may be right), ``partial_credit`` (multiple only: one point
-per right key picked minus one per wrong key picked, never below zero).
+per right key picked minus one per wrong key picked, never below zero),
+``choice_feedback`` ({key: text}: why that choice is wrong, said when it is picked).
 Keys are matched exactly after trimming, falling back to a case-insensitive match.
 """
 
@@ -73,15 +74,25 @@ def check(expected, answer, options: dict) -> Grade:
         return invalid(str(problem))
     if picked == wanted:
         return right("Correct.")
+    reasons = _distractor_feedback(picked - wanted, options)
     if not options.get("multiple"):
-        return wrong("Not the right choice.")
+        return wrong(f"Not the right choice: {reasons[0]}" if reasons else "Not the right choice.",
+                     picked_feedback=reasons)
     hits, misses = len(picked & wanted), len(picked - wanted)
     score = max(0.0, (hits - misses) / len(wanted)) if options.get("partial_credit") else 0.0
     return wrong(
         f"Not quite: {hits} of your {len(picked)} selections are right and "
-        f"{len(wanted - picked)} right choice(s) are missing.",
+        f"{len(wanted - picked)} right choice(s) are missing." + "".join(f" {reason}" for reason in reasons),
         score=min(score, 0.99),
+        picked_feedback=reasons,
     )
+
+
+def _distractor_feedback(wrong_picks: set[str], options: dict) -> list[str]:
+    feedback = options.get("choice_feedback") or {}
+    if not isinstance(feedback, dict):
+        raise InvalidRequest("option 'choice_feedback' must map choice keys to text")
+    return [str(feedback[key]).strip() for key in sorted(wrong_picks) if str(feedback.get(key) or "").strip()]
 
 
 def parse_answer(answer, options: dict) -> Parsed:

@@ -12,6 +12,7 @@ answered within a few seconds.
 from __future__ import annotations
 
 import json
+import re
 
 from grading.core.grades import Grade, InvalidRequest
 from grading.core.sandbox import SandboxError, check_isolated
@@ -60,13 +61,21 @@ def answer_line(line: str) -> dict:
     return _record(grade)
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _utf8_safe(text: str) -> str:
+    """Valid UTF-8 whatever was fed in: a lone surrogate echoed in feedback becomes U+FFFD."""
+    return _SURROGATES.sub("\ufffd", text)
+
+
 def answer_stream(lines, out) -> int:
     """Answer every non-blank line of ``lines`` on ``out``; returns the number answered."""
     answered = 0
     for line in lines:
         if not line.strip():
             continue
-        out.write(json.dumps(answer_line(line), ensure_ascii=False) + "\n")
+        out.write(_utf8_safe(json.dumps(answer_line(line), ensure_ascii=False)) + "\n")
         out.flush()
         answered += 1
     return answered

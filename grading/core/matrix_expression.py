@@ -8,8 +8,15 @@ Syntax: products by juxtaposition, ``*`` or ``@`` (matrix products do not commut
 ``K^T`` / ``K^{\\top}`` / ``Kᵀ`` / ``transpose(K)`` for a transpose, ``/`` by a scalar,
 functions ``softmax`` (row-wise), ``sqrt``, ``exp`` (element-wise), ``transpose``.
 The text goes through the same safe reader as symbolic answers (no eval).
-Grading evaluates both expressions with NumPy on three seeded random draws of the
-declared matrices; a product of incompatible shapes is explained, with a transpose hint.
+Grading evaluates both expressions with NumPy at three shape assignments (the declared
+sizes and two redraws in which every dimension -- n, d_k, d_v, ... -- takes a new value,
+scalars named for a dimension following it) with seeded random entries, and compares
+with a tolerance relative to the size of the result (1e-12), far below any slip. An
+answer right only at the declared sizes (``sqrt(32)`` for ``sqrt(d_k)``) is told to write
+the size in terms of its name. Known slips (no scaling, d_k for √d_k, softmax over
+columns, scaling after the softmax, K Qᵀ, V on the left, √d_model for a head's scale, a
+transposed result) are named. A product of incompatible shapes is explained, with a
+transpose hint.
 """
 
 from __future__ import annotations
@@ -40,7 +47,19 @@ class ShapeMismatch(Exception):
         self.misconception = misconception
 
 
+DIMENSION_NAMES = frozenset({"n", "m", "d_k", "d_q", "d_v", "n_q", "n_k"})
+SHAPE_ASSIGNMENTS = 3  # the declared shapes and two more, so every dimension takes three values
+RESULT_RTOL = 1e-12  # relative to the largest entry of the result: far below any slip
+
+
 def _shapes_and_scalars(options: dict) -> tuple[dict, dict]:
+    shapes, scalars, _ = _declared(options)
+    return shapes, scalars
+
+
+def _declared(options: dict) -> tuple[dict, dict, dict]:
+    """(shapes, scalar values, dimensions): each dimension maps to the (matrix, axis) pairs
+    and scalar names that carry it, so it can be varied consistently."""
     scalars = options.get("scalars") or {}
     matrices = options.get("matrices")
     if not isinstance(matrices, dict) or not matrices:
@@ -51,16 +70,27 @@ def _shapes_and_scalars(options: dict) -> tuple[dict, dict]:
         scalar_values = {str(name): float(value) for name, value in scalars.items()}
     except (TypeError, ValueError):
         raise InvalidRequest("every value in option 'scalars' must be a number") from None
-    shapes = {}
+    shapes, dimensions = {}, {}
     for name, shape in matrices.items():
         if not isinstance(shape, (list, tuple)) or len(shape) != 2:
             raise InvalidRequest(f"shape of {name!r} must be [rows, cols]")
-        shapes[str(name)] = tuple(_size(size, scalar_values, name) for size in shape)
+        sizes = tuple(_size(size, scalar_values, name) for size in shape)
+        shapes[str(name)] = sizes
+        for axis, (size, value) in enumerate(zip(shape, sizes)):
+            label = size if isinstance(size, str) else f"#{value}"
+            dimension = dimensions.setdefault(label, {"value": value, "axes": [], "scalars": set()})
+            dimension["axes"].append((str(name), axis))
+            if isinstance(size, str):
+                dimension["scalars"].add(size)
     if "d_k" not in scalar_values:
         source = shapes.get("K") or shapes.get("Q")
         if source:
             scalar_values["d_k"] = float(source[1])
-    return shapes, scalar_values
+    for name, value in scalar_values.items():
+        anonymous = dimensions.get(f"#{int(value)}") if float(value).is_integer() else None
+        if name in DIMENSION_NAMES and anonymous is not None and not any(name in d["scalars"] for d in dimensions.values()):
+            anonymous["scalars"].add(name)  # d_k = 16 with K declared [4, 16]: the same dimension
+    return shapes, scalar_values, dimensions
 
 
 def _size(size, scalars: dict, name: str) -> int:
@@ -70,6 +100,32 @@ def _size(size, scalars: dict, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIZE:
         raise InvalidRequest(f"size {size!r} of {name!r} must be a whole number from 1 to {MAX_SIZE}")
     return value
+
+
+def shape_assignments(shapes: dict, scalars: dict, dimensions: dict, count: int = SHAPE_ASSIGNMENTS,
+                      seed: int = SEED) -> list[tuple[dict, dict]]:
+    """(shapes, scalars) for the declared sizes and ``count - 1`` redraws in which every
+    dimension takes a new value, different from its others and from the other dimensions'."""
+    rng = np.random.default_rng(seed + 1)
+    assignments = [(shapes, scalars)]
+    used = {label: {dimension["value"]} for label, dimension in dimensions.items()}
+    for _ in range(count - 1):
+        values, taken = {}, set()
+        for label in sorted(dimensions):
+            candidates = [size for size in range(2, 13) if size not in used[label] and size not in taken]
+            value = int(rng.choice(candidates)) if candidates else dimensions[label]["value"]
+            values[label] = value
+            taken.add(value)
+            used[label].add(value)
+        new_shapes = {name: list(shape) for name, shape in shapes.items()}
+        new_scalars = dict(scalars)
+        for label, dimension in dimensions.items():
+            for matrix, axis in dimension["axes"]:
+                new_shapes[matrix][axis] = values[label]
+            for scalar in dimension["scalars"]:
+                new_scalars[scalar] = float(values[label])
+        assignments.append(({name: tuple(shape) for name, shape in new_shapes.items()}, new_scalars))
+    return assignments
 
 
 def _known_names(shapes: dict, scalars: dict) -> frozenset:
@@ -102,8 +158,10 @@ class _Evaluator:
 
     def value(self, node: ast.AST):
         if isinstance(node, ast.Constant):
-            return float(self.literals.get(node.col_offset, node.value))
+            return np.float64(self.literals.get(node.col_offset, node.value))
         if isinstance(node, ast.Name):
+            if node.id not in self.values:
+                raise AnswerFormatError("a transpose ^T must follow a matrix, e.g. K^T")
             return self.values[node.id]
         if isinstance(node, ast.UnaryOp):
             operand = self.value(node.operand)
@@ -149,8 +207,18 @@ class _SlipEvaluator(_Evaluator):
     """Evaluates the *expected* expression the way a known slip would (for diagnosis)."""
 
     def __init__(self, checked, values: dict, slip: str):
+        if slip == "keys_queries_swapped":
+            if "Q" not in values or "K" not in values:
+                raise ShapeMismatch("no Q and K to swap")
+            values = {**values, "Q": values["K"], "K": values["Q"]}
         super().__init__(checked, values)
         self.slip = slip
+
+    def value(self, node: ast.AST):
+        if (self.slip == "d_model_scale" and isinstance(node, ast.Name) and node.id == "d_k"
+                and "d_model" in self.values and self.values["d_model"] != self.values["d_k"]):
+            return self.values["d_model"]
+        return super().value(node)
 
     def call(self, node: ast.Call):
         name = node.func.id
@@ -162,23 +230,45 @@ class _SlipEvaluator(_Evaluator):
             argument = self.value(node.args[0])
             if np.ndim(argument):
                 return attention.softmax(argument, axis=-2)
+        if name == "softmax" and self.slip == "scale_after_softmax":
+            inner = node.args[0]
+            if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Div):
+                scale = self.value(inner.right)
+                if not np.ndim(scale):
+                    return attention.softmax(self.value(inner.left), axis=-1) / scale
         return super().call(node)
 
 
-SLIPS = ("no_scaling", "divided_by_d_k", "softmax_wrong_axis")
+SLIPS = ("no_scaling", "divided_by_d_k", "softmax_wrong_axis", "scale_after_softmax", "keys_queries_swapped",
+         "d_model_scale")
 
 
 def diagnose_slip(expected_checked, answer_values: list, draws: list) -> str | None:
     """The known slip whose version of the expected expression the answer matches, if any."""
     for slip in SLIPS:
-        with np.errstate(all="ignore"):
-            slipped = [_SlipEvaluator(expected_checked, draw, slip).value(expected_checked.body) for draw in draws]
-        if all(
-            np.shape(s) == np.shape(a) and np.allclose(a, s, rtol=1e-7, atol=1e-9)
-            for s, a in zip(slipped, answer_values)
-        ):
-            return slip
+        try:
+            with np.errstate(all="ignore"):
+                slipped = [_SlipEvaluator(expected_checked, draw, slip).value(expected_checked.body) for draw in draws]
+        except (ShapeMismatch, AnswerFormatError):
+            continue
+        if all(np.shape(s) == np.shape(a) and _close(a, s) for s, a in zip(slipped, answer_values)):
+            if not all(np.shape(s) == np.shape(e) and _close(s, e) for s, e in zip(slipped, draws_expected(expected_checked, draws))):
+                return slip
     return None
+
+
+def draws_expected(expected_checked, draws: list) -> list:
+    return [evaluate(expected_checked, draw) for draw in draws]
+
+
+def _close(answer_value, expected_value, rtol: float = RESULT_RTOL) -> bool:
+    """Equal up to rounding, relative to the size of the result (not per entry)."""
+    with np.errstate(all="ignore"):
+        answer_value, expected_value = np.asarray(answer_value, dtype=float), np.asarray(expected_value, dtype=float)
+        if not (np.all(np.isfinite(answer_value)) and np.all(np.isfinite(expected_value))):
+            return False
+        scale = float(np.max(np.abs(expected_value))) if expected_value.size else 0.0
+        return bool(np.all(np.abs(answer_value - expected_value) <= rtol * scale + 1e-300))
 
 
 def describe(node: ast.AST) -> str:
@@ -225,14 +315,27 @@ def _product(left, right, node: ast.BinOp):
 
 def evaluate(checked: safe_expr.CheckedExpression, values: dict):
     with np.errstate(all="ignore"):
+        values = {name: np.float64(value) if isinstance(value, float) else value for name, value in values.items()}
         return _Evaluator(checked, values).value(checked.body)
 
 
+def _draws(options: dict) -> tuple[list, list, dict, dict]:
+    """Random values at every shape assignment: (draws, declared-shape flags, shapes, dimensions)."""
+    shapes, scalars, dimensions = _declared(options)
+    draws, declared = [], []
+    for index, (assignment, assignment_scalars) in enumerate(shape_assignments(shapes, scalars, dimensions)):
+        trials = 2 if index == 0 else 1
+        for draw in random_draws(assignment, trials=trials, seed=SEED + index):
+            draws.append({**draw, **assignment_scalars})
+            declared.append(index == 0)
+    return draws, declared, shapes, dimensions
+
+
 def check(expected, answer, options: dict) -> Grade:
-    shapes, scalars = _shapes_and_scalars(options)
+    shapes, scalars, dimensions = _declared(options)
     if not isinstance(expected, str):
         raise InvalidRequest("expected must be a matrix expression as text")
-    draws = [{**draw, **scalars} for draw in random_draws(shapes)]
+    draws, declared, _, _ = _draws(options)
     try:
         expected_checked = read(expected, shapes, scalars)
         expected_values = [evaluate(expected_checked, draw) for draw in draws]
@@ -242,18 +345,99 @@ def check(expected, answer, options: dict) -> Grade:
         checked = read(answer, shapes, scalars)
     except AnswerFormatError as problem:
         return invalid(str(problem))
+    side = _values_on_the_wrong_side(expected_checked, checked)
     try:
         answer_values = [evaluate(checked, draw) for draw in draws]
     except ShapeMismatch as mismatch:
+        if side:
+            return wrong(side, misconception="values_on_left")
         return wrong(f"Not quite: {mismatch}", misconception=mismatch.misconception)
     except AnswerFormatError as problem:
         return invalid(str(problem))
     grade = _compare(expected_values, answer_values)
-    if not grade.correct:
-        slip = diagnose_slip(expected_checked, answer_values, draws)
-        if slip is not None:
-            return wrong(f"Not quite. {misconceptions.MISCONCEPTIONS[slip]}", misconception=slip)
+    if grade.correct:
+        return grade
+    if side:
+        return wrong(side, misconception="values_on_left")
+    slip = diagnose_slip(expected_checked, answer_values, draws)
+    if slip is not None:
+        return wrong(f"Not quite. {misconceptions.MISCONCEPTIONS[slip]}", misconception=slip)
+    if _transposed_result(expected_values, answer_values):
+        return wrong(f"Not quite. {misconceptions.MISCONCEPTIONS['transposed_result']}", misconception="transposed_result")
+    only_here = _matches_only_at_declared_sizes(expected_values, answer_values, declared)
+    if only_here:
+        return _dimension_as_number(checked, expected_checked, options, dimensions, shapes, scalars)
     return grade
+
+
+def _values_on_the_wrong_side(expected_checked, checked) -> str | None:
+    """``V softmax(...)`` for ``softmax(...) V``: the same factors, V on the left."""
+    expected, answer = expected_checked.body, checked.body
+    if not (_is_product(expected) and _is_product(answer)):
+        return None
+    if isinstance(expected.right, ast.Name) and isinstance(answer.left, ast.Name) and expected.right.id == answer.left.id:
+        if ast.dump(answer.right) == ast.dump(expected.left):
+            name = answer.left.id
+            return (f"Not quite: {name} belongs on the right. The weights (one row per query) multiply {name}; "
+                    f"{name} times the weights does not give one output row per query.")
+    return None
+
+
+def _is_product(node) -> bool:
+    return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.MatMult))
+
+
+def _transposed_result(expected_values: list, answer_values: list) -> bool:
+    return all(np.ndim(e) == 2 and np.shape(a) == np.shape(e)[::-1] and _close(np.swapaxes(a, -1, -2), e)
+               for e, a in zip(expected_values, answer_values)) and any(np.shape(e)[0] != np.shape(e)[1] for e in expected_values)
+
+
+def _matches_only_at_declared_sizes(expected_values: list, answer_values: list, declared: list) -> bool:
+    pairs = list(zip(expected_values, answer_values, declared))
+    # At the declared sizes a rounded constant (5.656854249 for √32) counts as matching.
+    return all(np.shape(e) == np.shape(a) and _close(a, e, 1e-6) for e, a, here in pairs if here) and not all(
+        np.shape(e) == np.shape(a) and _close(a, e) for e, a, here in pairs if not here)
+
+
+def _dimension_as_number(checked, expected_checked, options: dict, dimensions: dict, shapes: dict, scalars: dict) -> Grade:
+    """The answer equals the result only at the declared sizes: name the size it froze."""
+    culprit = None
+    for label, dimension in sorted(dimensions.items()):
+        names = sorted(dimension["scalars"])
+        if not names:
+            continue
+        varied = _one_dimension_varied(options, label)
+        try:
+            draws = [{**draw, **varied[1]} for draw in random_draws(varied[0], trials=1, seed=SEED + 7)]
+            if not all(_close(evaluate(checked, draw), evaluate(expected_checked, draw), 1e-6) for draw in draws):
+                culprit = names[0]
+                break
+        except (ShapeMismatch, AnswerFormatError):
+            culprit = names[0]
+            break
+    literal = bool(checked.literals)
+    if culprit is not None and literal:
+        value = int(scalars.get(culprit, 0))
+        feedback = (f"Not quite: your expression only gives the right result when {culprit} = {value}. "
+                    f"Write it in terms of {culprit}, not as a number.")
+    elif culprit is not None:
+        feedback = (f"Not quite: your expression agrees with the result only when {culprit} = {int(scalars.get(culprit, 0))}; "
+                    "it is not the same expression for other sizes.")
+    else:
+        feedback = "Not quite: your expression agrees with the result only at these sizes; write it in terms of the dimensions."
+    return wrong(feedback, misconception="dimension_as_number", dimension=culprit)
+
+
+def _one_dimension_varied(options: dict, label: str) -> tuple[dict, dict]:
+    shapes, scalars, dimensions = _declared(options)
+    dimension = dimensions[label]
+    value = next(size for size in range(2, MAX_SIZE + 1) if size != dimension["value"]
+                 and all(size != other["value"] for other in dimensions.values()))
+    new_shapes = {name: list(shape) for name, shape in shapes.items()}
+    for matrix, axis in dimension["axes"]:
+        new_shapes[matrix][axis] = value
+    new_scalars = {**scalars, **{name: float(value) for name in dimension["scalars"]}}
+    return {name: tuple(shape) for name, shape in new_shapes.items()}, new_scalars
 
 
 def _compare(expected_values: list, answer_values: list) -> Grade:
@@ -265,7 +449,7 @@ def _compare(expected_values: list, answer_values: list) -> Grade:
             )
         if not np.all(np.isfinite(answer_value)):
             return wrong("Not quite: your expression overflows or is undefined for some matrices.")
-        if not np.allclose(answer_value, expected_value, rtol=1e-7, atol=1e-9):
+        if not _close(answer_value, expected_value):
             return wrong("Not quite: your expression has the right shape but gives different values.")
     return right("Correct.")
 

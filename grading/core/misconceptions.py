@@ -28,6 +28,15 @@ MISCONCEPTIONS: dict[str, str] = {
         "It looks as if the output was built from the unscaled attention weights; "
         "divide the scores by √d_k before the softmax, then weight the values."
     ),
+    "scale_after_softmax": (
+        "It looks as if the scale was applied after the softmax; divide the scores by √d_k before the softmax."
+    ),
+    "keys_queries_swapped": (
+        "It looks as if queries and keys were swapped (K Qᵀ): each row of scores belongs to one query, Q Kᵀ."
+    ),
+    "values_on_left": "It looks as if V was put on the left: the weights multiply V, not the other way round.",
+    "transposed_result": "Your expression gives the transpose of the result; check the order of the factors.",
+    "dimension_as_number": "The expression is right only at one size: write the dimensions by name (d_k), not as numbers.",
     "forgot_sigma": (
         "Your expression is right only for unit-variance queries and keys: "
         "the standard deviation also carries the factors σ_q and σ_k."

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from fractions import Fraction
+
+from grading.core import safe_expr
 
 from grading.core.grades import (
     AnswerFormatError,
@@ -27,6 +30,7 @@ DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 5e-5
 MAX_NUMBER_CHARS = 200
 MAX_DECIMAL_EXPONENT = 300
+MIN_DECIMAL_EXPONENT = -400  # 1e-310 is a number too (a subnormal float, exact as a fraction)
 
 _DECIMAL = r"(?:\d+(?:\.\d*)?|\.\d+)"
 _DECIMAL_NUMBER = re.compile(rf"^(?P<sign>[+-]?)(?P<mantissa>{_DECIMAL})(?:[eE](?P<exponent>[+-]?\d{{1,6}}))?$")
@@ -48,7 +52,12 @@ def parse_number(text) -> Fraction:
         return _within_range(Fraction(repr(text)), repr(text))
     if not isinstance(text, str):
         raise AnswerFormatError(f"expected a number, got {type(text).__name__}")
-    cleaned = text.translate(_UNICODE_SIGNS).strip()
+    cleaned = _mixed_number(text.strip())
+    if isinstance(cleaned, Fraction):
+        return cleaned
+    cleaned = safe_expr.normalise_unicode(cleaned).translate(_UNICODE_SIGNS).strip()
+    if cleaned.startswith("(") and cleaned.endswith(")") and cleaned.count("(") == 1:
+        cleaned = cleaned[1:-1].strip()  # ⅜ is read as (3/8)
     if not cleaned:
         raise AnswerFormatError("the answer is empty: type a number")
     if len(cleaned) > MAX_NUMBER_CHARS:
@@ -61,6 +70,19 @@ def parse_number(text) -> Fraction:
     if "/" in cleaned:
         return _parse_fraction(cleaned)
     return _parse_decimal(cleaned)
+
+
+_MIXED_NUMBER = re.compile(r"^([+-−]?)(\d+)\s*([\u00bc-\u00be\u2150-\u215e])$")
+
+
+def _mixed_number(text: str):
+    """1⅜ is one and three eighths (NFKC alone would read 13/8)."""
+    match = _MIXED_NUMBER.match(text)
+    if not match:
+        return text
+    numerator, _, denominator = unicodedata.normalize("NFKC", match.group(3)).partition("\u2044")
+    value = int(match.group(2)) + Fraction(int(numerator), int(denominator))
+    return -value if match.group(1) in ("-", "−") else value
 
 
 def _parse_fraction(text: str) -> Fraction:
@@ -89,14 +111,14 @@ def _parse_decimal(text: str) -> Fraction:
 
 def _scaled_by_power_of_ten(value: Fraction, exponent: int, text: str) -> Fraction:
     # Refuse before building 10**exponent, which would be slow for absurd exponents.
-    if value and abs(exponent) > MAX_DECIMAL_EXPONENT + 50:
-        raise AnswerFormatError(f"{text!r} is outside the range of accepted numbers (about ±1e300)")
+    if value and not MIN_DECIMAL_EXPONENT - 50 <= exponent <= MAX_DECIMAL_EXPONENT + 50:
+        raise AnswerFormatError(f"{text!r} is outside the range of accepted numbers (about 1e-400 to 1e300)")
     return _within_range(value * Fraction(10) ** exponent, text)
 
 
 def _within_range(value: Fraction, text: str) -> Fraction:
-    if value and not (10.0 ** -MAX_DECIMAL_EXPONENT <= abs(value) <= 10**MAX_DECIMAL_EXPONENT):
-        raise AnswerFormatError(f"{text!r} is outside the range of accepted numbers (about 1e-300 to 1e300)")
+    if value and not (Fraction(10) ** MIN_DECIMAL_EXPONENT <= abs(value) <= 10**MAX_DECIMAL_EXPONENT):
+        raise AnswerFormatError(f"{text!r} is outside the range of accepted numbers (about 1e-400 to 1e300)")
     return value
 
 
@@ -137,28 +159,65 @@ def tolerance_for(expected: float, options: dict) -> float:
     return atol + rtol * abs(expected)
 
 
-def numbers_match(expected: float, answer: float, options: dict) -> bool:
-    return abs(answer - expected) <= tolerance_for(expected, options)
+def numbers_match(expected, answer, options: dict) -> bool:
+    """Within tolerance, decided in exact decimal arithmetic: 0.31 against 0.3 ± 0.01 is right."""
+    expected, answer = _exact(expected), _exact(answer)
+    return abs(answer - expected) <= exact_tolerance(expected, options)
+
+
+def _exact(value) -> Fraction:
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, float):
+        return Fraction(repr(value))  # the decimal the float was written as, not its binary value
+    return Fraction(value)
+
+
+def exact_tolerance(expected: Fraction, options: dict) -> Fraction:
+    """``tolerance_for`` as an exact fraction; options are read as the decimals they were written as."""
+    sigfigs = option_int(options, "sigfigs")
+    decimals = option_int(options, "decimals")
+    if sigfigs is not None:
+        if sigfigs < 1:
+            raise InvalidRequest("option 'sigfigs' must be at least 1")
+        if expected == 0:
+            return Fraction(1, 2) * Fraction(10) ** -sigfigs
+        return Fraction(1, 2) * Fraction(10) ** (_decimal_magnitude(abs(expected)) - sigfigs + 1)
+    if decimals is not None:
+        return Fraction(1, 2) * Fraction(10) ** -decimals
+    rtol = _exact(option_float(options, "rtol", DEFAULT_RTOL))
+    atol = _exact(option_float(options, "atol", DEFAULT_ATOL))
+    return atol + rtol * abs(expected)
+
+
+def _decimal_magnitude(value: Fraction) -> int:
+    """floor(log10(value)) exactly."""
+    magnitude = math.floor(math.log10(value.numerator) - math.log10(value.denominator))
+    while Fraction(10) ** magnitude > value:
+        magnitude -= 1
+    while Fraction(10) ** (magnitude + 1) <= value:
+        magnitude += 1
+    return magnitude
 
 
 def check(expected, answer, options: dict) -> Grade:
-    target = float(read_expected(expected))
-    tolerance_for(target, options)  # validate options before looking at the answer
+    target = read_expected(expected)
+    exact_tolerance(target, options)  # validate options before looking at the answer
     try:
-        value = float(parse_number(answer))
+        value = parse_number(answer)
     except AnswerFormatError as problem:
         return invalid(str(problem))
     if numbers_match(target, value, options):
-        return right("Correct.", answer_value=value)
-    return wrong(_wrong_number_feedback(target, value, options), answer_value=value)
+        return right("Correct.", answer_value=float(value))
+    return wrong(_wrong_number_feedback(target, value, options), answer_value=float(value))
 
 
-def _wrong_number_feedback(target: float, value: float, options: dict) -> str:
-    if target != 0 and numbers_match(target, -value, options):
+def _wrong_number_feedback(target: Fraction, value: Fraction, options: dict) -> str:
+    if target != 0 and numbers_match(target, -value, options):  # exact fractions throughout
         return "Not quite: the size is right but the sign is wrong."
-    for factor in (10.0, 100.0, 1000.0):
+    for factor in (10, 100, 1000):
         if target != 0 and (numbers_match(target, value / factor, options) or numbers_match(target, value * factor, options)):
-            return f"Not quite: your value is off by a factor of {factor:g}; check the units or the decimal point."
+            return f"Not quite: your value is off by a factor of {factor}; check the units or the decimal point."
     if "sigfigs" in options or "decimals" in options:
         return "Not quite: your value is not within the required precision of the correct answer."
     return "Not quite: your value is outside the accepted tolerance of the correct answer."

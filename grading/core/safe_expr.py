@@ -22,6 +22,8 @@ import ast
 import keyword
 import math
 import re
+import unicodedata
+from functools import lru_cache
 from dataclasses import dataclass
 
 from grading.core.grades import AnswerFormatError
@@ -30,7 +32,7 @@ MAX_CHARS = 2_000
 MAX_NESTING = 40
 MAX_TOKENS = 600
 MAX_NODES = 800
-MAX_EXPONENT = 1_000
+MAX_EXPONENT = 10_000  # (x-a)^6000 is harmless unexpanded; the deciders never expand big powers
 MAX_POWER_NESTING = 6  # SymPy builds deep power towers in quadratic time
 MAX_MAGNITUDE = 1e300
 MAX_NUMBER_CHARS = 40
@@ -84,7 +86,6 @@ _UNICODE_OPERATORS = str.maketrans({
 _SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _SUPERSCRIPT_RUN = re.compile(r"[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
 _UNICODE_ROOT = re.compile(r"√\s*([A-Za-z][A-Za-z0-9_]*|\d+(?:\.\d+)?)")
-_ABS_BARS = re.compile(r"\|([^|]+)\|")
 
 _LATEX_SPACING = {",", ";", "!", " ", ":", "quad", "qquad", "displaystyle", "textstyle", "limits"}
 _LATEX_SIZING = {"left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr", "biggl", "biggr"}
@@ -95,18 +96,57 @@ _LATEX_FUNCTIONS = {"exp", "log", "ln", "sin", "cos", "tan"}
 _LATEX_TEXT_WRAPPERS = {"mathrm", "operatorname", "text", "textrm", "mathit", "mathsf", "mathbf", "mathbb", "mathcal", "textit", "boldsymbol"}
 
 
-def normalise(text: str, known_names: frozenset = frozenset()) -> str:
-    """Turn Unicode math and MathLive LaTeX into the plain ASCII syntax the scanner reads."""
-    text = text.translate(_UNICODE_OPERATORS)
+_VULGAR_FRACTION = re.compile(r"(\d*)\s*([\u00bc-\u00be\u2150-\u215e\u2189])")
+
+
+def _vulgar_fraction(match: re.Match) -> str:
+    numerator, _, denominator = unicodedata.normalize("NFKC", match.group(2)).partition("\u2044")
+    fraction = f"{numerator}/{denominator}"
+    return f"({match.group(1)}+{fraction})" if match.group(1) else f"({fraction})"
+
+
+def normalise_unicode(text: str) -> str:
+    """Superscripts, ᵀ and vulgar fractions made explicit, then NFKC (fullwidth ＋ → +).
+
+    The order matters: NFKC would turn x² into x2, Kᵀ into KT and 1⅜ into 13⁄8."""
     text = _SUPERSCRIPT_RUN.sub(lambda m: "^(" + m.group(0).translate(_SUPERSCRIPT_DIGITS) + ")", text)
     text = text.replace("ᵀ", "^T")
+    text = _VULGAR_FRACTION.sub(_vulgar_fraction, text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return text
+
+
+def normalise(text: str, known_names: frozenset = frozenset()) -> str:
+    """Turn Unicode math and MathLive LaTeX into the plain ASCII syntax the scanner reads."""
+    text = normalise_unicode(text).translate(_UNICODE_OPERATORS)
     text = "".join(" " + _UNICODE_GREEK[ch] if ch in _UNICODE_GREEK else ch for ch in text)
     text = _UNICODE_ROOT.sub(r" sqrt(\1)", text).replace("√", " sqrt")
     if "\\" in text or "{" in text or "}" in text:
         text = _LatexReader(text, known_names).read_all()
     if "|" in text:
-        text = _ABS_BARS.sub(r" abs(\1)", text)
+        text = _absolute_values(text)
     return text
+
+
+def _absolute_values(text: str) -> str:
+    """|x| -> abs(x), nested too (||x|+y|): a bar opens where a value cannot end."""
+    out, open_bars = [], 0
+    for char in text:
+        if char != "|":
+            out.append(char)
+            continue
+        before = "".join(out).rstrip()
+        opens = open_bars == 0 or not before or before[-1] in "+-*/^(,[" or before.endswith("abs(")
+        if opens:
+            out.append(" abs(")
+            open_bars += 1
+        else:
+            out.append(")")
+            open_bars -= 1
+    if open_bars:
+        raise AnswerFormatError("an absolute value | is never closed")
+    return "".join(out)
 
 
 class _LatexReader:
@@ -335,17 +375,28 @@ def _checked_name(text: str, position: int, grammar: Grammar, known_names: froze
 
 
 def _split_into_known_names(text: str, known_names: frozenset) -> list[str] | None:
-    """Read glued names such as ``sigma_qsigma_k`` as a product, if every piece is declared."""
+    """Read glued names such as ``sigma_qsigma_k`` as a product, if every piece is declared.
+
+    Longest pieces first; memoised on the remaining suffix, so overlapping names (A, AA)
+    cost linear time in the length rather than exponential."""
     if len(text) > 60:
         return None
-    for end in range(len(text) - 1, 0, -1):
-        head = text[:end]
-        if head in known_names:
-            rest = text[end:]
-            tail = [rest] if rest in known_names else _split_into_known_names(rest, known_names)
-            if tail:
-                return [head, *tail]
-    return None
+    return _split_suffix(text, known_names)
+
+
+@lru_cache(maxsize=4096)
+def _split_suffix(text: str, known_names: frozenset) -> list[str] | None:
+    # Iterative over suffixes from the end, so the recursion depth never grows with the length.
+    best: dict[int, list[str] | None] = {len(text): []}
+    for start in range(len(text) - 1, -1, -1):
+        best[start] = None
+        for end in range(len(text), start, -1):
+            head = text[start:end]
+            if head in known_names and best[end] is not None and (end - start < len(text)):
+                best[start] = [head, *best[end]]
+                break
+    result = best[0]
+    return result if result else None
 
 
 def _with_brackets_and_products(tokens: list[_Token], grammar: Grammar, known_names: frozenset) -> list[_Token]:
@@ -419,18 +470,30 @@ def _mark_transposes(tokens: list[_Token]) -> list[_Token]:
     while index < len(tokens):
         token = tokens[index]
         if token.text == "**":
-            following = [t.text for t in tokens[index + 1: index + 4]]
-            if following[:1] == ["T"]:
-                result += [token, _Token("name", TRANSPOSE_MARKER, token.position)]
-                index += 2
-                continue
-            if following == ["(", "T", ")"]:
-                result += [token, _Token("name", TRANSPOSE_MARKER, token.position)]
-                index += 4
+            count, end = _transposes_at(tokens, index)
+            if count:
+                if count % 2:  # Q^T^T is Q: only an odd number of transposes is kept
+                    result += [token, _Token("name", TRANSPOSE_MARKER, token.position)]
+                index = end
                 continue
         result.append(token)
         index += 1
     return result
+
+
+def _transposes_at(tokens: list[_Token], index: int) -> tuple[int, int]:
+    """How many ``** T`` / ``** (T)`` follow one another from ``index``, and where they end."""
+    count = 0
+    while index < len(tokens) and tokens[index].text == "**":
+        following = [t.text for t in tokens[index + 1: index + 4]]
+        if following[:1] == ["T"]:
+            index += 2
+        elif following == ["(", "T", ")"]:
+            index += 4
+        else:
+            break
+        count += 1
+    return count, index
 
 
 def _check_function_calls(tokens: list[_Token], grammar: Grammar) -> None:

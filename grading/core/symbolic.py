@@ -24,8 +24,10 @@ import random
 import signal
 import threading
 from contextlib import contextmanager
+from fractions import Fraction
 from functools import lru_cache
 
+import mpmath
 import sympy
 
 from grading.core import misconceptions, safe_expr
@@ -276,6 +278,30 @@ def _sample_value(symbol, rng: random.Random) -> float:
     return -magnitude if rng.random() < 0.5 else magnitude
 
 
+# Magnitudes well outside the "typical" 0.3..3, and at the edges of the assumptions:
+# an answer that differs only for sigma_q > 4, or by d_k^(1e-10), is caught here.
+_WIDE_REAL = (1e-3, 0.05, 4.75, 7.25, 41.5, 250.0, 1234.5, 1e6)
+_WIDE_INTEGER = (1, 2, 17, 100, 1000, 10**6)
+WIDE_POINTS = 8
+
+
+def wide_points(symbols, count: int = WIDE_POINTS, seed: int = 20240612) -> list[dict]:
+    rng = random.Random(seed)
+    ordered = sorted(symbols, key=lambda symbol: symbol.name)
+    points = []
+    for index in range(count):
+        point = {}
+        for symbol in ordered:
+            choices = _WIDE_INTEGER if symbol.is_integer else _WIDE_REAL
+            magnitude = choices[(index + rng.randrange(len(choices))) % len(choices)]
+            if symbol.is_nonnegative and index == 0 and not symbol.is_positive:
+                magnitude = 0  # the edge of a nonnegative symbol
+            negative = symbol.is_negative or (not (symbol.is_positive or symbol.is_nonnegative) and index % 2 == 1)
+            point[symbol] = complex(-magnitude if negative else magnitude)
+        points.append(point)
+    return points
+
+
 def _values_close(left: complex, right: complex) -> bool:
     return abs(left - right) <= 1e-9 * max(abs(left), abs(right)) + 1e-13
 
@@ -284,30 +310,174 @@ def _usable(value: complex) -> bool:
     return cmath.isfinite(value) and abs(value) < 1e250
 
 
+def _float_values(left, right, point):
+    try:
+        left_value, right_value = numeric_value(left, point), numeric_value(right, point)
+    except (ZeroDivisionError, OverflowError, ValueError, TypeError):
+        return None
+    if not (_usable(left_value) and _usable(right_value)):
+        return None
+    return left_value, right_value
+
+
 def numeric_screen(left, right, points: list[dict]) -> bool | None:
-    """False on a clear difference at some point, True if equal at >= 2 points, else None."""
+    """False on a confirmed difference at some point, True if equal at >= 2 points, else None.
+
+    A float difference is confirmed in high precision before it counts: cancellation in
+    large terms can separate two equal values in binary floating point."""
     agreeing = 0
     for point in points:
-        try:
-            left_value, right_value = numeric_value(left, point), numeric_value(right, point)
-        except (ZeroDivisionError, OverflowError, ValueError, TypeError):
-            continue
-        if not (_usable(left_value) and _usable(right_value)):
-            continue
-        if _values_close(left_value, right_value):
+        values = _float_values(left, right, point)
+        if values is None:
+            verdict = _high_precision_equal(left, right, point)
+            if verdict is None:
+                continue
+            if not verdict:
+                return False
             agreeing += 1
-        elif not _near_miss_confirms_equal(left, right, point, left_value, right_value):
+            continue
+        if abs(values[0] - values[1]) <= 1e-13 * max(abs(values[0]), abs(values[1])) + 1e-300:
+            agreeing += 1
+        elif _high_precision_equal(left, right, point):
+            agreeing += 1
+        else:
             return False
     return True if agreeing >= 2 else None
 
 
-def _near_miss_confirms_equal(left, right, point, left_value, right_value) -> bool:
-    """Rounding can separate two equal values slightly: re-evaluate small gaps with 30 digits."""
-    if abs(left_value - right_value) > 1e-5 * max(abs(left_value), abs(right_value), 1e-300):
+# --------------------------------------------------------------------------- high precision
+
+_MP_FUNCTIONS = {
+    sympy.exp: mpmath.exp,
+    sympy.log: mpmath.log,
+    sympy.sin: mpmath.sin,
+    sympy.cos: mpmath.cos,
+    sympy.tan: mpmath.tan,
+    sympy.Abs: lambda value: mpmath.mpf(abs(value)),
+}
+
+
+def mp_value(expression, values: dict):
+    """Evaluate at a point in mpmath at the current working precision (no floats involved)."""
+    if expression.is_Symbol:
+        return values[expression]
+    if expression.is_Integer:
+        return mpmath.mpf(int(expression))
+    if expression.is_Rational:
+        return mpmath.mpf(expression.p) / expression.q
+    if expression.is_Float:
+        return mpmath.mpf(expression._mpf_)
+    if expression is sympy.pi:
+        return +mpmath.pi
+    if expression is sympy.E:
+        return +mpmath.e
+    args = expression.args
+    if expression.is_Add:
+        return mpmath.fsum(mp_value(arg, values) for arg in args)
+    if expression.is_Mul:
+        return mpmath.fprod(mp_value(arg, values) for arg in args)
+    if expression.is_Pow:
+        base, exponent = args
+        if exponent.is_Integer:
+            return mpmath.power(mp_value(base, values), int(exponent))
+        return mpmath.power(mpmath.mpc(mp_value(base, values)), mp_value(exponent, values))
+    function = _MP_FUNCTIONS.get(expression.func)
+    if function is not None and len(args) == 1:
+        return function(mp_value(args[0], values))
+    substituted = expression.xreplace({symbol: sympy.Float(mpmath.nstr(value.real, mpmath.mp.dps), mpmath.mp.dps)
+                                       for symbol, value in values.items()})
+    return mpmath.mpmathify(complex(substituted.evalf(mpmath.mp.dps)))
+
+
+def _mp_difference(left, right, point: dict, digits: int):
+    with mpmath.workdps(digits):
+        exact_point = {symbol: mpmath.mpf(value.real) for symbol, value in point.items()}
+        left_value, right_value = mp_value(left, exact_point), mp_value(right, exact_point)
+        if not (mpmath.isfinite(left_value) and mpmath.isfinite(right_value)):
+            return None
+        return abs(left_value - right_value), max(abs(left_value), abs(right_value))
+
+
+def _high_precision_equal(left, right, point: dict) -> bool | None:
+    """Equal at the point? Compared at 30 and 60 digits: a rounding difference shrinks with
+    the precision, a real one does not. None when undefined there."""
+    try:
+        coarse = _mp_difference(left, right, point, 30)
+        fine = _mp_difference(left, right, point, 60)
+    except (ZeroDivisionError, OverflowError, ValueError, TypeError, KeyError):
+        return None
+    if coarse is None or fine is None:
+        return None
+    (coarse_gap, _), (fine_gap, size) = coarse, fine
+    if fine_gap == 0 or fine_gap <= mpmath.mpf(10) ** -50 * size:
+        return True
+    return bool(fine_gap < coarse_gap * mpmath.mpf(10) ** -15)
+
+
+# --------------------------------------------------------------------------- exact rationals
+
+MAX_RATIONAL_DEGREE = 20_000
+RATIONAL_POINTS = 6
+
+
+def _is_rational_function(expression) -> bool:
+    """Only +, *, whole powers, symbols and rational numbers (then exact evaluation decides)."""
+    for node in sympy.preorder_traversal(expression):
+        if node.is_Symbol or node.is_Rational or node.is_Add or node.is_Mul:
+            continue
+        if node.is_Pow and node.args[1].is_Integer and abs(int(node.args[1])) <= MAX_RATIONAL_DEGREE:
+            continue
         return False
-    exact_point = {symbol: sympy.Float(value.real, 30) for symbol, value in point.items()}
-    difference = complex((left - right).xreplace(exact_point).evalf(30))
-    return abs(difference) <= 1e-20 * max(abs(left_value), 1.0)
+    return True
+
+
+def _rational_value(expression, values: dict) -> Fraction:
+    if expression.is_Symbol:
+        return values[expression]
+    if expression.is_Rational:
+        return Fraction(int(expression.p), int(expression.q))
+    if expression.is_Add:
+        return sum((_rational_value(arg, values) for arg in expression.args), Fraction(0))
+    if expression.is_Mul:
+        product = Fraction(1)
+        for arg in expression.args:
+            product *= _rational_value(arg, values)
+        return product
+    base, exponent = expression.args
+    return _rational_value(base, values) ** int(exponent)
+
+
+def _rational_point(symbols, rng: random.Random) -> dict:
+    point = {}
+    for symbol in symbols:
+        if symbol.is_integer:
+            value = Fraction(rng.randint(1, 10**6))
+        else:
+            value = Fraction(rng.randint(1, 10**6), rng.randint(1, 10**4))
+        negative = symbol.is_negative or (not (symbol.is_positive or symbol.is_nonnegative) and rng.random() < 0.5)
+        point[symbol] = -value if negative else value
+    return point
+
+
+def exact_rational_decision(left, right) -> bool | None:
+    """For rational functions: exact evaluation at random rational points (a polynomial
+    identity test), which also decides (x-a)^6000 against (a-x)^6000 without expanding."""
+    if not (_is_rational_function(left) and _is_rational_function(right)):
+        return None
+    rng = random.Random(20240613)
+    symbols = sorted(left.free_symbols | right.free_symbols, key=lambda symbol: symbol.name)
+    decided = 0
+    for _ in range(RATIONAL_POINTS * 3):
+        point = _rational_point(symbols, rng)
+        try:
+            if _rational_value(left, point) != _rational_value(right, point):
+                return False
+        except ZeroDivisionError:
+            continue
+        decided += 1
+        if decided >= RATIONAL_POINTS or not symbols:
+            return True
+    return None
 
 
 # --------------------------------------------------------------------------- decision
@@ -332,24 +502,49 @@ def time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
+MIN_AGREEING_POINTS = 4
+
+
 @lru_cache(maxsize=4096)
 def decide_equivalent(left, right, seconds: float = DEFAULT_TIME_LIMIT) -> bool | None:
-    """True / False, or None when the exact decision did not finish in time."""
+    """True / False; None only when the decision ran out of time.
+
+    Rational functions are decided exactly at random rational points. Everything else is
+    compared at typical points and at points far outside the typical range and on the
+    edges of the assumptions, each float difference confirmed in 30 and 60 digits; an
+    exact SymPy proof is tried only when too few points are defined."""
     if left == right:
         return True
-    points = sample_points(left.free_symbols | right.free_symbols)
-    screened = numeric_screen(left, right, points)
-    if screened is False:
-        return False
     try:
         with time_limit(seconds):
-            return _exact_equal(left, right, screened)
+            exact = exact_rational_decision(left, right)
+            if exact is not None:
+                return exact
+            symbols = left.free_symbols | right.free_symbols
+            agreeing = 0
+            for point in sample_points(symbols) + wide_points(symbols):
+                verdict = _point_verdict(left, right, point)
+                if verdict is False:
+                    return False
+                agreeing += verdict is True
+            if agreeing >= MIN_AGREEING_POINTS or (not symbols and agreeing):
+                return True
+            return _exact_equal(left, right, None)
     except (DecisionTimeout, RecursionError):
         return None
 
 
+def _point_verdict(left, right, point) -> bool | None:
+    values = _float_values(left, right, point)
+    if values is not None and abs(values[0] - values[1]) <= 1e-13 * max(abs(values[0]), abs(values[1])):
+        return True
+    return _high_precision_equal(left, right, point)
+
+
 def _exact_equal(left, right, screened: bool | None) -> bool | None:
     difference = left - right
+    if _has_big_power(difference):
+        return None
     if difference == 0 or sympy.expand(difference) == 0:
         return True
     if difference.has(sympy.sin, sympy.cos, sympy.tan) and _cancels_as_exponentials(difference):
@@ -360,6 +555,11 @@ def _exact_equal(left, right, screened: bool | None) -> bool | None:
     if verdict is not None:
         return bool(verdict)
     return False if screened is None else None
+
+
+def _has_big_power(expression) -> bool:
+    return any(node.is_Pow and node.args[1].is_Integer and abs(int(node.args[1])) > 64
+               for node in sympy.preorder_traversal(expression))
 
 
 def _cancels_as_exponentials(difference) -> bool:
@@ -392,7 +592,8 @@ def check(expected, answer, options: dict) -> Grade:
     verdict = decide_equivalent(expected_expr, answer_expr, seconds)
     if verdict is None:
         return could_not_grade(
-            "Your answer could not be checked automatically in time; it has been passed on for review."
+            "Checking your answer timed out, so it could not be checked automatically; it has been passed on for review.",
+            reason="timeout",
         )
     if not verdict:
         return _wrong_expression(expected_expr, answer_expr, options)

@@ -20,8 +20,12 @@ def test_products_do_not_commute():
     assert check("matrix_expression", "A B", "(B^T A^T)^T", square).correct is True
 
 
-def test_d_k_defaults_to_the_key_width():
-    assert check("matrix_expression", ATTENTION, "softmax(Q K^T / sqrt(3)) V", OPTIONS).correct is True
+def test_d_k_defaults_to_the_key_width_but_a_number_for_it_is_wrong():
+    assert check("matrix_expression", ATTENTION, "softmax(Q K^T / sqrt(d_k)) V", OPTIONS).correct is True
+    grade = check("matrix_expression", ATTENTION, "softmax(Q K^T / sqrt(3)) V", OPTIONS)
+    assert (grade.correct, grade.misconception) == (False, "dimension_as_number")
+    assert grade.feedback == ("Not quite: your expression only gives the right result when d_k = 3. "
+                              "Write it in terms of d_k, not as a number.")
     assert check("matrix_expression", ATTENTION, "softmax(Q K^T / sqrt(4)) V", OPTIONS).correct is False
 
 

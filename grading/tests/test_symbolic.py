@@ -72,15 +72,16 @@ def test_bad_requests_raise():
         check("algebra", "x", "x", {})
 
 
-def test_exact_decision_timeout_gives_could_not_grade(monkeypatch):
-    def never_finishes(left, right, screened):
+def test_only_a_real_timeout_gives_could_not_grade(monkeypatch):
+    def never_finishes(left, right, point):
         raise symbolic.DecisionTimeout()
 
-    monkeypatch.setattr(symbolic, "_exact_equal", never_finishes)
+    monkeypatch.setattr(symbolic, "_point_verdict", never_finishes)
     symbolic.decide_equivalent.cache_clear()
     grade = check("symbolic", "cos(2*x)", "1 - 2*sin(x)^2", {"symbols": {"x": "real"}})
     symbolic.decide_equivalent.cache_clear()
-    assert (grade.correct, grade.error, grade.details) == (False, None, {"could_not_grade": True})
+    assert (grade.correct, grade.error, grade.details) == (False, None, {"could_not_grade": True, "reason": "timeout"})
+    assert grade.feedback.startswith("Checking your answer timed out")
 
 
 def test_numeric_screen_rejects_without_simplify(monkeypatch):

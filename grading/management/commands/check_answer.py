@@ -1,5 +1,6 @@
 """Grade JSON Lines from stdin to stdout (contract: grading.core.jsonl)."""
 
+import io
 import sys
 
 from django.core.management.base import BaseCommand
@@ -13,4 +14,8 @@ class Command(BaseCommand):
     requires_system_checks = []
 
     def handle(self, *args, **options):
-        answer_stream(sys.stdin, sys.stdout)
+        # Bytes that are not UTF-8 must not end the stream: they are read as U+FFFD.
+        stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        stdout = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", errors="replace", line_buffering=True)
+        answer_stream(stdin, stdout)
+        stdout.flush()
