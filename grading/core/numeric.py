@@ -142,21 +142,9 @@ def read_expected(expected) -> Fraction:
 
 
 def tolerance_for(expected: float, options: dict) -> float:
-    """The absolute distance from ``expected`` that still counts as right."""
-    sigfigs = option_int(options, "sigfigs")
-    decimals = option_int(options, "decimals")
-    if sigfigs is not None:
-        if sigfigs < 1:
-            raise InvalidRequest("option 'sigfigs' must be at least 1")
-        if expected == 0:
-            return 0.5 * 10.0 ** (-sigfigs)
-        magnitude = math.floor(math.log10(abs(expected)))
-        return 0.5 * 10.0 ** (magnitude - sigfigs + 1) * (1 + 1e-9)
-    if decimals is not None:
-        return 0.5 * 10.0 ** (-decimals) * (1 + 1e-9)
-    rtol = option_float(options, "rtol", DEFAULT_RTOL)
-    atol = option_float(options, "atol", DEFAULT_ATOL)
-    return atol + rtol * abs(expected)
+    """The absolute distance from ``expected`` that still counts as right, as a float for
+    comparisons made in binary (matrix entries); the margin absorbs the float rounding."""
+    return float(exact_tolerance(_exact(expected), options)) * (1 + 1e-9)
 
 
 def numbers_match(expected, answer, options: dict) -> bool:
