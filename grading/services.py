@@ -26,6 +26,7 @@ from exercises.specs import version_spec
 from grading.core import answers
 
 from . import throttle
+from .grade_events import grade_announce
 from .models import Submission, SubmissionStatus
 from .signals import send_submission_scored
 
@@ -326,6 +327,7 @@ def _store_outcome(submission: Submission, values: dict) -> None:
         if stored:
             for field, value in values.items():
                 setattr(submission, field, value)
+            grade_announce(submission_id=submission.pk)  # sent once this commits
             send_submission_scored(submission)
     if not stored:
         submission.refresh_from_db()
