@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.db.models import Q, QuerySet
+from django.db.models import Case, FloatField, Max, Q, QuerySet, Value, When
+from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, Role
@@ -226,55 +228,106 @@ LONG_COLUMNS = [
 ]
 
 
-def gradebook_csv_rows(*, assignment: Assignment) -> list[list]:
-    """Header then one row per student: username, names, one score per exercise, total, percent."""
-    book = gradebook(assignment=assignment)
-    header = WIDE_FIXED_COLUMNS + [info.label() for info in book["columns"]] + [
-        f"total (/{book['max_points']:g})", "percent"
-    ]
-    rows = [header]
-    for row in book["rows"]:
-        student = row["student"]
-        rows.append(
-            [csv_safe(student.username), csv_safe(student.first_name), csv_safe(student.last_name)]
-            + ["" if score is None else round(score, 4) for score in row["scores"]]
-            + [round(row["total"], 4), round(row["percent"], 2)]
-        )
-    return rows
+def part_best_by_student(*, assignment: Assignment, students: QuerySet) -> Iterator[tuple[int, dict]]:
+    """(student id, {(student id, item id, part): best awarded}) for each of ``students``
+    that submitted, in the order of ``students`` (ordered by username, id).
 
-
-def submissions_csv_rows(*, assignment: Assignment):
-    """Header then one row per submission (every attempt), oldest first. A generator."""
-    yield LONG_COLUMNS
-    latest_grader = {}
-    for submission_id, grader in ManualGrade.objects.filter(
-        submission__variant__assignment_item__assignment=assignment
-    ).order_by("created_at", "id").values_list("submission_id", "grader__username"):
-        latest_grader[submission_id] = grader
-    submissions = (
+    The best score is decided in the database (ungraded attempts count 0), and rows are
+    read in chunks, so memory does not grow with the number of students or submissions.
+    """
+    rows = (
         assignment_submissions(assignment=assignment)
-        .select_related("student", "variant__exercise_version__exercise")
-        .order_by("created_at", "id")
+        .filter(student_id__in=students.values("pk"))
+        .values("student__username", "student_id", "variant__assignment_item_id", "part")
+        .annotate(
+            best=Max(
+                Case(
+                    When(status=SubmissionStatus.GRADED, then=Coalesce("awarded", Value(0.0))),
+                    default=Value(0.0),
+                    output_field=FloatField(),
+                )
+            )
+        )
+        .order_by("student__username", "student_id")
+        .values_list("student_id", "variant__assignment_item_id", "part", "best")
+        .iterator(chunk_size=2000)
     )
-    for s in submissions.iterator(chunk_size=2000):
+    current, best = None, {}
+    for student_id, item_id, part, value in rows:
+        if student_id != current:
+            if current is not None:
+                yield current, best
+            current, best = student_id, {}
+        best[(student_id, item_id, part)] = value
+    if current is not None:
+        yield current, best
+
+
+def gradebook_csv_rows(*, assignment: Assignment) -> Iterator[list]:
+    """Header then one row per student: username, names, one score per exercise, total,
+    percent. A generator over two ordered, chunked queries: memory independent of rows."""
+    infos = assignment_items_info(assignment=assignment)
+    max_points = sum(info.item.points for info in infos)
+    yield WIDE_FIXED_COLUMNS + [info.label() for info in infos] + [f"total (/{max_points:g})", "percent"]
+    students = course_students(course=assignment.course).order_by("username", "pk")
+    scored = part_best_by_student(assignment=assignment, students=students)
+    pending = next(scored, None)
+    for student_id, username, first_name, last_name in students.values_list(
+        "pk", "username", "first_name", "last_name"
+    ).iterator(chunk_size=2000):
+        best = {}
+        if pending is not None and pending[0] == student_id:  # both streams share one order
+            best = pending[1]
+            pending = next(scored, None)
+        scores = [item_score(info=info, student_id=student_id, best=best) for info in infos]
+        total = sum(score or 0.0 for score in scores)
+        yield (
+            [csv_safe(username), csv_safe(first_name), csv_safe(last_name)]
+            + ["" if score is None else round(score, 4) for score in scores]
+            + [round(total, 4), round(100 * total / max_points if max_points else 0.0, 2)]
+        )
+
+
+def submissions_csv_rows(*, assignment: Assignment) -> Iterator[list]:
+    """Header then one row per submission (every attempt), oldest first. A generator that
+    reads only the exported columns, in chunks: memory independent of rows."""
+    yield LONG_COLUMNS
+    latest_grader = dict(
+        ManualGrade.objects.filter(submission__variant__assignment_item__assignment=assignment)
+        .order_by("created_at", "id")
+        .values_list("submission_id", "grader__username")
+    )
+    rows = (
+        assignment_submissions(assignment=assignment)
+        .order_by("created_at", "id")
+        .values_list(
+            "pk", "student__username", "variant__exercise_version__exercise__slug",
+            "variant__exercise_version__number", "part", "attempt", "status", "raw_answer", "score",
+            "awarded", "correct", "is_late", "misconception", "created_at", "graded_at",
+        )
+        .iterator(chunk_size=2000)
+    )
+    slug = assignment.slug
+    for (pk, username, exercise, version, part, attempt, status, raw_answer, score, awarded,
+         correct, is_late, misconception, created_at, graded_at) in rows:
         yield [
-            s.pk,
-            csv_safe(s.student.username),
-            assignment.slug,
-            s.variant.exercise_version.exercise.slug,
-            s.variant.exercise_version.number,
-            s.part,
-            s.attempt,
-            s.status,
-            csv_safe(answer_text(s.raw_answer)),
-            "" if s.score is None else s.score,
-            "" if s.awarded is None else s.awarded,
-            "" if s.correct is None else str(s.correct).lower(),
-            str(s.is_late).lower(),
-            s.misconception,
-            s.created_at.isoformat(),
-            s.graded_at.isoformat() if s.graded_at else "",
-            csv_safe(latest_grader.get(s.pk, "")),
+            pk,
+            csv_safe(username),
+            slug,
+            exercise,
+            version,
+            part,
+            attempt,
+            status,
+            csv_safe(answer_text(raw_answer)),
+            "" if score is None else score,
+            "" if awarded is None else awarded,
+            "" if correct is None else ("true" if correct else "false"),
+            "true" if is_late else "false",
+            misconception,
+            created_at.isoformat(),
+            graded_at.isoformat() if graded_at else "",
+            csv_safe(latest_grader.get(pk, "")),
         ]
 
 
