@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "authoring",
     "instructor",
     "lti",
+    "accounts",
     "csp",
     "axes",
     "rest_framework",
@@ -134,7 +135,7 @@ LOGOUT_REDIRECT_URL = "login"
 # LMS user is never locked out by this.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "accounts.backends.UsernameOrEmailBackend",  # a username or an e-mail address
 ]
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
@@ -142,6 +143,29 @@ AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one alone locks o
 AXES_USERNAME_FORM_FIELD = "username"  # the field name of Django's AuthenticationForm
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "attnquiz.lockout.lockout_response"
+
+# --- Accounts and e-mail ---
+# Sign-up is open to anyone unless switched off; with verification on, a new account (and a
+# changed address) waits until the person follows the link e-mailed to them.
+ACCOUNT_SIGNUP_OPEN = env.bool("ACCOUNT_SIGNUP_OPEN", default=True)
+ACCOUNT_EMAIL_VERIFICATION = env.bool("ACCOUNT_EMAIL_VERIFICATION", default=False)
+# Development prints e-mails (password resets) on the console; production speaks SMTP.
+EMAIL_BACKEND = env(
+    "EMAIL_BACKEND",
+    default="django.core.mail.backends.console.EmailBackend"
+    if DEBUG
+    else "django.core.mail.backends.smtp.EmailBackend",
+)
+EMAIL_HOST = env("EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", default=587)
+EMAIL_HOST_USER = env("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=True)
+EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="attnquiz <noreply@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3 * 24 * 3600)
 
 # --- Security (production defaults; DEBUG relaxes the ones that need HTTPS) ---
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)

@@ -4,12 +4,13 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from accounts.forms import LoginForm
 from exercises import views as exercise_views
 from grading import views as grading_views
 
 urlpatterns = [
     path("", exercise_views.dashboard, name="dashboard"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz/", grading_views.health, name="health"),
     path("", include("exercises.urls")),
@@ -19,5 +20,7 @@ urlpatterns = [
     path("teach/", include("instructor.urls")),
     path("lti/", include("lti.urls")),
     path("api/", include("api.urls")),
+    path("accounts/", include("accounts.urls")),
+    path("", include("courses.urls")),
     path("admin/", admin.site.urls),
 ]

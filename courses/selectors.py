@@ -7,7 +7,6 @@ one they may see but not act on raises ``PermissionDenied``.
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
@@ -146,21 +145,3 @@ def course_by_join_code(*, code: str) -> Course | None:
     if not code or len(code) > 16:
         return None
     return Course.objects.filter(join_code=code).first()
-
-
-def user_by_identifier(*, identifier: str):
-    """The account with this username, else the one with this e-mail (case-insensitive).
-
-    None when there is none, or when several accounts share the e-mail (ambiguous)."""
-    User = get_user_model()
-    identifier = (identifier or "").strip()
-    if not identifier:
-        return None
-    user = User.objects.filter(username=identifier).first()
-    if user is not None:
-        return user
-    if "@" in identifier:
-        matches = list(User.objects.filter(email__iexact=identifier)[:2])
-        if len(matches) == 1:
-            return matches[0]
-    return None

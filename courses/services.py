@@ -23,6 +23,7 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.selectors import user_by_identifier
 from exercises.models import ExerciseVersion, VersionStatus
 
 from . import selectors
@@ -325,7 +326,7 @@ def enrolment_add(
     require_course_writable(course=course)
     if role not in Role.values:
         raise CourseRefused(f"'{role[:20]}' is not a role (instructor, ta or student).")
-    user = selectors.user_by_identifier(identifier=identifier)
+    user = user_by_identifier(identifier=identifier)
     if user is None:
         raise CourseRefused(
             f"No account has the username or e-mail '{identifier[:254]}'. "

@@ -30,7 +30,14 @@ def dashboard(request):
         }
         for enrolment in enrolments
     ]
-    return render(request, "exercises/dashboard.html", {"courses": courses})
+    return render(
+        request,
+        "exercises/dashboard.html",
+        {
+            "courses": courses,
+            "may_create_courses": course_selectors.may_create_courses(user=request.user),
+        },
+    )
 
 
 @login_required

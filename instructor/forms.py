@@ -4,21 +4,9 @@ from __future__ import annotations
 
 from django import forms
 
+from courses.forms import DateTimeInput
 from courses.models import Assignment
 from exercises.models import ExerciseVersion, VersionStatus
-
-
-class DateTimeInput(forms.DateTimeInput):
-    input_type = "datetime-local"
-
-    def format_value(self, value):
-        if hasattr(value, "strftime"):
-            from django.utils import timezone
-
-            if timezone.is_aware(value):
-                value = timezone.localtime(value)
-            return value.strftime("%Y-%m-%dT%H:%M")
-        return value
 
 
 class AssignmentForm(forms.ModelForm):

@@ -96,11 +96,11 @@ def launch(request):
 def _after_launch(request, launch: services.Launch, result: services.LaunchResult):
     """Log the person in and send them where the accepted launch leads."""
     if result.choose_course:
-        login(request, result.user, backend="django.contrib.auth.backends.ModelBackend")
+        login(request, result.user, backend="accounts.backends.UsernameOrEmailBackend")
         return redirect("lti:course_choice", token=_pending_put(request, launch))
     if result.course is None or (result.assignment is None and result.role != Role.INSTRUCTOR):
         return _problem(request, result.problem, status=result.status)
-    login(request, result.user, backend="django.contrib.auth.backends.ModelBackend")
+    login(request, result.user, backend="accounts.backends.UsernameOrEmailBackend")
     if launch.is_deep_linking:
         token = _pending_put(request, launch, context_id=result.context.pk)
         return redirect("lti:deep_link", token=token)

@@ -1,0 +1,76 @@
+"""Sign-up, sign-in and profile forms. Passwords go through Django's validators."""
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import (
+    AuthenticationForm, PasswordChangeForm, SetPasswordForm, UserCreationForm,
+)
+from django.contrib.auth.password_validation import password_validators_help_texts
+
+from .selectors import email_in_use
+
+
+class PlainPasswordHelp:
+    """Django's password help is HTML; ours is one escaped sentence, so no template needs |safe."""
+
+    password_field = "new_password1"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields[self.password_field].help_text = " ".join(password_validators_help_texts())
+
+
+class PasswordChangeFormPlain(PlainPasswordHelp, PasswordChangeForm):
+    pass
+
+
+class SetPasswordFormPlain(PlainPasswordHelp, SetPasswordForm):
+    pass
+
+
+class LoginForm(AuthenticationForm):
+    """Django's sign-in form; the ``username`` field also takes an e-mail address."""
+
+    username = forms.CharField(
+        label="Username or e-mail", max_length=254,
+        widget=forms.TextInput(attrs={"autofocus": True, "autocomplete": "username"}),
+    )
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        "invalid_login": "That username (or e-mail) and password do not match. Please try again.",
+    }
+
+
+class SignUpForm(PlainPasswordHelp, UserCreationForm):
+    password_field = "password1"
+
+    email = forms.EmailField(
+        label="E-mail", max_length=254, help_text="For resetting a forgotten password.",
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+
+    class Meta(UserCreationForm.Meta):
+        model = get_user_model()
+        fields = ("username", "email", "first_name", "last_name")
+
+    def clean_email(self):
+        email = self.cleaned_data["email"].strip()
+        if email_in_use(email=email):
+            raise forms.ValidationError(
+                "An account already uses this e-mail. Log in, or reset its password."
+            )
+        return email
+
+
+class ProfileForm(forms.ModelForm):
+    email = forms.EmailField(label="E-mail", max_length=254)
+
+    class Meta:
+        model = get_user_model()
+        fields = ("first_name", "last_name", "email")
+
+    def clean_email(self):
+        email = self.cleaned_data["email"].strip()
+        if email_in_use(email=email, exclude_user=self.instance):
+            raise forms.ValidationError("Another account already uses this e-mail.")
+        return email

@@ -1,0 +1,33 @@
+"""Account pages. The password views are Django's own; their URL names are Django's, so
+the reset e-mail and the views' redirects find them."""
+
+from django.contrib.auth import views as auth_views
+from django.urls import path, reverse_lazy
+
+from . import views
+from .forms import PasswordChangeFormPlain, SetPasswordFormPlain
+
+urlpatterns = [
+    path("signup/", views.signup, name="signup"),
+    path("profile/", views.profile, name="profile"),
+    path("verify/<str:token>/", views.verify_email, name="verify_email"),
+    path("password/change/", auth_views.PasswordChangeView.as_view(form_class=PasswordChangeFormPlain), name="password_change"),
+    path("password/change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path(
+        "password/reset/",
+        auth_views.PasswordResetView.as_view(
+            email_template_name="registration/password_reset_email.txt",
+            subject_template_name="registration/password_reset_subject.txt",
+        ),
+        name="password_reset",
+    ),
+    path("password/reset/sent/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
+    path(
+        "password/reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(
+            form_class=SetPasswordFormPlain, success_url=reverse_lazy("password_reset_complete")
+        ),
+        name="password_reset_confirm",
+    ),
+    path("password/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
+]

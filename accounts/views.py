@@ -1,0 +1,111 @@
+"""Sign-up, profile and e-mail confirmation. Password change and reset are Django's own
+views (see urls.py) with our templates."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_http_methods
+
+from courses import selectors as course_selectors
+from courses.services import CourseRefused, course_join, join_refusal
+
+from . import services
+from .forms import SignUpForm, ProfileForm
+
+BACKEND = "accounts.backends.UsernameOrEmailBackend"
+
+
+def _safe_next(request) -> str:
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return target
+    return ""
+
+
+def join_after_sign_in(request, *, user, code: str) -> bool:
+    """Enrol a person who came through a join link; the outcome becomes a message."""
+    try:
+        enrolment = course_join(code=code, user=user)
+    except CourseRefused as refused:
+        messages.error(request, refused.message)
+        return False
+    messages.success(request, f"You are enrolled in {enrolment.course.title}.")
+    return True
+
+
+@require_http_methods(["GET", "POST"])
+def signup(request):
+    if not getattr(settings, "ACCOUNT_SIGNUP_OPEN", True):
+        return render(request, "accounts/signup_closed.html", status=403)
+    if request.user.is_authenticated:
+        return redirect(_safe_next(request) or "dashboard")
+    code = (request.POST.get("join") or request.GET.get("join") or "").strip()[:16]
+    course = course_selectors.course_by_join_code(code=code) if code else None
+    if course is not None and join_refusal(course=course):
+        course = None
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = services.account_create(form=form)
+        if services.verification_required():
+            services.email_verification_send(
+                request=request, user=user, email=user.email, join_code=course.join_code if course else ""
+            )
+            return render(request, "accounts/verify_sent.html", {"email": user.email})
+        login(request, user, backend=BACKEND)
+        if course is not None:
+            join_after_sign_in(request, user=user, code=course.join_code)
+        else:
+            messages.success(request, f"Welcome, {user.get_username()}.")
+        return redirect(_safe_next(request) or "dashboard")
+    return render(
+        request, "accounts/signup.html",
+        {"form": form, "course": course, "next": _safe_next(request)},
+        status=422 if form.errors else 200,
+    )
+
+
+@require_GET
+def verify_email(request, token: str):
+    try:
+        user, code = services.email_verify(token=token[:2000])
+    except services.AccountRefused as refused:
+        return render(request, "accounts/verify_failed.html", {"message": refused.message}, status=400)
+    messages.success(request, f"Your e-mail {user.email} is confirmed.")
+    if code:
+        join_after_sign_in(request, user=user, code=code)
+    if request.user.is_authenticated:
+        return redirect("profile")
+    return redirect("login")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def profile(request):
+    user = request.user
+    old_email = user.email
+    form = ProfileForm(request.POST or None, instance=user)
+    if request.method == "POST" and form.is_valid():
+        new_email = form.cleaned_data["email"]
+        changed_email = new_email.lower() != old_email.lower()
+        if changed_email and services.verification_required():
+            form.instance.email = old_email  # replaced once the new address is confirmed
+            services.email_verification_send(request=request, user=user, email=new_email)
+            messages.info(request, f"We sent a link to {new_email}; your e-mail changes once you follow it.")
+        form.save()
+        messages.success(request, "Saved your profile.")
+        return redirect("profile")
+    user.refresh_from_db()
+    return render(
+        request, "accounts/profile.html",
+        {
+            "form": form,
+            "enrolments": course_selectors.enrolments_for_user(user=user),
+            "may_create_courses": course_selectors.may_create_courses(user=user),
+        },
+        status=422 if form.errors else 200,
+    )

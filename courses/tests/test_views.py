@@ -1,0 +1,161 @@
+"""Every course URL for every role, and what the pages do with good and bad input."""
+
+import pytest
+from django.urls import reverse
+
+from authoring.tests.factories import PASSWORD, assignment_create, product_yaml, published_version
+from courses import services
+from courses.models import Course, Enrolment, EnrolmentStatus, Role
+
+ROLES = ("anonymous", "student", "ta", "instructor", "outsider")
+USERS = {"student": "sam", "ta": "tariq", "instructor": "ines", "outsider": "otto"}
+
+
+@pytest.fixture
+def world(people):
+    for user in (people.instructor, people.outsider):
+        services.course_creation_grant(user=user)
+    services.join_code_rotate(course=people.course)
+    people.course.refresh_from_db()
+    assignment_create(people.course, [published_version(source=product_yaml())])
+    return {"code": people.course.join_code, "sue": Enrolment.objects.get(course=people.course, user=people.student2)}
+
+
+def urls(world):
+    c, code, sue = "attn", world["code"], world["sue"].pk
+    return [
+        ("new", "get", reverse("courses:new"), None, (302, 403, 403, 200, 200)),
+        ("settings", "get", reverse("courses:settings", args=[c]), None, (302, 403, 200, 200, 404)),
+        ("settings_post", "post", reverse("courses:settings", args=[c]), {"title": "T", "time_zone": "UTC"}, (302, 403, 403, 302, 404)),
+        ("join_settings", "post", reverse("courses:join_settings", args=[c]), {"join_open": "on"}, (302, 403, 403, 302, 404)),
+        ("archive", "post", reverse("courses:archive", args=[c]), {"archived": "0"}, (302, 403, 403, 302, 404)),
+        ("copy", "get", reverse("courses:copy", args=[c]), None, (302, 403, 403, 200, 404)),
+        ("people", "get", reverse("courses:people", args=[c]), None, (302, 403, 200, 200, 404)),
+        ("person_add", "post", reverse("courses:person_add", args=[c]), {"identifier": "otto", "role": "ta"}, (302, 403, 403, 302, 404)),
+        ("roster", "get", reverse("courses:roster", args=[c]), None, (302, 403, 403, 200, 404)),
+        ("person_remove", "post", reverse("courses:person_remove", args=[c, sue]), {}, (302, 403, 403, 302, 404)),
+        ("person_restore", "post", reverse("courses:person_restore", args=[c, sue]), {}, (302, 403, 403, 302, 404)),
+        ("join_enter", "post", reverse("courses:join_enter"), {"code": code}, (302, 302, 302, 302, 302)),
+        ("join", "get", reverse("courses:join", args=[code]), None, (200, 200, 200, 200, 200)),
+        ("join_post", "post", reverse("courses:join", args=[code]), {}, (302, 302, 302, 302, 302)),
+    ]
+
+
+URL_NAMES = [
+    "new", "settings", "join_settings", "archive", "copy", "people", "person_add", "roster",
+    "person_remove", "person_restore", "join_enter", "join",
+]
+
+
+def test_the_walk_covers_every_url_of_the_app():
+    from courses.urls import urlpatterns
+
+    assert sorted(p.name for p in urlpatterns) == sorted(URL_NAMES)
+
+
+@pytest.mark.parametrize("role_index,role", list(enumerate(ROLES)))
+@pytest.mark.parametrize("name", [row[0] for row in urls({"code": "X", "sue": type("E", (), {"pk": 1})})])
+def test_every_url_for_every_role(client, people, world, role_index, role, name):
+    if role in USERS:
+        client.login(username=USERS[role], password=PASSWORD)
+    _, method, url, data, expected = next(row for row in urls(world) if row[0] == name)
+    response = getattr(client, method)(url, data or {})
+    assert response.status_code == expected[role_index], (role, name)
+    if role == "anonymous" and response.status_code == 302:
+        assert response["Location"].startswith(reverse("login"))
+
+
+def test_other_courses_people_are_not_reachable_through_this_course(client, people, world):
+    otto = Enrolment.objects.get(course=people.other_course, user=people.outsider)
+    client.login(username="ines", password=PASSWORD)
+    assert client.post(reverse("courses:person_remove", args=["attn", otto.pk])).status_code == 404
+    assert Enrolment.objects.filter(pk=otto.pk).exists()
+
+
+def test_creating_a_course_from_the_form(client, people, world):
+    client.login(username="ines", password=PASSWORD)
+    data = {"title": "Attention II", "slug": "attn-2", "term": "Spring", "time_zone": "Europe/Berlin", "description": "More."}
+    response = client.post(reverse("courses:new"), data)
+    assert response.status_code == 302 and response["Location"] == reverse("courses:settings", args=["attn-2"])
+    course = Course.objects.get(slug="attn-2")
+    page = client.get(reverse("courses:settings", args=["attn-2"])).content.decode()
+    assert f"http://testserver/join/{course.join_code}/" in page
+    again = client.post(reverse("courses:new"), {**data, "time_zone": "Nowhere/Land"})
+    assert again.status_code == 422
+    text = again.content.decode()
+    assert "Course with this Slug already exists." in text and "Select a valid choice" in text
+
+
+def test_join_settings_close_expire_and_rotate(client, people, world):
+    client.login(username="ines", password=PASSWORD)
+    url = reverse("courses:join_settings", args=["attn"])
+    client.post(url, {"join_expires_at": "2030-01-01T10:00"})
+    people.course.refresh_from_db()
+    assert (people.course.join_open, people.course.join_expires_at.isoformat()) == (False, "2030-01-01T10:00:00+00:00")
+    assert client.post(url, {"join_expires_at": "not a date"}).status_code == 422
+    client.post(url, {"rotate": "1"})
+    people.course.refresh_from_db()
+    assert people.course.join_code != world["code"] and people.course.join_open is True
+
+
+def test_the_join_link_for_a_visitor_a_member_and_a_bad_code(client, people, world):
+    page = client.get(reverse("courses:join", args=[world["code"]])).content.decode()
+    assert f'href="/accounts/signup/?join={world["code"]}"' in page
+    client.login(username="otto", password=PASSWORD)
+    page = client.get(reverse("courses:join", args=[world["code"]])).content.decode()
+    assert "Join Attention as a student" in page
+    assert Enrolment.objects.filter(course=people.course, user=people.outsider).exists() is False  # GET joins nobody
+    client.post(reverse("courses:join", args=[world["code"]]))
+    assert Enrolment.objects.get(course=people.course, user=people.outsider).role == Role.STUDENT
+    missing = client.get(reverse("courses:join", args=["NOSUCHCODE"]))
+    assert missing.status_code == 404 and "There is no course with that code" in missing.content.decode()
+    services.join_settings_update(course=people.course, join_open=False, expires_at=None)
+    closed = client.post(reverse("courses:join", args=[world["code"]]))
+    assert closed.status_code == 403 and "Joining Attention by code is closed" in closed.content.decode()
+
+
+def test_the_dashboard_box_joins_and_says_why_not(client, people, world):
+    client.login(username="otto", password=PASSWORD)
+    response = client.post(reverse("courses:join_enter"), {"code": "WRONG"}, follow=True)
+    assert "There is no course with that code" in response.content.decode()
+    response = client.post(reverse("courses:join_enter"), {"code": world["code"].lower()}, follow=True)
+    assert "You are enrolled in Attention." in response.content.decode()
+    assert ">Join a course<" in response.content.decode() and "Create a course" in response.content.decode()
+
+
+def test_people_page_adds_drops_and_refuses_with_messages(client, people, world):
+    client.login(username="ines", password=PASSWORD)
+    bad = client.post(reverse("courses:person_add", args=["attn"]), {"identifier": "ghost@example.org", "role": "ta"})
+    assert bad.status_code == 422 and "No account has the username or e-mail" in bad.content.decode()
+    page = client.post(reverse("courses:person_remove", args=["attn", world["sue"].pk]), follow=True).content.decode()
+    assert "Dropped sue: hidden from the gradebook, every submission kept." in page
+    assert Enrolment.objects.get(pk=world["sue"].pk).status == EnrolmentStatus.DROPPED
+    otto_only = Enrolment.objects.get(course=people.other_course, user=people.outsider)
+    client.login(username="otto", password=PASSWORD)
+    page = client.post(reverse("courses:person_remove", args=["other", otto_only.pk]), follow=True).content.decode()
+    assert "A course needs at least one instructor" in page
+
+
+def test_roster_page_dry_run_then_apply(client, people, world):
+    client.login(username="ines", password=PASSWORD)
+    csv = "email,name,role\nnew@example.org,New Person,student\nbad,,\n"
+    dry = client.post(reverse("courses:roster", args=["attn"]), {"text": csv})
+    text = dry.content.decode()
+    assert dry.status_code == 200 and "Dry run: what importing would do" in text and "create: 1 · error: 1" in text
+    assert not Enrolment.objects.filter(user__email="new@example.org").exists()
+    applied = client.post(reverse("courses:roster", args=["attn"]), {"text": csv, "apply": "1"})
+    assert "Imported the roster: 1 change." in applied.content.decode()
+    assert Enrolment.objects.get(user__email="new@example.org").course == people.course
+    refused = client.post(reverse("courses:roster", args=["attn"]), {"text": "name\nx\n"})
+    assert refused.status_code == 422 and "must name the columns" in refused.content.decode()
+    empty = client.post(reverse("courses:roster", args=["attn"]), {"text": ""})
+    assert empty.status_code == 422 and "Choose a CSV file or paste its lines." in empty.content.decode()
+
+
+def test_copy_page_copies_and_refuses_a_taken_slug(client, people, world):
+    client.login(username="ines", password=PASSWORD)
+    taken = client.post(reverse("courses:copy", args=["attn"]), {"title": "A", "slug": "other", "offset_days": "7"})
+    assert taken.status_code == 422 and "already a course called &#x27;other&#x27;" in taken.content.decode()
+    done = client.post(reverse("courses:copy", args=["attn"]), {"title": "A", "slug": "attn-next", "term": "Next", "offset_days": "7", "copy_staff": "on"})
+    assert done.status_code == 302
+    assert Course.objects.get(slug="attn-next").assignments.count() == 1

@@ -1,0 +1,288 @@
+"""Course pages: create, settings (join link, archive, LMS), copy, people, roster import,
+and joining by code. Thin: every fetch goes through an ``access_*`` selector and every
+write through a service."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+
+from . import selectors, services
+from .forms import CopyForm, CourseForm, JoinCodeForm, JoinSettingsForm, PersonAddForm, RosterForm
+from .models import Role
+
+
+def _instructor_post(request, role: str) -> None:
+    if request.method == "POST":
+        selectors.require_instructor(role=role)
+
+
+def _settings_context(request, course, role, *, form=None, join_form=None) -> dict:
+    join_url = (
+        request.build_absolute_uri(reverse("courses:join", args=[course.join_code]))
+        if course.join_code else ""
+    )
+    return {
+        "course": course,
+        "role": role,
+        "is_instructor": role == Role.INSTRUCTOR,
+        "form": form or CourseForm(instance=course, editing=True),
+        "join_form": join_form or JoinSettingsForm(
+            initial={"join_open": course.join_open, "join_expires_at": course.join_expires_at}
+        ),
+        "join_url": join_url,
+        "join_refusal": services.join_refusal(course=course),
+        "may_copy": selectors.may_create_courses(user=request.user) and role == Role.INSTRUCTOR,
+        "lti_contexts": course.lti_contexts.select_related("platform"),
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def course_new(request):
+    selectors.require_course_creation(user=request.user)
+    form = CourseForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            course = services.course_create(actor=request.user, **form.cleaned_data)
+        except services.CourseRefused as refused:
+            form.add_error(None, refused.message)
+        else:
+            messages.success(request, f"Created {course.title}. Share the join link below with your students.")
+            return redirect("courses:settings", course.slug)
+    return render(request, "courses/course_new.html", {"form": form}, status=422 if form.errors else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def course_settings(request, course_slug: str):
+    course, role = selectors.access_course_staff(user=request.user, slug=course_slug)
+    _instructor_post(request, role)
+    with timezone.override(course.time_zone):
+        form = CourseForm(request.POST or None, instance=course, editing=True)
+        if request.method == "POST" and form.is_valid():
+            try:
+                services.course_update(course=course, **form.cleaned_data)
+            except services.CourseRefused as refused:
+                form.add_error(None, refused.message)
+            else:
+                messages.success(request, "Saved the course settings.")
+                return redirect("courses:settings", course.slug)
+        course.refresh_from_db()
+        return render(
+            request, "courses/settings.html", _settings_context(request, course, role, form=form),
+            status=422 if form.errors else 200,
+        )
+
+
+@login_required
+@require_POST
+def join_settings(request, course_slug: str):
+    course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
+    with timezone.override(course.time_zone):
+        form = JoinSettingsForm(request.POST)
+        if form.is_valid():
+            try:
+                if request.POST.get("rotate") == "1":
+                    services.join_code_rotate(course=course)
+                    messages.success(request, "Made a new join code; the old link no longer works.")
+                else:
+                    services.join_settings_update(
+                        course=course, join_open=form.cleaned_data["join_open"],
+                        expires_at=form.cleaned_data["join_expires_at"],
+                    )
+                    messages.success(request, "Saved how students join.")
+            except services.CourseRefused as refused:
+                messages.error(request, refused.message)
+            return redirect("courses:settings", course.slug)
+        return render(
+            request, "courses/settings.html", _settings_context(request, course, role, join_form=form),
+            status=422,
+        )
+
+
+@login_required
+@require_POST
+def course_archive(request, course_slug: str):
+    course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
+    archived = request.POST.get("archived", "1") == "1"
+    services.course_archive(course=course, archived=archived)
+    messages.success(
+        request,
+        f"Archived {course.title}: it is read-only now, and its gradebooks can still be exported."
+        if archived else f"{course.title} is open again.",
+    )
+    return redirect("courses:settings", course.slug)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def course_copy(request, course_slug: str):
+    course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
+    selectors.require_course_creation(user=request.user)
+    form = CopyForm(request.POST or None, initial={"title": course.title, "slug": f"{course.slug}-copy"[:50]})
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            copy = services.course_copy(
+                source=course, actor=request.user, slug=data["slug"], title=data["title"], term=data["term"],
+                offset=timedelta(days=data["offset_days"]), copy_staff=data["copy_staff"],
+            )
+        except services.CourseRefused as refused:
+            form.add_error("slug", refused.message)
+        else:
+            messages.success(
+                request, f"Copied {course.title} to {copy.slug} with {copy.assignments.count()} assignments."
+            )
+            return redirect("courses:settings", copy.slug)
+    return render(
+        request, "courses/copy.html",
+        {"course": course, "form": form, "assignments": course.assignments.all()},
+        status=422 if form.errors else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET"])
+def people(request, course_slug: str):
+    course, role = selectors.access_course_staff(user=request.user, slug=course_slug)
+    return render(request, "courses/people.html", _people_context(course, role, PersonAddForm()))
+
+
+def _people_context(course, role, form) -> dict:
+    return {
+        "course": course,
+        "is_instructor": role == Role.INSTRUCTOR,
+        "enrolments": selectors.course_people(course=course),
+        "form": form,
+    }
+
+
+@login_required
+@require_POST
+def person_add(request, course_slug: str):
+    course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
+    form = PersonAddForm(request.POST)
+    if form.is_valid():
+        try:
+            change = services.enrolment_add(
+                course=course, identifier=form.cleaned_data["identifier"], role=form.cleaned_data["role"],
+                actor=request.user, student_id=form.cleaned_data["student_id"],
+            )
+        except services.CourseRefused as refused:
+            form.add_error("identifier", refused.message)
+        else:
+            enrolment = change.enrolment
+            messages.success(
+                request,
+                f"{enrolment.user.get_username()}: {change.action} ({enrolment.get_role_display().lower()}).",
+            )
+            return redirect("courses:people", course.slug)
+    return render(request, "courses/people.html", _people_context(course, role, form), status=422)
+
+
+@login_required
+@require_POST
+def person_remove(request, course_slug: str, enrolment_id: int):
+    course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
+    enrolment = selectors.access_course_enrolment(course=course, enrolment_id=enrolment_id)
+    username = enrolment.user.get_username()
+    try:
+        outcome = services.enrolment_remove(enrolment=enrolment)
+    except services.CourseRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(
+            request,
+            f"Dropped {username}: hidden from the gradebook, every submission kept."
+            if outcome == "dropped" else f"Removed {username} from the course staff.",
+        )
+    return redirect("courses:people", course.slug)
+
+
+@login_required
+@require_POST
+def person_restore(request, course_slug: str, enrolment_id: int):
+    course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
+    enrolment = selectors.access_course_enrolment(course=course, enrolment_id=enrolment_id)
+    try:
+        services.enrolment_restore(enrolment=enrolment)
+    except services.CourseRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(request, f"{enrolment.user.get_username()} is enrolled again.")
+    return redirect("courses:people", course.slug)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def roster(request, course_slug: str):
+    course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
+    form = RosterForm(request.POST or None, request.FILES or None)
+    report, problem, text = None, None, ""
+    if request.method == "POST" and form.is_valid():
+        text = form.cleaned_data["text"]
+        dry_run = request.POST.get("apply") != "1"
+        try:
+            rows = services.roster_rows_from_csv(text)
+            report = services.roster_import(course=course, rows=rows, dry_run=dry_run, actor=request.user)
+        except services.CourseRefused as refused:
+            problem = refused.message
+        else:
+            if not dry_run:
+                messages.success(request, f"Imported the roster: {report.changes} change{'s' if report.changes != 1 else ''}.")
+    return render(
+        request, "courses/roster.html",
+        {"course": course, "form": form, "report": report, "problem": problem, "text": text},
+        status=422 if (form.errors or problem) else 200,
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def join(request, code: str):
+    """The invite link: anyone may open it; a signed-in person joins with one click, a new
+    visitor signs up (and is enrolled by the sign-up) or logs in first."""
+    course = selectors.course_by_join_code(code=code)
+    refusal = services.join_refusal(course=course)
+    enrolment = None
+    if request.user.is_authenticated and course is not None:
+        enrolment = selectors.active_enrolments().filter(course=course, user=request.user).first()
+    if request.method == "POST" and not refusal:
+        if not request.user.is_authenticated:
+            return redirect(f"{reverse('login')}?next={request.path}")
+        try:
+            enrolment = services.course_join(code=code, user=request.user)
+        except services.CourseRefused as refused:
+            refusal = refused.message
+        else:
+            messages.success(request, f"You are enrolled in {enrolment.course.title}.")
+            return redirect("dashboard")
+    status = 200 if not refusal else (404 if course is None else 403)
+    return render(
+        request, "courses/join.html",
+        {"course": course, "code": code[:16], "refusal": refusal, "enrolment": enrolment},
+        status=status,
+    )
+
+
+@login_required
+@require_POST
+def join_enter(request):
+    """The dashboard's “join a course” box."""
+    form = JoinCodeForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Type the join code your instructor gave you.")
+        return redirect("dashboard")
+    try:
+        enrolment = services.course_join(code=form.cleaned_data["code"], user=request.user)
+    except services.CourseRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(request, f"You are enrolled in {enrolment.course.title}.")
+    return redirect("dashboard")
