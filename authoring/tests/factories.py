@@ -141,3 +141,19 @@ def submission_add(variant: Variant, part: str, raw_answer, *, awarded: float | 
         status=status, score=awarded if score is None else score, awarded=awarded, correct=correct,
         misconception=misconception,
     )
+
+
+ROLES = ("anonymous", "student", "ta", "instructor", "outsider")
+ROLE_USERS = {"student": "sam", "ta": "tariq", "instructor": "ines", "outsider": "otto"}
+
+
+def request_as(client, role: str, method: str, url: str, data=None):
+    """One request as one of ROLES (of people_create); anonymous must be sent to log in."""
+    from django.urls import reverse
+
+    if role in ROLE_USERS:
+        client.login(username=ROLE_USERS[role], password=PASSWORD)
+    response = getattr(client, method)(url, data or {})
+    if role == "anonymous" and response.status_code == 302:
+        assert response["Location"].startswith(reverse("login"))
+    return response

@@ -4,14 +4,12 @@ import pytest
 from django.urls import reverse
 
 from authoring.tests.factories import (
-    FREE_TEXT_YAML, PASSWORD, assignment_create, product_yaml, published_version, submission_add, variant_for,
+    FREE_TEXT_YAML, PASSWORD, ROLES, request_as, assignment_create, product_yaml, published_version, submission_add, variant_for,
 )
 from courses.models import Assignment
 from grading.models import SubmissionStatus
 from instructor import services
 
-ROLES = ("anonymous", "student", "ta", "instructor", "outsider")
-USERS = {"student": "sam", "ta": "tariq", "instructor": "ines", "outsider": "otto"}
 
 
 @pytest.fixture
@@ -71,13 +69,8 @@ def test_the_walk_covers_every_url_of_the_app():
 @pytest.mark.parametrize("role_index,role", list(enumerate(ROLES)))
 @pytest.mark.parametrize("name", URL_NAMES)
 def test_every_url_for_every_role(client, people, world, role_index, role, name):
-    if role in USERS:
-        client.login(username=USERS[role], password=PASSWORD)
     _, method, url, data, expected = next(row for row in urls(world) if row[0] == name)
-    response = getattr(client, method)(url, data or {})
-    assert response.status_code == expected[role_index], (role, name)
-    if role == "anonymous":
-        assert response["Location"].startswith(reverse("login"))
+    assert request_as(client, role, method, url, data).status_code == expected[role_index], (role, name)
 
 
 def test_students_and_outsiders_cannot_read_answers_through_the_api_either(client, people, world):
