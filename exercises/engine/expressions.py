@@ -23,6 +23,8 @@ from grading.core import attention as attention_core
 from .errors import ExpressionError
 
 MAX_EXPRESSION_LENGTH = 2000
+MAX_EXPRESSION_NODES = 400  # syntax-tree nodes: bounds checking and evaluating one expression
+MAX_EXPRESSION_DEPTH = 50  # nesting; the checker and evaluator recurse once per level
 MAX_ARRAY_ELEMENTS = 100_000
 MAX_EXPONENT = 1000
 MAX_INTEGER = 2**63
@@ -240,6 +242,9 @@ def compile_expression(text, *, known_names: Iterable[str] | None = None) -> Exp
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise ExpressionError(f"syntax error in '{text}' at column {exc.offset}") from None
+    except (RecursionError, MemoryError):
+        raise ExpressionError(f"expression nested too deeply (at most {MAX_EXPRESSION_DEPTH} levels)") from None
+    _check_size(tree)
     names: set[str] = set()
     _check_node(tree.body, names)
     if known_names is not None:
@@ -249,14 +254,30 @@ def compile_expression(text, *, known_names: Iterable[str] | None = None) -> Exp
     return Expression(text=text, tree=tree, names=frozenset(names))
 
 
+def _check_size(tree: ast.AST) -> None:
+    """Refuse huge or deeply nested trees before the recursive checker walks them."""
+    count = 0
+    level: list[ast.AST] = [tree]
+    depth = 0
+    while level:
+        depth += 1
+        count += len(level)
+        if depth > MAX_EXPRESSION_DEPTH:
+            raise ExpressionError(f"expression nested too deeply (at most {MAX_EXPRESSION_DEPTH} levels)")
+        if count > MAX_EXPRESSION_NODES:
+            raise ExpressionError(f"expression too large (at most {MAX_EXPRESSION_NODES} terms)")
+        level = [child for node in level for child in ast.iter_child_nodes(node)]
+
+
 def _quoted(names: list[str]) -> str:
     return ", ".join(f"'{name}'" for name in names)
 
 
 def _check_node(node: ast.AST, names: set[str]) -> None:
     if isinstance(node, ast.Constant):
-        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
-            raise ExpressionError(f"only numbers are allowed as constants, not {node.value!r}")
+        # True/False are fine (e.g. causal=False); strings, bytes, None and ... are not.
+        if not isinstance(node.value, (bool, int, float)):
+            raise ExpressionError(f"only numbers, True and False are allowed as constants, not {node.value!r}")
     elif isinstance(node, ast.Name):
         _check_name(node.id)
         if node.id not in FUNCTIONS and node.id not in CONSTANTS:

@@ -14,6 +14,7 @@ import yaml
 from .errors import SpecError, SpecIssue
 
 Path = tuple  # of str keys and int list indexes
+MAX_NESTING = 20  # no exercise needs more; PyYAML recurses once per level
 
 
 @dataclass
@@ -51,6 +52,9 @@ def read_yaml(text: str) -> tuple[object, SourceMap]:
     if not isinstance(text, str):
         raise SpecError([SpecIssue(None, "", "the exercise source must be text")])
     source_map = SourceMap()
+    depth_problem = _nesting_problem(text)
+    if depth_problem:
+        raise SpecError([depth_problem])
     loader = yaml.SafeLoader(text)
     try:
         root = loader.get_single_node()
@@ -63,9 +67,44 @@ def read_yaml(text: str) -> tuple[object, SourceMap]:
         raise SpecError([SpecIssue(line, "", f"YAML syntax error: {exc.problem}")]) from None
     except yaml.YAMLError as exc:
         raise SpecError([SpecIssue(None, "", f"YAML error: {exc}")]) from None
+    except (RecursionError, MemoryError):  # the pre-check should have caught it; never a 500
+        raise SpecError([SpecIssue(None, "", f"the file is nested too deeply (at most {MAX_NESTING} levels)")]) from None
     finally:
         loader.dispose()
     return data, source_map
+
+
+def _nesting_problem(text: str) -> SpecIssue | None:
+    """Flow brackets nested deeper than MAX_NESTING, found before PyYAML recurses into them.
+
+    PyYAML's parser and composer recurse once per level, so thousands of "[" exhaust the
+    stack. Quoted text and comments are skipped; block nesting (indentation) is bounded
+    by the depth check in ``_to_python``.
+    """
+    depth, line, state = 0, 1, ""  # state: "", "'", '"' or "#"
+    previous = "\n"
+    for char in text:
+        if char == "\n":
+            line += 1
+            if state == "#":
+                state = ""
+        elif state == "#":
+            pass
+        elif state:
+            if char == state and (state == "'" or previous != "\\"):
+                state = ""
+        elif char in "'\"" and previous in " \t\n[{,:":
+            state = char
+        elif char == "#" and previous in " \t\n":
+            state = "#"
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return SpecIssue(line, "", f"brackets nested more than {MAX_NESTING} levels deep")
+        elif char in "]}":
+            depth = max(0, depth - 1)
+        previous = char
+    return None
 
 
 def _to_python(loader, node, path: Path, source_map: SourceMap, seen: set):
@@ -76,6 +115,10 @@ def _to_python(loader, node, path: Path, source_map: SourceMap, seen: set):
             [SpecIssue(node.start_mark.line + 1, _display(path), "YAML anchors and aliases (&name, *name) are not supported; write the value out")]
         )
     seen.add(id(node))
+    if len(path) > MAX_NESTING:
+        raise SpecError(
+            [SpecIssue(node.start_mark.line + 1, _display(path), f"nested more than {MAX_NESTING} levels deep")]
+        )
     source_map.lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         result = {}

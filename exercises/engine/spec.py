@@ -49,6 +49,19 @@ DEFAULT_ROUNDING_MARGIN = 0.05
 DEFAULT_MAX_ATTEMPTS = 100
 DEFAULT_MAX_WEIGHT = 0.95
 
+# Hard caps on everything an author controls that sets how much work a draw, a preview or
+# a self-test does; checked when the source is read, with the line of the offending field.
+MAX_GATE_ATTEMPTS = 1000
+MAX_MATRIX_SIDE = 12
+MAX_PARAMETERS = 40
+MAX_PARTS = 20
+MAX_GATES = 40
+MAX_HINTS = 20
+MAX_CHOICES = 26
+MAX_NAMED_VARIANTS = 20
+MAX_LITERAL_ELEMENTS = 1000  # entries of a fixed value or of a choice generator's list
+MAX_INT_BOUND = 10**9  # literal min/max of integer generators
+
 
 @dataclass(frozen=True)
 class Placeholder:
@@ -269,6 +282,9 @@ def _parameters(check: _Validator, raw) -> tuple[list[Parameter], set[str]]:
         return [], set()
     parameters: list[Parameter] = []
     declared: set[str] = set()
+    if len(raw) > MAX_PARAMETERS:
+        check.error(path, f"at most {MAX_PARAMETERS} parameters are allowed, found {len(raw)}")
+        return [], set(raw)
     for name, definition in raw.items():
         here = path + (name,)
         if not NAME_PATTERN.match(name) or name in RESERVED_NAMES:
@@ -310,14 +326,24 @@ def _parameter(check: _Validator, name: str, definition, path: Path, known: set[
         if not isinstance(shape, list) or not 1 <= len(shape) <= 2:
             check.error(path + ("shape",), "must be a list of one or two sizes, e.g. [n, d_model]")
             return None
+        for i, size in enumerate(shape):
+            if _is_number(size) and not 1 <= size <= MAX_MATRIX_SIDE:
+                check.error(path + ("shape", i), f"a matrix side must be between 1 and {MAX_MATRIX_SIDE}, got {size}")
         settings["shape"] = [check.expression(size, path + ("shape", i), known) for i, size in enumerate(shape)]
     if generator in ("int_matrix", "int_range"):
+        for bound in ("min", "max"):
+            value = definition[bound]
+            if _is_number(value) and abs(value) > MAX_INT_BOUND:
+                check.error(path + (bound,), f"must be between -{MAX_INT_BOUND} and {MAX_INT_BOUND}, got {value}")
         settings["min"] = check.expression(definition["min"], path + ("min",), known)
         settings["max"] = check.expression(definition["max"], path + ("max",), known)
     if generator == "choice":
         options = definition["from"]
         if not isinstance(options, list) or not options or not all(_is_numeric_literal(o) for o in options):
             check.error(path + ("from",), "must be a non-empty list of numbers or number lists")
+            return None
+        if _literal_size(options) > MAX_LITERAL_ELEMENTS:
+            check.error(path + ("from",), f"at most {MAX_LITERAL_ELEMENTS} numbers in all are allowed")
             return None
         settings["from"] = options
     if generator == "derived":
@@ -326,10 +352,28 @@ def _parameter(check: _Validator, name: str, definition, path: Path, known: set[
         if not _is_numeric_literal(definition["value"]):
             check.error(path + ("value",), "must be a number or a (nested) list of numbers")
             return None
+        if _literal_size(definition["value"]) > MAX_LITERAL_ELEMENTS:
+            check.error(path + ("value",), f"at most {MAX_LITERAL_ELEMENTS} numbers are allowed")
+            return None
         settings["value"] = definition["value"]
     if len(check.issues) > before:
         return None
     return Parameter(name=name, generator=generator, settings=settings)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _literal_size(value) -> int:
+    return sum(_literal_size(v) for v in value) if isinstance(value, list) else 1
+
+
+def _too_many(check: _Validator, raw, path: Path, limit: int, what: str) -> bool:
+    if isinstance(raw, (list, dict)) and len(raw) > limit:
+        check.error(path, f"at most {limit} {what} are allowed, found {len(raw)}")
+        return True
+    return False
 
 
 def _is_numeric_literal(value) -> bool:
@@ -344,6 +388,8 @@ def _parts(check: _Validator, raw, known: set[str]) -> list[Part]:
     if not isinstance(raw, list) or not raw:
         if raw is not None:
             check.error(("parts",), "must be a non-empty list of parts")
+        return []
+    if _too_many(check, raw, ("parts",), MAX_PARTS, "parts"):
         return []
     parts, seen = [], set()
     for index, definition in enumerate(raw):
@@ -442,6 +488,8 @@ def _choices(check: _Validator, raw, path: Path, known: set[str]):
     if not isinstance(raw, list) or len(raw) < 2:
         check.error(path, "a choice part needs a list of at least two choices")
         return (), ()
+    if _too_many(check, raw, path, MAX_CHOICES, "choices"):
+        return (), ()
     choices, keys = [], []
     for index, choice in enumerate(raw):
         here = path + (index,)
@@ -480,6 +528,8 @@ def _choice_answer(check: _Validator, data: dict, path: Path, keys: tuple[str, .
 def _hints(check: _Validator, raw, path: Path, known: set[str]) -> tuple[Hint, ...]:
     if not isinstance(raw, list):
         check.error(path, "must be a list of {after, text}")
+        return ()
+    if _too_many(check, raw, path, MAX_HINTS, "hints"):
         return ()
     hints = []
     for index, hint in enumerate(raw):
@@ -521,10 +571,19 @@ def _gates(check: _Validator, raw, known: set[str]):
     if margin >= 0.5:
         check.error(path + ("rounding_margin",), "must be below 0.5 (it is a fraction of one last-digit unit)")
     attempts = int(_number(check, raw, "max_attempts", path, default=DEFAULT_MAX_ATTEMPTS, minimum=1, whole=True))
+    if attempts > MAX_GATE_ATTEMPTS:
+        check.error(
+            path + ("max_attempts",),
+            f"at most {MAX_GATE_ATTEMPTS} redraws are allowed, got {attempts}; if the gates "
+            "reject that many draws, loosen them or change the generators",
+        )
+        attempts = DEFAULT_MAX_ATTEMPTS
     gates = []
     checks = raw.get("checks", [])
     if not isinstance(checks, list):
         check.error(path + ("checks",), "must be a list of gate checks")
+        checks = []
+    if _too_many(check, checks, path + ("checks",), MAX_GATES, "gate checks"):
         checks = []
     for index, gate in enumerate(checks):
         compiled = _gate(check, gate, path + ("checks", index), known)
@@ -566,6 +625,8 @@ def _variants(check: _Validator, raw, known: set[str]) -> dict:
     path: Path = ("variants",)
     if not isinstance(raw, dict):
         check.error(path, "must be a mapping of variant name to fixed parameter values")
+        return {}
+    if _too_many(check, raw, path, MAX_NAMED_VARIANTS, "named variants"):
         return {}
     variants = {}
     for name, values in raw.items():

@@ -19,10 +19,9 @@ import numpy as np
 from .errors import ExpressionError, VariantError
 from .expressions import evaluate, to_json_value
 from .reference import reference_answers
-from .spec import DEFAULT_MAX_WEIGHT, NUMERIC_TYPES, ExerciseSpec, Gate, Parameter
+from .spec import DEFAULT_MAX_WEIGHT, MAX_MATRIX_SIDE, NUMERIC_TYPES, ExerciseSpec, Gate, Parameter
 
 SEED_BITS = 63
-MAX_MATRIX_SIDE = 12
 
 
 @dataclass(frozen=True)
