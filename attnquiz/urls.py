@@ -5,14 +5,15 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from accounts.forms import LoginForm
+from attnquiz import views as project_views
 from exercises import views as exercise_views
-from grading import views as grading_views
 
 urlpatterns = [
     path("", exercise_views.dashboard, name="dashboard"),
     path("login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("healthz/", grading_views.health, name="health"),
+    path("logout/", project_views.LogoutView.as_view(), name="logout"),
+    path("healthz/", project_views.readiness, name="health"),
+    path("healthz/live/", project_views.liveness, name="liveness"),
     path("", include("exercises.urls")),
     path("grading/", include("grading.urls")),
     path("explore/", include("explorations.urls")),
@@ -24,3 +25,5 @@ urlpatterns = [
     path("", include("courses.urls")),
     path("admin/", admin.site.urls),
 ]
+
+handler500 = "attnquiz.errors.server_error"

@@ -7,7 +7,7 @@ import json
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -137,7 +137,3 @@ def _exercise_url(variant: Variant) -> str:
     if variant.context.startswith("practice:"):
         return reverse("practice", args=[variant.pk])
     return reverse("dashboard")
-
-
-def health(request):
-    return HttpResponse("ok", content_type="text/plain")

@@ -81,3 +81,14 @@ def test_compose_app_services_get_database_and_redis_urls():
     assert app_env["DATABASE_URL"].startswith("postgres://")
     assert app_env["REDIS_URL"] == "redis://redis:6379/0"
     assert app_env["DEBUG"] == "0"
+
+
+def test_web_health_check_asks_readiness_under_an_allowed_host(client, db, settings):
+    test = compose()["services"]["web"]["healthcheck"]["test"]
+    assert test[:3] == ["CMD", "python", "-c"]
+    assert "'http://127.0.0.1:8000/healthz/'" in test[3]
+    assert "os.environ['ALLOWED_HOSTS'].split(',')[0]" in test[3]
+    settings.ALLOWED_HOSTS = ["attnquiz.example.org"]
+    response = client.get("/healthz/", headers={"Host": "attnquiz.example.org"})
+    assert response.status_code == 200 and response.json()["checks"]["database"] == "ok"
+
