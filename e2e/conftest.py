@@ -141,9 +141,8 @@ def record_console(watch: PageWatch, message) -> None:
         watch.console_errors.append(f"console: {text}")
 
 
-@pytest.fixture
-def page(chromium, live_server, watch):
-    """A fresh browser context on the live server, with the network and console guards."""
+def guarded_context(chromium, live_server, watch):
+    """A browser context on the live server whose pages report to ``watch``: (context, page)."""
     context = chromium.new_context(base_url=live_server.url, viewport={"width": 1100, "height": 900})
 
     def guard(route):
@@ -161,6 +160,13 @@ def page(chromium, live_server, watch):
     page.set_default_timeout(15_000)
     page.on("console", lambda message: record_console(watch, message))
     page.on("pageerror", lambda error: watch.console_errors.append(f"page error: {error}"))
+    return context, page
+
+
+@pytest.fixture
+def page(chromium, live_server, watch):
+    """A fresh browser context on the live server, with the network and console guards."""
+    context, page = guarded_context(chromium, live_server, watch)
     yield page
     context.close()
     assert watch.blocked_requests == [], "requests tried to leave 127.0.0.1"

@@ -1,0 +1,159 @@
+"""A course from nothing, in the browser: an administrator grants course creation, the
+instructor creates a course and adds a TA, a new student signs up through the join link
+(in a second browser) and lands enrolled, a roster CSV goes in (dry run, then apply) with
+one bad row reported, the student resets a forgotten password through the e-mail, and the
+instructor copies the course for a new term."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from django.core import mail
+
+from e2e.conftest import guarded_context, log_in
+
+pytestmark = pytest.mark.browser
+
+PASSWORD = "attention-demo"
+NEW_PASSWORD = "a-much-longer-passphrase-17"
+ROSTER = """\
+email,name,student_id,role
+ada@example.org,Ada Lovelace,S-1,student
+not-an-address,Bad Row,S-2,student
+carl@example.org,Carl Gauss,S-3,
+"""
+
+
+@pytest.fixture
+def empty_site(transactional_db, settings):
+    from django.contrib.auth import get_user_model
+
+    from exercises.services_bank import bank_load
+
+    settings.GRADING_MODE = "inline"
+    bank_load()  # the exercise library; no course, no enrolment
+    User = get_user_model()
+    User.objects.create_superuser("root", "root@example.org", PASSWORD)
+    User.objects.create_user("ines", "ines@example.org", PASSWORD)
+    User.objects.create_user("tara", "tara@example.org", PASSWORD)
+
+
+def test_a_course_from_an_empty_site(page, chromium, live_server, watch, empty_site):
+    from courses.models import Course, Enrolment, Role
+
+    # An administrator lets ines create courses, in the Django admin.
+    log_in(page, "root")
+    page.goto("/admin/auth/user/?q=ines")
+    page.get_by_role("link", name="ines", exact=True).click()
+    permission = page.locator("#id_user_permissions_from option", has_text="May create courses")
+    page.select_option("#id_user_permissions_from", value=permission.get_attribute("value"))
+    page.click("#id_user_permissions_add")
+    page.click("input[name=_save]")
+    page.wait_for_url(re.compile(r"/admin/auth/user/(\?.*)?$"))
+    assert "was changed successfully" in page.locator(".messagelist").inner_text()
+    page.context.clear_cookies()
+
+    # ines creates a course.
+    log_in(page, "ines")
+    page.get_by_role("link", name="Create a course").click()
+    page.fill("#id_title", "Attention, spring")
+    page.fill("#id_slug", "attention-spring")
+    page.fill("#id_term", "Spring 2027")
+    page.select_option("#id_time_zone", "Europe/Berlin")
+    page.fill("#id_description", "Scaled dot-product attention, from scratch.")
+    page.get_by_role("button", name="Create the course").click()
+    page.wait_for_url(re.compile(r"/courses/attention-spring/settings/$"))
+    join_url = page.locator("#join-link").get_attribute("href")
+    assert re.fullmatch(rf"{re.escape(live_server.url)}/join/[A-Z2-9]{{8}}/", join_url)
+
+    # ...adds a TA by e-mail...
+    page.get_by_role("link", name="People").first.click()
+    page.fill("#id_identifier", "tara@example.org")
+    page.select_option("#id_role", "ta")
+    page.get_by_role("button", name="Add", exact=True).click()
+    assert "tara: enrolled (teaching assistant)." in page.locator(".messages").inner_text()
+
+    # ...and an assignment with one exercise, due on 1 March.
+    page.goto("/teach/attention-spring/assignments/new/")
+    page.fill("#id_title", "Week 1")
+    page.fill("#id_slug", "week-1")
+    page.fill("#id_opens_at", "2027-02-22T09:00")
+    page.fill("#id_due_at", "2027-03-01T09:00")
+    page.get_by_role("button", name="Save").click()
+    page.wait_for_url(re.compile(r"/teach/attention-spring/a/week-1/$"))
+    page.locator("#add-item select").select_option(index=1)
+    page.locator("#add-item button[type=submit]").click()
+    assert page.locator(".messages").inner_text().startswith("Added ")
+
+    # A new student opens the join link in another browser, signs up and lands enrolled.
+    context, student = guarded_context(chromium, live_server, watch)
+    try:
+        student.goto(join_url)
+        student.get_by_role("link", name="Sign up and join").click()
+        assert "you are enrolled in Attention, spring" in student.locator("main").inner_text()
+        student.fill("#id_username", "nina")
+        student.fill("#id_email", "nina@example.org")
+        student.fill("#id_password1", PASSWORD + "-nina")
+        student.fill("#id_password2", PASSWORD + "-nina")
+        student.get_by_role("button", name="Sign up").click()
+        student.wait_for_url(re.compile(r"/$"))
+        assert "You are enrolled in Attention, spring." in student.locator(".messages").inner_text()
+        assert "Attention, spring · Spring 2027" in student.locator("main h2").all_inner_texts()[1]
+
+        # The instructor imports a roster: the dry run reports every line and changes nothing.
+        page.goto("/courses/attention-spring/people/roster/")
+        page.fill("#id_text", ROSTER)
+        page.get_by_role("button", name="Check (dry run)").click()
+        rows = page.locator("#roster-report tbody tr").all_inner_texts()
+        assert [re.sub(r"\s+", " ", row).strip() for row in rows] == [
+            "2 ada@example.org create new account 'ada', enrolled as student; they choose a password with “Forgot password?”",
+            "3 not-an-address error 'not-an-address' is not an e-mail address",
+            "4 carl@example.org create new account 'carl', enrolled as student; they choose a password with “Forgot password?”",
+        ]
+        assert not Enrolment.objects.filter(user__username__in=["ada", "carl"]).exists()
+        page.get_by_role("button", name="Apply these 2 changes").click()
+        assert "Imported the roster: 2 changes." in page.locator(".messages").inner_text()
+        course = Course.objects.get(slug="attention-spring")
+        assert sorted(course.enrolments.values_list("user__username", "role", "student_id")) == [
+            ("ada", Role.STUDENT, "S-1"), ("carl", Role.STUDENT, "S-3"), ("ines", Role.INSTRUCTOR, ""),
+            ("nina", Role.STUDENT, ""), ("tara", Role.TEACHING_ASSISTANT, ""),
+        ]
+
+        # nina forgets her password and resets it through the e-mail.
+        student.get_by_role("button", name="Log out").click()
+        student.goto("/login/")
+        student.get_by_role("link", name="Forgot your password?").click()
+        student.fill("#id_email", "nina@example.org")
+        student.get_by_role("button", name="Send the link").click()
+        student.wait_for_url(re.compile(r"/accounts/password/reset/sent/$"))
+        assert [message.to for message in mail.outbox] == [["nina@example.org"]]
+        link = re.search(r"https?://\S+/accounts/password/reset/\S+/", mail.outbox[0].body).group(0)
+        student.goto(link)
+        student.fill("#id_new_password1", NEW_PASSWORD)
+        student.fill("#id_new_password2", NEW_PASSWORD)
+        student.get_by_role("button", name="Set the password").click()
+        student.wait_for_url(re.compile(r"/accounts/password/reset/done/$"))
+        log_in(student, "nina@example.org", NEW_PASSWORD)  # by e-mail, with the new password
+        assert "Attention, spring" in student.locator("main").inner_text()
+    finally:
+        context.close()
+
+    # The instructor copies the course for the next term, 182 days later.
+    page.goto("/courses/attention-spring/settings/")
+    page.get_by_role("link", name="Copy for a new term").click()
+    page.fill("#id_title", "Attention, autumn")
+    page.fill("#id_slug", "attention-autumn")
+    page.fill("#id_term", "Autumn 2027")
+    page.fill("#id_offset_days", "182")
+    page.get_by_role("button", name="Copy the course").click()
+    page.wait_for_url(re.compile(r"/courses/attention-autumn/settings/$"))
+    assert "Copied Attention, spring to attention-autumn with 1 assignments." in page.locator(".messages").inner_text()
+    copy, original = Course.objects.get(slug="attention-autumn"), Course.objects.get(slug="attention-spring")
+    copied, source = copy.assignments.get(), original.assignments.get()
+    due = datetime(2027, 3, 1, 9, 0, tzinfo=timezone.utc)
+    assert (copied.slug, copied.opens_at, copied.due_at) == ("week-1", due - timedelta(days=7) + timedelta(days=182), due + timedelta(days=182))
+    assert list(copied.items.values_list("exercise_version_id", flat=True)) == list(source.items.values_list("exercise_version_id", flat=True))
+    assert sorted(copy.enrolments.values_list("user__username", "role")) == [("ines", Role.INSTRUCTOR), ("tara", Role.TEACHING_ASSISTANT)]
+    assert copy.join_code != original.join_code
