@@ -48,6 +48,9 @@ def main() -> int:
         env.update(REDIS_URL="", GRADING_MODE="inline")
         print(f"Grading: in the web process (no Redis answered at {redis_url}).")
     subprocess.run([python, "manage.py", "load_demo"], env=env, check=True)
+    print(f"New course: log in as instructor, open http://{host}:{port}/courses/new/ "
+          "(others: manage.py grant_course_creation USERNAME).")
+    print(f"Join link and code: each course's Settings page, e.g. http://{host}:{port}/courses/attention-101/settings/")
     print(f"\nattnquiz is at http://{host}:{port}/  (Ctrl-C stops it)\n", flush=True)
     server = subprocess.Popen([python, "manage.py", "runserver", f"{host}:{port}", "--noreload"], env=env)
     try:
