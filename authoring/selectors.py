@@ -30,7 +30,13 @@ from .models import ExerciseEvent
 
 LIBRARY_STATUSES = (VersionStatus.PUBLISHED, VersionStatus.RETIRED)
 VARIANT_TEST_COUNT = 100
-VARIANT_TEST_SECONDS = 30.0
+VARIANT_TEST_SECONDS = 20.0  # the test stops itself between seeds after this long
+CHECK_SEEDS = 10  # "Check and preview" and saving try seeds 0..9 and every named variant
+# Author-controlled work runs in the sandbox's checker processes with these limits, so no
+# source can hold a web thread however its gates and derived parameters behave.
+CHECK_LIMITS = {"cpu_seconds": 8.0, "wall_seconds": 10.0, "memory_mb": 512}
+PREVIEW_LIMITS = {"cpu_seconds": 4.0, "wall_seconds": 5.0, "memory_mb": 512}
+VARIANT_TEST_LIMITS = {"cpu_seconds": 22.0, "wall_seconds": 25.0, "memory_mb": 1024}
 
 
 class Action:
@@ -180,6 +186,80 @@ def gate_verdicts(spec: engine.ExerciseSpec, params: dict) -> list[dict]:
             problem = f"could not evaluate: {exc}"
         verdicts.append({"label": label, "passed": problem is None, "problem": problem or ""})
     return verdicts
+
+
+def _limited(func, limits: dict, **kwargs):
+    """``func(**kwargs)`` in a sandboxed checker process; a limit or a crash becomes
+    ``SourceCheckStopped`` with a message for the author."""
+    from grading.core.sandbox import SandboxError, SandboxLimitExceeded, run_limited
+
+    try:
+        return run_limited(func, **kwargs, **limits)
+    except SandboxLimitExceeded as limit:
+        raise SourceCheckStopped(
+            f"Stopped: this exercise needed more than the {limits['wall_seconds']:g} s "
+            f"(or {limits['memory_mb']} MB) allowed ({limit}). Look for gates that reject "
+            "almost every draw, or derived parameters that compute too much."
+        ) from None
+    except SandboxError as problem:
+        raise SourceCheckStopped(f"The exercise could not be checked: {problem}") from None
+
+
+class SourceCheckStopped(Exception):
+    """A check, preview or variant test was stopped by its time or memory limit."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def source_check(*, source: str, seed: int = 0) -> dict:
+    """Read an exercise source and try it the way students will get it, under limits.
+
+    Returns ``errors`` (SpecIssues, line-precise) if it cannot be read; otherwise
+    ``failure``: None when seeds 0..CHECK_SEEDS-1 and every named variant draw past the
+    gates and render, else which one failed first and why; and ``preview`` of ``seed``.
+    """
+    try:
+        return _limited(_source_check, CHECK_LIMITS, source=source, seed=seed)
+    except SourceCheckStopped as stopped:
+        return {"errors": [], "failure": stopped.message, "preview": None}
+
+
+def _source_check(*, source: str, seed: int) -> dict:
+    try:
+        spec = engine.load_spec(source)
+    except engine.SpecError as error:
+        return {"errors": error.errors, "failure": None, "preview": None}
+    failure = None
+    tries = [(s, None) for s in range(CHECK_SEEDS)] + [(0, name) for name in spec.variants]
+    for try_seed, name in tries:
+        try:
+            problem = version_preview(spec=spec, seed=try_seed, variant_name=name)["error"]
+        except Exception as exc:  # any failure of the author's exercise is a finding
+            problem = f"{type(exc).__name__}: {exc}"
+        if problem:
+            which = f"named variant '{name}'" if name else f"seed {try_seed}"
+            failure = f"The exercise does not work for {which}: {problem}"
+            break
+    return {"errors": [], "failure": failure, "preview": version_preview(spec=spec, seed=seed)}
+
+
+def version_preview_limited(
+    *, spec: engine.ExerciseSpec, seed: int, variant_name: str | None = None
+) -> dict:
+    """``version_preview`` under the preview limits; a stopped preview is an ``error``."""
+    try:
+        return _limited(
+            version_preview, PREVIEW_LIMITS, spec=spec, seed=seed, variant_name=variant_name
+        )
+    except SourceCheckStopped as stopped:
+        return {"seed": seed, "variant_name": variant_name or "", "error": stopped.message}
+
+
+def version_test_variants_limited(*, spec: engine.ExerciseSpec, first_seed: int = 0) -> dict:
+    """``version_test_variants`` in a sandboxed process; raises SourceCheckStopped."""
+    return _limited(version_test_variants, VARIANT_TEST_LIMITS, spec=spec, first_seed=first_seed)
 
 
 def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str | None = None) -> dict:

@@ -70,6 +70,23 @@ def _slug_issue(source: str, message: str) -> engine.SpecError:
     return engine.SpecError([engine.SpecIssue(line, "slug", message)])
 
 
+def working_spec(source: str) -> engine.ExerciseSpec:
+    """The spec of ``source`` if it can be read *and* produces working variants.
+
+    The check runs in the sandbox under a time limit first (see
+    ``authoring.selectors.source_check``), so reading it here afterwards is bounded.
+    Raises SpecError: line-precise issues, or the first seed that does not work.
+    """
+    from .selectors import source_check
+
+    checked = source_check(source=source)
+    if checked["errors"]:
+        raise engine.SpecError(checked["errors"])
+    if checked["failure"]:
+        raise engine.SpecError([engine.SpecIssue(None, "", checked["failure"])])
+    return engine.load_spec(source)
+
+
 def _event(*, version: ExerciseVersion, actor, kind: str, **fields) -> ExerciseEvent:
     return ExerciseEvent.objects.create(
         exercise=version.exercise,
@@ -87,9 +104,10 @@ def exercise_create(
 ) -> ExerciseVersion:
     """A new exercise owned by ``course``, as draft version 1.
 
-    Raises SpecError (with lines) for an invalid source or a slug already taken.
+    Raises SpecError (with lines) for an invalid source, one that cannot produce a
+    working variant, or a slug already taken.
     """
-    spec = engine.load_spec(source)
+    spec = working_spec(source)
     if Exercise.objects.filter(slug=spec.slug).exists():
         raise _slug_issue(
             source, f"an exercise called '{spec.slug}' already exists; choose another slug"
@@ -120,7 +138,7 @@ def version_save(
     review or a newer draft already exists.
     """
     version = ExerciseVersion.objects.select_for_update().get(pk=version.pk)
-    spec = engine.load_spec(source)
+    spec = working_spec(source)
     exercise = version.exercise
     if spec.slug != exercise.slug:
         raise _slug_issue(
@@ -235,7 +253,7 @@ def exercise_import(*, course: Course, actor, data: bytes) -> ExerciseVersion:
     """Import an exercise file: a new exercise, or an edit of one this course owns
     (its latest version: a draft is replaced, a published one gets version n + 1)."""
     source = source_from_upload(data)
-    spec = engine.load_spec(source)
+    spec = working_spec(source)
     exercise = Exercise.objects.select_related("owner").filter(slug=spec.slug).first()
     if exercise is None:
         return exercise_create(course=course, actor=actor, source=source, kind=EventKind.IMPORTED)

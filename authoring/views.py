@@ -131,18 +131,19 @@ def source_check(request, course_slug: str):
     course, role = selectors.access_authoring(user=request.user, course_slug=course_slug)
     form = SourceForm(request.POST)
     preview_form = PreviewForm(request.POST)
-    context = {"errors": [], "preview": None, "form_errors": None}
+    context = {"errors": [], "preview": None, "form_errors": None, "failure": None}
     if not form.is_valid():
         context["form_errors"] = form.errors.get("source")
     else:
-        try:
-            spec = engine.load_spec(form.cleaned_data["source"])
-        except engine.SpecError as error:
-            context["errors"] = _spec_errors(error)
-        else:
-            seed = preview_form.cleaned_data["seed"] if preview_form.is_valid() else 0
-            context["preview"] = selectors.version_preview(spec=spec, seed=seed)
-            context["preview_seed_error"] = preview_form.errors.get("seed")
+        seed = preview_form.cleaned_data["seed"] if preview_form.is_valid() else 0
+        checked = selectors.source_check(source=form.cleaned_data["source"], seed=seed)
+        context.update(
+            errors=_spec_errors(engine.SpecError(checked["errors"])) if checked["errors"] else [],
+            failure=checked["failure"],
+            preview=checked["preview"],
+            preview_seed_error=preview_form.errors.get("seed"),
+            seeds_checked=selectors.CHECK_SEEDS,
+        )
     return render(request, "authoring/_check.html", context)
 
 
@@ -195,7 +196,7 @@ def version_detail(request, course_slug: str, slug: str, number: int):
             "can_comment": access.owned,
             "comment_form": CommentForm(),
             "events": version.events.select_related("actor") if access.owned else [],
-            "preview": selectors.version_preview(spec=spec, seed=0),
+            "preview": selectors.version_preview_limited(spec=spec, seed=0),
         },
     )
 
@@ -260,7 +261,7 @@ def version_preview(request, course_slug: str, slug: str, number: int):
         if name is not None and name not in spec.variants:
             form_error = f"There is no named variant '{name}'."
         else:
-            preview = selectors.version_preview(
+            preview = selectors.version_preview_limited(
                 spec=spec, seed=form.cleaned_data["seed"], variant_name=name
             )
     else:
@@ -285,16 +286,25 @@ def version_test(request, course_slug: str, slug: str, number: int):
         user=request.user, course_slug=course_slug, slug=slug, number=number
     )
     form = VariantTestForm(request.POST or None, initial={"first_seed": 0})
-    report = None
+    report, stopped = None, None
     if request.method == "POST" and form.is_valid():
-        report = selectors.version_test_variants(
-            spec=version_spec(access.version),
-            first_seed=form.cleaned_data["first_seed"],
-        )
+        try:
+            report = selectors.version_test_variants_limited(
+                spec=version_spec(access.version),
+                first_seed=form.cleaned_data["first_seed"],
+            )
+        except selectors.SourceCheckStopped as problem:
+            stopped = problem.message
     return render(
         request,
         "authoring/variant_test.html",
-        {"access": access, "version": access.version, "form": form, "report": report},
+        {
+            "access": access,
+            "version": access.version,
+            "form": form,
+            "report": report,
+            "stopped": stopped,
+        },
         status=400 if form.errors else 200,
     )
 

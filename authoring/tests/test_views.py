@@ -105,7 +105,7 @@ def test_check_endpoint_reports_errors_or_previews_the_seed(client, people):
     bad = client.post(url, {"source": "slug: x\ntitle: [unclosed\n", "seed": "0"}).content.decode()
     assert "line 3: YAML syntax error" in bad or "line 2: YAML syntax error" in bad
     good = client.post(url, {"source": product_yaml(), "seed": "not a number"}).content.decode()
-    assert "The file is valid." in good and "showing seed 0" in good
+    assert "The file is valid: seeds 0–9" in good and "showing seed 0" in good
 
 
 def test_preview_shows_prompt_reference_answers_and_gate_verdicts(client, people, draft):
