@@ -73,16 +73,25 @@ def qkv_projections(X, W_Q, W_K, W_V) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return project(X, W_Q), project(X, W_K), project(X, W_V)
 
 
-def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Numerically stable softmax; an all ``-inf`` slice gives zeros, not NaN."""
+def softmax(x: np.ndarray, axis: int = -1, *, out: np.ndarray | None = None) -> np.ndarray:
+    """Numerically stable softmax; an all ``-inf`` slice gives zeros, not NaN.
+
+    Computed in place in ``out`` (a new array when not given; it may be ``x`` itself),
+    so a large batch makes one full-size array, not five.
+    """
     x = as_array(x)
-    row_max = np.max(x, axis=axis, keepdims=True)
+    row_max = np.max(x, axis=axis, keepdims=True)  # (B..., n, 1)
     fully_masked = np.isneginf(row_max)
+    any_fully_masked = bool(fully_masked.any())
+    if any_fully_masked:
+        row_max[fully_masked] = 0.0  # exp(-inf - 0) = 0: the row's weights come out zero
     # Shifting by the maximum changes nothing mathematically and keeps exp() <= 1.
-    shifted = x - np.where(fully_masked, 0.0, row_max)
-    exponentials = np.exp(shifted)
-    totals = np.sum(exponentials, axis=axis, keepdims=True)
-    return np.where(fully_masked, 0.0, exponentials / np.where(totals == 0, 1.0, totals))
+    out = np.subtract(x, row_max, out=out)
+    np.exp(out, out=out)
+    totals = np.sum(out, axis=axis, keepdims=True)
+    if any_fully_masked:
+        totals[totals == 0] = 1.0  # only a fully masked row sums to 0 (its max gave exp(0) = 1)
+    return np.divide(out, totals, out=out)
 
 
 def causal_mask(n: int, m: int | None = None) -> np.ndarray:
@@ -123,11 +132,11 @@ def attention(
     if scale is None:
         scale = 1.0 / math.sqrt(d_k)
     scores = Q @ np.swapaxes(K, -1, -2)  # (B..., n, d_k) x (B..., d_k, m) -> (B..., n, m)
-    scaled_scores = scores * scale
+    scaled_scores = np.multiply(scores, scale)
     bias = _combined_bias(mask, causal, scores.shape[-2], scores.shape[-1])
-    if bias is not None:
-        scaled_scores = scaled_scores + bias  # (B..., n, m) + (n, m) broadcasts
-    weights = softmax(scaled_scores, axis=-1)
+    if bias is not None:  # no mask: no bias array, no where()
+        np.add(scaled_scores, bias, out=scaled_scores)  # (B..., n, m) + (n, m) broadcasts
+    weights = softmax(scaled_scores, axis=-1, out=np.empty_like(scaled_scores))
     output = weights @ V  # (B..., n, m) x (B..., m, d_v) -> (B..., n, d_v)
     return AttentionResult(scores, scaled_scores, weights, output, float(scale))
 

@@ -30,26 +30,31 @@ BANK_LIKE = [
 ]
 
 
-def benchmark(cases: list[dict], checks_per_type: int = 2000, warmup: int = 1, cold: bool = False) -> dict:
+def benchmark(
+    cases: list[dict], checks_per_type: int = 2000, warmup: int = 1, cold: bool = False,
+    sandboxed: bool = False,
+) -> dict:
     """{type: {"median_ms", "p99_ms", "checks"}} cycling through each type's cases.
 
     ``cold`` clears the equivalence-decision cache before every check, so repeated
-    answers do not profit from having been decided before.
+    answers do not profit from having been decided before. ``sandboxed`` checks the way
+    the worker does (``sandbox.check_isolated``: the CAS types in a checker process).
     """
+    check = _check_sandboxed if sandboxed else _check
     by_type = defaultdict(list)
     for case in cases:
         by_type[case["type"]].append(case)
     results = {}
     for answer_type, type_cases in sorted(by_type.items()):
         for case in type_cases * warmup:
-            _check(case)
+            check(case)
         timings = []
         for index in range(checks_per_type):
             case = type_cases[index % len(type_cases)]
             if cold:
                 symbolic.decide_equivalent.cache_clear()
             started = time.perf_counter()
-            _check(case)
+            check(case)
             timings.append((time.perf_counter() - started) * 1000)
         timings.sort()
         results[answer_type] = {
@@ -63,3 +68,9 @@ def benchmark(cases: list[dict], checks_per_type: int = 2000, warmup: int = 1, c
 
 def _check(case: dict):
     return answers.check(case["type"], case["expected"], case["answer"], case.get("options"))
+
+
+def _check_sandboxed(case: dict):
+    from grading.core.sandbox import check_isolated
+
+    return check_isolated(case["type"], case["expected"], case["answer"], case.get("options"))

@@ -210,3 +210,34 @@ def test_monte_carlo_chunking_does_not_change_the_estimate():
     chunked = att.monte_carlo_score_variance(64, 10_000, seed=9, chunk_elements=64 * 333)
     assert chunked.variance == pytest.approx(whole.variance, rel=1e-12)
     assert chunked.mean == pytest.approx(whole.mean, rel=1e-9, abs=1e-12)
+
+
+def test_in_place_softmax_is_bit_for_bit_the_textbook_formula():
+    scores = np.random.default_rng(3).normal(scale=4.0, size=(2, 3, 5, 7))  # (B, h, n, m)
+    shifted = scores - scores.max(axis=-1, keepdims=True)
+    textbook = np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+    untouched = scores.copy()
+    assert np.array_equal(att.softmax(scores), textbook)
+    assert np.array_equal(scores, untouched)  # no out=: the input is left alone
+    in_place = att.softmax(scores, out=scores)
+    assert in_place is scores and np.array_equal(scores, textbook)
+
+
+def test_softmax_with_a_fully_masked_row_among_others():
+    scores = np.array([[0.0, -np.inf, 1.0], [-np.inf, -np.inf, -np.inf], [2.0, 2.0, -np.inf]])
+    weights = att.softmax(scores)
+    e = np.exp(-1.0)
+    assert weights.tolist() == [[e / (e + 1), 0.0, 1 / (e + 1)], [0.0, 0.0, 0.0], [0.5, 0.5, 0.0]]
+
+
+def test_unmasked_batched_attention_equals_the_textbook_formula():
+    rng = np.random.default_rng(4)
+    Q, K, V = (rng.standard_normal((2, 3, 6, 4)) for _ in range(3))  # (B, h, n, d_k)
+    scores = Q @ np.swapaxes(K, -1, -2)
+    scaled = scores * 0.5
+    shifted = scaled - scaled.max(axis=-1, keepdims=True)
+    weights = np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+    result = att.attention(Q, K, V)
+    assert np.array_equal(result.scores, scores) and np.array_equal(result.scaled_scores, scaled)
+    assert np.array_equal(result.weights, weights)
+    assert np.array_equal(result.output, weights @ V)
