@@ -29,10 +29,10 @@ def test_result_comes_back():
 
 
 def test_cpu_limit_stops_a_busy_loop_and_the_next_call_works():
-    started = time.monotonic()
-    with pytest.raises(SandboxLimitExceeded, match="CPU time|longer than"):
-        run_limited(_spin_forever, cpu_seconds=1, wall_seconds=5)
-    assert time.monotonic() - started < 4
+    # A generous wall clock: on a loaded machine one CPU second can take many seconds,
+    # and it is the CPU limit (not the wall clock) that must stop the loop.
+    with pytest.raises(SandboxLimitExceeded, match="more than 1 s of CPU time"):
+        run_limited(_spin_forever, cpu_seconds=1, wall_seconds=30)
     assert run_limited(max, 3, 7) == 7
 
 
