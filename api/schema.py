@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
 from .problems import PROBLEM_CONTENT_TYPE
@@ -36,16 +37,25 @@ class SpecProblemSerializer(ProblemSerializer):
     )
 
 
+def _is_problem(serializer) -> bool:
+    inner = serializer.response if isinstance(serializer, OpenApiResponse) else serializer
+    inner = inner if isinstance(inner, type) else type(inner)
+    return issubclass(inner, ProblemSerializer)
+
+
 class ApiAutoSchema(AutoSchema):
+    def _get_response_for_code(self, serializer, status_code, media_types=None, direction="response"):
+        if _is_problem(serializer):
+            media_types = [PROBLEM_CONTENT_TYPE]  # errors are problem documents, whatever the view says
+        return super()._get_response_for_code(serializer, status_code, media_types, direction)
+
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
         if direction != "response":
             return responses
         for code, description in COMMON_PROBLEMS.items():
             if code not in responses:
-                response = self._get_response_for_code(
-                    ProblemSerializer, code, media_types=[PROBLEM_CONTENT_TYPE]
-                )
+                response = self._get_response_for_code(ProblemSerializer, code)
                 response["description"] = description
                 responses[code] = response
         return dict(sorted(responses.items()))

@@ -17,8 +17,17 @@ from grading.models import SubmissionStatus
 from instructor.models import RegradeStatus
 from grading.views import MAX_ANSWER_BYTES
 
-from .models import TokenScope
-from .services import ALLOWED_LIFETIMES_DAYS
+
+
+def _refuse_unencodable(text: str) -> str:
+    """JSON may carry lone UTF-16 surrogates and NUL; neither is text we can store."""
+    if "\x00" in text:
+        raise serializers.ValidationError("Text may not contain NUL characters.")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise serializers.ValidationError("Text must be valid Unicode (no lone surrogates).")
+    return text
 
 
 @extend_schema_field(OpenApiTypes.STR)
@@ -59,7 +68,7 @@ class AnswerField(serializers.Field):
     def _cell_or_fail(self, value) -> str:
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             self.fail("type")
-        return value if isinstance(value, str) else repr(value)
+        return _refuse_unencodable(value) if isinstance(value, str) else repr(value)
 
     def to_representation(self, value):
         return value
@@ -79,17 +88,6 @@ AnswerField = extend_schema_field(
         ]
     }
 )(AnswerField)
-
-
-# ---------------------------------------------------------------------------
-# Tokens
-# ---------------------------------------------------------------------------
-
-
-class TokenCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=100)
-    scope = serializers.ChoiceField(choices=TokenScope.choices, default=TokenScope.READ)
-    lifetime_days = serializers.ChoiceField(choices=ALLOWED_LIFETIMES_DAYS, default=30)
 
 
 # ---------------------------------------------------------------------------
@@ -139,7 +137,7 @@ class FeedbackSerializer(serializers.Serializer):
     message = serializers.CharField(required=False, default="")
     misconception_message = serializers.CharField(required=False, default="")
     entry_correct = serializers.JSONField(
-        source="details.entry_correct", required=False, allow_null=True, default=None,
+        source="details.entry_correct", required=False, default=None,
         help_text="For grid answers: which cells were right.",
     )
 
@@ -173,7 +171,7 @@ class PartSerializer(serializers.Serializer):
     points = serializers.FloatField(source="spec.points")
     shape = serializers.ListField(child=serializers.IntegerField(), allow_null=True,
                                   help_text="[rows, columns] of a grid answer.")
-    choices = serializers.JSONField(allow_null=True)
+    choices = serializers.JSONField()
     multiple = serializers.BooleanField()
     attempts_used = serializers.IntegerField(source="progress.attempts_used")
     attempts_left = serializers.IntegerField(allow_null=True)
@@ -277,8 +275,14 @@ class SinceSerializer(serializers.Serializer):
 
 
 class CountSerializer(serializers.Serializer):
-    value = serializers.CharField(source="0")
-    count = serializers.IntegerField(source="1")
+    """A (value, count) pair, as Counter.most_common gives them."""
+
+    value = serializers.CharField()
+    count = serializers.IntegerField()
+
+    def to_representation(self, pair):
+        value, count = pair
+        return {"value": str(value), "count": count}
 
 
 class VariantDifficultySerializer(serializers.Serializer):
@@ -382,7 +386,8 @@ class RosterEntrySerializer(serializers.Serializer):
 
 class SourceSerializer(serializers.Serializer):
     source = serializers.CharField(
-        max_length=MAX_SOURCE_BYTES, trim_whitespace=False, help_text="The exercise file (YAML)."
+        max_length=MAX_SOURCE_BYTES, trim_whitespace=False, help_text="The exercise file (YAML).",
+        validators=[_refuse_unencodable],
     )
 
 
@@ -428,4 +433,6 @@ class PushResultSerializer(VersionSerializer):
 
 class TransitionSerializer(serializers.Serializer):
     to_status = serializers.ChoiceField(choices=VersionStatus.choices)
-    message = serializers.CharField(max_length=2000, required=False, default="", allow_blank=True)
+    message = serializers.CharField(
+        max_length=2000, required=False, default="", allow_blank=True, validators=[_refuse_unencodable]
+    )

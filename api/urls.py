@@ -1,5 +1,6 @@
 """/api/: the versioned REST API, its OpenAPI schema and docs, and the token page."""
 
+from csp.decorators import csp_update
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
@@ -18,7 +19,10 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path(
         "docs/",
-        SpectacularSwaggerSplitView.as_view(url_name="api:schema", template_name="api/swagger_ui.html"),
+        # Swagger UI's stylesheet draws its icons as data: SVG images; scripts stay 'self' only.
+        csp_update({"img-src": ["data:"]})(
+            SpectacularSwaggerSplitView.as_view(url_name="api:schema", template_name="api/swagger_ui.html")
+        ),
         name="docs",
     ),
     # Student

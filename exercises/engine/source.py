@@ -55,7 +55,13 @@ def read_yaml(text: str) -> tuple[object, SourceMap]:
     depth_problem = _nesting_problem(text)
     if depth_problem:
         raise SpecError([depth_problem])
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)  # the reader refuses control characters here, before parsing
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise SpecError(
+            [SpecIssue(line, "", f"character #x{exc.character:04x} is not allowed in YAML; remove it")]
+        ) from None
     try:
         root = loader.get_single_node()
         if root is None:

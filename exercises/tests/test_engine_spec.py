@@ -127,3 +127,11 @@ def test_stored_spec_keeps_parameter_order_when_the_store_sorts_keys():
     restored = spec_from_json(stored)
     assert [p.name for p in restored.parameters] == [p.name for p in spec.parameters]
     assert draw_variant(restored, 12345).params == draw_variant(spec, 12345).params
+
+
+def test_a_control_character_is_an_issue_on_its_line_not_a_crash():
+    with pytest.raises(SpecError) as error:
+        load_spec("slug: x\ntitle: bad \x0f char\n")
+    assert [str(issue) for issue in error.value.errors] == [
+        "line 2: character #x000f is not allowed in YAML; remove it"
+    ]
