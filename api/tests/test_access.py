@@ -1,0 +1,89 @@
+"""Every endpoint × every kind of caller → the expected status.
+
+Callers: nobody, a student's token, a TA's, an instructor's, another course's instructor,
+an expired token, and a read-only instructor token (which may read but never write)."""
+
+from __future__ import annotations
+
+import pytest
+
+from api.tests.conftest import api_client, world_create
+from authoring.services import exercise_create
+from authoring.tests.factories import product_yaml
+from exercises.services import variant_get_or_create_for_item
+from grading.services import submission_create
+from instructor.services import regrade_job_create
+
+ROLES = ["anonymous", "student", "ta", "instructor", "outsider", "expired", "instructor_read"]
+TOKEN_OF = {"anonymous": None, "student": "student", "ta": "ta", "instructor": "instructor",
+            "outsider": "outsider", "expired": "expired", "instructor_read": "instructor_read"}
+
+A = "/api/v1/courses/attn/assignments/week1/"
+C = "/api/v1/courses/attn/"
+# (method, path template, body, expected status per role in ROLES order)
+MATRIX = [
+    ("get", "/api/v1/courses/", None, [401, 200, 200, 200, 200, 401, 200]),
+    ("get", C + "assignments/", None, [401, 200, 200, 200, 404, 401, 200]),
+    ("get", A, None, [401, 200, 200, 200, 404, 401, 200]),
+    ("get", "/api/v1/exercises/{item}/", None, [401, 200, 200, 200, 404, 401, 200]),
+    ("post", "/api/v1/exercises/{item}/parts/product/submissions/", {"answer": "1"}, [401, 202, 202, 202, 404, 401, 403]),
+    ("get", "/api/v1/submissions/{submission}/", None, [401, 200, 200, 200, 404, 401, 200]),
+    ("get", A + "gradebook/", None, [401, 403, 200, 200, 404, 401, 200]),
+    ("get", A + "gradebook.csv", None, [401, 403, 200, 200, 404, 401, 200]),
+    ("get", A + "submissions/", None, [401, 403, 200, 200, 404, 401, 200]),
+    ("get", A + "analytics/", None, [401, 403, 200, 200, 404, 401, 200]),
+    ("post", A + "regrades/", {}, [401, 403, 403, 202, 404, 401, 403]),
+    ("get", C + "regrades/{job}/", None, [401, 403, 403, 200, 404, 401, 200]),
+    # The job is a dry run still pending, so even its instructor is refused (409), not forbidden.
+    ("post", C + "regrades/{job}/apply/", None, [401, 403, 403, 409, 404, 401, 403]),
+    ("get", C + "roster/", None, [401, 403, 200, 200, 404, 401, 200]),
+    ("get", C + "exercises/", None, [401, 403, 200, 200, 404, 401, 200]),
+    ("post", C + "exercises/validate/", {"source": "slug: x\n"}, [401, 403, 200, 200, 404, 401, 200]),
+    ("post", C + "exercises/", {"source": product_yaml(slug="pushed")}, [401, 403, 403, 201, 404, 401, 403]),
+    ("get", C + "exercises/owned/versions/", None, [401, 403, 200, 200, 404, 401, 200]),
+    ("get", C + "exercises/owned/versions/1/", None, [401, 403, 200, 200, 404, 401, 200]),
+    ("post", C + "exercises/owned/versions/1/transition/", {"to_status": "in_review"},
+     [401, 403, 403, 200, 404, 401, 403]),
+]
+
+CASES = [
+    pytest.param(method, path, body, role, expected[index], id=f"{method} {path} as {role}")
+    for method, path, body, expected in MATRIX
+    for index, role in enumerate(ROLES)
+]
+
+
+@pytest.fixture
+def objects(db):
+    world = world_create()
+    exercise_create(course=world.people.course, actor=world.people.instructor, source=product_yaml(slug="owned"))
+    variant = variant_get_or_create_for_item(item=world.item, student=world.people.student)
+    submission = submission_create(variant=variant, student=world.people.student, part="total", raw_answer="0")
+    job = regrade_job_create(assignment=world.assignment, actor=world.people.instructor, enqueue=False)
+    return world, {"item": world.item.pk, "submission": submission.pk, "job": job.pk}
+
+
+def test_the_matrix_names_every_operation_of_the_schema():
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    operations = {(method, path) for path, item in schema["paths"].items() for method in item}
+    assert len(operations) == len(MATRIX) == 20
+
+
+@pytest.mark.parametrize(("method", "path", "body", "role", "expected"), CASES)
+def test_access(objects, method, path, body, role, expected):
+    world, ids = objects
+    token = TOKEN_OF[role]
+    client = api_client(world.tokens[token] if token else None)
+    url = path.format(**ids)
+    if method == "get":
+        response = client.get(url)
+    else:
+        response = client.post(url, body or {}, content_type="application/json")
+    assert response.status_code == expected, response.content[:300]
+    if expected >= 400:
+        assert response["Content-Type"] == "application/problem+json"
+        assert response.json()["status"] == expected
+    if expected == 401:
+        assert response["WWW-Authenticate"] == 'Bearer realm="api"'
