@@ -8,7 +8,7 @@ import hmac
 from django.http import Http404
 from django.utils import timezone
 
-from courses.models import AssignmentItem, Course, Enrolment
+from courses.models import AssignmentItem
 from exercises.models import Variant
 from exercises.selectors import exercise_page_context
 from exercises.specs import version_spec
@@ -70,8 +70,3 @@ def exercise_for_student(*, item: AssignmentItem, variant: Variant) -> dict:
         "item": item,
         "inputs": variant_inputs(variant=variant),
     }
-
-
-def course_roster(*, course: Course):
-    """Everyone enrolled in the course, staff first, then by username."""
-    return Enrolment.objects.filter(course=course).select_related("user").order_by("role", "user__username")

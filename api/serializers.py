@@ -10,6 +10,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from authoring.services import MAX_SOURCE_BYTES
+from courses.models import EnrolmentStatus, Role
+from courses.services import MAX_ROSTER_BYTES, MAX_ROSTER_ROWS, ROSTER_ACTIONS
 from exercises.markdown_math import render_markdown_math
 from exercises.models import VersionStatus
 from grading.answer_input import MAX_GRID_SIDE
@@ -375,8 +377,50 @@ class RosterEntrySerializer(serializers.Serializer):
     username = serializers.CharField(source="user.username")
     first_name = serializers.CharField(source="user.first_name")
     last_name = serializers.CharField(source="user.last_name")
-    role = serializers.CharField()
+    email = serializers.CharField(source="user.email", allow_blank=True)
+    role = serializers.ChoiceField(choices=Role.choices)
+    status = serializers.ChoiceField(choices=EnrolmentStatus.choices, help_text="A dropped student keeps their work.")
+    student_id = serializers.CharField(allow_blank=True)
     enrolled_at = serializers.DateTimeField(source="created_at")
+
+
+class RosterRowSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150, required=False, allow_blank=True, validators=[_refuse_unencodable])
+    email = serializers.CharField(max_length=254, required=False, allow_blank=True, validators=[_refuse_unencodable])
+    name = serializers.CharField(max_length=300, required=False, allow_blank=True, validators=[_refuse_unencodable])
+    first_name = serializers.CharField(max_length=150, required=False, allow_blank=True, validators=[_refuse_unencodable])
+    last_name = serializers.CharField(max_length=150, required=False, allow_blank=True, validators=[_refuse_unencodable])
+    student_id = serializers.CharField(max_length=64, required=False, allow_blank=True, validators=[_refuse_unencodable])
+    role = serializers.CharField(max_length=30, required=False, allow_blank=True, help_text="student (default), ta or instructor")
+
+
+class RosterImportSerializer(serializers.Serializer):
+    """Either ``csv`` (the roster page's format: a header line naming the columns) or ``rows``."""
+
+    csv = serializers.CharField(
+        required=False, max_length=MAX_ROSTER_BYTES, trim_whitespace=False, validators=[_refuse_unencodable]
+    )
+    rows = RosterRowSerializer(many=True, required=False, max_length=MAX_ROSTER_ROWS)
+    dry_run = serializers.BooleanField(default=True, help_text="Report what would change, change nothing.")
+
+    def validate(self, data):
+        if ("csv" in data) == ("rows" in data):
+            raise serializers.ValidationError("Send either csv or rows.")
+        return data
+
+
+class RosterLineSerializer(serializers.Serializer):
+    line = serializers.IntegerField()
+    who = serializers.CharField(allow_blank=True)
+    action = serializers.ChoiceField(choices=ROSTER_ACTIONS)
+    detail = serializers.CharField(allow_blank=True)
+
+
+class RosterReportSerializer(serializers.Serializer):
+    dry_run = serializers.BooleanField()
+    changes = serializers.IntegerField()
+    counts = serializers.DictField(child=serializers.IntegerField())
+    lines = RosterLineSerializer(many=True)
 
 
 # ---------------------------------------------------------------------------

@@ -15,10 +15,12 @@ from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from courses import selectors as course_selectors
+from courses import services as course_services
 from instructor import selectors as teaching
 from instructor import services as teaching_services
 
-from . import selectors, serializers
+from . import serializers
 from .problems import Problem
 from .schema import ProblemSerializer
 
@@ -158,13 +160,34 @@ class RegradeApply(APIView):
         return _job_response(applied, code=status.HTTP_202_ACCEPTED)
 
 
-@extend_schema(tags=["teaching"], responses=serializers.RosterEntrySerializer(many=True))
+@extend_schema(tags=["teaching"])
 class Roster(APIView):
-    """Everyone enrolled in the course, with their role (TAs and instructors)."""
-
+    @extend_schema(responses=serializers.RosterEntrySerializer(many=True))
     def get(self, request, course_slug: str):
+        """Everyone enrolled in the course (dropped students too), with role and status
+        (TAs and instructors)."""
         course, _ = teaching.access_teaching(user=request.user, course_slug=course_slug)
-        enrolments = selectors.course_roster(course=course)
-        return Response(serializers.RosterEntrySerializer(enrolments, many=True).data)
+        return Response(serializers.RosterEntrySerializer(course_selectors.course_people(course=course), many=True).data)
+
+    @extend_schema(
+        request=serializers.RosterImportSerializer,
+        responses={200: serializers.RosterReportSerializer,
+                   422: OpenApiResponse(ProblemSerializer, description="Not a roster, or the course is archived.")},
+    )
+    def post(self, request, course_slug: str):
+        """Import a roster (instructors), as the roster page does: a dry run by default,
+        reporting per line what would happen; ``dry_run: false`` applies the good lines."""
+        course, _ = course_selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
+        payload = serializers.RosterImportSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        try:
+            rows = course_services.roster_rows_from_csv(data["csv"]) if "csv" in data else data["rows"]
+            report = course_services.roster_import(
+                course=course, rows=rows, dry_run=data["dry_run"], actor=request.user
+            )
+        except course_services.CourseRefused as refused:
+            raise Problem(refused.message, status_code=status.HTTP_422_UNPROCESSABLE_ENTITY, code="roster_refused")
+        return Response(serializers.RosterReportSerializer(report).data)
 
 
