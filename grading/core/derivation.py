@@ -259,6 +259,14 @@ class Canonicaliser:
 
     def structure(self, text: str):
         """The step with its moments unevaluated, indices named m when only one is used."""
+        if not isinstance(text, str):
+            raise AnswerFormatError("each step must be text")
+        return _cached_structure(self, text)
+
+    def _cache_key(self) -> tuple:
+        return (self.key, self.model.key, self.dimension)
+
+    def build_structure(self, text: str):
         checked = self.read(text)
         builder = StructureBuilder(self.symbols, self.model, checked.literals, self.dimension)
         built = builder.build(checked.body)
@@ -297,6 +305,20 @@ class Canonicaliser:
         renamed = {symbol: self.model.symbol_for(symbol.name[3:].partition("_")[0] + "_m")
                    for symbol in indexed if symbol.name.endswith("_" + letter)}
         return built.xreplace(renamed)
+
+
+_STRUCTURES: dict = {}
+MAX_CACHED_STRUCTURES = 4096
+
+
+def _cached_structure(canonicaliser: Canonicaliser, text: str):
+    """Steps repeat across students and attempts: read each (exercise, text) once."""
+    key = (canonicaliser._cache_key(), text)
+    if key not in _STRUCTURES:
+        if len(_STRUCTURES) >= MAX_CACHED_STRUCTURES:
+            _STRUCTURES.clear()
+        _STRUCTURES[key] = canonicaliser.build_structure(text)
+    return _STRUCTURES[key]
 
 
 def _target_structure(canonicaliser: Canonicaliser, text, what: str):

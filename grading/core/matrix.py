@@ -178,6 +178,9 @@ def _wrong_matrix_feedback(target, values, grid, options) -> str:
     is_square = target.ndim == 2 and target.shape[0] == target.shape[1]
     if is_square and np.allclose(values, target.T, rtol=1e-3, atol=5e-5):
         return "Not quite: your matrix is the transpose of the correct one; check which index is the row."
+    if target.ndim == 1 and target.size == 2 and np.allclose(values[::-1], target, rtol=1e-3, atol=5e-5):
+        return ("Not quite: the two numbers are in the reverse order. If this is a shape, it is written "
+                "[rows, columns]: the transposed shape is not the same matrix.")
     verb = "is" if wrong_count == 1 else "are"
     return f"Not quite: {wrong_count} of the {grid.size} entries {verb} outside the accepted tolerance (see the highlighted cells)."
 

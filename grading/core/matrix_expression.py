@@ -22,6 +22,7 @@ transpose hint.
 from __future__ import annotations
 
 import ast
+import json
 from functools import lru_cache
 
 import numpy as np
@@ -243,8 +244,10 @@ SLIPS = ("no_scaling", "divided_by_d_k", "softmax_wrong_axis", "scale_after_soft
          "d_model_scale")
 
 
-def diagnose_slip(expected_checked, answer_values: list, draws: list) -> str | None:
+def diagnose_slip(expected_checked, answer_values: list, draws: list, expected_values: list | None = None) -> str | None:
     """The known slip whose version of the expected expression the answer matches, if any."""
+    if expected_values is None:
+        expected_values = draws_expected(expected_checked, draws)
     for slip in SLIPS:
         try:
             with np.errstate(all="ignore"):
@@ -252,7 +255,7 @@ def diagnose_slip(expected_checked, answer_values: list, draws: list) -> str | N
         except (ShapeMismatch, AnswerFormatError):
             continue
         if all(np.shape(s) == np.shape(a) and _close(a, s) for s, a in zip(slipped, answer_values)):
-            if not all(np.shape(s) == np.shape(e) and _close(s, e) for s, e in zip(slipped, draws_expected(expected_checked, draws))):
+            if not all(np.shape(s) == np.shape(e) and _close(s, e) for s, e in zip(slipped, expected_values)):
                 return slip
     return None
 
@@ -331,16 +334,28 @@ def _draws(options: dict) -> tuple[list, list, dict, dict]:
     return draws, declared, shapes, dimensions
 
 
-def check(expected, answer, options: dict) -> Grade:
+@lru_cache(maxsize=256)
+def _prepared(expected: str, options_key: str):
+    """Draws and expected values for one exercise variant, computed once."""
+    options = json.loads(options_key)
     shapes, scalars, dimensions = _declared(options)
-    if not isinstance(expected, str):
-        raise InvalidRequest("expected must be a matrix expression as text")
     draws, declared, _, _ = _draws(options)
     try:
         expected_checked = read(expected, shapes, scalars)
         expected_values = [evaluate(expected_checked, draw) for draw in draws]
     except (AnswerFormatError, ShapeMismatch) as problem:
         raise InvalidRequest(f"expected expression is not usable: {problem}") from None
+    return shapes, scalars, dimensions, draws, declared, expected_checked, expected_values
+
+
+def check(expected, answer, options: dict) -> Grade:
+    if not isinstance(expected, str):
+        raise InvalidRequest("expected must be a matrix expression as text")
+    try:
+        options_key = json.dumps(options, sort_keys=True)
+    except (TypeError, ValueError):
+        raise InvalidRequest("options must be plain JSON values") from None
+    shapes, scalars, dimensions, draws, declared, expected_checked, expected_values = _prepared(expected, options_key)
     try:
         checked = read(answer, shapes, scalars)
     except AnswerFormatError as problem:
@@ -359,7 +374,7 @@ def check(expected, answer, options: dict) -> Grade:
         return grade
     if side:
         return wrong(side, misconception="values_on_left")
-    slip = diagnose_slip(expected_checked, answer_values, draws)
+    slip = diagnose_slip(expected_checked, answer_values, draws, expected_values)
     if slip is not None:
         return wrong(f"Not quite. {misconceptions.MISCONCEPTIONS[slip]}", misconception=slip)
     if _transposed_result(expected_values, answer_values):
@@ -396,7 +411,7 @@ def _matches_only_at_declared_sizes(expected_values: list, answer_values: list, 
     pairs = list(zip(expected_values, answer_values, declared))
     # At the declared sizes a rounded constant (5.656854249 for √32) counts as matching.
     return all(np.shape(e) == np.shape(a) and _close(a, e, 1e-6) for e, a, here in pairs if here) and not all(
-        np.shape(e) == np.shape(a) and _close(a, e) for e, a, here in pairs if not here)
+        np.shape(e) == np.shape(a) and _close(a, e, 1e-6) for e, a, here in pairs if not here)
 
 
 def _dimension_as_number(checked, expected_checked, options: dict, dimensions: dict, shapes: dict, scalars: dict) -> Grade:

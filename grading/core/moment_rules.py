@@ -448,6 +448,7 @@ def describe(expression) -> str:
     return _StepPrinter({"order": "none"}).doprint(expression).replace("**", "^")
 
 
+@lru_cache(maxsize=4096)
 def rule_phrase(rule: str, moment=None, replacement=None) -> str:
     words = RULE_NAMES[rule]
     if moment is None:

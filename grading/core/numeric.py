@@ -29,12 +29,12 @@ from grading.core.grades import (
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 5e-5
 MAX_NUMBER_CHARS = 200
-MAX_DECIMAL_EXPONENT = 300
+MAX_DECIMAL_EXPONENT = 308  # the float range: 1.5e300 is a number
 MIN_DECIMAL_EXPONENT = -400  # 1e-310 is a number too (a subnormal float, exact as a fraction)
 
 _DECIMAL = r"(?:\d+(?:\.\d*)?|\.\d+)"
 _DECIMAL_NUMBER = re.compile(rf"^(?P<sign>[+-]?)(?P<mantissa>{_DECIMAL})(?:[eE](?P<exponent>[+-]?\d{{1,6}}))?$")
-_TIMES_TEN = re.compile(r"^(?P<mantissa>[+-]?" + _DECIMAL + r")\s*[x×*·]\s*10\s*(?:\^|\*\*)\s*\(?(?P<exponent>[+-]?\d{1,6})\)?$")
+_TIMES_TEN = re.compile(r"^(?:(?P<mantissa>[+-]?" + _DECIMAL + r")\s*[x×*·]\s*)?10\s*(?:\^|\*\*)\s*\(?(?P<exponent>[+-]?\d{1,6})\)?$")
 _UNICODE_SIGNS = str.maketrans({"−": "-", "–": "-", "—": "-", "＋": "+", "﹣": "-", "⁄": "/", "∕": "/"})
 _NOT_A_NUMBER_WORDS = {"nan", "+nan", "-nan"}
 _INFINITY_WORDS = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "∞", "-∞", "+∞"}
@@ -56,8 +56,9 @@ def parse_number(text) -> Fraction:
     if isinstance(cleaned, Fraction):
         return cleaned
     cleaned = safe_expr.normalise_unicode(cleaned).translate(_UNICODE_SIGNS).strip()
-    if cleaned.startswith("(") and cleaned.endswith(")") and cleaned.count("(") == 1:
-        cleaned = cleaned[1:-1].strip()  # ⅜ is read as (3/8)
+    bracketed = re.fullmatch(r"([+-]?)\(([^()]*)\)", cleaned)
+    if bracketed:  # ⅜ is read as (3/8), −⅜ as -(3/8)
+        cleaned = bracketed.group(1) + bracketed.group(2).strip()
     if not cleaned:
         raise AnswerFormatError("the answer is empty: type a number")
     if len(cleaned) > MAX_NUMBER_CHARS:
@@ -105,20 +106,20 @@ def _parse_decimal(text: str) -> Fraction:
         return _scaled_by_power_of_ten(sign * value, exponent, text)
     match = _TIMES_TEN.match(text)
     if match:
-        return _scaled_by_power_of_ten(Fraction(match["mantissa"]), int(match["exponent"]), text)
+        return _scaled_by_power_of_ten(Fraction(match["mantissa"] or 1), int(match["exponent"]), text)
     raise AnswerFormatError(_why_not_a_number(text))
 
 
 def _scaled_by_power_of_ten(value: Fraction, exponent: int, text: str) -> Fraction:
     # Refuse before building 10**exponent, which would be slow for absurd exponents.
     if value and not MIN_DECIMAL_EXPONENT - 50 <= exponent <= MAX_DECIMAL_EXPONENT + 50:
-        raise AnswerFormatError(f"{text!r} is outside the range of accepted numbers (about 1e-400 to 1e300)")
+        raise AnswerFormatError(f"{text!r} is outside the range of accepted numbers (about 1e-400 to 1e308)")
     return _within_range(value * Fraction(10) ** exponent, text)
 
 
 def _within_range(value: Fraction, text: str) -> Fraction:
     if value and not (Fraction(10) ** MIN_DECIMAL_EXPONENT <= abs(value) <= 10**MAX_DECIMAL_EXPONENT):
-        raise AnswerFormatError(f"{text!r} is outside the range of accepted numbers (about 1e-400 to 1e300)")
+        raise AnswerFormatError(f"{text!r} is outside the range of accepted numbers (about 1e-400 to 1e308)")
     return value
 
 

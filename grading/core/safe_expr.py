@@ -96,7 +96,8 @@ _LATEX_FUNCTIONS = {"exp", "log", "ln", "sin", "cos", "tan"}
 _LATEX_TEXT_WRAPPERS = {"mathrm", "operatorname", "text", "textrm", "mathit", "mathsf", "mathbf", "mathbb", "mathcal", "textit", "boldsymbol"}
 
 
-_VULGAR_FRACTION = re.compile(r"(\d*)\s*([\u00bc-\u00be\u2150-\u215e\u2189])")
+_VULGAR_FRACTION = re.compile(r"(?<!\d)(\d*)\s*([\u00bc-\u00be\u2150-\u215e\u2189])")
+_VULGAR_CHARACTERS = re.compile(r"[\u00bc-\u00be\u2150-\u215e\u2189]")
 
 
 def _vulgar_fraction(match: re.Match) -> str:
@@ -111,7 +112,8 @@ def normalise_unicode(text: str) -> str:
     The order matters: NFKC would turn x² into x2, Kᵀ into KT and 1⅜ into 13⁄8."""
     text = _SUPERSCRIPT_RUN.sub(lambda m: "^(" + m.group(0).translate(_SUPERSCRIPT_DIGITS) + ")", text)
     text = text.replace("ᵀ", "^T")
-    text = _VULGAR_FRACTION.sub(_vulgar_fraction, text)
+    if _VULGAR_CHARACTERS.search(text):
+        text = _VULGAR_FRACTION.sub(_vulgar_fraction, text)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     return text

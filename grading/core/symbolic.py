@@ -320,14 +320,17 @@ def _float_values(left, right, point):
     return left_value, right_value
 
 
-def numeric_screen(left, right, points: list[dict]) -> bool | None:
+def numeric_screen(left, right, points: list[dict], confirm: bool = True) -> bool | None:
     """False on a confirmed difference at some point, True if equal at >= 2 points, else None.
 
-    A float difference is confirmed in high precision before it counts: cancellation in
-    large terms can separate two equal values in binary floating point."""
+    With ``confirm`` a float difference is confirmed in high precision before it counts:
+    cancellation in large terms can separate two equal values in binary floating point.
+    Without it (hints, diagnosis) floats alone decide."""
     agreeing = 0
     for point in points:
         values = _float_values(left, right, point)
+        if values is None and not confirm:
+            continue
         if values is None:
             verdict = _high_precision_equal(left, right, point)
             if verdict is None:
@@ -337,6 +340,10 @@ def numeric_screen(left, right, points: list[dict]) -> bool | None:
             agreeing += 1
             continue
         if abs(values[0] - values[1]) <= 1e-13 * max(abs(values[0]), abs(values[1])) + 1e-300:
+            agreeing += 1
+        elif not confirm:
+            if not _values_close(*values):
+                return False
             agreeing += 1
         elif _high_precision_equal(left, right, point):
             agreeing += 1
@@ -399,19 +406,22 @@ def _mp_difference(left, right, point: dict, digits: int):
 
 
 def _high_precision_equal(left, right, point: dict) -> bool | None:
-    """Equal at the point? Compared at 30 and 60 digits: a rounding difference shrinks with
-    the precision, a real one does not. None when undefined there."""
+    """Equal at the point? Decided in 60 digits; a gap there is compared with the gap at 30
+    digits: a rounding difference shrinks with the precision, a real one does not.
+    None when undefined there."""
     try:
-        coarse = _mp_difference(left, right, point, 30)
         fine = _mp_difference(left, right, point, 60)
+        if fine is None:
+            return None
+        fine_gap, size = fine
+        if fine_gap == 0 or fine_gap <= mpmath.mpf(10) ** -50 * size:
+            return True
+        coarse = _mp_difference(left, right, point, 30)
     except (ZeroDivisionError, OverflowError, ValueError, TypeError, KeyError):
         return None
-    if coarse is None or fine is None:
+    if coarse is None:
         return None
-    (coarse_gap, _), (fine_gap, size) = coarse, fine
-    if fine_gap == 0 or fine_gap <= mpmath.mpf(10) ** -50 * size:
-        return True
-    return bool(fine_gap < coarse_gap * mpmath.mpf(10) ** -15)
+    return bool(fine_gap < coarse[0] * mpmath.mpf(10) ** -15)
 
 
 # --------------------------------------------------------------------------- exact rationals
@@ -535,9 +545,8 @@ def decide_equivalent(left, right, seconds: float = DEFAULT_TIME_LIMIT) -> bool 
 
 
 def _point_verdict(left, right, point) -> bool | None:
-    values = _float_values(left, right, point)
-    if values is not None and abs(values[0] - values[1]) <= 1e-13 * max(abs(values[0]), abs(values[1])):
-        return True
+    # Floats can neither confirm (a 1e-20 difference is invisible) nor refute (cancellation)
+    # equality, so every point is decided in high precision.
     return _high_precision_equal(left, right, point)
 
 
@@ -572,7 +581,7 @@ def screen_equal(left, right) -> bool:
     """Cheap numeric equality, used to recognise misconceptions and hints (never to award marks)."""
     if left == right:
         return True
-    return numeric_screen(left, right, sample_points(left.free_symbols | right.free_symbols)) is True
+    return numeric_screen(left, right, sample_points(left.free_symbols | right.free_symbols), confirm=False) is True
 
 
 # --------------------------------------------------------------------------- check

@@ -24,7 +24,12 @@ def checkers_loaded():
     """Import every checker (SymPy takes a while) so the 100 ms budget times only the check."""
     for answer_type in ("numeric", "matrix", "symbolic", "matrix_expression", "derivation", "choice"):
         checker_module(answer_type)
-    check("symbolic", "x", "x", {"allow_any_symbols": True})
+    # The first decision, reading and derivation load SymPy's and mpmath's lazy parts.
+    check("symbolic", "x", "x + 0*y", {"allow_any_symbols": True})
+    check("symbolic", "sqrt(x)", "x^(1/2)", {"symbols": {"x": "positive"}})
+    check("symbolic", "1/x", "(x-x)^-1", {"symbols": {"x": "positive"}})
+    check("derivation", "1", ["Var(q)", "1"], {"random_variables": {"q": {"mean": 0, "variance": 1}}})
+    check("matrix_expression", "Q", "Q^T^T", {"matrices": {"Q": [2, 3]}})
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[_row_id(row) for row in ROWS])
@@ -41,5 +46,18 @@ def test_answer_row(row):
         assert grade.error, grade
         assert (grade.correct, grade.score) == (False, 0.0)
         assert grade.feedback == grade.error
+    checks = row.get("checks") or {}
+    if "misconception" in checks:
+        assert grade.misconception == checks["misconception"], grade
+    if "score" in checks:
+        assert grade.score == checks["score"], grade
+    if "feedback" in checks:
+        assert checks["feedback"] in grade.feedback, grade
     if row["hostile"]:
         assert elapsed < 0.1, f"hostile input took {elapsed * 1000:.0f} ms"
+
+
+def test_every_row_has_a_note_from_the_integrity_rows_on():
+    start = next(index for index, row in enumerate(ROWS) if row["type"] == "matrix_expression" and row["options"].get("scalars", {}).get("d_k") == 32)
+    assert all(row["note"] for row in ROWS[start:])
+    assert len(ROWS) - start >= 150
