@@ -171,7 +171,8 @@ class LmsPlatform:
     """The LMS. ``tool_url`` is attnquiz's address (the test client's or a live server's)."""
 
     def __init__(self, *, tool_url: str, client_id: str = "attnquiz-at-testlms",
-                 deployment_id: str = "deployment-7", page_size: int | None = 2):
+                 deployment_id: str = "deployment-7", page_size: int | None = 2,
+                 host: str = "127.0.0.1"):
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.private_pem = key.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
@@ -195,7 +196,9 @@ class LmsPlatform:
         self.registrations: list[dict] = []
         self.registration_token = secrets.token_urlsafe(16)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        # ``host`` may be "localhost" so the LMS page and a live server on localhost are
+        # the same site for the browser (their cookies then reach the iframe).
+        self.url = f"http://{host}:{self.httpd.server_address[1]}"
         self.issuer = self.url
         self.registration = (
             Registration()
