@@ -31,6 +31,10 @@ class ServiceTemporaryError(Exception):
 class ServiceRefused(Exception):
     """The platform refused the request (4xx): retrying the same request will not help."""
 
+    def __init__(self, message: str, *, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
 
 class TimeoutSession(requests.Session):
     """A requests session whose every call has a timeout (the library sets none)."""
@@ -128,7 +132,7 @@ def call_service(connector: CachedServiceConnector, scopes: t.Sequence[str], cal
             body = (error.response.text or "")[:300]
             if status >= 500 or status == 429:
                 raise ServiceTemporaryError(f"{what} answered {status}") from None
-            raise ServiceRefused(f"{what} answered {status}: {body}") from None
+            raise ServiceRefused(f"{what} answered {status}: {body}", status=status) from None
         except requests.RequestException as error:
             raise ServiceTemporaryError(f"platform unreachable: {error}") from None
         except (LtiException, KeyError, ValueError, TypeError) as error:

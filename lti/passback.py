@@ -248,9 +248,21 @@ def _post_score(passback: Passback) -> dict:
         .set_timestamp(payload["timestamp"])
     )
     service, connector, scopes = _ags(link)
-    call_service(
-        connector, scopes, lambda: service.put_grade(grade, LineItem({"id": lineitem_url}))
-    )
+    try:
+        call_service(
+            connector, scopes, lambda: service.put_grade(grade, LineItem({"id": lineitem_url}))
+        )
+    except ServiceRefused as refusal:
+        # A line item deleted in the LMS (or a stale one from a copied course): find or
+        # create the link's own, once, when the LMS lets attnquiz manage line items.
+        if refusal.status != 404 or not (link.lineitems_url and link.can_manage_lineitems()):
+            raise
+        ResourceLink.objects.filter(pk=link.pk).update(lineitem_url="")
+        link.lineitem_url = ""
+        lineitem_url = lineitem_ensure(link=link, score_maximum=score.possible)
+        call_service(
+            connector, scopes, lambda: service.put_grade(grade, LineItem({"id": lineitem_url}))
+        )
     return payload
 
 

@@ -434,3 +434,26 @@ def test_the_sweeper_sends_due_rows_oldest_first_and_skips_the_rest(wired, lms_s
     assert users == [STUDENT_SUB, "lms-student-18"]
     assert set(Passback.objects.values_list("status", flat=True)) == {"sent"}
     assert early.pk != late.pk
+
+
+def test_a_deleted_line_item_is_replaced_by_the_links_own(wired, lms_server):
+    link = wired.link
+    link.lineitems_url = lms_server.url + "/api/lti/courses/42/line_items"
+    link.save()
+    lms_server.answer("/api/lti/courses/42/line_items/7/scores", (404, {"error": "gone"}))
+    created = {"id": lms_server.url + "/li/new", "scoreMaximum": 4.0}
+    lms_server.answer("/api/lti/courses/42/line_items", (200, []), (201, created))
+    assert run_task(wired) == "sent"
+    assert [(r["method"], r["path"]) for r in lms_server.requests][1:] == [
+        ("POST", SCORE_PATH),
+        ("GET", "/api/lti/courses/42/line_items"),
+        ("POST", "/api/lti/courses/42/line_items"),
+        ("POST", "/li/new/scores"),
+    ]
+    link.refresh_from_db()
+    assert link.lineitem_url == lms_server.url + "/li/new"
+
+
+def test_a_deleted_line_item_without_management_fails_with_the_reason(wired, lms_server):
+    lms_server.answer("/api/lti/courses/42/line_items/7/scores", (404, {"error": "gone"}))
+    assert run_task(wired) == 'failed: service answered 404: {"error": "gone"}'
