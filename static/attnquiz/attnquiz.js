@@ -549,6 +549,7 @@
       return;
     }
     setSubmitDisabled(form, false);
+    focusFeedback(form, result);
     if (state !== "graded") return;
     if (result.dataset.entryCorrect) {
       try {
@@ -572,6 +573,50 @@
       if (output) output.textContent = String(d_k);
     });
   }
+
+  // ------------------------------------------- scroll boxes and focus
+
+  /* Wide maths and heatmaps scroll inside their own box on a phone. A box that does
+     scroll must be reachable by keyboard, so it is made focusable exactly while it
+     overflows (no extra tab stops on a wide screen). */
+  var SCROLL_BOXES = ".katex-display, .aq-heatmap, .matrix-grid, .prompt, .part-prompt, .hints, .solution";
+
+  function updateScrollBoxes(root) {
+    (root || document).querySelectorAll(SCROLL_BOXES).forEach(function (box) {
+      var overflows = box.scrollWidth > box.clientWidth + 1;
+      if (overflows && !box.hasAttribute("tabindex")) {
+        box.setAttribute("tabindex", "0");
+        box.dataset.scrollFocus = "1";
+      } else if (!overflows && box.dataset.scrollFocus === "1") {
+        box.removeAttribute("tabindex");
+        delete box.dataset.scrollFocus;
+      }
+    });
+  }
+
+  var scrollBoxFrame = null;
+  window.addEventListener("resize", function () {
+    if (scrollBoxFrame) cancelAnimationFrame(scrollBoxFrame);
+    scrollBoxFrame = requestAnimationFrame(function () {
+      scrollBoxFrame = null;
+      updateScrollBoxes(document);
+    });
+  });
+
+  /* After the student submits, focus moves to the feedback once it arrives (the grade
+     or the format error), so keyboard and screen-reader users land on it. */
+  function focusFeedback(form, result) {
+    if (!form || form.dataset.awaitingFeedback !== "1") return;
+    delete form.dataset.awaitingFeedback;
+    if (!result.hasAttribute("tabindex")) result.setAttribute("tabindex", "-1");
+    result.focus({ preventScroll: false });
+  }
+
+  document.addEventListener("submit", function (event) {
+    if (event.target.matches && event.target.matches("form.answer-form")) {
+      event.target.dataset.awaitingFeedback = "1";
+    }
+  }, true);
 
   // ------------------------------------------------------- time limits
 
@@ -628,6 +673,7 @@
     if (scope.matches && scope.matches("[data-result]")) applyResult(scope);
     scope.querySelectorAll("[data-result]").forEach(applyResult);
     renderMath(root && root.nodeType === 1 ? root : document.body);
+    updateScrollBoxes(document);
   }
 
   function configureHtmx() {
