@@ -57,6 +57,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "courses.middleware.CourseTimeZoneMiddleware",  # a course's pages speak its time zone
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "lti.middleware.LmsFramingMiddleware",  # after XFrameOptions: it may relax DENY for the LMS
     "axes.middleware.AxesMiddleware",  # last: turns a refused sign-in into the lockout page
@@ -75,6 +76,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.tz",  # TIME_ZONE: the zone dates are shown in
             ],
         },
     },

@@ -10,7 +10,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from . import selectors, services
@@ -64,47 +63,45 @@ def course_new(request):
 def course_settings(request, course_slug: str):
     course, role = selectors.access_course_staff(user=request.user, slug=course_slug)
     _instructor_post(request, role)
-    with timezone.override(course.time_zone):
-        form = CourseForm(request.POST or None, instance=course, editing=True)
-        if request.method == "POST" and form.is_valid():
-            try:
-                services.course_update(course=course, **form.cleaned_data)
-            except services.CourseRefused as refused:
-                form.add_error(None, refused.message)
-            else:
-                messages.success(request, "Saved the course settings.")
-                return redirect("courses:settings", course.slug)
-        course.refresh_from_db()
-        return render(
-            request, "courses/settings.html", _settings_context(request, course, role, form=form),
-            status=422 if form.errors else 200,
-        )
+    form = CourseForm(request.POST or None, instance=course, editing=True)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.course_update(course=course, **form.cleaned_data)
+        except services.CourseRefused as refused:
+            form.add_error(None, refused.message)
+        else:
+            messages.success(request, "Saved the course settings.")
+            return redirect("courses:settings", course.slug)
+    course.refresh_from_db()
+    return render(
+        request, "courses/settings.html", _settings_context(request, course, role, form=form),
+        status=422 if form.errors else 200,
+    )
 
 
 @login_required
 @require_POST
 def join_settings(request, course_slug: str):
     course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
-    with timezone.override(course.time_zone):
-        form = JoinSettingsForm(request.POST)
-        if form.is_valid():
-            try:
-                if request.POST.get("rotate") == "1":
-                    services.join_code_rotate(course=course)
-                    messages.success(request, "Made a new join code; the old link no longer works.")
-                else:
-                    services.join_settings_update(
-                        course=course, join_open=form.cleaned_data["join_open"],
-                        expires_at=form.cleaned_data["join_expires_at"],
-                    )
-                    messages.success(request, "Saved how students join.")
-            except services.CourseRefused as refused:
-                messages.error(request, refused.message)
-            return redirect("courses:settings", course.slug)
-        return render(
-            request, "courses/settings.html", _settings_context(request, course, role, join_form=form),
-            status=422,
-        )
+    form = JoinSettingsForm(request.POST)
+    if form.is_valid():
+        try:
+            if request.POST.get("rotate") == "1":
+                services.join_code_rotate(course=course)
+                messages.success(request, "Made a new join code; the old link no longer works.")
+            else:
+                services.join_settings_update(
+                    course=course, join_open=form.cleaned_data["join_open"],
+                    expires_at=form.cleaned_data["join_expires_at"],
+                )
+                messages.success(request, "Saved how students join.")
+        except services.CourseRefused as refused:
+            messages.error(request, refused.message)
+        return redirect("courses:settings", course.slug)
+    return render(
+        request, "courses/settings.html", _settings_context(request, course, role, join_form=form),
+        status=422,
+    )
 
 
 @login_required

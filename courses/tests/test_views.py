@@ -152,3 +152,22 @@ def test_copy_page_copies_and_refuses_a_taken_slug(client, people, world):
     done = client.post(reverse("courses:copy", args=["attn"]), {"title": "A", "slug": "attn-next", "term": "Next", "offset_days": "7", "copy_staff": "on"})
     assert done.status_code == 302
     assert Course.objects.get(slug="attn-next").assignments.count() == 1
+
+
+def test_course_pages_read_and_show_dates_in_the_course_time_zone(client, people, world):
+    from datetime import datetime, timezone as dt_timezone
+
+    people.course.time_zone = "Europe/Berlin"
+    people.course.save()
+    client.login(username="ines", password=PASSWORD)
+    form = client.get(reverse("instructor:assignment_new", args=["attn"])).content.decode()
+    assert "Dates are in Europe/Berlin." in form
+    client.post(reverse("instructor:assignment_new", args=["attn"]), {
+        "title": "Week 2", "slug": "week2", "due_at": "2027-03-01T09:00", "attempts_per_part": "3",
+        "penalty_per_extra_attempt": "0", "late_penalty": "0", "solution_policy": "never",
+    })
+    due = people.course.assignments.get(slug="week2").due_at
+    assert due == datetime(2027, 3, 1, 8, 0, tzinfo=dt_timezone.utc)  # 09:00 in Berlin (CET)
+    client.login(username="sam", password=PASSWORD)
+    people.course.assignments.filter(slug="week2").update(is_published=True)
+    assert "Mon 1 Mar 2027, 09:00" in client.get(reverse("dashboard")).content.decode()
