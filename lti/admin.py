@@ -1,6 +1,15 @@
 from django.contrib import admin
 
-from .models import Deployment, LoginState, LtiContext, LtiIdentity, Platform, ResourceLink, ToolKey
+from .models import (
+    Deployment,
+    LoginState,
+    LtiContext,
+    LtiIdentity,
+    Passback,
+    Platform,
+    ResourceLink,
+    ToolKey,
+)
 
 
 class DeploymentInline(admin.TabularInline):
@@ -60,3 +69,16 @@ class LtiIdentityAdmin(admin.ModelAdmin):
 class LoginStateAdmin(admin.ModelAdmin):
     list_display = ["platform", "created_at", "consumed_at"]
     readonly_fields = ["state", "nonce", "platform", "created_at", "consumed_at"]
+
+
+@admin.register(Passback)
+class PassbackAdmin(admin.ModelAdmin):
+    """The grade passback outbox: what waits, what was sent, what failed and why."""
+
+    list_display = ["user", "link", "status", "attempts", "changed_at", "sent_at", "last_error"]
+    list_filter = ["status", "link__platform"]
+    search_fields = ["user__username", "link__resource_link_id", "last_error"]
+    readonly_fields = [
+        "link", "user", "changed_at", "attempts", "next_attempt_at", "claimed_at",
+        "last_error", "sent_at", "sent_score",
+    ]

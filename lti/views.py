@@ -266,7 +266,6 @@ def course_lms(request, course_slug: str):
     course, _role = access_teaching(
         user=request.user, course_slug=course_slug, instructor_only=True
     )
-    notice = ""
     if request.method == "POST":
         action = request.POST.get("action", "")
         if action == "sync":
@@ -306,7 +305,6 @@ def course_lms(request, course_slug: str):
             "contexts": course.lti_contexts.select_related("platform").order_by("pk"),
             "passbacks": rows[:500],
             "counts": counts,
-            "notice": notice,
         },
     )
 

@@ -457,3 +457,36 @@ def test_a_deleted_line_item_is_replaced_by_the_links_own(wired, lms_server):
 def test_a_deleted_line_item_without_management_fails_with_the_reason(wired, lms_server):
     lms_server.answer("/api/lti/courses/42/line_items/7/scores", (404, {"error": "gone"}))
     assert run_task(wired) == 'failed: service answered 404: {"error": "gone"}'
+
+
+def test_pending_manual_grading_then_the_instructors_grade_reach_the_lms(
+    wired, lms_server, answer, django_capture_on_commit_callbacks, django_user_model
+):
+    from courses.models import AssignmentItem
+    from exercises.models import ExerciseVersion
+    from exercises.services import variant_get_or_create_for_item
+    from grading import services as grading_services
+    from instructor.services import submission_grade_manually
+
+    version = ExerciseVersion.objects.filter(exercise__slug="qkv-misconception").latest("number")
+    item = AssignmentItem.objects.create(
+        assignment=wired.assignment, exercise_version=version, points=1, position=1
+    )
+    variant = variant_get_or_create_for_item(item=item, student=wired.student)
+    with django_capture_on_commit_callbacks(execute=True):
+        submission = grading_services.submission_create(
+            variant=variant, student=wired.student, part="explain",
+            raw_answer="Each token's one embedding goes through all three learned projections.",
+        )
+    submission.refresh_from_db()
+    assert submission.status == "manual"
+    grader = django_user_model.objects.create(username="grader")
+    with django_capture_on_commit_callbacks(execute=True):
+        submission_grade_manually(submission=submission, grader=grader, score=1.0)
+    pending, graded = (score_of(r) for r in lms_server.requests if r["path"] == SCORE_PATH)
+    assert (pending["gradingProgress"], pending["scoreGiven"], pending["scoreMaximum"]) == (
+        "PendingManual", 0.0, 5.0,
+    )
+    assert graded["gradingProgress"] == "FullyGraded"
+    assert 0.0 < graded["scoreGiven"] <= 1.0 and graded["scoreMaximum"] == 5.0
+    assert pending["timestamp"] < graded["timestamp"]
