@@ -25,3 +25,13 @@ def lockout_response(request, original_response=None, credentials=None):
     )
     response["Retry-After"] = str(int(cool_off.total_seconds()))
     return response
+
+
+def lockout_username(request, credentials=None) -> str:
+    """The account's username for whatever was typed (a username or an e-mail address), so
+    failures under both names count against one account; unknown names count as typed."""
+    from accounts.selectors import user_by_identifier
+
+    typed = (credentials or {}).get("username") or request.POST.get("username", "")
+    user = user_by_identifier(identifier=str(typed))
+    return user.get_username() if user is not None else str(typed)

@@ -152,6 +152,7 @@ AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one alone locks o
 AXES_USERNAME_FORM_FIELD = "username"  # the field name of Django's AuthenticationForm
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "attnquiz.lockout.lockout_response"
+AXES_USERNAME_CALLABLE = "attnquiz.lockout.lockout_username"  # e-mail and username are one account
 
 # --- Accounts and e-mail ---
 # Sign-up is open to anyone unless switched off; with verification on, a new account (and a

@@ -78,3 +78,13 @@ def test_lockout_ends_after_the_cool_off(client, demo, settings):
         attempt.attempt_time -= timedelta(minutes=16)
         attempt.save()
     assert sign_in(client, "student1", PASSWORD).status_code == 302
+
+
+def test_failures_by_username_and_by_e_mail_count_against_one_account(client, demo, django_user_model):
+    django_user_model.objects.filter(username="student1").update(email="student1@example.edu")
+    for attempt in range(3):
+        sign_in(client, "student1", "wrong", ip=f"10.0.4.{attempt}")
+    for attempt in range(2):
+        sign_in(client, "Student1@Example.edu", "wrong", ip=f"10.0.5.{attempt}")
+    assert sign_in(client, "student1@example.edu", PASSWORD, ip="10.0.6.1").status_code == 429
+    assert sign_in(client, "student1", PASSWORD, ip="10.0.6.2").status_code == 429
