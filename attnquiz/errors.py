@@ -47,3 +47,27 @@ def server_error(request, *args, **kwargs) -> HttpResponse:
     if isinstance(sys.exc_info()[1], DATABASE_OUTAGE_ERRORS):
         return database_unavailable_response()
     return HttpResponse(render_to_string("500.html"), status=500)
+
+
+def bad_request(request, exception=None, *args, **kwargs) -> HttpResponse:
+    """handler400: say what was wrong with the request (too large, too many fields)."""
+    from django.conf import settings
+    from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+
+    if isinstance(exception, RequestDataTooBig):
+        limit_kb = settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 1000
+        status, title = 413, "That request is too large"
+        message = (
+            f"attnquiz accepts at most {limit_kb:,} kB in one form or request (files are "
+            "uploaded separately). Nothing was saved; shorten it and send it again."
+        )
+    elif isinstance(exception, TooManyFieldsSent):
+        status, title = 400, "That form has too many fields"
+        message = "Nothing was saved. Reload the page and send the form again."
+    else:
+        status, title = 400, "That request could not be read"
+        message = "Nothing was saved. Reload the page and try again."
+    return HttpResponse(
+        render_to_string("400.html", {"status": status, "title": title, "message": message}),
+        status=status,
+    )

@@ -33,5 +33,7 @@ def lockout_username(request, credentials=None) -> str:
     from accounts.selectors import user_by_identifier
 
     typed = (credentials or {}).get("username") or request.POST.get("username", "")
-    user = user_by_identifier(identifier=str(typed))
-    return user.get_username() if user is not None else str(typed)
+    # Stored by axes in a 255-character column; NUL cannot be stored by PostgreSQL at all.
+    typed = str(typed).replace("\x00", "")[:254]
+    user = user_by_identifier(identifier=typed)
+    return user.get_username() if user is not None else typed

@@ -65,6 +65,9 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "attnquiz.urls"
+# The largest form or JSON body read into memory (an exercise source is at most 200 kB;
+# files are streamed apart from this); a bigger one is answered 413 with a message.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=1_000_000)
 
 TEMPLATES = [
     {

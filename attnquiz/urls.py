@@ -26,4 +26,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
+handler400 = "attnquiz.errors.bad_request"
 handler500 = "attnquiz.errors.server_error"

@@ -136,15 +136,29 @@ def _refuse_if_too_fast(*, student) -> None:
         )
 
 
+UNREADABLE_ANSWER = (
+    "We could not read that answer (it may be too large or too deeply nested). "
+    "Check it and send it again."
+)
+
+
 def answer_format_error(*, context: PartContext, raw_answer) -> str | None:
     """Why the answer cannot be read (it then costs no attempt), or None.
 
     Cheap types are fully checked here, so a shape mismatch is caught at once; CAS types
     are only parsed in the request, their (possibly slow) check runs in the worker's sandbox.
+    Whatever a parser raises (overflow, recursion, encoding, ...) means the answer cannot
+    be read: the student gets a message, never a 500.
     """
-    if context.answer_type in answers.SANDBOXED_TYPES:
-        return answers.parse(context.answer_type, raw_answer, context.options).error
-    return answers.check(context.answer_type, context.expected, raw_answer, context.options).error
+    try:
+        if context.answer_type in answers.SANDBOXED_TYPES:
+            return answers.parse(context.answer_type, raw_answer, context.options).error
+        return answers.check(
+            context.answer_type, context.expected, raw_answer, context.options
+        ).error
+    except Exception:
+        logger.warning("parser failed on a %s answer", context.answer_type, exc_info=True)
+        return UNREADABLE_ANSWER
 
 
 def _refuse_if_not_open(*, variant: Variant) -> None:

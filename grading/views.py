@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import logging
 
 from django.conf import settings
 from django.contrib import messages
+from django.core.exceptions import RequestDataTooBig
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
@@ -20,6 +22,8 @@ from .answer_input import raw_answer_from_post
 from .results import submission_view_context
 
 MAX_ANSWER_BYTES = 20_000
+
+logger = logging.getLogger(__name__)
 
 
 def _access_own_variant(*, user, variant_id: int) -> Variant:
@@ -110,22 +114,36 @@ def submission_result(request, submission_id: int):
 @login_required
 @require_POST
 def preview_answer(request):
-    """What the parser understood, for the live preview while typing."""
+    """What the parser understood, for the live preview while typing.
+
+    Every failure to read the request is a 4xx with a message; the size is checked before
+    JSON is parsed, and any exception class from the parser (recursion, overflow,
+    encoding...) is an unreadable answer, not a 500.
+    """
     try:
-        payload = json.loads(request.body or b"{}")
+        body = request.body
+    except RequestDataTooBig:
+        return JsonResponse({"latex": None, "error": "That request is too large."}, status=413)
+    if len(body) > MAX_ANSWER_BYTES:
+        return JsonResponse({"latex": None, "error": "That answer is too long."}, status=413)
+    try:
+        payload = json.loads(body or b"{}")
         answer_type = str(payload.get("type", ""))
         options = payload.get("options") or {}
         answer = payload.get("answer", "")
         if answer_type not in answers.ANSWER_TYPES or not isinstance(options, dict):
             raise ValueError
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError, MemoryError):
         return JsonResponse({"latex": None, "error": "Malformed preview request."}, status=400)
-    if len(request.body) > MAX_ANSWER_BYTES:
-        return JsonResponse({"latex": None, "error": "That answer is too long."})
     try:
         parsed = answers.parse(answer_type, answer, options)
+    except UnicodeError:  # a ValueError, but about the answer's text, not the request
+        return JsonResponse({"latex": None, "error": services.UNREADABLE_ANSWER}, status=422)
     except ValueError as problem:  # the request's options, not the answer, are malformed
         return JsonResponse({"latex": None, "error": f"Malformed preview request: {problem}"}, status=400)
+    except Exception:  # any other parser failure: this answer cannot be read
+        logger.warning("preview parser failed on a %s answer", answer_type, exc_info=True)
+        return JsonResponse({"latex": None, "error": services.UNREADABLE_ANSWER}, status=422)
     return JsonResponse({"latex": parsed.preview_latex, "error": parsed.error})
 
 

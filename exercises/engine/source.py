@@ -75,6 +75,8 @@ def read_yaml(text: str) -> tuple[object, SourceMap]:
         raise SpecError([SpecIssue(None, "", f"YAML error: {exc}")]) from None
     except (RecursionError, MemoryError):  # the pre-check should have caught it; never a 500
         raise SpecError([SpecIssue(None, "", f"the file is nested too deeply (at most {MAX_NESTING} levels)")]) from None
+    except (ValueError, ArithmeticError, UnicodeError) as exc:  # e.g. a 5,000-digit number
+        raise SpecError([SpecIssue(None, "", f"the file could not be read: {exc}")]) from None
     finally:
         loader.dispose()
     return data, source_map

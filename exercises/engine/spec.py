@@ -9,6 +9,7 @@ when a student opens the exercise.
 from __future__ import annotations
 
 import copy
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -459,7 +460,13 @@ def _part(check: _Validator, data, path: Path, known: set[str]) -> Part | None:
 
 def _number(check, data: dict, name: str, path: Path, *, default, minimum, whole=False):
     value = data.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum or (whole and value != int(value)):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < minimum
+        or (whole and value != int(value))
+    ):
         kind = "a whole number" if whole else "a number"
         check.error(path + (name,), f"must be {kind} >= {minimum}")
         return default
