@@ -371,9 +371,23 @@ def _checked_name(text: str, position: int, grammar: Grammar, known_names: froze
         raise AnswerFormatError(f"names with a double underscore are not allowed ({text!r})")
     if keyword.iskeyword(text) or keyword.issoftkeyword(text):
         raise AnswerFormatError(f"{text!r} is a reserved word and cannot be used in an answer")
-    if text in known_names or text in grammar.functions or not known_names:
+    if text in known_names or text in grammar.functions:
+        return [text]
+    if text.lower() in _INFINITY_NAMES:
+        raise AnswerFormatError("infinity is not an accepted answer")
+    if not known_names:
         return [text]
     return _split_into_known_names(text, known_names) or [text]
+
+
+# Functions a student may know but the answer language does not have: refused by name
+# rather than read as a product of a symbol (tanh(x) is not tanh·x).
+UNSUPPORTED_FUNCTIONS = frozenset(
+    "sinh cosh tanh coth sech csch cosech sec csc cosec cot asin acos atan atan2 arcsin arccos arctan arctan2 "
+    "asinh acosh atanh arsinh arcosh artanh max min Max Min sign sgn signum floor ceil round factorial lg log10 "
+    "log2 gamma erf".split()
+)
+_INFINITY_NAMES = frozenset({"inf", "infty", "infinity", "oo"})
 
 
 def _split_into_known_names(text: str, known_names: frozenset) -> list[str] | None:
@@ -455,6 +469,10 @@ def _starts_value(token: _Token) -> bool:
 def _implicit_product(previous: _Token, token: _Token, grammar: Grammar, known_names: frozenset) -> bool:
     if previous.text == "(" and token.text == ")":
         raise AnswerFormatError(f"empty brackets () at position {token.position}: put an expression inside or remove them")
+    if (previous.kind == "name" and token.text == "(" and previous.text in UNSUPPORTED_FUNCTIONS
+            and previous.text not in known_names | grammar.functions):
+        functions = ", ".join(sorted(grammar.functions))
+        raise AnswerFormatError(f"{previous.text}(...) is not supported here; the functions you may use are {functions}")
     if previous.kind == "name" and token.text == "(" and known_names and previous.text not in known_names | grammar.functions:
         functions = ", ".join(sorted(grammar.functions))
         raise AnswerFormatError(f"unknown function {previous.text!r}; the functions you may use are {functions}")
