@@ -8,7 +8,7 @@ one they may see but not act on raises ``PermissionDenied``.
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 
 from .models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, Role
@@ -80,11 +80,25 @@ def access_assignment_item(*, user, item_id: int) -> tuple[AssignmentItem, str]:
     if item is None:
         raise Http404("No such exercise.")
     role = course_role(user=user, course=item.assignment.course)
+    require_item_open(item=item, role=role)
+    return item, role
+
+
+def course_role_annotation(*, user, course_path: str) -> Subquery:
+    """``course_role`` as a subquery, to read the role with the row that leads to the course
+    (``course_path`` names the course from that row, e.g. "assignment_item__assignment__course")."""
+    return Subquery(
+        active_enrolments().filter(course=OuterRef(course_path), user=user).values("role")[:1]
+    )
+
+
+def require_item_open(*, item: AssignmentItem, role: str | None) -> None:
+    """The rule of ``access_assignment_item`` for an item and role read by the caller: 404
+    for anyone not enrolled, and for students while the assignment is unpublished."""
     if role is None:
         raise Http404("No such exercise.")
     if role not in STAFF_ROLES and not item.assignment.is_published:
         raise Http404("No such exercise.")
-    return item, role
 
 
 def require_staff(*, role: str | None) -> None:

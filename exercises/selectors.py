@@ -11,20 +11,27 @@ from django.utils import timezone
 from courses.models import Assignment, AssignmentItem, SolutionPolicy
 from courses.selectors import assignments_visible
 from grading.models import Submission, SubmissionStatus
-from grading.selectors import part_progress
+from grading.selectors import part_progress, progress_of_part, variant_progress, variants_progress
 
 from . import engine
 from .models import Variant
 from .specs import version_spec
 
 
-def exercise_status(*, item: AssignmentItem, student) -> dict:
-    """Not started / in progress / solved, with the student's score so far."""
+_UNREAD = object()
+
+
+def exercise_status(*, item: AssignmentItem, student, variant=_UNREAD, progress: dict | None = None) -> dict:
+    """Not started / in progress / solved, with the student's score so far.
+
+    ``variant`` (None: none yet) and ``progress`` (``variants_progress``) may come from a
+    caller that read them for many items at once."""
     spec = version_spec(item.exercise_version)
     part_keys = [part.key for part in spec.parts]
-    variant = Variant.objects.filter(
-        assignment_item=item, student=student, context=f"assignment:{item.pk}"
-    ).first()
+    if variant is _UNREAD:
+        variant = Variant.objects.filter(
+            assignment_item=item, student=student, context=f"assignment:{item.pk}"
+        ).first()
     if variant is None:
         return {
             "state": "not started",
@@ -33,7 +40,9 @@ def exercise_status(*, item: AssignmentItem, student) -> dict:
             "solved_parts": 0,
             "attempts_left": item.assignment.attempts_per_part or None,
         }
-    progress = [part_progress(variant=variant, part=key) for key in part_keys]
+    if progress is None:
+        progress = variants_progress(variants=[variant])
+    progress = [progress_of_part(progress, variant_id=variant.pk, part=key) for key in part_keys]
     solved = sum(1 for p in progress if p["solved"])
     # Weighted by each part's points, as the gradebook weighs them.
     total_points = sum(part.points for part in spec.parts) or 1.0
@@ -61,9 +70,22 @@ def exercise_status(*, item: AssignmentItem, student) -> dict:
 
 
 def assignment_item_statuses(*, assignment: Assignment, student) -> list[dict]:
-    items = assignment.items.select_related("exercise_version__exercise")
+    """Each item's status; three queries however many items the assignment has."""
+    items = list(assignment.items.select_related("exercise_version__exercise"))
+    variants = {
+        variant.assignment_item_id: variant
+        for variant in Variant.objects.filter(assignment_item__in=items, student=student)
+        if variant.context == f"assignment:{variant.assignment_item_id}"
+    }
+    progress = variants_progress(variants=list(variants.values())) if variants else {}
     return [
-        {"item": item, "status": exercise_status(item=item, student=student)} for item in items
+        {
+            "item": item,
+            "status": exercise_status(
+                item=item, student=student, variant=variants.get(item.pk), progress=progress
+            ),
+        }
+        for item in items
     ]
 
 
@@ -145,8 +167,9 @@ def exercise_page_context(*, variant: Variant) -> dict:
     item = variant.assignment_item
     attempts_allowed = item.assignment.attempts_per_part if item else 0
     parts = []
+    progress_by_part = variant_progress(variant=variant, parts=[part.key for part in spec.parts])
     for part in spec.parts:
-        progress = part_progress(variant=variant, part=part.key)
+        progress = progress_by_part[part.key]
         finished = part_finished(progress=progress, attempts_allowed=attempts_allowed)
         parts.append(
             {

@@ -30,6 +30,11 @@ def variant_get_or_create_for_item(*, item: AssignmentItem, student) -> Variant:
         exercise_version=version, student=student, context=context
     ).first()
     if existing:
+        # The page goes on to read these: reuse the rows the caller already fetched.
+        existing.exercise_version = version
+        existing.student = student
+        if existing.assignment_item_id == item.pk:
+            existing.assignment_item = item
         return existing
     seed = engine.variant_seed(
         secret=settings.VARIANT_SEED_SECRET,

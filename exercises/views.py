@@ -69,7 +69,9 @@ def _render_exercise(request, *, variant: Variant, item, role: str, is_practice:
     page = selectors.exercise_page_context(variant=variant)
     for part in page["parts"]:
         # Each attempt keeps its heatmap on reload, in the history and the latest result.
-        reference = results.weights_reference(variant=variant, part_key=part["key"])
+        reference = results.weights_reference(
+            variant=variant, part_key=part["key"], progress=part["progress"]
+        )
         part["history"] = results.attempt_history(
             submissions=part["progress"]["history"], reference=reference
         )

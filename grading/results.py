@@ -20,7 +20,7 @@ from grading.core import answers
 from grading.core.weights_feedback import compare_weights, weights_implied_by_output
 
 from .models import Submission, SubmissionStatus
-from .selectors import part_progress, submissions_for_part
+from .selectors import part_progress
 
 WEIGHT_QUANTITIES = ("weights", "output")
 
@@ -33,15 +33,21 @@ def submission_view_context(submission: Submission) -> dict:
         "status_label": submission.get_status_display(),
         "feedback": submission.feedback or {},
     }
-    reference = weights_reference(variant=submission.variant, part_key=submission.part)
-    context["heatmap"] = heatmap_for(submission, reference=reference)
     if submission.is_finished:
-        # Hints unlocked and a solution released by this answer replace the page's copy.
-        context["extras"] = part_extras(variant=submission.variant, part_key=submission.part)
-        context["history"] = attempt_history(
-            submissions=submissions_for_part(variant=submission.variant, part=submission.part),
-            reference=reference,
+        # One read of the part's attempts serves the heatmap, the extras and the history.
+        progress = part_progress(variant=submission.variant, part=submission.part)
+        submission.part_attempts_used = progress["attempts_used"]
+        reference = weights_reference(
+            variant=submission.variant, part_key=submission.part, progress=progress
         )
+        context["heatmap"] = heatmap_for(submission, reference=reference)
+        # Hints unlocked and a solution released by this answer replace the page's copy.
+        context["extras"] = part_extras(
+            variant=submission.variant, part_key=submission.part, progress=progress
+        )
+        context["history"] = attempt_history(submissions=progress["history"], reference=reference)
+    else:
+        context["heatmap"] = None  # only a graded attempt has one
     return context
 
 
@@ -66,8 +72,10 @@ class WeightsReference:
     col_labels: list[str]
 
 
-def weights_reference(*, variant, part_key: str) -> WeightsReference | None:
-    """The correct weights of a weights/output part of this variant, or None for other parts."""
+def weights_reference(*, variant, part_key: str, progress: dict | None = None) -> WeightsReference | None:
+    """The correct weights of a weights/output part of this variant, or None for other parts.
+
+    ``progress`` is the part's ``part_progress`` when the caller has read it already."""
     spec = version_spec(variant.exercise_version)
     try:
         part = spec.part(part_key)
@@ -90,7 +98,7 @@ def weights_reference(*, variant, part_key: str) -> WeightsReference | None:
         weights = np.atleast_2d(attention(options["Q"], options["K"], V).weights[query_index])
         atol = 0.005
     item = variant.assignment_item
-    progress = part_progress(variant=variant, part=part_key)
+    progress = progress or part_progress(variant=variant, part=part_key)
     finished = part_finished(
         progress=progress, attempts_allowed=item.assignment.attempts_per_part if item else 0
     )

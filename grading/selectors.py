@@ -65,11 +65,39 @@ def submissions_for_part(*, variant, part: str):
 
 def part_progress(*, variant, part: str) -> dict:
     """Attempts used, whether solved, and the best awarded score for one part."""
-    submissions = list(submissions_for_part(variant=variant, part=part))
+    return _progress_of(list(submissions_for_part(variant=variant, part=part)))
+
+
+def variants_progress(*, variants) -> dict[tuple[int, str], dict]:
+    """``part_progress`` for every (variant id, part) of ``variants``, from one query.
+
+    A part without submissions is absent: look it up with ``progress_of_part``."""
+    by_id = {variant.pk: variant for variant in variants}
+    grouped: dict[tuple[int, str], list] = {}
+    for submission in Submission.objects.filter(variant__in=variants).order_by("variant_id", "part", "attempt"):
+        submission.variant = by_id[submission.variant_id]  # the caller's row, not a query each
+        grouped.setdefault((submission.variant_id, submission.part), []).append(submission)
+    return {key: _progress_of(submissions) for key, submissions in grouped.items()}
+
+
+def progress_of_part(progress: dict, *, variant_id: int, part: str) -> dict:
+    return progress.get((variant_id, part)) or _progress_of([])
+
+
+def variant_progress(*, variant, parts) -> dict[str, dict]:
+    """``part_progress`` of each of ``parts``, from one query."""
+    progress = variants_progress(variants=[variant])
+    return {part: progress_of_part(progress, variant_id=variant.pk, part=part) for part in parts}
+
+
+def _progress_of(submissions: list) -> dict:
     graded = [s for s in submissions if s.status == SubmissionStatus.GRADED]
+    # An answer that could not be graded does not use up an attempt.
+    attempts_used = sum(1 for s in submissions if s.status != SubmissionStatus.COULD_NOT_GRADE)
+    for submission in submissions:
+        submission.part_attempts_used = attempts_used  # for templates: no query per attempt
     return {
-        # An answer that could not be graded does not use up an attempt.
-        "attempts_used": sum(1 for s in submissions if s.status != SubmissionStatus.COULD_NOT_GRADE),
+        "attempts_used": attempts_used,
         "solved": any(s.correct for s in graded),
         "best_awarded": max((s.awarded or 0.0 for s in graded), default=None),
         "latest": submissions[-1] if submissions else None,

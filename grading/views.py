@@ -13,7 +13,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from courses.selectors import access_assignment_item
+from courses.selectors import course_role_annotation, require_item_open
 from exercises.models import Variant
 from grading.core import answers
 
@@ -27,16 +27,22 @@ logger = logging.getLogger(__name__)
 
 
 def _access_own_variant(*, user, variant_id: int) -> Variant:
+    """The user's own variant with everything a submission needs, and the user's role in
+    its course, in one query."""
     variant = (
-        Variant.objects.select_related("exercise_version", "assignment_item__assignment")
+        Variant.objects.select_related("exercise_version", "assignment_item__assignment__course")
+        .annotate(
+            course_role=course_role_annotation(user=user, course_path="assignment_item__assignment__course")
+        )
         .filter(pk=variant_id, student=user)
         .first()
     )
     if variant is None:
         raise Http404("No such exercise variant.")
+    variant.student = user
     if variant.assignment_item_id:
         # Re-check enrolment: a student removed from the course may no longer submit.
-        access_assignment_item(user=user, item_id=variant.assignment_item_id)
+        require_item_open(item=variant.assignment_item, role=variant.course_role)
     return variant
 
 

@@ -61,7 +61,9 @@ def attempts_left_after(submission) -> int | None:
     allowed = item.assignment.attempts_per_part if item else 0
     if not allowed:
         return None
-    used = part_progress(variant=submission.variant, part=submission.part)["attempts_used"]
+    used = getattr(submission, "part_attempts_used", None)  # set when progress was read
+    if used is None:
+        used = part_progress(variant=submission.variant, part=submission.part)["attempts_used"]
     return max(0, allowed - used)
 
 

@@ -1,0 +1,122 @@
+"""Query counts of the hot paths, pinned: a change that adds a query to one of them fails here.
+
+Counted as production runs them: the test's own transaction turns each ``atomic`` block
+into a savepoint, which production (autocommit, outermost ``atomic``) does not issue, so
+SAVEPOINT statements are left out of the count.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from unittest import mock
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from courses.models import AssignmentItem, Enrolment, Role
+from exercises.services import variant_get_or_create_for_item
+from grading import services, tasks
+from grading.models import Submission, SubmissionStatus
+from grading.tests.test_services import as_text, reference
+
+
+@contextmanager
+def queries(expected: int):
+    with CaptureQueriesContext(connection) as captured:
+        yield
+    statements = [
+        query["sql"] for query in captured.captured_queries
+        if not query["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT"))
+    ]
+    assert len(statements) == expected, "\n".join(statements)
+
+
+@pytest.fixture
+def student_client(client, student):
+    client.force_login(student)
+    return client
+
+
+@pytest.fixture
+def queued(settings):
+    """Celery mode with the broker call stubbed: the submit request does no grading."""
+    settings.GRADING_MODE = "celery"
+    settings.GRADING_LONG_POLL_SECONDS = 0
+    with mock.patch.object(tasks.grade_submission, "apply_async"):
+        yield
+
+
+def _post_answer(client, variant, answer):
+    return client.post(
+        reverse("submit", args=[variant.pk, "weights"]), {"answer": answer}, HTTP_HX_REQUEST="true"
+    )
+
+
+def test_submit_is_five_queries(student_client, variant, queued, django_capture_on_commit_callbacks):
+    # the session's user, the access-checked variant, the row lock, the attempt count, the insert
+    with queries(5), django_capture_on_commit_callbacks(execute=True):
+        response = _post_answer(student_client, variant, as_text(reference(variant, "weights")))
+    assert response.status_code == 200
+    assert Submission.objects.get().status == SubmissionStatus.QUEUED
+
+
+def test_grading_is_four_queries_without_an_lti_link(variant, student):
+    submission = Submission.objects.create(
+        variant=variant, student=student, part="weights", raw_answer=as_text(reference(variant, "weights"))
+    )
+    # claim, the submission with its variant, the outcome, the LTI link lookup
+    with queries(4):
+        services.submission_grade(submission_id=submission.pk)
+    submission.refresh_from_db()
+    assert (submission.status, submission.score) == (SubmissionStatus.GRADED, 1.0)
+
+
+def test_result_fragment_is_three_queries(student_client, variant, student):
+    submission = Submission.objects.create(
+        variant=variant, student=student, part="weights", raw_answer=as_text(reference(variant, "weights"))
+    )
+    services.submission_grade(submission_id=submission.pk)
+    # the session's user, the access-checked submission, the part's attempts
+    with queries(3):
+        response = student_client.get(reverse("submission", args=[submission.pk]), HTTP_HX_REQUEST="true")
+    assert 'data-result="graded"' in response.content.decode()
+
+
+def test_exercise_page_is_five_queries_with_earlier_attempts(student_client, variant, student):
+    for answer in ("[0.25, 0.25, 0.25, 0.25]", as_text(reference(variant, "weights"))):
+        submission = Submission.objects.create(
+            variant=variant, student=student, part="weights", raw_answer=answer,
+            attempt=Submission.objects.filter(variant=variant).count() + 1,
+        )
+        services.submission_grade(submission_id=submission.pk)
+    # the session's user, the item, the role, the variant, every part's attempts
+    with queries(5):
+        response = student_client.get(reverse("exercise", args=[variant.assignment_item_id]))
+    assert response.status_code == 200
+
+
+def test_dashboard_queries_do_not_grow_with_the_exercises_opened(student_client, demo, student):
+    items = list(AssignmentItem.objects.filter(assignment=demo.assignment))
+    assert len(items) >= 10
+    for item in items[:3]:
+        variant_get_or_create_for_item(item=item, student=student)
+    # user, enrolments, assignments, items, variants, submissions, two permission reads
+    with queries(8):
+        response = student_client.get(reverse("dashboard"))
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("students", [3, 30])
+def test_gradebook_queries_do_not_grow_with_students(client, demo, django_user_model, students):
+    for index in range(students):
+        user = django_user_model.objects.create(username=f"gb-{index}")
+        Enrolment.objects.create(course=demo.course, user=user, role=Role.STUDENT)
+    client.force_login(django_user_model.objects.get(username="instructor"))
+    url = reverse("instructor:gradebook", args=[demo.course.slug, demo.assignment.slug])
+    # the course's time zone, user, course, role, assignment, items, best scores, students
+    with queries(8):
+        response = client.get(url)
+    assert response.status_code == 200
+
