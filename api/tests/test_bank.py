@@ -148,7 +148,8 @@ def test_bank_sync_reports_the_broken_line_and_refuses_a_read_token(live_server,
     with pytest.raises(CommandError) as refused:
         sync(live_server, world.tokens["instructor_read"], tmp_path)
     assert str(refused.value) == (
-        "The API refused: This token may only read; create a read and write token to change anything. (HTTP 403)"
+        "bad.yaml: This token may only read; create a read and write token to change anything.\n"
+        "Pushing bad.yaml was refused (HTTP 403)."
     )
     with pytest.raises(CommandError) as expired:
         sync(live_server, world.tokens["expired"], tmp_path)
