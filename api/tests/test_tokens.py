@@ -107,3 +107,9 @@ def test_token_page_refuses_bad_input_and_other_peoples_tokens(world, client):
 def test_token_page_needs_a_login(client, db):
     response = client.get("/api/tokens/")
     assert response.status_code == 302 and response["Location"].startswith("/login/")
+
+
+def test_the_profile_page_links_to_the_token_page(world, client):
+    client.login(username="sam", password=PASSWORD)
+    page = client.get("/accounts/profile/").content.decode()
+    assert '<a href="/api/tokens/" data-api-tokens>create or revoke your API tokens</a>' in page

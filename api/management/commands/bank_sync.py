@@ -97,6 +97,8 @@ class Command(BaseCommand):
                 raise CommandError(f"{problems} problem(s) found; nothing was pushed.")
             self._push(client, directory, sources, dry_run=dry_run)
         except ApiError as error:
+            if not error.status:
+                raise CommandError(error.detail) from None
             raise CommandError(f"The API refused: {error.detail} (HTTP {error.status})") from None
 
     def _validate(self, client: BankClient, directory: Path, files: list[Path]) -> tuple[dict, int]:
