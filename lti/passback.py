@@ -47,19 +47,28 @@ def backoff_seconds(attempts: int) -> int:
 # --- Recording (inside the score change's transaction) ----------------------------------
 
 
-def passbacks_record(*, submission) -> list[int]:
-    """Arm the outbox rows for a student's changed score; the ids to send after commit.
+def passback_links(*, submission) -> list[ResourceLink]:
+    """The LMS links a submission's score should be reported through: one indexed query.
 
-    Costs one indexed existence query when the assignment has no LTI link (the common
-    case for stand-alone courses). Call inside the transaction that stores the score.
+    Only links that grant the score scope and have (or may create) a line item count.
     """
     links = ResourceLink.objects.filter(assignment__items__variants=submission.variant_id)
-    links = [
+    return [
         link
         for link in links.select_related("context")
         if link.can_post_scores()
         and (link.lineitem_url or (link.lineitems_url and link.can_manage_lineitems()))
     ]
+
+
+def passbacks_record(*, submission, links: list[ResourceLink] | None = None) -> list[int]:
+    """Arm the outbox rows for a student's changed score; the ids to send after commit.
+
+    ``links`` are ``passback_links(submission=...)`` when the caller already has them.
+    Call inside the transaction that stores the score.
+    """
+    if links is None:
+        links = passback_links(submission=submission)
     if not links:
         return []
     platforms_with_identity = set(
@@ -70,9 +79,7 @@ def passbacks_record(*, submission) -> list[int]:
     student_courses = set(
         Enrolment.objects.filter(
             user_id=submission.student_id, role=Role.STUDENT, status=EnrolmentStatus.ACTIVE
-        ).values_list(
-            "course_id", flat=True
-        )
+        ).values_list("course_id", flat=True)
     )
     now = timezone.now()
     rows = [
@@ -125,8 +132,8 @@ def passbacks_enqueue(*, passback_ids: list[int]) -> None:
         logger.warning("broker unreachable; LTI passbacks %s wait for the sweeper", passback_ids)
 
 
-def passbacks_record_and_schedule(*, submission) -> None:
-    ids = passbacks_record(submission=submission)
+def passbacks_record_and_schedule(*, submission, links: list[ResourceLink] | None = None) -> None:
+    ids = passbacks_record(submission=submission, links=links)
     if ids:
         transaction.on_commit(partial(passbacks_enqueue, passback_ids=ids))
 

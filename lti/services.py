@@ -510,9 +510,7 @@ def courses_taught(*, user) -> list[Course]:
     return list(
         Course.objects.filter(
             enrolments__user=user, enrolments__role=Role.INSTRUCTOR, enrolments__status="active"
-        ).order_by(
-            "title"
-        )
+        ).order_by("title")
     )
 
 
