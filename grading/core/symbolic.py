@@ -142,6 +142,9 @@ class SympyBuilder:
         if isinstance(node, ast.UnaryOp):
             operand = self.build(node.operand)
             return -operand if isinstance(node.op, ast.USub) else operand
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            # a*b*c*... is built as one Mul: SymPy re-gathers powers at every binary step.
+            return sympy.Mul(*(self.build(factor) for factor in _chain(node, ast.Mult)))
         if isinstance(node, ast.BinOp):
             return self.binary(node.op, self.build(node.left), self.build(node.right))
         if isinstance(node, ast.Call):
@@ -178,6 +181,16 @@ class SympyBuilder:
         if len(args) != 1:
             raise AnswerFormatError(f"{name}(...) takes one argument, got {len(args)}")
         return _FUNCTIONS[name](args[0])
+
+
+def _chain(node: ast.BinOp, operator: type) -> list:
+    """The operands of a left-nested chain of one operator, in order."""
+    operands = []
+    while isinstance(node, ast.BinOp) and isinstance(node.op, operator):
+        operands.append(node.right)
+        node = node.left
+    operands.append(node)
+    return operands[::-1]
 
 
 def build_expression(checked: safe_expr.CheckedExpression, options: dict, key: tuple | None = None):

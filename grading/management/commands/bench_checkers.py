@@ -11,7 +11,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--checks", type=int, default=2000, help="checks per answer type (default 2000)")
-        parser.add_argument("--cold", action="store_true", help="clear the equivalence cache before every check")
+        parser.add_argument("--cold", action="store_true", help="clear the decision, reading and rule-search caches before every check")
         parser.add_argument(
             "--sandboxed", action="store_true",
             help="also time each check as the worker runs it (CAS types in the checker pool), interleaved",
