@@ -103,3 +103,15 @@ def test_scaled_vs_unscaled_names_the_slips_on_its_chapter_numbers():
     assert misconception("scaled_weights", [0.5344, 0.0723, 0.1966, 0.1966]) == "no_scaling"
     assert misconception("scaled_output", references["unscaled_output"]) == "raw_weights_used"
     assert misconception("scaled_weights", references["scaled_weights"]) is None
+
+
+def test_distractor_feedback_reaches_the_choice_checker():
+    from exercises.engine.grading import grade_part, part_options
+
+    spec = load_spec((BANK / "qkv-misconception.yaml").read_text())
+    options = part_options(spec, {"n": 4, "d_model": 8, "d_k": 4}, "correct_statement")
+    assert options["choice_feedback"]["fixed"].startswith("W_Q, W_K and W_V are trained")
+    assert "shared" not in options["choice_feedback"]
+    grade = grade_part(spec, {"n": 4, "d_model": 8, "d_k": 4}, "correct_statement", "subsets")
+    assert grade.feedback == ("Not the right choice: Every token gets a query, a key and a value: "
+                              "the projections act on all n rows of X.")

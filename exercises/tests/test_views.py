@@ -195,3 +195,11 @@ def test_assignment_page_shows_attempts_left_and_exercise_page_the_penalties(cli
     assert "Each attempt after the first costs 10% of the part's score." in page
     assert "Answers after the due date lose 25%." in page
     assert reverse("explorations:scaling") in page
+
+
+def test_a_matrix_part_with_partial_credit_says_so_on_the_page(client, demo):
+    login(client, "student1")
+    for slug, stated in (("equal-keys", True), (WORKED_EXAMPLE, False)):
+        item = AssignmentItem.objects.get(assignment=demo.assignment, exercise_version__exercise__slug=slug)
+        html = client.get(reverse("exercise", args=[item.pk])).content.decode()
+        assert ("Partial credit: each correct cell earns its share of the marks." in html) is stated, slug

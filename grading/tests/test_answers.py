@@ -66,3 +66,20 @@ def test_as_dict_is_json_ready():
 def test_options_must_be_a_dict():
     with pytest.raises(ValueError, match="options must be a JSON object"):
         check("numeric", 1, "1", ["rtol"])
+
+
+def test_a_failing_checker_becomes_a_could_not_grade_verdict(monkeypatch):
+    from grading.core import numeric
+
+    def broken(expected, answer, options):
+        raise KeyError("_T")
+
+    monkeypatch.setattr(numeric, "check", broken)
+    grade = check("numeric", "1", "1", {})
+    assert (grade.correct, grade.error, grade.details) == (False, None, {"could_not_grade": True, "reason": "KeyError: '_T'"})
+
+
+def test_matrix_expressions_run_under_the_sandbox_limits():
+    from grading.core.answers import SANDBOXED_TYPES
+
+    assert set(SANDBOXED_TYPES) == {"symbolic", "derivation", "matrix_expression"}

@@ -59,3 +59,30 @@ def test_management_command_over_a_pipe():
     )
     assert completed.returncode == 0, completed.stderr
     _assert_records([json.loads(line) for line in completed.stdout.splitlines()])
+
+
+def test_the_command_writes_valid_utf8_whatever_it_is_fed():
+    lone_surrogate = '{"type": "choice", "expected": "A", "answer": "\\ud800", "options": {"choices": ["A", "B"]}}'
+    raw_surrogate = json.dumps({"type": "free_text", "expected": "x", "answer": "ok"}).encode()
+    fed = b"\n".join([lone_surrogate.encode(), b"\xff\xfe{not utf-8", raw_surrogate,
+                      json.dumps({"type": "numeric", "expected": "0.3", "answer": "0.31", "options": {"atol": 0.01, "rtol": 0}}).encode()])
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "attnquiz.test_settings"}
+    completed = subprocess.run([sys.executable, "manage.py", "check_answer"], input=fed + b"\n", capture_output=True,
+                               cwd=ROOT, env=environment, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    text = completed.stdout.decode("utf-8")  # raises if the output is not valid UTF-8
+    records = [json.loads(line) for line in text.splitlines()]
+    assert len(records) == 4
+    assert records[0]["error"].endswith("is not one of the choices (A, B)")
+    assert records[1]["error"].startswith("request is not valid JSON")
+    assert (records[3]["correct"], records[3]["score"]) == (True, 1.0)
+
+
+def test_a_raw_surrogate_in_feedback_is_replaced_in_the_stream(monkeypatch):
+    from grading.core import jsonl
+
+    monkeypatch.setattr(jsonl, "answer_line", lambda line: {"feedback": "bad \ud800 char"})
+    out = io.StringIO()
+    answer_stream(["{}"], out)
+    assert out.getvalue() == '{"feedback": "bad \ufffd char"}\n'
+    out.getvalue().encode("utf-8")
