@@ -78,15 +78,11 @@ def assignment_item_statuses(*, assignment: Assignment, student) -> list[dict]:
         if variant.context == f"assignment:{variant.assignment_item_id}"
     }
     progress = variants_progress(variants=list(variants.values())) if variants else {}
-    return [
-        {
-            "item": item,
-            "status": exercise_status(
-                item=item, student=student, variant=variants.get(item.pk), progress=progress
-            ),
-        }
-        for item in items
-    ]
+    rows = []
+    for item in items:
+        status = exercise_status(item=item, student=student, variant=variants.get(item.pk), progress=progress)
+        rows.append({"item": item, "status": status, "points_earned": item.points * status["score"]})
+    return rows
 
 
 def assignment_summaries(*, course, role: str, student) -> list[dict]:
@@ -194,12 +190,17 @@ def exercise_page_context(*, variant: Variant) -> dict:
                 **part_extras(variant=variant, part_key=part.key, spec=spec, progress=progress),
             }
         )
+    # Points as the gradebook counts them: the item's points split by the parts' weights.
+    points = engine.part_points(spec, item.points) if item else None
+    for part in parts:
+        part["points"] = points[part["key"]] if points else None
     return {
         "variant": variant,
         "named_variants": sorted(spec.variants),
         "spec": spec,
         "title": spec.title,
-        "prompt": engine.render_prompt(spec, variant.params),
+        "prompt": engine.render_prompt(spec, variant.params, part_points=points),
+        "exercise_points": item.points if item else None,
         "parts": parts,
     }
 

@@ -52,6 +52,8 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
         {
             "assignment": assignment,
             "items": items,
+            "points_total": sum(row["item"].points for row in items),
+            "points_earned": sum(row["points_earned"] for row in items),
             "is_staff": role in STAFF_ROLES,
             "clock": selectors.assignment_clock(assignment=assignment, student=request.user),
         },

@@ -51,3 +51,31 @@ def answer_text(raw_answer) -> str:
     if isinstance(raw_answer, str):
         return raw_answer
     return json.dumps(raw_answer, ensure_ascii=False, separators=(",", ": "))
+
+
+# Answers typeset for staff pages: one LaTeX string per line of a derivation, one otherwise.
+TYPESET_TYPES = frozenset({"matrix", "numeric", "symbolic", "matrix_expression", "derivation"})
+MAX_TYPESET_STEPS = 30
+
+
+def answer_latex(*, answer_type: str, raw_answer, options: dict) -> list[str]:
+    """How the parser read a stored answer, as LaTeX (what the student's preview showed).
+
+    Empty for types with nothing to typeset (choice, free text) and for answers that do
+    not parse; the page then shows the text alone.
+    """
+    from grading.core import answers
+
+    if answer_type not in TYPESET_TYPES:
+        return []
+    if answer_type == "derivation":
+        if not isinstance(raw_answer, str):
+            return []
+        steps = [line.strip() for line in raw_answer.splitlines() if line.strip()]
+        read = [answers.parse("derivation", step, options) for step in steps[:MAX_TYPESET_STEPS]]
+        return [step.preview_latex for step in read if step.preview_latex]
+    try:
+        parsed = answers.parse(answer_type, raw_answer, options)
+    except ValueError:  # options of an old version the parser no longer reads
+        return []
+    return [parsed.preview_latex] if parsed.preview_latex and not parsed.error else []

@@ -84,6 +84,10 @@ class ManualGradeForm(forms.Form):
             (index, f"{text} ({points:g} pt{'s' if points != 1 else ''})")
             for index, (text, points) in enumerate(criteria)
         ]
+        if not criteria:
+            # Without a rubric there is nothing to tick: the score is the only way to grade.
+            del self.fields["criteria"]
+            self.fields["score"].help_text = "Fraction 0–1 of the part's points."
 
     def clean(self):
         cleaned = super().clean()

@@ -21,9 +21,11 @@ from django.http import Http404
 from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, Role
 from courses.selectors import access_course_staff, require_instructor  # noqa: F401
 from exercises import engine
+from exercises.models import Variant
 from exercises.specs import version_spec
-from grading.models import Submission, SubmissionStatus
+from grading.answer_input import answer_latex
 from grading.answer_input import answer_text  # noqa: F401  (views and CSV use it from here)
+from grading.models import Submission, SubmissionStatus
 
 from .models import ManualGrade, RegradeJob
 
@@ -455,11 +457,8 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
             part_scores = [points[(student, info.item.pk, part.key)] for student in students]
             rest = [totals[student] - score for student, score in zip(students, part_scores)]
             mean = sum(part_scores) / len(part_scores) if part_scores else None
-            wrong = Counter(
-                answer_text(s["raw_answer"])
-                for s in rows
-                if s["status"] == SubmissionStatus.GRADED and not s["correct"]
-            )
+            wrong_rows = [s for s in rows if s["status"] == SubmissionStatus.GRADED and not s["correct"]]
+            wrong = Counter(answer_text(s["raw_answer"]) for s in wrong_rows)
             parts.append(
                 {
                     "key": part.key,
@@ -471,6 +470,9 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
                     "facility": (mean / part.points) if mean is not None and part.points else None,
                     "discrimination": pearson(part_scores, rest),
                     "common_wrong": wrong.most_common(top_wrong),
+                    "common_wrong_typeset": _typeset_wrong_answers(
+                        wrong.most_common(top_wrong), rows=wrong_rows, part=part
+                    ),
                     "misconceptions": Counter(
                         s["misconception"] for s in rows if s["misconception"]
                     ).most_common(),
@@ -479,6 +481,48 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
             )
         exercises.append({"info": info, "parts": parts})
     return {"students": len(students), "exercises": exercises}
+
+
+def _typeset_wrong_answers(common: list[tuple[str, int]], *, rows: list[dict], part) -> list[dict]:
+    """The most common wrong answers with their count and LaTeX (read with the options of
+    the first variant that gave each), for the analytics page."""
+    first_row = {}
+    for row in rows:
+        first_row.setdefault(answer_text(row["raw_answer"]), row)
+    variants = Variant.objects.select_related("exercise_version").in_bulk(
+        {first_row[text]["variant_id"] for text, _ in common}
+    )
+    shown = []
+    for text, count in common:
+        row = first_row[text]
+        shown.append(
+            {
+                "text": text,
+                "count": count,
+                "latex": _answer_latex(
+                    variants[row["variant_id"]], part_key=part.key, raw_answer=row["raw_answer"]
+                ),
+            }
+        )
+    return shown
+
+
+def _answer_latex(variant: Variant, *, part_key: str, raw_answer) -> list[str]:
+    spec = version_spec(variant.exercise_version)
+    try:
+        answer_type = spec.part(part_key).type
+        options = engine.part_options(spec, variant.params, part_key)
+    except (KeyError, ValueError, engine.ExpressionError):
+        return []
+    return answer_latex(answer_type=answer_type, raw_answer=raw_answer, options=options)
+
+
+def submission_answer_shown(*, submission: Submission) -> dict:
+    """A stored answer for the staff pages: the text in full and, for maths, typeset."""
+    return {
+        "text": answer_text(submission.raw_answer),
+        "latex": _answer_latex(submission.variant, part_key=submission.part, raw_answer=submission.raw_answer),
+    }
 
 
 def _variant_difficulty(rows: list[dict]) -> list[dict]:

@@ -280,7 +280,7 @@ def submission_detail(request, course_slug: str, submission_id: int):
         {
             "course": submission.variant.assignment_item.assignment.course,
             "submission": submission,
-            "answer": selectors.answer_text(submission.raw_answer),
+            "answer": selectors.submission_answer_shown(submission=submission),
             "manual_grades": submission.manual_grades.select_related("grader"),
             "regrades": submission.regrade_changes.select_related("job"),
         },
@@ -316,7 +316,7 @@ def manual_grade(request, course_slug: str, submission_id: int):
         try:
             services.submission_grade_manually(
                 submission=submission, grader=request.user, score=form.cleaned_data["score"],
-                criteria_met=sorted(form.cleaned_data["criteria"]), comment=form.cleaned_data["comment"],
+                criteria_met=sorted(form.cleaned_data.get("criteria") or []), comment=form.cleaned_data["comment"],
             )
         except services.InstructorRefused as refused:
             refusal = refused.message
@@ -329,7 +329,7 @@ def manual_grade(request, course_slug: str, submission_id: int):
         {
             "course": submission.variant.assignment_item.assignment.course,
             "submission": submission,
-            "answer": selectors.answer_text(submission.raw_answer),
+            "answer": selectors.submission_answer_shown(submission=submission),
             "rubric": rubric,
             "form": form,
             "refusal": refusal,

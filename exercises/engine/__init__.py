@@ -8,7 +8,14 @@ from .errors import ExpressionError, SpecError, SpecIssue, VariantError
 from .expressions import compile_expression, evaluate
 from .grading import grade_part, part_options
 from .reference import reference_answers
-from .rendering import render_hints, render_part_prompt, render_prompt, render_solution
+from .rendering import (
+    part_points,
+    points_text,
+    render_hints,
+    render_part_prompt,
+    render_prompt,
+    render_solution,
+)
 from .spec import ANSWER_TYPES, ExerciseSpec, load_spec, spec_from_json, spec_to_json
 from .variants import VariantDraw, draw_variant, practice_seed, variant_seed
 
@@ -26,6 +33,8 @@ __all__ = [
     "grade_part",
     "load_spec",
     "part_options",
+    "part_points",
+    "points_text",
     "practice_seed",
     "reference_answers",
     "render_hints",

@@ -8,14 +8,34 @@ from .spec import ExerciseSpec
 PART_LABELS = "abcdefghijklmnopqrstuvwxyz"
 
 
-def render_prompt(spec: ExerciseSpec, params: dict) -> str:
-    """The whole question: shared prompt, then one labelled paragraph per part."""
+def render_prompt(spec: ExerciseSpec, params: dict, *, part_points: dict[str, float] | None = None) -> str:
+    """The whole question: shared prompt, then one labelled paragraph per part.
+
+    ``part_points`` (part key -> points) labels each part with what it is worth where it
+    is graded; without it no points are printed (a part's ``points`` in the spec is only
+    its weight within the exercise, not a number of assignment points).
+    """
     sections = [fill_markdown(spec.prompt, params).strip()]
     for label, part in zip(PART_LABELS, spec.parts):
-        points = f"{part.points:g} point{'s' if part.points != 1 else ''}"
         text = fill_markdown(part.prompt, params).strip() if part.prompt else ""
-        sections.append(f"**({label})** {text} *({points})*".replace("  ", " "))
+        suffix = ""
+        if part_points is not None and part.key in part_points:
+            suffix = f" *({points_text(part_points[part.key])})*"
+        sections.append(f"**({label})** {text}{suffix}".replace("  ", " "))
     return "\n\n".join(sections) + "\n"
+
+
+def points_text(points: float) -> str:
+    """1 -> "1 point", 0.5 -> "0.5 points", 1/3 -> "0.33 points"."""
+    value = round(points, 2)
+    return f"{value:g} point{'' if value == 1 else 's'}"
+
+
+def part_points(spec: ExerciseSpec, exercise_points: float) -> dict[str, float]:
+    """An exercise's points split over its parts in proportion to the parts' weights
+    (the gradebook's model: a part's share of the exercise is its weight / all weights)."""
+    total = sum(part.points for part in spec.parts) or 1.0
+    return {part.key: exercise_points * part.points / total for part in spec.parts}
 
 
 def render_part_prompt(spec: ExerciseSpec, params: dict, part_key: str) -> str:

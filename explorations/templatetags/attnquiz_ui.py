@@ -77,3 +77,12 @@ def clock_text(seconds) -> str:
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+@register.filter
+def points(value) -> str:
+    """1 -> "1 point", 0.5 -> "0.5 points" (the gradebook's points, rounded to 2 places)."""
+    try:
+        return engine.points_text(float(value))
+    except (TypeError, ValueError):
+        return ""
