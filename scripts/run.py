@@ -1,17 +1,30 @@
 """Serve attnquiz with demo data: `make run` calls this after installing and migrating.
 
-Grades through a real Celery worker when Redis answers at REDIS_URL (default
-redis://127.0.0.1:6379/0), otherwise in the web process; says which on start-up.
+Grades through real Celery workers when Redis answers at REDIS_URL (default
+redis://127.0.0.1:6379/0), otherwise in the web process. The logins and the URL are
+printed last, once the web server answers and the workers reply to a ping, so they are
+not lost above the servers' own start-up lines. Ctrl-C stops everything and exits 0.
+
+It serves as production does (DEBUG=0: the styled 404/500 pages, the enforced CSP,
+static files from whitenoise after collectstatic), with a development SECRET_KEY kept
+in var/ and the HTTPS-only settings relaxed for plain http on this machine.
+`DEBUG=1 make run` gives Django's debug pages instead.
 """
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
 import sys
+import time
+from pathlib import Path
 from urllib.parse import urlparse
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+ROOT = Path(__file__).resolve().parent.parent
+DEV_SECRET_FILE = ROOT / "var" / "dev-secret-key"
+READY_TIMEOUT_SECONDS = 60
 
 
 def redis_answers(url: str) -> bool:
@@ -24,44 +37,144 @@ def redis_answers(url: str) -> bool:
         return False
 
 
+def dev_secret_key() -> str:
+    """A random key made once and kept, so logins survive a restart of `make run`."""
+    if not DEV_SECRET_FILE.exists():
+        DEV_SECRET_FILE.parent.mkdir(parents=True, exist_ok=True)
+        DEV_SECRET_FILE.write_text(secrets.token_urlsafe(50))
+        DEV_SECRET_FILE.chmod(0o600)
+    return DEV_SECRET_FILE.read_text().strip()
+
+
+def serving_env() -> dict:
+    env = dict(os.environ, DEBUG=os.environ.get("DEBUG", "0"))
+    if env["DEBUG"].lower() not in ("1", "true", "yes", "on"):
+        if not env.get("SECRET_KEY"):
+            env["SECRET_KEY"] = dev_secret_key()
+        # Plain http on this machine: no redirect to https, no HSTS, cookies sent over http.
+        env.update(SECURE_SSL_REDIRECT="0", SECURE_HSTS_SECONDS="0",
+                   SESSION_COOKIE_SECURE="0", CSRF_COOKIE_SECURE="0")
+        # E-mails (password resets) are printed here, as in development.
+        env.setdefault("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+    return env
+
+
+def port_answers(host: str, port: str) -> bool:
+    try:
+        with socket.create_connection((host, int(port)), 0.5):
+            return True
+    except OSError:
+        return False
+
+
+def wait_until(ready, *, stopping, timeout: float = READY_TIMEOUT_SECONDS) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not stopping():
+        if ready():
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def workers_answer(python: str, env: dict, names: list[str]) -> bool:
+    ping = subprocess.run(
+        [python, "-m", "celery", "-A", "attnquiz", "inspect", "ping", "--timeout=1",
+         "-d", ",".join(names)],
+        env=env, cwd=ROOT, capture_output=True, text=True,
+    )
+    return ping.returncode == 0 and all(name in ping.stdout for name in names)
+
+
 def main() -> int:
     python = sys.executable
     host = os.environ.get("HOST", "127.0.0.1")
     port = os.environ.get("PORT", "8000")
     redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
-    env = dict(os.environ, DEBUG=os.environ.get("DEBUG", "1"))
-    workers = []
-    if redis_answers(redis_url):
-        env.update(REDIS_URL=redis_url, GRADING_MODE="celery")
-        print(f"Grading: through a Celery worker, Redis at {redis_url}.")
-        worker_cmd = [python, "-m", "celery", "-A", "attnquiz", "worker", "--beat",
-                      "--schedule", "var/celerybeat-schedule",
-                      "--loglevel=WARNING", "--concurrency=2", "--pool=prefork",
-                      "-Q", "grading", "-n", "grading@%h"]
-        workers.append(subprocess.Popen(worker_cmd, env=env))
-        # Practice answers have their own queue and worker, so they never hold up graded ones.
-        practice_cmd = [python, "-m", "celery", "-A", "attnquiz", "worker",
-                        "--loglevel=WARNING", "--concurrency=1", "--pool=prefork",
-                        "-Q", "practice", "-n", "practice@%h"]
-        workers.append(subprocess.Popen(practice_cmd, env=env))
-    else:
-        env.update(REDIS_URL="", GRADING_MODE="inline")
-        print(f"Grading: in the web process (no Redis answered at {redis_url}).")
-    subprocess.run([python, "manage.py", "load_demo"], env=env, check=True)
-    print(f"New course: log in as instructor, open http://{host}:{port}/courses/new/ "
-          "(others: manage.py grant_course_creation USERNAME).")
-    print(f"Join link and code: each course's Settings page, e.g. http://{host}:{port}/courses/attention-101/settings/")
-    print(f"\nattnquiz is at http://{host}:{port}/  (Ctrl-C stops it)\n", flush=True)
-    server = subprocess.Popen([python, "manage.py", "runserver", f"{host}:{port}", "--noreload"], env=env)
+    env = serving_env()
+    processes: list[subprocess.Popen] = []
+    stopping = False
+
+    def stop(signum, frame):
+        nonlocal stopping
+        stopping = True
+
+    # Ctrl-C reaches every process of the terminal's group: the servers stop themselves,
+    # and this script only waits for them and exits 0 (make then reports no error).
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
     try:
-        return server.wait()
-    except KeyboardInterrupt:
-        return 0
+        if env["DEBUG"] == "0":
+            subprocess.run([python, "manage.py", "collectstatic", "--noinput", "-v", "0"],
+                           env=env, cwd=ROOT, check=True)
+        worker_names = []
+        if redis_answers(redis_url):
+            env.update(REDIS_URL=redis_url, GRADING_MODE="celery")
+            grading = f"Grading: through Celery workers, Redis at {redis_url}."
+            hostname = socket.gethostname()
+            worker_names = [f"grading@{hostname}", f"practice@{hostname}"]
+            processes.append(subprocess.Popen(
+                [python, "-m", "celery", "-A", "attnquiz", "worker", "--beat",
+                 "--schedule", "var/celerybeat-schedule",
+                 "--loglevel=WARNING", "--concurrency=2", "--pool=prefork",
+                 "-Q", "grading", "-n", worker_names[0]], env=env, cwd=ROOT))
+            # Practice answers have their own queue and worker, so they never hold up graded ones.
+            processes.append(subprocess.Popen(
+                [python, "-m", "celery", "-A", "attnquiz", "worker",
+                 "--loglevel=WARNING", "--concurrency=1", "--pool=prefork",
+                 "-Q", "practice", "-n", worker_names[1]], env=env, cwd=ROOT))
+        else:
+            env.update(REDIS_URL="", GRADING_MODE="inline")
+            grading = f"Grading: in the web process (no Redis answered at {redis_url})."
+        demo = subprocess.run([python, "manage.py", "load_demo"], env=env, cwd=ROOT,
+                              check=True, capture_output=True, text=True)
+        server = subprocess.Popen(
+            [python, "manage.py", "runserver", f"{host}:{port}", "--noreload"], env=env, cwd=ROOT)
+        processes.insert(0, server)
+        is_stopping = lambda: stopping or server.poll() is not None  # noqa: E731
+        wait_until(lambda: port_answers(host, port), stopping=is_stopping)
+        if worker_names and not wait_until(lambda: workers_answer(python, env, worker_names),
+                                           stopping=is_stopping):
+            grading += " (the workers have not answered a ping yet)"
+        if not is_stopping():
+            # load_demo's summary and logins, without the bank loader's lines above them.
+            summary = demo.stdout[demo.stdout.find("Demo course"):].strip()
+            print(
+                f"\n{summary}\n"
+                f"New course: log in as instructor, open http://{host}:{port}/courses/new/ "
+                "(others: manage.py grant_course_creation USERNAME).\n"
+                f"Join link and code: each course's Settings page, e.g. "
+                f"http://{host}:{port}/courses/attention-101/settings/\n"
+                f"{grading}\n"
+                f"\nattnquiz is at http://{host}:{port}/  (Ctrl-C stops it)\n",
+                flush=True,
+            )
+        while not stopping and server.poll() is None:
+            time.sleep(0.2)
+    except subprocess.CalledProcessError as failed:
+        if stopping:  # interrupted while setting up
+            return 0
+        sys.stderr.write(failed.stderr or "")
+        return failed.returncode or 1
     finally:
-        for process in [server, *workers]:
-            if process.poll() is None:
+        shut_down(processes)
+    # Stopped by the user: a clean exit. The server ending by itself is reported as it ended.
+    return 0 if stopping else abs(server.returncode or 0)
+
+
+def shut_down(processes: list[subprocess.Popen]) -> None:
+    """Let each process finish (Ctrl-C already reached them); SIGTERM, then kill, if not."""
+    for process in processes:
+        if process.poll() is None:
+            try:
+                process.wait(timeout=3)
+            except subprocess.TimeoutExpired:
                 process.send_signal(signal.SIGTERM)
-                process.wait(timeout=10)
+    for process in processes:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 if __name__ == "__main__":
