@@ -65,6 +65,21 @@ def horizontal_overflow(page) -> dict:
     )
 
 
+def heading_problems(page) -> list[str]:
+    """Headings out of order: the first is not an h1, or a level is skipped going down."""
+    levels = page.evaluate(
+        "() => [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')]"
+        ".filter(h => h.getClientRects().length).map(h => [Number(h.tagName[1]), h.textContent.trim()])"
+    )
+    problems = []
+    if levels and levels[0][0] != 1:
+        problems.append(f"first heading is h{levels[0][0]}: {levels[0][1]!r}")
+    for (before, _), (level, text) in zip(levels, levels[1:]):
+        if level > before + 1:
+            problems.append(f"h{before} then h{level}: {text!r}")
+    return problems
+
+
 def settle(page) -> None:
     """Wait for the page's scripts (KaTeX typesetting, htmx) to finish."""
     page.wait_for_load_state("networkidle")
@@ -78,7 +93,7 @@ def check_page(page, watch, *, artifacts: Path, name: str) -> dict:
 
     Returns what was seen so the test asserts it (and the failure message names the page).
     """
-    seen = {"name": name, "overflow": None, "axe": {}}
+    seen = {"name": name, "overflow": None, "axe": {}, "headings": heading_problems(page)}
     for label, viewport in (("390", PHONE), ("1280", DESKTOP)):
         page.set_viewport_size(viewport)
         settle(page)

@@ -19,6 +19,7 @@ def assert_page_ok(seen: dict) -> None:
     overflow = seen["overflow"]
     assert overflow["scrollWidth"] <= overflow["innerWidth"], (seen["name"], overflow)
     assert seen["axe"] == {"390": [], "1280": []}, seen["name"]
+    assert seen["headings"] == [], seen["name"]
 
 
 def student_urls(demo_site) -> list[tuple[str, str]]:
@@ -59,11 +60,13 @@ def test_every_student_page_fits_a_phone_and_passes_axe(student_page, watch, dem
         for label, violations in seen["axe"].items():
             if violations:
                 problems.append((name, label, violations))
+        if seen["headings"]:
+            problems.append((name, "headings", seen["headings"]))
     page.goto(reverse("exercise", args=[item.pk]))
     page.locator("form.practice-actions button[type=submit]").first.click()
     page.wait_for_url("**/practice/**")
     seen = check_page(page, watch, artifacts=artifacts, name="practice")
-    if seen["overflow"]["scrollWidth"] > seen["overflow"]["innerWidth"] or any(seen["axe"].values()):
+    if seen["overflow"]["scrollWidth"] > seen["overflow"]["innerWidth"] or any(seen["axe"].values()) or seen["headings"]:
         problems.append(seen)
     assert problems == [], "\n".join(repr(problem) for problem in problems)
 

@@ -175,7 +175,8 @@ def _refuse_if_not_open(*, variant: Variant) -> None:
         time_left = assignment_time_left(assignment=item.assignment, student=variant.student)
         if time_left is not None and not time_left:
             raise SubmissionRefused(
-                f"Your {item.assignment.time_limit_minutes} minutes for this assignment are up.",
+                f"Your {item.assignment.time_limit_minutes} minute"
+                f"{'' if item.assignment.time_limit_minutes == 1 else 's'} for this assignment are up.",
                 code="time_up",
             )
 
