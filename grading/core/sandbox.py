@@ -158,6 +158,20 @@ def _read_frame(fd: int, deadline: float | None) -> bytes | None:
     return _read_exactly(fd, _HEADER.unpack(header)[0], deadline)
 
 
+def _close_inherited_fds(*, keep: tuple[int, ...]) -> None:
+    """In a new checker: close every descriptor the owner had open except ours and stdio.
+
+    A long-lived checker must not hold the owner's sockets and pipes (database and broker
+    connections, a browser driver's stdin, other checkers' pipes): while it holds a write
+    end, the process at the other end never sees end-of-file and waits for ever.
+    """
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
+
+
 # --- the owner's side ------------------------------------------------------------------
 
 
@@ -170,8 +184,7 @@ class _Checker:
         self.pid = os.fork()
         if self.pid == 0:  # child
             try:
-                os.close(self.requests)
-                os.close(self.replies)
+                _close_inherited_fds(keep=(request_read, reply_write))
                 _serve(request_read, reply_write, first_job)
             finally:
                 os._exit(0)

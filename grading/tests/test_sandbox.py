@@ -71,6 +71,7 @@ def test_bad_request_is_still_a_value_error():
 # --- the pool of pre-forked checkers ------------------------------------------------------
 
 import os  # noqa: E402
+import select  # noqa: E402
 import signal  # noqa: E402
 
 from grading.core.sandbox import CheckerPool  # noqa: E402
@@ -170,3 +171,16 @@ def test_a_forked_process_gets_its_own_checkers():
     os.waitpid(pid, 0)
     assert child_checker not in (parent_checker, pid, os.getpid())
     assert run_limited(os.getpid) == parent_checker
+
+
+def test_a_checker_holds_none_of_its_owners_descriptors(pool):
+    # A browser driver or a broker connection waits for end-of-file on a pipe the owner
+    # closes; a warm checker that kept a copy of the write end would make it wait for ever.
+    read_end, write_end = os.pipe()
+    checker_pid = pool.call(os.getpid, **LIMITS)
+    assert checker_pid != os.getpid()
+    os.close(write_end)
+    ready, _, _ = select.select([read_end], [], [], 5)
+    assert ready == [read_end]
+    assert os.read(read_end, 1) == b""
+    os.close(read_end)
