@@ -40,6 +40,12 @@ class LoginForm(AuthenticationForm):
         "invalid_login": "That username (or e-mail) and password do not match. Please try again.",
     }
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Django sizes the field to the username column (150); an e-mail may be up to 254.
+        self.fields["username"].max_length = 254
+        self.fields["username"].widget.attrs["maxlength"] = 254
+
 
 class SignUpForm(PlainPasswordHelp, UserCreationForm):
     password_field = "password1"

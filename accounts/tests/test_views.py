@@ -184,3 +184,13 @@ def test_with_verification_on_the_account_waits_for_the_link_and_then_joins(clie
 def test_sign_up_can_be_closed(client, settings):
     settings.ACCOUNT_SIGNUP_OPEN = False
     assert client.get(reverse("signup")).status_code == 403
+
+
+def test_a_long_email_fits_the_sign_in_field(client, people):
+    long_email = "a" * 60 + "@" + "b" * 60 + "." + "c" * 40 + ".org"
+    people.student.email = long_email
+    people.student.save()
+    page = client.get(reverse("login")).content.decode()
+    assert 'maxlength="254"' in page
+    client.post(reverse("login"), {"username": long_email, "password": PASSWORD})
+    assert signed_in_as(client) == "sam"
