@@ -14,6 +14,7 @@ import secrets
 import zoneinfo
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
@@ -210,7 +211,8 @@ def course_copy(
     copy_staff: bool = True,
 ) -> Course:
     """A course for a new term: the same assignments, holding the same exercise versions, with
-    every date moved by ``offset``; no students, no submissions. The copy starts unarchived."""
+    every date moved by ``offset`` (in the course's local time); no students, no submissions.
+    The copy starts unarchived, with its own join code."""
     copy = course_create(
         actor=actor, slug=slug, title=title, term=term, time_zone=source.time_zone,
         description=source.description,
@@ -222,6 +224,8 @@ def course_copy(
             course=source, role__in=selectors.STAFF_ROLES
         ).exclude(user=actor):
             enrolment_ensure(course=copy, user=enrolment.user, role=enrolment.role)
+    # Shift on the course's wall clock: a 09:00 deadline stays at 09:00 across a DST change.
+    zone = zoneinfo.ZoneInfo(source.time_zone)
     for assignment in source.assignments.prefetch_related("items"):
         items = list(assignment.items.all())
         assignment.pk = None
@@ -231,7 +235,7 @@ def course_copy(
         for name in ("opens_at", "due_at", "closes_at"):
             value = getattr(assignment, name)
             if value is not None:
-                setattr(assignment, name, value + offset)
+                setattr(assignment, name, (value.astimezone(zone) + offset).astimezone(dt_timezone.utc))
         assignment.save()
         AssignmentItem.objects.bulk_create(
             AssignmentItem(

@@ -7,11 +7,13 @@ instructor copies the course for a new term."""
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.core import mail
 
+from e2e.a11y import axe_violations
 from e2e.conftest import guarded_context, log_in
 
 pytestmark = pytest.mark.browser
@@ -43,6 +45,14 @@ def empty_site(transactional_db, settings):
 def test_a_course_from_an_empty_site(page, chromium, live_server, watch, empty_site):
     from courses.models import Course, Enrolment, Role
 
+    inaccessible = {}
+
+    def check(on_page):
+        """axe-core's serious and critical findings on each new page, kept for the end."""
+        found = axe_violations(on_page, watch)
+        if found:
+            inaccessible[on_page.url] = found
+
     # An administrator lets ines create courses, in the Django admin.
     log_in(page, "root")
     page.goto("/admin/auth/user/?q=ines")
@@ -66,10 +76,12 @@ def test_a_course_from_an_empty_site(page, chromium, live_server, watch, empty_s
     page.get_by_role("button", name="Create the course").click()
     page.wait_for_url(re.compile(r"/courses/attention-spring/settings/$"))
     join_url = page.locator("#join-link").get_attribute("href")
+    check(page)
     assert re.fullmatch(rf"{re.escape(live_server.url)}/join/[A-Z2-9]{{8}}/", join_url)
 
     # ...adds a TA by e-mail...
     page.get_by_role("link", name="People").first.click()
+    check(page)
     page.fill("#id_identifier", "tara@example.org")
     page.select_option("#id_role", "ta")
     page.get_by_role("button", name="Add", exact=True).click()
@@ -91,7 +103,9 @@ def test_a_course_from_an_empty_site(page, chromium, live_server, watch, empty_s
     context, student = guarded_context(chromium, live_server, watch)
     try:
         student.goto(join_url)
+        check(student)
         student.get_by_role("link", name="Sign up and join").click()
+        check(student)
         assert "you are enrolled in Attention, spring" in student.locator("main").inner_text()
         student.fill("#id_username", "nina")
         student.fill("#id_email", "nina@example.org")
@@ -106,6 +120,7 @@ def test_a_course_from_an_empty_site(page, chromium, live_server, watch, empty_s
         page.goto("/courses/attention-spring/people/roster/")
         page.fill("#id_text", ROSTER)
         page.get_by_role("button", name="Check (dry run)").click()
+        check(page)
         rows = page.locator("#roster-report tbody tr").all_inner_texts()
         assert [re.sub(r"\s+", " ", row).strip() for row in rows] == [
             "2 ada@example.org create new account 'ada', enrolled as student; they choose a password with “Forgot password?”",
@@ -131,6 +146,7 @@ def test_a_course_from_an_empty_site(page, chromium, live_server, watch, empty_s
         assert [message.to for message in mail.outbox] == [["nina@example.org"]]
         link = re.search(r"https?://\S+/accounts/password/reset/\S+/", mail.outbox[0].body).group(0)
         student.goto(link)
+        check(student)
         student.fill("#id_new_password1", NEW_PASSWORD)
         student.fill("#id_new_password2", NEW_PASSWORD)
         student.get_by_role("button", name="Set the password").click()
@@ -147,13 +163,17 @@ def test_a_course_from_an_empty_site(page, chromium, live_server, watch, empty_s
     page.fill("#id_slug", "attention-autumn")
     page.fill("#id_term", "Autumn 2027")
     page.fill("#id_offset_days", "182")
+    check(page)
     page.get_by_role("button", name="Copy the course").click()
     page.wait_for_url(re.compile(r"/courses/attention-autumn/settings/$"))
     assert "Copied Attention, spring to attention-autumn with 1 assignments." in page.locator(".messages").inner_text()
     copy, original = Course.objects.get(slug="attention-autumn"), Course.objects.get(slug="attention-spring")
     copied, source = copy.assignments.get(), original.assignments.get()
-    due = datetime(2027, 3, 1, 9, 0, tzinfo=timezone.utc)
-    assert (copied.slug, copied.opens_at, copied.due_at) == ("week-1", due - timedelta(days=7) + timedelta(days=182), due + timedelta(days=182))
+    berlin = ZoneInfo("Europe/Berlin")  # the form's dates are the course's local time
+    assert (source.opens_at, source.due_at) == (datetime(2027, 2, 22, 9, 0, tzinfo=berlin), datetime(2027, 3, 1, 9, 0, tzinfo=berlin))
+    # 182 days later, still at 09:00 in Berlin although summer time has begun.
+    assert (copied.slug, copied.opens_at, copied.due_at) == ("week-1", datetime(2027, 8, 23, 9, 0, tzinfo=berlin), datetime(2027, 8, 30, 9, 0, tzinfo=berlin))
     assert list(copied.items.values_list("exercise_version_id", flat=True)) == list(source.items.values_list("exercise_version_id", flat=True))
     assert sorted(copy.enrolments.values_list("user__username", "role")) == [("ines", Role.INSTRUCTOR), ("tara", Role.TEACHING_ASSISTANT)]
     assert copy.join_code != original.join_code
+    assert inaccessible == {}

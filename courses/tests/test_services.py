@@ -128,3 +128,16 @@ def test_the_demo_instructor_may_create_courses(demo):
     User = get_user_model()
     assert User.objects.get(username="instructor").has_perm("courses.create_course") is True
     assert User.objects.get(username="student1").has_perm("courses.create_course") is False
+
+
+def test_copy_keeps_the_local_wall_clock_time_across_summer_time(people, creator):
+    from zoneinfo import ZoneInfo
+
+    berlin = ZoneInfo("Europe/Berlin")
+    people.course.time_zone = "Europe/Berlin"
+    people.course.save()
+    assignment_create(people.course, [published_version(source=product_yaml())], due_at=datetime(2027, 3, 1, 9, 0, tzinfo=berlin))
+    copy = services.course_copy(source=people.course, actor=creator, slug="summer", title="S", offset=timedelta(days=182))
+    due = copy.assignments.get().due_at
+    assert due == datetime(2027, 8, 30, 9, 0, tzinfo=berlin)
+    assert due == datetime(2027, 8, 30, 7, 0, tzinfo=dt_timezone.utc)
