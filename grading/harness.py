@@ -153,3 +153,62 @@ class CeleryWorker:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+class Gunicorn:
+    """The production web server (gunicorn, gthread workers) on a free 127.0.0.1 port."""
+
+    def __init__(self, *, env: dict, workers: int = 3, threads: int = 8):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = dict(os.environ, **env)
+        self.workers, self.threads = workers, threads
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        command = [
+            sys.executable, "-m", "gunicorn", "attnquiz.wsgi:application",
+            "--bind", f"127.0.0.1:{self.port}", "--workers", str(self.workers),
+            "--threads", str(self.threads), "--timeout", "30",
+        ]
+        self.process = subprocess.Popen(
+            command, cwd=PROJECT_DIR, env=self.env, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+        wait_until(self.answers, timeout=60, interval=0.2, what="gunicorn to answer")
+
+    def answers(self) -> bool:
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(self.url + "/healthz/live/", timeout=2) as response:
+                return response.status == 200
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+
+
+def stack_env(*, database_url: str, redis_url: str, secret_key: str, variant_seed_secret: str) -> dict:
+    """The environment of a production-like process (web, worker, beat) on 127.0.0.1.
+
+    The secrets must be the caller's when it signs sessions or draws variants itself."""
+    return {
+        "DJANGO_SETTINGS_MODULE": "attnquiz.load_settings",
+        "DEBUG": "0",
+        "SECRET_KEY": secret_key,
+        "VARIANT_SEED_SECRET": variant_seed_secret,
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "CELERY_BROKER_URL": redis_url,
+        "GRADING_MODE": "celery",
+        "LOG_LEVEL": "WARNING",
+    }

@@ -24,6 +24,11 @@ def grade_submission(submission_id: int) -> None:
 
 
 @shared_task(ignore_result=True)
+def bench_noop() -> None:
+    """Does nothing: ``bench_http`` drains these to measure the bare broker and worker."""
+
+
+@shared_task(ignore_result=True)
 def requeue_stale_submissions() -> int:
     return len(services.submissions_requeue_stale())
 

@@ -1,0 +1,283 @@
+"""Throughput of the production stack against bare references, interleaved in one run.
+
+Starts a private redis-server, a prefork worker (concurrency 2) and gunicorn (3 workers ×
+8 threads) with production settings over plain HTTP (``attnquiz.load_settings``) against
+the configured PostgreSQL database, then, in each round:
+
+- a bare Celery no-op drain: N no-op tasks through the same broker and worker;
+- the worker alone: submissions stored at once, time until all are graded;
+- graded answers over HTTP: students POST right answers (the long poll answers with the
+  grade), time until all are graded;
+- the exercise page as a student, and a bare Django view (``/healthz/live/``), req/s.
+
+Then submit→graded latency at half the median HTTP rate (open loop). Rounds alternate
+the figures, so a noisy machine slows them alike; the summary gives medians and ratios.
+"""
+
+from __future__ import annotations
+
+import http.client
+import secrets
+import statistics
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import redis
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import connection, transaction
+from django.test import Client
+from django.urls import reverse
+
+from courses.models import AssignmentItem, Enrolment, Role
+from courses.services import demo_course_ensure
+from exercises import engine
+from exercises.services import variant_get_or_create_for_item
+from exercises.services_bank import bank_load
+from grading import services, tasks
+from grading.harness import CeleryWorker, Gunicorn, RedisServer, database_url, stack_env, wait_until
+from grading.models import Submission, SubmissionStatus
+
+WORKED_EXAMPLE = "attention-weights-one-query"
+FINISHED = (SubmissionStatus.GRADED, SubmissionStatus.COULD_NOT_GRADE)
+
+
+class Command(BaseCommand):
+    help = "Graded/s over HTTP, worker alone and a bare no-op drain; page vs bare view req/s."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--rounds", type=int, default=3)
+        parser.add_argument("--answers", type=int, default=300, help="answers per throughput figure")
+        parser.add_argument("--noop", type=int, default=2000, help="no-op tasks per drain")
+        parser.add_argument("--clients", type=int, default=16, help="concurrent HTTP clients")
+        parser.add_argument("--page-seconds", type=float, default=5.0)
+        parser.add_argument("--latency-answers", type=int, default=200)
+
+    def handle(self, *args, rounds, answers, noop, clients, page_seconds, latency_answers, **options):
+        from attnquiz.celery import app
+
+        broker = RedisServer()
+        broker.start()
+        app.conf.broker_url = broker.url
+        settings.GRADING_MODE = "celery"
+        db_url = database_url(connection.settings_dict, vendor=connection.vendor)
+        env = stack_env(
+            database_url=db_url, redis_url=broker.url, secret_key=settings.SECRET_KEY,
+            variant_seed_secret=settings.VARIANT_SEED_SECRET,
+        )
+        worker = CeleryWorker(broker_url=broker.url, database_url=db_url)
+        worker.env.update(env)
+        web = Gunicorn(env=env)
+        figures = {name: [] for name in ("noop", "worker", "http", "page", "bare")}
+        try:
+            worker.start(concurrency=2, queues=settings.CELERY_TASK_DEFAULT_QUEUE)
+            web.start()
+            self.broker = redis.Redis.from_url(broker.url)
+            item = self.bench_item()
+            page_students = self.prepared(item, clients)
+            for number in range(1, rounds + 1):
+                figures["noop"].append(self.noop_drain(noop))
+                figures["worker"].append(self.worker_alone(self.prepared(item, answers)))
+                figures["http"].append(self.http_graded(web, self.prepared(item, answers), clients))
+                figures["page"].append(
+                    self.request_rate(web, reverse("exercise", args=[item.pk]), page_students, page_seconds)
+                )
+                figures["bare"].append(self.request_rate(web, reverse("liveness"), page_students, page_seconds))
+                self.stdout.write(
+                    f"round {number}: no-op drain {figures['noop'][-1]:.0f}/s, worker alone "
+                    f"{figures['worker'][-1]:.1f}/s, over HTTP {figures['http'][-1]:.1f}/s; exercise page "
+                    f"{figures['page'][-1]:.0f} req/s, bare view {figures['bare'][-1]:.0f} req/s"
+                )
+            rate = statistics.median(figures["http"]) / 2
+            latencies = self.paced_latencies(web, self.prepared(item, latency_answers), rate)
+        finally:
+            web.stop()
+            worker.stop()
+            broker.cleanup()
+        self.report(figures, rate, latencies)
+
+    # --- set-up --------------------------------------------------------------------------
+
+    def bench_item(self) -> AssignmentItem:
+        bank_load()
+        demo = demo_course_ensure()
+        self.course = demo.course
+        return AssignmentItem.objects.select_related("assignment").get(
+            assignment=demo.assignment, exercise_version__exercise__slug=WORKED_EXAMPLE
+        )
+
+    def prepared(self, item, count: int) -> list[dict]:
+        """Fresh students (no attempts used), each with a session, its variant and right answer."""
+        run = secrets.token_hex(4)
+        students = []
+        for index in range(count):
+            user = get_user_model().objects.create(username=f"bench-{run}-{index}")
+            Enrolment.objects.create(course=self.course, user=user, role=Role.STUDENT)
+            variant = variant_get_or_create_for_item(item=item, student=user)
+            spec = engine.spec_from_json(variant.exercise_version.spec)
+            weights = np.asarray(engine.reference_answers(spec, variant.params)["weights"], dtype=float)
+            client = Client()
+            client.force_login(user)
+            students.append({
+                "user": user,
+                "variant": variant,
+                "answer": "[" + ", ".join(f"{w:.4f}" for w in weights) + "]",
+                "session": client.cookies[settings.SESSION_COOKIE_NAME].value,
+            })
+        return students
+
+    # --- the figures ---------------------------------------------------------------------
+
+    def noop_drain(self, count: int) -> float:
+        from attnquiz.celery import task_publish
+
+        queue = settings.CELERY_TASK_DEFAULT_QUEUE
+        started = time.perf_counter()
+        for _ in range(count):
+            task_publish(tasks.bench_noop, args=[])
+        wait_until(
+            lambda: self.broker.llen(queue) == 0 and self.broker.hlen("unacked") == 0,
+            timeout=300, interval=0.005, what="the no-op tasks to drain",
+        )
+        return count / (time.perf_counter() - started)
+
+    def worker_alone(self, students: list[dict]) -> float:
+        with transaction.atomic():  # every task is sent at the commit, at once
+            ids = [
+                services.submission_create(
+                    variant=s["variant"], student=s["user"], part="weights", raw_answer=s["answer"]
+                ).pk
+                for s in students
+            ]
+            started = time.perf_counter()
+        self.wait_graded(ids)
+        return len(ids) / (time.perf_counter() - started)
+
+    def http_graded(self, web, students: list[dict], clients: int) -> float:
+        pending = list(students)
+        lock = threading.Lock()
+
+        def client_loop():
+            connection_ = http.client.HTTPConnection("127.0.0.1", web.port, timeout=30)
+            while True:
+                with lock:
+                    if not pending:
+                        break
+                    student = pending.pop()
+                self.post_answer(connection_, student)
+            connection_.close()
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(clients) as pool:
+            for future in [pool.submit(client_loop) for _ in range(clients)]:
+                future.result()  # a failed request fails the benchmark
+        self.wait_graded([s["variant"].pk for s in students], by_variant=True)
+        return len(students) / (time.perf_counter() - started)
+
+    def request_rate(self, web, path: str, students: list[dict], seconds: float) -> float:
+        counts = []
+        deadline = time.perf_counter() + seconds
+
+        def client_loop(student):
+            connection_ = http.client.HTTPConnection("127.0.0.1", web.port, timeout=30)
+            done = 0
+            while time.perf_counter() < deadline:
+                connection_.request("GET", path, headers={"Cookie": self.cookies(student)})
+                response = connection_.getresponse()
+                response.read()
+                if response.status != 200:
+                    raise RuntimeError(f"GET {path} answered {response.status}")
+                done += 1
+            counts.append(done)
+            connection_.close()
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(len(students)) as pool:
+            list(pool.map(client_loop, students))
+        return sum(counts) / (time.perf_counter() - started)
+
+    def paced_latencies(self, web, students: list[dict], rate: float) -> list[float]:
+        """Open loop at ``rate`` answers/s: each answer's submit→graded time in ms."""
+        latencies = []
+
+        def one(student):
+            connection_ = http.client.HTTPConnection("127.0.0.1", web.port, timeout=30)
+            started = time.perf_counter()
+            graded = self.post_answer(connection_, student)
+            if not graded:  # the long poll ended first: wait for the grade in the database
+                self.wait_graded([student["variant"].pk], by_variant=True)
+            latencies.append((time.perf_counter() - started) * 1000)
+            connection_.close()
+
+        interval = 1.0 / max(rate, 0.1)
+        begin = time.perf_counter()
+        futures = []
+        with ThreadPoolExecutor(64) as pool:
+            for index, student in enumerate(students):
+                delay = begin + index * interval - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
+                futures.append(pool.submit(one, student))
+        for future in futures:
+            future.result()
+        return latencies
+
+    # --- helpers -------------------------------------------------------------------------
+
+    CSRF = "benchcsrf" + "0" * 23  # any 32-character secret: cookie and header must agree
+
+    def cookies(self, student) -> str:
+        return f"{settings.SESSION_COOKIE_NAME}={student['session']}; {settings.CSRF_COOKIE_NAME}={self.CSRF}"
+
+    def post_answer(self, connection_, student) -> bool:
+        """POST the student's answer as the page does; True when the reply carries the grade."""
+        body = "answer=" + student["answer"].replace(" ", "+").replace(",", "%2C")
+        connection_.request(
+            "POST",
+            reverse("submit", args=[student["variant"].pk, "weights"]),
+            body=body,
+            headers={
+                "Cookie": self.cookies(student),
+                "X-CSRFToken": self.CSRF,
+                "HX-Request": "true",
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Referer": f"http://127.0.0.1:{connection_.port}/",
+            },
+        )
+        response = connection_.getresponse()
+        html = response.read().decode()
+        if response.status != 200:
+            raise RuntimeError(f"submit answered {response.status}: {html[:300]}")
+        return 'data-result="graded"' in html
+
+    def wait_graded(self, ids: list[int], *, by_variant: bool = False) -> None:
+        field = "variant_id__in" if by_variant else "pk__in"
+        wait_until(
+            lambda: Submission.objects.filter(**{field: ids}, status__in=FINISHED).count() >= len(ids),
+            timeout=120, interval=0.01, what="the answers to be graded",
+        )
+
+    def report(self, figures: dict, rate: float, latencies: list[float]) -> None:
+        median = {name: statistics.median(values) for name, values in figures.items()}
+        latencies = sorted(latencies)
+
+        def pct(p):
+            return latencies[min(len(latencies) - 1, int(p * len(latencies)))]
+
+        self.stdout.write(
+            f"\nmedians of {len(figures['noop'])} interleaved rounds (gunicorn 3x8, prefork worker x2, "
+            f"{connection.vendor}, Redis):\n"
+            f"  bare Celery no-op drain      {median['noop']:8.1f} tasks/s\n"
+            f"  worker alone                 {median['worker']:8.1f} graded/s   "
+            f"ratio {median['worker'] / median['noop']:.3f}\n"
+            f"  answers over HTTP            {median['http']:8.1f} graded/s   "
+            f"ratio {median['http'] / median['noop']:.3f}\n"
+            f"  bare Django view             {median['bare']:8.1f} req/s\n"
+            f"  exercise page (student)      {median['page']:8.1f} req/s      "
+            f"ratio {median['page'] / median['bare']:.3f}\n"
+            f"submit→graded at {rate:.1f} answers/s (half the HTTP rate), {len(latencies)} answers: "
+            f"p50 {pct(0.5):.0f} ms, p95 {pct(0.95):.0f} ms, p99 {pct(0.99):.0f} ms"
+        )
