@@ -186,14 +186,8 @@ class Gunicorn:
         except OSError:
             return False
 
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
+    stop = CeleryWorker.stop
+    kill = CeleryWorker.kill
 
 
 def stack_env(*, database_url: str, redis_url: str, secret_key: str, variant_seed_secret: str) -> dict:
