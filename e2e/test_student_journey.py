@@ -172,6 +172,8 @@ def test_derivation_steps_are_previewed_one_by_one(student_page, demo_site):
     steps.fill("Var(dot(q, k))\nd_k*(")
     items = page.locator("#part-unit_variance .aq-derivation-preview li")
     items.nth(1).locator(".aq-preview-error").wait_for()
+    # Each step is its own request: the first may answer after the second.
+    items.nth(0).locator(".katex").wait_for()
     assert items.count() == 2
     assert items.nth(0).locator(".katex").count() == 1
     assert items.nth(1).inner_text().startswith("⚠") or "never closed" in items.nth(1).inner_text()
