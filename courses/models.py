@@ -97,6 +97,29 @@ class SolutionPolicy(models.TextChoices):
     ALWAYS = "always", "Always"
 
 
+class AssignmentKind(models.TextChoices):
+    HOMEWORK = "homework", "Homework"
+    # An exam collects answers and grades them in the background, but shows the student
+    # only "answer saved" until its review policy lets more through.
+    EXAM = "exam", "Quiz or exam"
+
+
+class ReleaseMoment(models.TextChoices):
+    """When one kind of feedback becomes visible to the student (each kind on its own)."""
+
+    DURING = "during", "During the attempt"
+    AFTER_FINISH = "after_finish", "After the student finishes the attempt"
+    AFTER_CLOSE = "after_close", "After the close date"
+    ON_RELEASE = "on_release", "When the instructor releases grades"
+    NEVER = "never", "Never"
+
+
+class SessionPolicy(models.TextChoices):
+    ANY = "any", "Any number of browser sessions"
+    REFUSE_SECOND = "refuse_second", "One session: a second one is refused"
+    SECOND_TAKES_OVER = "second_takes_over", "One session: a second one ends the first"
+
+
 class Assignment(models.Model):
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="assignments")
     slug = models.SlugField()
@@ -116,6 +139,43 @@ class Assignment(models.Model):
         max_length=20, choices=SolutionPolicy.choices, default=SolutionPolicy.AFTER_SOLVED
     )
     is_published = models.BooleanField(default=True)
+    kind = models.CharField(
+        max_length=10, choices=AssignmentKind.choices, default=AssignmentKind.HOMEWORK
+    )
+    # The review policy: what the student sees of a graded answer, and from when.
+    show_correctness = models.CharField(
+        max_length=16, choices=ReleaseMoment.choices, default=ReleaseMoment.DURING
+    )
+    show_score = models.CharField(
+        max_length=16, choices=ReleaseMoment.choices, default=ReleaseMoment.DURING
+    )
+    show_misconception = models.CharField(
+        max_length=16, choices=ReleaseMoment.choices, default=ReleaseMoment.DURING
+    )
+    show_hints = models.CharField(
+        max_length=16, choices=ReleaseMoment.choices, default=ReleaseMoment.DURING
+    )
+    show_heatmap = models.CharField(
+        max_length=16, choices=ReleaseMoment.choices, default=ReleaseMoment.DURING
+    )
+    show_solutions = models.CharField(
+        max_length=16,
+        choices=ReleaseMoment.choices,
+        default=ReleaseMoment.DURING,
+        help_text="Also bounded by the solution policy.",
+    )
+    grades_released_at = models.DateTimeField(null=True, blank=True)
+    # Exam access controls, checked on every request of an attempt.
+    access_code = models.CharField(max_length=64, blank=True)
+    allowed_networks = models.TextField(
+        blank=True, help_text="Allowed IP ranges in CIDR notation, one per line; empty allows all."
+    )
+    session_policy = models.CharField(
+        max_length=20, choices=SessionPolicy.choices, default=SessionPolicy.ANY
+    )
+    shuffle_items = models.BooleanField(
+        default=False, help_text="Each student sees the exercises in their own order."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -137,6 +197,9 @@ class AssignmentItem(models.Model):
     )
     position = models.PositiveIntegerField(default=0)
     points = models.FloatField(default=1.0)
+    # Items of one assignment that share a non-empty pool name form one slot: each
+    # student is given one of them (drawn once, see PoolDraw).
+    pool = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["position", "id"]
@@ -148,3 +211,26 @@ class AssignmentItem(models.Model):
 
     def __str__(self):
         return f"{self.assignment} #{self.position}: {self.exercise_version}"
+
+
+class PoolDraw(models.Model):
+    """Which item of a pool one student was given, fixed at the first draw so a reload,
+    a regrade or a later change to the pool never changes what they saw."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="pool_draws")
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="pool_draws"
+    )
+    pool = models.CharField(max_length=64)
+    item = models.ForeignKey(AssignmentItem, on_delete=models.CASCADE, related_name="draws")
+    drawn_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "student", "pool"], name="one_draw_per_pool_and_student"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.student} drew {self.item} from pool {self.pool!r}"

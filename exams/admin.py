@@ -1,0 +1,24 @@
+from django.contrib import admin
+
+from .models import Accommodation, AssignmentAttempt, GradeRelease
+
+
+@admin.register(AssignmentAttempt)
+class AssignmentAttemptAdmin(admin.ModelAdmin):
+    list_display = ("assignment", "student", "started_at", "finished_at", "close_reason")
+    list_filter = ("close_reason",)
+    search_fields = ("student__username", "assignment__slug")
+    raw_id_fields = ("assignment", "student")
+
+
+@admin.register(Accommodation)
+class AccommodationAdmin(admin.ModelAdmin):
+    list_display = ("assignment", "student", "time_factor", "extra_minutes", "closes_at")
+    search_fields = ("student__username", "assignment__slug")
+    raw_id_fields = ("assignment", "student", "updated_by")
+
+
+@admin.register(GradeRelease)
+class GradeReleaseAdmin(admin.ModelAdmin):
+    list_display = ("assignment", "action", "by", "via", "at")
+    readonly_fields = ("assignment", "action", "by", "via", "at")

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ExamsConfig(AppConfig):
+    name = "exams"
+    verbose_name = "Exams: attempts, accommodations and grade release"
