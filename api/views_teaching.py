@@ -3,11 +3,7 @@ analytics per part, regrades (a dry run first, then apply) and the roster."""
 
 from __future__ import annotations
 
-import csv
-import io
-
 from django.db.models import Q
-from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -19,6 +15,7 @@ from courses import selectors as course_selectors
 from courses import services as course_services
 from instructor import selectors as teaching
 from instructor import services as teaching_services
+from instructor.csv_response import csv_streaming_response
 
 from . import serializers
 from .problems import Problem
@@ -49,13 +46,10 @@ class GradebookCsv(APIView):
         assignment, _ = teaching.access_staff_assignment(
             user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
         )
-        out = io.StringIO()
-        csv.writer(out).writerows(teaching.gradebook_csv_rows(assignment=assignment))
-        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = (
-            f'attachment; filename="{assignment.course.slug}-{assignment.slug}-scores.csv"'
+        return csv_streaming_response(
+            teaching.gradebook_csv_rows(assignment=assignment),
+            f"{assignment.course.slug}-{assignment.slug}-scores.csv",
         )
-        return response
 
 
 class SubmissionCursor(CursorPagination):

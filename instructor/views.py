@@ -3,11 +3,8 @@ analytics. Thin: every fetch goes through an ``access_*`` selector."""
 
 from __future__ import annotations
 
-import csv
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -15,6 +12,7 @@ from authoring.selectors import published_versions
 from courses.models import Role
 
 from . import selectors, services
+from .csv_response import csv_streaming_response
 from .forms import AssignmentForm, ItemAddForm, ItemUpdateForm, ManualGradeForm, RegradeForm
 from .models import RegradeStatus
 
@@ -205,37 +203,13 @@ def gradebook(request, course_slug: str, assignment_slug: str):
     )
 
 
-class _Echo:
-    def write(self, value):
-        return value
-
-
-def _csv_response(rows, filename: str, *, lines_per_chunk: int = 200):
-    """Stream the rows as CSV, a few hundred lines per chunk (one write per row is slow)."""
-    writer = csv.writer(_Echo())
-
-    def chunks():
-        lines = []
-        for row in rows:
-            lines.append(writer.writerow(row))
-            if len(lines) >= lines_per_chunk:
-                yield "".join(lines)
-                lines = []
-        if lines:
-            yield "".join(lines)
-
-    response = StreamingHttpResponse(chunks(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
 @login_required
 @require_GET
 def gradebook_csv(request, course_slug: str, assignment_slug: str):
     assignment, role = selectors.access_staff_assignment(
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
     )
-    return _csv_response(
+    return csv_streaming_response(
         selectors.gradebook_csv_rows(assignment=assignment),
         f"{assignment.course.slug}-{assignment.slug}-scores.csv",
     )
@@ -247,7 +221,7 @@ def submissions_csv(request, course_slug: str, assignment_slug: str):
     assignment, role = selectors.access_staff_assignment(
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
     )
-    return _csv_response(
+    return csv_streaming_response(
         selectors.submissions_csv_rows(assignment=assignment),
         f"{assignment.course.slug}-{assignment.slug}-submissions.csv",
     )

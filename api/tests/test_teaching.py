@@ -44,12 +44,34 @@ def test_gradebook_json_and_csv(graded, instructor):
     ]
     response = instructor.get(A + "gradebook.csv")
     assert response["Content-Type"] == "text/csv; charset=utf-8"
-    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert rows == [
         ["username", "first_name", "last_name", "product (/1)", "total (/1)", "percent"],
         ["sam", "Sam", "Stone", "0.9", "0.9", "90.0"],
         ["sue", "Sue", "Shaw", "0.0", "0.0", "0.0"],
     ]
+
+
+def test_gradebook_csv_streams_the_bytes_the_page_exports(graded, instructor, client):
+    from django.http import StreamingHttpResponse
+
+    from instructor.selectors import gradebook_csv_rows
+
+    for index in range(450):  # more than two chunks of rows
+        user = graded.people.student.__class__.objects.create(username=f"extra-{index:03d}")
+        Enrolment.objects.create(course=graded.people.course, user=user, role=Role.STUDENT)
+    response = instructor.get(A + "gradebook.csv")
+    assert isinstance(response, StreamingHttpResponse)
+    assert response["Content-Disposition"] == 'attachment; filename="attn-week1-scores.csv"'
+    chunks = list(response.streaming_content)
+    assert len(chunks) == 3  # 200 + 200 + 53 lines: sent as produced, not built first
+    # The bytes the in-memory writer produced before, and the gradebook page's download.
+    before = io.StringIO()
+    csv.writer(before).writerows(gradebook_csv_rows(assignment=graded.assignment))
+    assert b"".join(chunks) == before.getvalue().encode()
+    client.force_login(graded.people.instructor)
+    page = client.get("/teach/attn/a/week1/gradebook.csv")
+    assert b"".join(page.streaming_content) == before.getvalue().encode()
 
 
 def test_submissions_export_pages_by_cursor_and_filters_by_since(graded, instructor):
