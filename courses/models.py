@@ -176,6 +176,12 @@ class Assignment(models.Model):
     shuffle_items = models.BooleanField(
         default=False, help_text="Each student sees the exercises in their own order."
     )
+    has_lti_link = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="Kept by the LTI app: set once an LMS link opens this assignment. While "
+        "False, a grade does no LMS passback work at all.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

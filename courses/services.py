@@ -232,6 +232,7 @@ def course_copy(
         assignment.id = None
         assignment._state.adding = True
         assignment.course = copy
+        assignment.has_lti_link = False  # the LMS links stay with the source course
         for name in ("opens_at", "due_at", "closes_at"):
             value = getattr(assignment, name)
             if value is not None:

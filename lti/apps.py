@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_save
 
 
 class LtiConfig(AppConfig):
@@ -12,4 +13,9 @@ class LtiConfig(AppConfig):
 
         submission_scored.connect(
             receivers.schedule_score_passback, dispatch_uid="lti.schedule_score_passback"
+        )
+        post_save.connect(
+            receivers.flag_linked_assignment,
+            sender="lti.ResourceLink",
+            dispatch_uid="lti.flag_linked_assignment",
         )

@@ -62,12 +62,12 @@ def test_submit_is_five_queries(student_client, variant, queued, django_capture_
     assert Submission.objects.get().status == SubmissionStatus.QUEUED
 
 
-def test_grading_is_four_queries_without_an_lti_link(variant, student):
+def test_grading_is_three_queries_without_an_lti_link(variant, student):
     submission = Submission.objects.create(
         variant=variant, student=student, part="weights", raw_answer=as_text(reference(variant, "weights"))
     )
-    # claim, the submission with its variant, the outcome, the LTI link lookup
-    with queries(4):
+    # claim, the submission with its variant and assignment, the outcome: no LTI lookup
+    with queries(3):
         services.submission_grade(submission_id=submission.pk)
     submission.refresh_from_db()
     assert (submission.status, submission.score) == (SubmissionStatus.GRADED, 1.0)
