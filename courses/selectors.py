@@ -11,6 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 
+from . import pools
 from .models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, Role
 
 STAFF_ROLES = (Role.INSTRUCTOR, Role.TEACHING_ASSISTANT)
@@ -81,6 +82,9 @@ def access_assignment_item(*, user, item_id: int) -> tuple[AssignmentItem, str]:
         raise Http404("No such exercise.")
     role = course_role(user=user, course=item.assignment.course)
     require_item_open(item=item, role=role)
+    if role not in STAFF_ROLES:
+        # A student opens only the items they were given: of a pool, the one drawn for them.
+        pools.require_item_given(item=item, student=user)
     return item, role
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from django.utils import timezone
 
 from courses.models import Assignment, AssignmentItem, SolutionPolicy
+from courses import pools
 from courses.selectors import assignments_visible
 from grading.models import Submission, SubmissionStatus
 from grading.selectors import part_progress, progress_of_part, variant_progress, variants_progress
@@ -69,9 +70,25 @@ def exercise_status(*, item: AssignmentItem, student, variant=_UNREAD, progress:
     }
 
 
-def assignment_item_statuses(*, assignment: Assignment, student) -> list[dict]:
-    """Each item's status; three queries however many items the assignment has."""
-    items = list(assignment.items.select_related("exercise_version__exercise"))
+def assignment_item_statuses(
+    *, assignment: Assignment, student, draw: bool = True, items: list[AssignmentItem] | None = None
+) -> list[dict]:
+    """The status of each item the student is given, in their order; three queries however
+    many items the assignment has (one more to read the pools' draws when it has pools).
+
+    ``draw``: draw (and store) the student's pools not drawn yet, as a page that lists the
+    items does; a summary only reads the draws made so far. ``items``: every item of the
+    assignment, when the caller has read them."""
+    if items is None:
+        items = list(assignment.items.select_related("exercise_version__exercise"))
+    if pools.has_pools(items):
+        if draw:
+            items = pools.student_items(assignment=assignment, student=student, items=items)
+        else:
+            draws = pools.pool_draws(assignment=assignment, student_ids=[student.pk]).get(student.pk, {})
+            items = pools.items_given(items=items, draws=draws)
+    else:
+        items = pools.items_in_student_order(assignment=assignment, student=student, items=items)
     variants = {
         variant.assignment_item_id: variant
         for variant in Variant.objects.filter(assignment_item__in=items, student=student)
@@ -88,8 +105,10 @@ def assignment_item_statuses(*, assignment: Assignment, student) -> list[dict]:
 def assignment_summaries(*, course, role: str, student) -> list[dict]:
     summaries = []
     for assignment in assignments_visible(course=course, role=role):
-        statuses = assignment_item_statuses(assignment=assignment, student=student)
-        total_points = sum(s["item"].points for s in statuses) or 1.0
+        items = list(assignment.items.select_related("exercise_version__exercise"))
+        statuses = assignment_item_statuses(assignment=assignment, student=student, draw=False, items=items)
+        # Out of every slot: a pool counts once, even before the student is given its item.
+        total_points = pools.slot_points(items) or 1.0
         earned = sum(s["item"].points * s["status"]["score"] for s in statuses)
         solved = sum(1 for s in statuses if s["status"]["state"] == "solved")
         summaries.append(
@@ -97,7 +116,7 @@ def assignment_summaries(*, course, role: str, student) -> list[dict]:
                 "assignment": assignment,
                 "score_percent": round(100 * earned / total_points),
                 "solved": solved,
-                "total": len(statuses),
+                "total": pools.slot_count(items),
             }
         )
     return summaries

@@ -13,7 +13,8 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from courses.selectors import course_role_annotation, require_item_open
+from courses import pools
+from courses.selectors import STAFF_ROLES, course_role_annotation, require_item_open
 from exercises.models import Variant
 from grading.core import answers
 
@@ -43,6 +44,8 @@ def _access_own_variant(*, user, variant_id: int) -> Variant:
     if variant.assignment_item_id:
         # Re-check enrolment: a student removed from the course may no longer submit.
         require_item_open(item=variant.assignment_item, role=variant.course_role)
+        if variant.course_role not in STAFF_ROLES:
+            pools.require_item_given(item=variant.assignment_item, student=user)
     return variant
 
 

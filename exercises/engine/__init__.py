@@ -17,7 +17,7 @@ from .rendering import (
     render_solution,
 )
 from .spec import ANSWER_TYPES, ExerciseSpec, load_spec, spec_from_json, spec_to_json
-from .variants import VariantDraw, draw_variant, practice_seed, variant_seed
+from .variants import VariantDraw, draw_variant, pool_pick, practice_seed, shuffled_slots, variant_seed
 
 __all__ = [
     "ANSWER_TYPES",
@@ -35,12 +35,14 @@ __all__ = [
     "part_options",
     "part_points",
     "points_text",
+    "pool_pick",
     "practice_seed",
     "reference_answers",
     "render_hints",
     "render_part_prompt",
     "render_prompt",
     "render_solution",
+    "shuffled_slots",
     "spec_from_json",
     "spec_to_json",
     "variant_seed",

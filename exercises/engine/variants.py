@@ -33,13 +33,42 @@ class VariantDraw:
     name: str | None = None  # a named variant such as "chapter", else None
 
 
+def _keyed_seed(secret: str, key: list) -> int:
+    if not secret:
+        raise ValueError("a keyed seed needs a non-empty secret")
+    digest = hmac.new(secret.encode(), json.dumps(key).encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
+
+
 def variant_seed(*, secret: str, course: str, assignment: str, student: str, slug: str, version: int) -> int:
     """A keyed hash of who gets what: stable everywhere, unguessable without the secret."""
-    if not secret:
-        raise ValueError("variant_seed needs a non-empty secret")
-    message = json.dumps([str(course), str(assignment), str(student), str(slug), int(version)])
-    digest = hmac.new(secret.encode(), message.encode(), hashlib.sha256).digest()
-    return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
+    return _keyed_seed(secret, [str(course), str(assignment), str(student), str(slug), int(version)])
+
+
+def pool_pick(*, secret: str, course: str, assignment: str, student: str, pool: str, size: int) -> int:
+    """Which of a pool's ``size`` items (0-based, in the pool's order) a student is given.
+
+    The same keyed hash as the variants, with the pool's name in the key (and a leading
+    tag, so no pool key can equal a variant key); uniform, without modulo bias."""
+    if size < 1:
+        raise ValueError("a pool needs at least one item")
+    seed = _keyed_seed(secret, ["pool", str(course), str(assignment), str(student), str(pool)])
+    return DrawStream(seed, 0).integer(0, size - 1)
+
+
+def shuffled_slots(*, secret: str, course: str, assignment: str, student: str, slots: list[str]) -> list[str]:
+    """The student's own order of an assignment's slots (an item or a pool, by key).
+
+    Each slot is placed by its own keyed hash, so the order needs no storage, is the same
+    on every reload and regrade, and adding or removing a slot leaves the order of the
+    others unchanged."""
+    return sorted(
+        slots,
+        key=lambda slot: (
+            _keyed_seed(secret, ["order", str(course), str(assignment), str(student), str(slot)]),
+            slot,
+        ),
+    )
 
 
 def practice_seed() -> int:
