@@ -233,6 +233,7 @@ class GradebookColumnSerializer(serializers.Serializer):
     exercise = serializers.CharField(source="slug")
     title = serializers.CharField()
     points = serializers.FloatField(source="item.points")
+    pool = serializers.CharField(source="item.pool", help_text="The pool's name; empty outside a pool.")
 
 
 class GradebookRowSerializer(serializers.Serializer):
@@ -240,8 +241,11 @@ class GradebookRowSerializer(serializers.Serializer):
     first_name = serializers.CharField(source="student.first_name")
     last_name = serializers.CharField(source="student.last_name")
     scores = serializers.ListField(child=serializers.FloatField(allow_null=True),
-                                   help_text="Points per exercise, in column order; null if never answered.")
+                                   help_text="Points per exercise, in column order; null if never answered or not given.")
+    given = serializers.ListField(child=serializers.BooleanField(),
+                                  help_text="Per exercise, in column order: false for a pool's exercise the student was not given.")
     total = serializers.FloatField()
+    out_of = serializers.FloatField(help_text="The points of the exercises this student was given.")
     percent = serializers.FloatField()
 
 

@@ -18,6 +18,7 @@ from django.db.models import Case, FloatField, Max, Q, QuerySet, Value, When
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
+from courses import pools
 from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, Role
 from courses.selectors import access_course_staff, require_instructor  # noqa: F401
 from exercises import engine
@@ -181,20 +182,58 @@ def gradebook(
             | Q(last_name__icontains=student_filter)
         )
     best = best_part_scores(assignment=assignment)
-    max_points = sum(info.item.points for info in columns)
+    draws = items_draws(infos=infos, assignment=assignment)
+    max_points = pools.slot_points(info.item for info in columns)
     rows = []
     for student in students:
-        scores = [item_score(info=info, student_id=student.pk, best=best) for info in columns]
+        scores, given, out_of = student_scores(
+            infos=columns, student_id=student.pk, best=best, draws=draws.get(student.pk, {})
+        )
         total = sum(score or 0.0 for score in scores)
         rows.append(
             {
                 "student": student,
                 "scores": scores,
+                "given": given,
+                "cells": [score_shown(score, given=is_given) for score, is_given in zip(scores, given)],
                 "total": total,
-                "percent": 100 * total / max_points if max_points else 0.0,
+                "out_of": out_of,
+                "percent": 100 * total / out_of if out_of else 0.0,
             }
         )
     return {"columns": columns, "all_items": infos, "rows": rows, "max_points": max_points}
+
+
+def items_draws(*, infos: list[ItemInfo], assignment: Assignment) -> dict[int, dict[str, int]]:
+    """Every student's pool draws (one query), or nothing (no query) without pools."""
+    if not pools.has_pools(info.item for info in infos):
+        return {}
+    return pools.pool_draws(assignment=assignment)
+
+
+def student_scores(
+    *, infos: list[ItemInfo], student_id: int, best: dict, draws: dict[str, int]
+) -> tuple[list[float | None], list[bool], float]:
+    """One student's points per item (None: never answered, or not given them), whether
+    each item was given them, and the points they are scored out of: a student is scored
+    only on the items they were given."""
+    given = [pools.item_given(item=info.item, draws=draws) for info in infos]
+    scores = [
+        item_score(info=info, student_id=student_id, best=best) if is_given else None
+        for info, is_given in zip(infos, given)
+    ]
+    return scores, given, pools.points_out_of(items=[info.item for info in infos], draws=draws)
+
+
+NOT_GIVEN = "not given"
+
+
+def score_shown(score: float | None, *, given: bool) -> str:
+    """A gradebook cell: the points, "—" for never answered, "not given" for a pool item
+    another student drew."""
+    if not given:
+        return NOT_GIVEN
+    return "—" if score is None else f"{score:.2f}"
 
 
 def student_submissions(*, assignment: Assignment, student) -> QuerySet[Submission]:
@@ -204,6 +243,15 @@ def student_submissions(*, assignment: Assignment, student) -> QuerySet[Submissi
         .select_related("variant__assignment_item__exercise_version__exercise")
         .prefetch_related("manual_grades__grader")
         .order_by("variant__assignment_item__position", "part", "attempt")
+    )
+
+
+def student_pool_draws(*, assignment: Assignment, student) -> QuerySet:
+    """Which item of each pool the student was given (for the staff's view of a student)."""
+    return (
+        assignment.pool_draws.filter(student=student)
+        .select_related("item__exercise_version__exercise")
+        .order_by("pool")
     )
 
 
@@ -269,7 +317,8 @@ def gradebook_csv_rows(*, assignment: Assignment) -> Iterator[list]:
     """Header then one row per student: username, names, one score per exercise, total,
     percent. A generator over two ordered, chunked queries: memory independent of rows."""
     infos = assignment_items_info(assignment=assignment)
-    max_points = sum(info.item.points for info in infos)
+    max_points = pools.slot_points(info.item for info in infos)
+    draws = items_draws(infos=infos, assignment=assignment)
     yield WIDE_FIXED_COLUMNS + [info.label() for info in infos] + [f"total (/{max_points:g})", "percent"]
     students = course_students(course=assignment.course).order_by("username", "pk")
     scored = part_best_by_student(assignment=assignment, students=students)
@@ -281,12 +330,17 @@ def gradebook_csv_rows(*, assignment: Assignment) -> Iterator[list]:
         if pending is not None and pending[0] == student_id:  # both streams share one order
             best = pending[1]
             pending = next(scored, None)
-        scores = [item_score(info=info, student_id=student_id, best=best) for info in infos]
+        scores, given, out_of = student_scores(
+            infos=infos, student_id=student_id, best=best, draws=draws.get(student_id, {})
+        )
         total = sum(score or 0.0 for score in scores)
         yield (
             [csv_safe(username), csv_safe(first_name), csv_safe(last_name)]
-            + ["" if score is None else round(score, 4) for score in scores]
-            + [round(total, 4), round(100 * total / max_points if max_points else 0.0, 2)]
+            + [
+                NOT_GIVEN if not is_given else "" if score is None else round(score, 4)
+                for score, is_given in zip(scores, given)
+            ]
+            + [round(total, 4), round(100 * total / out_of if out_of else 0.0, 2)]
         )
 
 
@@ -431,31 +485,43 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
         )
     )
     students = sorted({s["student_id"] for s in submissions})
+    draws = items_draws(infos=infos, assignment=assignment)
+    # Of a pool, each item counts only the students who were given it.
+    takers = {
+        info.item.pk: [
+            student for student in students if pools.item_given(item=info.item, draws=draws.get(student, {}))
+        ]
+        for info in infos
+    }
     best: dict[tuple[int, int, str], float] = {}
     for s in submissions:
         key = (s["student_id"], s["variant__assignment_item_id"], s["part"])
         value = (s["awarded"] or 0.0) if s["status"] == SubmissionStatus.GRADED else 0.0
         best[key] = max(best.get(key, 0.0), value)
     all_parts = [(info, part) for info in infos for part in info.parts]
+    items_by_pk = {info.item.pk: info.item for info in infos}
     points = {
         (student, info.item.pk, part.key): best.get((student, info.item.pk, part.key), 0.0) * part.points
-        for student in students
         for info, part in all_parts
+        for student in takers[info.item.pk]
     }
     totals = {
-        student: sum(points[(student, info.item.pk, part.key)] for info, part in all_parts)
+        student: sum(points.get((student, info.item.pk, part.key), 0.0) for info, part in all_parts)
         for student in students
     }
     by_part: dict[tuple[int, str], list[dict]] = defaultdict(list)
     for s in submissions:
-        by_part[(s["variant__assignment_item_id"], s["part"])].append(s)
+        item = items_by_pk.get(s["variant__assignment_item_id"])
+        if item is not None and pools.item_given(item=item, draws=draws.get(s["student_id"], {})):
+            by_part[(item.pk, s["part"])].append(s)
     exercises = []
     for info in infos:
         parts = []
         for part in info.parts:
             rows = by_part.get((info.item.pk, part.key), [])
-            part_scores = [points[(student, info.item.pk, part.key)] for student in students]
-            rest = [totals[student] - score for student, score in zip(students, part_scores)]
+            seen_by = takers[info.item.pk]
+            part_scores = [points[(student, info.item.pk, part.key)] for student in seen_by]
+            rest = [totals[student] - score for student, score in zip(seen_by, part_scores)]
             mean = sum(part_scores) / len(part_scores) if part_scores else None
             wrong_rows = [s for s in rows if s["status"] == SubmissionStatus.GRADED and not s["correct"]]
             wrong = Counter(answer_text(s["raw_answer"]) for s in wrong_rows)
@@ -479,7 +545,7 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
                     "variants": _variant_difficulty(rows),
                 }
             )
-        exercises.append({"info": info, "parts": parts})
+        exercises.append({"info": info, "parts": parts, "students": len(takers[info.item.pk])})
     return {"students": len(students), "exercises": exercises}
 
 

@@ -238,7 +238,10 @@ def student_submissions(request, course_slug: str, assignment_slug: str, user_id
     return render(
         request,
         "instructor/student_submissions.html",
-        {"course": assignment.course, "assignment": assignment, "student": student, "submissions": submissions},
+        {
+            "course": assignment.course, "assignment": assignment, "student": student, "submissions": submissions,
+            "pool_draws": selectors.student_pool_draws(assignment=assignment, student=student),
+        },
     )
 
 

@@ -18,6 +18,7 @@ from pylti1p3.deep_link import DeepLink
 from pylti1p3.deep_link_resource import DeepLinkResource
 from pylti1p3.lineitem import LineItem
 
+from courses import pools
 from courses.models import Assignment, Course
 from courses.services import latest_published_versions
 
@@ -44,7 +45,8 @@ def bank_versions() -> list:
 
 
 def assignment_points(assignment: Assignment) -> float:
-    return round(sum(assignment.items.values_list("points", flat=True)), 6)
+    # A pool is one slot: each student is given (and scored on) one of its items.
+    return round(pools.slot_points(assignment.items.all()), 6)
 
 
 @transaction.atomic

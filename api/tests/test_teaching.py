@@ -38,7 +38,7 @@ A = "/api/v1/courses/attn/assignments/week1/"
 
 def test_gradebook_json_and_csv(graded, instructor):
     book = instructor.get(A + "gradebook/").json()
-    assert book["columns"] == [{"id": graded.item.pk, "exercise": "product", "title": "Product of two numbers", "points": 1.0}]
+    assert book["columns"] == [{"id": graded.item.pk, "exercise": "product", "title": "Product of two numbers", "points": 1.0, "pool": ""}]
     assert [(r["username"], r["scores"], round(r["total"], 4), round(r["percent"], 2)) for r in book["rows"]] == [
         ("sam", [0.9], 0.9, 90.0), ("sue", [0.0], 0.0, 0.0),
     ]
