@@ -8,9 +8,18 @@ from datetime import timedelta
 import numpy as np
 from django.utils import timezone
 
-from courses.models import Assignment, AssignmentItem, SolutionPolicy
+from courses.models import Assignment, AssignmentItem, AssignmentKind, SolutionPolicy
 from courses import pools
 from courses.selectors import assignments_visible
+from exams.models import AssignmentAttempt
+from exams.selectors_accommodations import (
+    UNREAD,
+    StudentLimits,
+    accommodated_time_limit_seconds,
+    accommodation_of,
+    carried_accommodation,
+    limits_apply,
+)
 from grading.models import Submission, SubmissionStatus
 from grading.selectors import part_progress, progress_of_part, variant_progress, variants_progress
 
@@ -139,12 +148,17 @@ def part_finished(*, progress: dict, attempts_allowed: int) -> bool:
     )
 
 
-def part_extras(*, variant: Variant, part_key: str, spec=None, progress=None) -> dict:
-    """The hints unlocked so far and, when the policy allows, the worked solution."""
+def part_extras(
+    *, variant: Variant, part_key: str, spec=None, progress=None, attempts_allowed: int | None = None
+) -> dict:
+    """The hints unlocked so far and, when the policy allows, the worked solution.
+
+    ``attempts_allowed``: the student's own (``variant_limits``); the assignment's if None."""
     spec = spec or version_spec(variant.exercise_version)
     progress = progress or part_progress(variant=variant, part=part_key)
     item = variant.assignment_item
-    attempts_allowed = item.assignment.attempts_per_part if item else 0
+    if attempts_allowed is None:
+        attempts_allowed = item.assignment.attempts_per_part if item else 0
     finished = part_finished(progress=progress, attempts_allowed=attempts_allowed)
     return {
         "hints": engine.render_hints(spec, variant.params, part_key, tries=progress["attempts_used"]),
@@ -176,11 +190,15 @@ def _grid_cells(shape: list[int] | None) -> list[list[tuple[int, int]]]:
     return [[(r, c) for c in range(cols)] for r in range(rows)]
 
 
-def exercise_page_context(*, variant: Variant) -> dict:
+def exercise_page_context(*, variant: Variant, limits: StudentLimits | None = None) -> dict:
+    """``limits``: the student's own (``variant_limits``), for their attempts per part."""
     spec = version_spec(variant.exercise_version)
     references = engine.reference_answers(spec, variant.params)
     item = variant.assignment_item
-    attempts_allowed = item.assignment.attempts_per_part if item else 0
+    if limits is not None:
+        attempts_allowed = limits.attempts_per_part
+    else:
+        attempts_allowed = item.assignment.attempts_per_part if item else 0
     parts = []
     progress_by_part = variant_progress(variant=variant, parts=[part.key for part in spec.parts])
     for part in spec.parts:
@@ -206,7 +224,13 @@ def exercise_page_context(*, variant: Variant) -> dict:
                 if attempts_allowed
                 else None,
                 "finished": finished,
-                **part_extras(variant=variant, part_key=part.key, spec=spec, progress=progress),
+                **part_extras(
+                    variant=variant,
+                    part_key=part.key,
+                    spec=spec,
+                    progress=progress,
+                    attempts_allowed=attempts_allowed,
+                ),
             }
         )
     # Points as the gradebook counts them: the item's points split by the parts' weights.
@@ -225,7 +249,15 @@ def exercise_page_context(*, variant: Variant) -> dict:
 
 
 def assignment_started_at(*, assignment: Assignment, student):
-    """When the student first opened any exercise of the assignment (their clock's start)."""
+    """When the student's clock on the assignment started, or None before it has: for an
+    exam when they started their attempt, for homework when they first opened any of its
+    exercises."""
+    if assignment.kind == AssignmentKind.EXAM:
+        return (
+            AssignmentAttempt.objects.filter(assignment=assignment, student=student)
+            .values_list("started_at", flat=True)
+            .first()
+        )
     first = (
         Variant.objects.filter(assignment_item__assignment=assignment, student=student)
         .order_by("created_at")
@@ -235,39 +267,82 @@ def assignment_started_at(*, assignment: Assignment, student):
     return first
 
 
-def assignment_deadline(*, assignment: Assignment, student):
-    """The moment this student's time on the assignment runs out, or None without a limit.
+def student_limits(
+    *, assignment: Assignment, student, accommodation=UNREAD, now=None
+) -> StudentLimits:
+    """The student's own dates, time limit, attempts and deadline on the assignment.
 
-    The one place that decides a student's deadline (the page's countdown, the refusal of
-    late answers and the assignment overview all ask it). Before the student has opened
-    an exercise the clock has not started: the deadline is then the limit counted from now.
+    The one place that decides them: the countdown, the assignment overview, the API and
+    every refusal of a late or extra answer ask it. ``accommodation`` may come with a row
+    the caller already read (``exams.selectors_accommodations.carried_accommodation``);
+    otherwise it is read here. When the clock started is read only under a time limit.
     """
-    if not assignment.time_limit_minutes:
+    if accommodation is UNREAD:
+        accommodation = accommodation_of(assignment=assignment, student=student)
+    limited = accommodated_time_limit_seconds(
+        limit_minutes=assignment.time_limit_minutes, accommodation=accommodation
+    )
+    started_at = (
+        assignment_started_at(assignment=assignment, student=student) if limited else None
+    )
+    return limits_apply(
+        assignment=assignment, accommodation=accommodation, started_at=started_at, now=now
+    )
+
+
+def variant_limits(*, variant: Variant) -> StudentLimits | None:
+    """The student's own limits on the assignment a variant belongs to (None for practice),
+    using the accommodation read with the variant when it was."""
+    item = variant.assignment_item
+    if item is None:
         return None
-    started = assignment_started_at(assignment=assignment, student=student) or timezone.now()
-    return started + timedelta(minutes=assignment.time_limit_minutes)
+    return student_limits(
+        assignment=item.assignment,
+        student=variant.student,
+        accommodation=carried_accommodation(variant, item),
+    )
 
 
-def assignment_time_left(*, assignment: Assignment, student):
-    """Time left under the assignment's time limit (a timedelta), or None without a limit."""
-    deadline = assignment_deadline(assignment=assignment, student=student)
+def assignment_deadline(*, assignment: Assignment, student, limits: StudentLimits | None = None):
+    """The moment this student's time on the assignment runs out, or None without a limit:
+    min(start + their limit, their close date). Before the clock has started it is the
+    limit counted from now."""
+    limits = limits or student_limits(assignment=assignment, student=student)
+    return limits.deadline
+
+
+def assignment_time_left(*, assignment: Assignment, student, limits: StudentLimits | None = None):
+    """Time left under the student's time limit (a timedelta), or None without a limit."""
+    deadline = assignment_deadline(assignment=assignment, student=student, limits=limits)
     if deadline is None:
         return None
     return max(deadline - timezone.now(), timedelta(0))
 
 
-def assignment_clock(*, assignment: Assignment, student) -> dict | None:
-    """What the pages show about a time limit: the limit, whether the clock has started,
-    the deadline, the seconds left (the server's count; the page only counts it down)
-    and the rounded minutes. None when the assignment has no limit."""
-    deadline = assignment_deadline(assignment=assignment, student=student)
-    if deadline is None:
+def duration_text(seconds: int) -> str:
+    """A time limit in words: "1 minute", "37 minutes 30 seconds"."""
+    minutes, rest = divmod(seconds, 60)
+    words = [f"{minutes} minute{'s' * (minutes != 1)}"] if minutes else []
+    if rest or not minutes:
+        words.append(f"{rest} second{'s' * (rest != 1)}")
+    return " ".join(words)
+
+
+def assignment_clock(
+    *, assignment: Assignment, student, limits: StudentLimits | None = None
+) -> dict | None:
+    """What the pages show about a time limit: the student's own limit, whether the clock
+    has started, the deadline, the seconds left (the server's count; the page only counts
+    it down) and the rounded minutes. None when the student has no limit."""
+    limits = limits or student_limits(assignment=assignment, student=student)
+    if limits.deadline is None:
         return None
-    time_left = max(deadline - timezone.now(), timedelta(0))
+    time_left = max(limits.deadline - timezone.now(), timedelta(0))
     return {
-        "limit_minutes": assignment.time_limit_minutes,
-        "started": assignment_started_at(assignment=assignment, student=student) is not None,
-        "deadline": deadline,
+        "limit_minutes": limits.time_limit_minutes,
+        "limit_text": duration_text(limits.time_limit_seconds),
+        "started": limits.started_at is not None,
+        "deadline": limits.deadline,
         "seconds_left": math.ceil(time_left.total_seconds()),
         # Rounded up: 59.5 s left reads "1 minute", so a fresh 1-minute limit never says
         # "time is up"; only no time at all is zero.

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from courses.models import AssignmentItem
+from exams.selectors_accommodations import with_own_accommodation
 
 from . import engine
 from .models import Variant
@@ -26,8 +27,12 @@ def variant_get_or_create_for_item(*, item: AssignmentItem, student) -> Variant:
     """The student's variant for an assignment slot; created on first view."""
     context = assignment_variant_context(item)
     version = item.exercise_version
-    existing = Variant.objects.filter(
-        exercise_version=version, student=student, context=context
+    # The student's accommodation on the assignment rides along: the page's clock and
+    # attempts, and a submission's checks, read it from here.
+    existing = with_own_accommodation(
+        Variant.objects.filter(exercise_version=version, student=student, context=context),
+        assignment_path="assignment_item__assignment",
+        student=student,
     ).first()
     if existing:
         # The page goes on to read these: reuse the rows the caller already fetched.

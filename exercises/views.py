@@ -68,7 +68,8 @@ def exercise_page(request, item_id: int):
 
 
 def _render_exercise(request, *, variant: Variant, item, role: str, is_practice: bool):
-    page = selectors.exercise_page_context(variant=variant)
+    limits = selectors.variant_limits(variant=variant)
+    page = selectors.exercise_page_context(variant=variant, limits=limits)
     for part in page["parts"]:
         # Each attempt keeps its heatmap on reload, in the history and the latest result.
         reference = results.weights_reference(
@@ -91,7 +92,9 @@ def _render_exercise(request, *, variant: Variant, item, role: str, is_practice:
             # Practice is outside the assignment's clock.
             "clock": None
             if is_practice
-            else selectors.assignment_clock(assignment=item.assignment, student=request.user),
+            else selectors.assignment_clock(
+                assignment=item.assignment, student=request.user, limits=limits
+            ),
         },
     )
 

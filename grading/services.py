@@ -21,7 +21,8 @@ from django.utils import timezone
 
 from exercises import engine
 from exercises.models import Variant
-from exercises.selectors import assignment_time_left
+from exams.selectors_accommodations import StudentLimits
+from exercises.selectors import duration_text, variant_limits
 from exercises.specs import version_spec
 from grading.core import answers
 
@@ -94,23 +95,28 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Su
     format_error = answer_format_error(context=context, raw_answer=raw_answer)
     if format_error:
         raise SubmissionRefused(format_error, code="invalid")
-    _refuse_if_not_open(variant=variant)
     with transaction.atomic():
-        # Everything that counts attempts is decided after the variant row is locked, so
-        # concurrent posts for one variant are serialised: none can read a count another
-        # is about to make stale. (SQLite has no row locks; its transactions start
+        # Everything that counts attempts or time is decided after the variant row is
+        # locked, so concurrent posts for one variant are serialised: none can read a
+        # count another is about to make stale, and a deadline passing while an answer
+        # waits for the lock refuses it. (SQLite has no row locks; its transactions start
         # IMMEDIATE, see settings, which serialises writers the same way.)
         list(Variant.objects.select_for_update().filter(pk=variant.pk).values_list("pk"))
         attempts = _part_attempts(variant=variant, part=part)
-        _refuse_if_no_attempt_left(attempts=attempts, allowed=context.attempts_allowed)
+        limits = variant_limits(variant=variant)
+        now = timezone.now()
+        _refuse_if_not_open(variant=variant, limits=limits, now=now)
+        _refuse_if_no_attempt_left(
+            attempts=attempts, allowed=limits.attempts_per_part if limits else 0
+        )
         submission = Submission.objects.create(
             variant=variant,
             student=student,
             part=part,
             raw_answer=raw_answer,
             attempt=(attempts["latest"] or 0) + 1,
-            is_late=_is_late(variant),
-            queued_at=timezone.now(),
+            is_late=bool(limits and limits.is_late(now)),
+            queued_at=now,
         )
         practice = variant.assignment_item_id is None
         transaction.on_commit(
@@ -161,24 +167,25 @@ def answer_format_error(*, context: PartContext, raw_answer) -> str | None:
         return UNREADABLE_ANSWER
 
 
-def _refuse_if_not_open(*, variant: Variant) -> None:
-    item = variant.assignment_item
-    if item is not None:
-        if item.assignment.course.archived_at is not None:
-            raise SubmissionRefused("This course is archived: it takes no more answers.", code="archived")
-        closes_at = item.assignment.closes_at
-        if closes_at and timezone.now() > closes_at:
+def _refuse_if_not_open(*, variant: Variant, limits: StudentLimits | None, now) -> None:
+    """Call inside the transaction, after locking the variant row: a deadline is decided
+    in the lock that stores the answer."""
+    if limits is None:
+        return
+    assignment = variant.assignment_item.assignment
+    if assignment.course.archived_at is not None:
+        raise SubmissionRefused("This course is archived: it takes no more answers.", code="archived")
+    if limits.is_closed(now):
+        raise SubmissionRefused("This assignment is closed.", code="closed")
+    if limits.is_not_open_yet(now):
+        raise SubmissionRefused("This assignment is not open yet.", code="not_open")
+    if limits.is_time_up(now):
+        if limits.deadline == limits.closes_at:
             raise SubmissionRefused("This assignment is closed.", code="closed")
-        opens_at = item.assignment.opens_at
-        if opens_at and timezone.now() < opens_at:
-            raise SubmissionRefused("This assignment is not open yet.", code="not_open")
-        time_left = assignment_time_left(assignment=item.assignment, student=variant.student)
-        if time_left is not None and not time_left:
-            raise SubmissionRefused(
-                f"Your {item.assignment.time_limit_minutes} minute"
-                f"{'' if item.assignment.time_limit_minutes == 1 else 's'} for this assignment are up.",
-                code="time_up",
-            )
+        raise SubmissionRefused(
+            f"Your {duration_text(limits.time_limit_seconds)} for this assignment are up.",
+            code="time_up",
+        )
 
 
 def _refuse_if_no_attempt_left(*, attempts: dict, allowed: int) -> None:
@@ -189,12 +196,6 @@ def _refuse_if_no_attempt_left(*, attempts: dict, allowed: int) -> None:
         raise SubmissionRefused(
             f"You have used all {allowed} attempts for this part.", code="no_attempts"
         )
-
-
-def _is_late(variant: Variant) -> bool:
-    item = variant.assignment_item
-    due_at = item.assignment.due_at if item else None
-    return bool(due_at and timezone.now() > due_at)
 
 
 def grading_queue(*, practice: bool) -> str:

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from courses import pools
 from courses.selectors import STAFF_ROLES, course_role_annotation, require_item_open
+from exams.selectors_accommodations import with_own_accommodation
 from exercises.models import Variant
 from grading.core import answers
 
@@ -28,10 +29,14 @@ logger = logging.getLogger(__name__)
 
 
 def _access_own_variant(*, user, variant_id: int) -> Variant:
-    """The user's own variant with everything a submission needs, and the user's role in
-    its course, in one query."""
+    """The user's own variant with everything a submission needs (their accommodation on
+    its assignment included), and the user's role in its course, in one query."""
     variant = (
-        Variant.objects.select_related("exercise_version", "assignment_item__assignment__course")
+        with_own_accommodation(
+            Variant.objects.select_related("exercise_version", "assignment_item__assignment__course"),
+            assignment_path="assignment_item__assignment",
+            student=user,
+        )
         .annotate(
             course_role=course_role_annotation(user=user, course_path="assignment_item__assignment__course")
         )

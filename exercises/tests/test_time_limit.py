@@ -58,6 +58,7 @@ def test_before_the_first_exercise_the_clock_has_not_started(item, student, cloc
     clock.advance(hours=5)  # waiting before starting costs nothing
     assert assignment_clock(assignment=assignment, student=student) == {
         "limit_minutes": 30,
+        "limit_text": "30 minutes",
         "started": False,
         "deadline": START + timedelta(hours=5, minutes=30),
         "seconds_left": 1800,

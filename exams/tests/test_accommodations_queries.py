@@ -1,0 +1,43 @@
+"""An accommodation costs the hot paths no query: it is read in the query that already
+fetches the variant (submit, the exercise page on a return visit)."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from exams.models import Accommodation
+from grading.models import Submission, SubmissionStatus
+from grading.tests.conftest import student, variant  # noqa: F401  (student1, the worked example)
+from grading.tests.test_query_counts import _post_answer, queued, queries, student_client  # noqa: F401
+from grading.tests.test_services import as_text, reference
+
+
+@pytest.fixture
+def accommodated(variant, student):
+    assignment = variant.assignment_item.assignment
+    return Accommodation.objects.create(
+        assignment=assignment, student=student, attempts_per_part=1, extra_minutes=5
+    )
+
+
+def test_submit_with_an_accommodation_is_five_queries(
+    student_client, variant, accommodated, queued, django_capture_on_commit_callbacks
+):
+    # the session's user, the access-checked variant with its accommodation, the row lock,
+    # the attempt count, the insert
+    with queries(5), django_capture_on_commit_callbacks(execute=True):
+        response = _post_answer(student_client, variant, "[0.25, 0.25, 0.25, 0.25]")
+    assert response.status_code == 200
+    assert Submission.objects.get().status == SubmissionStatus.QUEUED
+    # ... and the accommodation's single attempt was the one counted
+    with queries(4):
+        response = _post_answer(student_client, variant, as_text(reference(variant, "weights")))
+    assert "You have used all 1 attempts for this part." in response.content.decode()
+
+
+def test_exercise_page_with_an_accommodation_is_five_queries(student_client, variant, accommodated):
+    # the session's user, the item, the role, the variant with its accommodation, the attempts
+    with queries(5):
+        response = student_client.get(reverse("exercise", args=[variant.assignment_item_id]))
+    assert 'data-attempts-left>1</span> of 1' in response.content.decode()
