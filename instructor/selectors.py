@@ -12,6 +12,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from django.contrib.auth import get_user_model
 from django.db.models import Case, FloatField, Max, Q, QuerySet, Value, When
@@ -278,17 +279,16 @@ LONG_COLUMNS = [
 ]
 
 
-def part_best_by_student(*, assignment: Assignment, students: QuerySet) -> Iterator[tuple[int, dict]]:
-    """(student id, {(student id, item id, part): best awarded}) for each of ``students``
-    that submitted, in the order of ``students`` (ordered by username, id).
+GRADEBOOK_STUDENTS_PER_QUERY = 200
 
-    The best score is decided in the database (ungraded attempts count 0), and rows are
-    read in chunks, so memory does not grow with the number of students or submissions.
-    """
+
+def part_best_of_students(*, assignment: Assignment, student_ids: list[int]) -> dict[tuple[int, int, str], float]:
+    """(student id, item id, part) -> best awarded score of these students, decided in the
+    database (ungraded attempts count 0)."""
     rows = (
         assignment_submissions(assignment=assignment)
-        .filter(student_id__in=students.values("pk"))
-        .values("student__username", "student_id", "variant__assignment_item_id", "part")
+        .filter(student_id__in=student_ids)
+        .values("student_id", "variant__assignment_item_id", "part")
         .annotate(
             best=Max(
                 Case(
@@ -298,50 +298,46 @@ def part_best_by_student(*, assignment: Assignment, students: QuerySet) -> Itera
                 )
             )
         )
-        .order_by("student__username", "student_id")
+        .order_by()
         .values_list("student_id", "variant__assignment_item_id", "part", "best")
-        .iterator(chunk_size=2000)
     )
-    current, best = None, {}
-    for student_id, item_id, part, value in rows:
-        if student_id != current:
-            if current is not None:
-                yield current, best
-            current, best = student_id, {}
-        best[(student_id, item_id, part)] = value
-    if current is not None:
-        yield current, best
+    return {(student_id, item_id, part): best for student_id, item_id, part, best in rows}
 
 
 def gradebook_csv_rows(*, assignment: Assignment) -> Iterator[list]:
     """Header then one row per student: username, names, one score per exercise, total,
-    percent. A generator over two ordered, chunked queries: memory independent of rows."""
+    percent. A generator: memory bounded by one batch of students, not the roster.
+
+    Students are read in order, and the best scores of each batch of them with one
+    aggregate over their ids. (One ordered aggregate over the whole course, merged with
+    the students, let PostgreSQL's planner choose a students x submissions nested loop
+    behind the server-side cursor: 9 s at 1,000 students x 13 exercises.)"""
     infos = assignment_items_info(assignment=assignment)
     max_points = pools.slot_points(info.item for info in infos)
     draws = items_draws(infos=infos, assignment=assignment)
     yield WIDE_FIXED_COLUMNS + [info.label() for info in infos] + [f"total (/{max_points:g})", "percent"]
-    students = course_students(course=assignment.course).order_by("username", "pk")
-    scored = part_best_by_student(assignment=assignment, students=students)
-    pending = next(scored, None)
-    for student_id, username, first_name, last_name in students.values_list(
-        "pk", "username", "first_name", "last_name"
-    ).iterator(chunk_size=2000):
-        best = {}
-        if pending is not None and pending[0] == student_id:  # both streams share one order
-            best = pending[1]
-            pending = next(scored, None)
-        scores, given, out_of = student_scores(
-            infos=infos, student_id=student_id, best=best, draws=draws.get(student_id, {})
-        )
-        total = sum(score or 0.0 for score in scores)
-        yield (
-            [csv_safe(username), csv_safe(first_name), csv_safe(last_name)]
-            + [
-                NOT_GIVEN if not is_given else "" if score is None else round(score, 4)
-                for score, is_given in zip(scores, given)
-            ]
-            + [round(total, 4), round(100 * total / out_of if out_of else 0.0, 2)]
-        )
+    students = (
+        course_students(course=assignment.course)
+        .order_by("username", "pk")
+        .values_list("pk", "username", "first_name", "last_name")
+        .iterator(chunk_size=GRADEBOOK_STUDENTS_PER_QUERY)
+    )
+    while batch := list(islice(students, GRADEBOOK_STUDENTS_PER_QUERY)):
+        best = None  # the last batch's scores go before this batch's arrive
+        best = part_best_of_students(assignment=assignment, student_ids=[row[0] for row in batch])
+        for student_id, username, first_name, last_name in batch:
+            scores, given, out_of = student_scores(
+                infos=infos, student_id=student_id, best=best, draws=draws.get(student_id, {})
+            )
+            total = sum(score or 0.0 for score in scores)
+            yield (
+                [csv_safe(username), csv_safe(first_name), csv_safe(last_name)]
+                + [
+                    NOT_GIVEN if not is_given else "" if score is None else round(score, 4)
+                    for score, is_given in zip(scores, given)
+                ]
+                + [round(total, 4), round(100 * total / out_of if out_of else 0.0, 2)]
+            )
 
 
 def submissions_csv_rows(*, assignment: Assignment) -> Iterator[list]:

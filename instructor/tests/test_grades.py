@@ -81,6 +81,22 @@ def test_wide_csv_columns_and_a_row(client, people, known):
     assert len(rows) == 5
 
 
+@pytest.mark.parametrize("per_query", [1, 3, 200])
+def test_wide_csv_rows_are_the_same_whatever_the_batch_of_students(people, known, monkeypatch, per_query):
+    """Batches of 1 and 3 cut the four students (and a dropped one) at every boundary."""
+    dropped = user_create("aaron")
+    Enrolment.objects.create(course=people.course, user=dropped, role=Role.STUDENT, status="dropped")
+    submission_add(variant_for(known["item"], dropped, params={"a": 3, "b": 4}, seed=9), "product", "12", awarded=1.0)
+    monkeypatch.setattr(selectors, "GRADEBOOK_STUDENTS_PER_QUERY", per_query)
+    rows = list(selectors.gradebook_csv_rows(assignment=known["assignment"]))
+    assert rows[1:] == [
+        ["sam", "Sam", "Stone", 3.0, 3.0, 100.0],
+        ["sue", "Sue", "Shaw", 1.0, 1.0, 33.33],
+        ["tom", "", "", 0.0, 0.0, 0.0],
+        ["uma", "", "", 1.0, 1.0, 33.33],
+    ]
+
+
 def test_long_csv_has_every_submission_with_its_raw_answer(client, people, known):
     client.login(username="ines", password=PASSWORD)
     response = client.get(reverse("instructor:submissions_csv", args=["attn", "week1"]))
