@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "api",
     "exams",
+    "review",
 ]
 
 MIDDLEWARE = [
@@ -283,6 +284,11 @@ SUBMIT_RATE_BURST = env.int("SUBMIT_RATE_BURST", default=10)
 SUBMIT_RATE_PER_SECOND = env.float("SUBMIT_RATE_PER_SECOND", default=1.0)
 # Fault-injection only: hold each claimed submission this long so tests can kill a worker mid-grade.
 GRADING_FAULT_DELAY_SECONDS = env.float("GRADING_FAULT_DELAY_SECONDS", default=0.0)
+
+# --- Spaced review (review/): FSRS cards per practised part ---
+# The recall probability FSRS schedules for; the review tasks run on this queue.
+REVIEW_DESIRED_RETENTION = env.float("REVIEW_DESIRED_RETENTION", default=0.9)
+REVIEW_QUEUE = env("REVIEW_QUEUE", default=PRACTICE_QUEUE)
 
 # Secret for per-student variant seeds: stable across restarts and machines.
 VARIANT_SEED_SECRET = env("VARIANT_SEED_SECRET", default=SECRET_KEY)

@@ -23,6 +23,7 @@ urlpatterns = [
     path("api/", include("api.urls")),
     path("accounts/", include("accounts.urls")),
     path("", include("courses.urls")),
+    path("", include("review.urls")),
     path("admin/", admin.site.urls),
 ]
 

@@ -366,3 +366,24 @@ def latest_graded(*, variant: Variant, part: str) -> Submission | None:
         .order_by("-attempt")
         .first()
     )
+
+
+RECENT_ANSWERS_LOOKED_AT = 5  # a slip older than the student's last five answers is not "recent"
+
+
+def recent_misconception(*, student, exercise_id: int) -> tuple[str, str] | None:
+    """(part, misconception code) of the student's latest diagnosed wrong answer among
+    their last few graded answers to this exercise (any version, graded or practice)."""
+    recent = (
+        Submission.objects.filter(
+            student=student,
+            variant__exercise_version__exercise_id=exercise_id,
+            status=SubmissionStatus.GRADED,
+        )
+        .order_by("-created_at", "-pk")
+        .values_list("part", "misconception", "correct")[:RECENT_ANSWERS_LOOKED_AT]
+    )
+    for part, code, correct in recent:
+        if code and not correct:
+            return part, code
+    return None

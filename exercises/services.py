@@ -6,6 +6,7 @@ its parameters are stored. Later code or engine changes never alter what a stude
 
 from __future__ import annotations
 
+import logging
 import secrets
 
 from django.conf import settings
@@ -15,8 +16,12 @@ from courses.models import AssignmentItem
 from exams.selectors_accommodations import with_own_accommodation
 
 from . import engine
+from .engine.targeting import draw_targeted_variant
 from .models import Variant
+from .selectors import recent_misconception
 from .specs import version_spec
+
+logger = logging.getLogger(__name__)
 
 
 def assignment_variant_context(item: AssignmentItem) -> str:
@@ -71,6 +76,8 @@ def variant_create_practice(
     if named is not None and named not in version_spec(version).variants:
         raise engine.VariantError(f"this exercise has no variant named '{named}'", [])
     seed = engine.practice_seed()
+    if named is None:
+        seed = _seed_probing_recent_slip(version=version, student=student, seed=seed)
     return _variant_create(
         version=version,
         student=student,
@@ -78,6 +85,24 @@ def variant_create_practice(
         seed=seed,
         named=named,
     )
+
+
+def _seed_probing_recent_slip(*, version, student, seed: int) -> int:
+    """When the student's recent wrong answers to this exercise carry a misconception, a
+    seed whose variant makes that slip's answer clearly wrong (engine.targeting); else
+    ``seed``. Bounded: a fixed number of draws, then the plain variant."""
+    recent = recent_misconception(student=student, exercise_id=version.exercise_id)
+    if recent is None:
+        return seed
+    part_key, code = recent
+    draw = draw_targeted_variant(version_spec(version), seed, part_key=part_key, misconception=code)
+    if draw is None:
+        logger.info(
+            "no variant of %s separates %s on part %s; practice gets a plain variant",
+            version, code, part_key,
+        )
+        return seed
+    return draw.seed
 
 
 def _variant_create(*, version, student, context, seed, item=None, named=None) -> Variant:

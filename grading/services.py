@@ -286,14 +286,38 @@ def awarded_score(*, score: float, attempt: int, is_late: bool, assignment) -> f
     return max(0.0, score * (1.0 - penalty))
 
 
-def feedback_payload(grade: answers.Grade) -> dict:
-    from grading.core.misconceptions import MISCONCEPTIONS
+def feedback_payload(grade: answers.Grade, *, slip_count: int = 1) -> dict:
+    """The stored feedback. ``slip_count`` is how many times (this one included) the
+    student has made this grade's misconception: from the second time on, the
+    misconception message says so, in the message too, so whatever shows or hides the
+    misconception shows or hides the count with it."""
+    from grading.core.misconceptions import MISCONCEPTIONS, repeat_note
 
+    code = grade.misconception or ""
+    misconception_message = MISCONCEPTIONS.get(code, "")
+    message = grade.feedback
+    note = repeat_note(code, slip_count) if misconception_message else ""
+    if note:
+        message = message.replace(misconception_message, f"{misconception_message} {note}")
+        misconception_message = f"{misconception_message} {note}"
     return {
-        "message": grade.feedback,
-        "misconception_message": MISCONCEPTIONS.get(grade.misconception or "", ""),
+        "message": message,
+        "misconception_message": misconception_message,
         "details": grade.details,
     }
+
+
+def _slip_count(submission: Submission, code: str) -> int:
+    """This submission and the student's earlier ones diagnosed with ``code``.
+
+    One indexed count, and only for a diagnosed wrong answer: right answers (the hot
+    path the query-count tests pin) pay nothing."""
+    if not code:
+        return 1
+    earlier = Submission.objects.filter(
+        student_id=submission.student_id, misconception=code, pk__lt=submission.pk
+    ).count()
+    return earlier + 1
 
 
 def _finish_graded(submission: Submission, *, grade, context: PartContext) -> Submission:
@@ -311,7 +335,9 @@ def _finish_graded(submission: Submission, *, grade, context: PartContext) -> Su
             assignment=item.assignment if item else None,
         ),
         "correct": None if is_manual else grade.correct,
-        "feedback": feedback_payload(grade),
+        "feedback": feedback_payload(
+            grade, slip_count=_slip_count(submission, grade.misconception or "")
+        ),
         "misconception": grade.misconception or "",
         "graded_at": timezone.now(),
     }

@@ -147,13 +147,17 @@ def conform_shape(expected: np.ndarray, answer: np.ndarray) -> np.ndarray:
     raise AnswerFormatError(f"expected {shape_words(expected.shape)}, got {shape_words(answer.shape)}")
 
 
-def entries_correct(expected: np.ndarray, answer: np.ndarray, options: dict) -> np.ndarray:
+def entry_tolerances(expected: np.ndarray, options: dict) -> np.ndarray:
+    """How far each entry may be from ``expected`` and still be accepted."""
     rtol = numeric.option_float(options, "rtol", numeric.DEFAULT_RTOL)
     atol = numeric.option_float(options, "atol", numeric.DEFAULT_ATOL)
     if "sigfigs" in options or "decimals" in options:
-        tolerances = np.vectorize(lambda value: numeric.tolerance_for(float(value), options))(expected)
-        return np.abs(answer - expected) <= tolerances
-    return np.abs(answer - expected) <= atol + rtol * np.abs(expected)
+        return np.vectorize(lambda value: numeric.tolerance_for(float(value), options), otypes=[float])(expected)
+    return atol + rtol * np.abs(expected)
+
+
+def entries_correct(expected: np.ndarray, answer: np.ndarray, options: dict) -> np.ndarray:
+    return np.abs(answer - expected) <= entry_tolerances(expected, options)
 
 
 def check(expected, answer, options: dict) -> Grade:

@@ -43,6 +43,41 @@ MISCONCEPTIONS: dict[str, str] = {
     ),
 }
 
+# What the slip was, for "This is the third time ..." when a student makes it again.
+REPEATED_SLIPS: dict[str, str] = {
+    "no_scaling": "the √d_k was left out",
+    "divided_by_d_k": "the scores were divided by d_k instead of √d_k",
+    "softmax_wrong_axis": "the softmax ran down the columns",
+    "k_not_transposed": "K was used without its transpose",
+    "d_model_scale": "the scale used √d_model instead of √d_k",
+    "raw_weights_used": "the output was built from unscaled weights",
+    "scale_after_softmax": "the scale came after the softmax",
+    "keys_queries_swapped": "queries and keys were swapped",
+    "values_on_left": "V was put on the left",
+    "transposed_result": "the result came out transposed",
+    "dimension_as_number": "a dimension was written as a number",
+    "forgot_sigma": "the σ factors were left out",
+}
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+
+
+def ordinal_word(number: int) -> str:
+    """1 -> "first" ... 10 -> "tenth", then "11th", "12th", "21st", ..."""
+    if 1 <= number <= len(_ORDINALS):
+        return _ORDINALS[number - 1]
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
+def repeat_note(code: str, times: int) -> str:
+    """The sentence added when a student makes the same slip again (``times`` counts this
+    one); empty the first time."""
+    if times < 2 or not code:
+        return ""
+    slip = REPEATED_SLIPS.get(code, "this same slip came up")
+    return f"This is the {ordinal_word(times)} time {slip}."
+
+
 QUANTITIES = ("scores", "scaled_scores", "weights", "output")
 _CANDIDATES = {
     "scores": ("k_not_transposed",),

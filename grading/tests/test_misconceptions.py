@@ -122,3 +122,31 @@ D_K, SQ, SK, D_MODEL = sympy.symbols("d_k sigma_q sigma_k d_model", positive=Tru
 )
 def test_symbolic_diagnosis(expected, answer, code):
     assert diagnose_symbolic(expected, answer) == code
+
+
+@pytest.mark.parametrize(
+    "number,word",
+    [(1, "first"), (2, "second"), (3, "third"), (10, "tenth"), (11, "11th"), (12, "12th"),
+     (13, "13th"), (21, "21st"), (22, "22nd"), (23, "23rd"), (101, "101st"), (111, "111th")],
+)
+def test_ordinal_words(number, word):
+    from grading.core.misconceptions import ordinal_word
+
+    assert ordinal_word(number) == word
+
+
+@pytest.mark.parametrize(
+    "code,times,note",
+    [
+        ("no_scaling", 1, ""),
+        ("no_scaling", 2, "This is the second time the √d_k was left out."),
+        ("no_scaling", 3, "This is the third time the √d_k was left out."),
+        ("forgot_sigma", 12, "This is the 12th time the σ factors were left out."),
+        ("some_new_code", 2, "This is the second time this same slip came up."),
+        ("", 5, ""),
+    ],
+)
+def test_repeat_note(code, times, note):
+    from grading.core.misconceptions import repeat_note
+
+    assert repeat_note(code, times) == note

@@ -1,0 +1,20 @@
+"""A stored or changed score becomes a review of its part's card, after the commit."""
+
+import logging
+
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+
+def schedule_review(sender, submission, **kwargs) -> None:
+    """Enqueue the review on commit. No query here: the grading path's pinned query
+    counts stay as they are, and the task decides whether the course takes reviews.
+    Must never raise into grading."""
+    try:
+        from .services import review_enqueue
+
+        submission_id = submission.pk
+        transaction.on_commit(lambda: review_enqueue(submission_id=submission_id))
+    except Exception:
+        logger.exception("could not arm the review of submission %s", getattr(submission, "pk", None))

@@ -1,0 +1,57 @@
+"""Reads for spaced review: a course's settings, a student's due cards, with access checks."""
+
+from __future__ import annotations
+
+from django.db.models import Q
+from django.utils import timezone
+
+from courses.models import Course
+from courses.selectors import access_course_staff
+
+from .models import ReviewCard, ReviewSettings
+
+DUE_SHOWN = 20  # at most this many due parts on the dashboard at once
+
+
+def review_settings_of(*, course: Course) -> ReviewSettings:
+    """The course's settings; an unsaved default (on, practice only) if it has none."""
+    return ReviewSettings.objects.filter(course=course).first() or ReviewSettings(course=course)
+
+
+def review_feeds(*, course: Course, assignment_id: int | None) -> bool:
+    """Whether an answer in this course (to ``assignment_id``, None for practice) schedules
+    review: review must be on, and an assignment must be one the course chose."""
+    settings = ReviewSettings.objects.filter(course=course).first()
+    if settings is None:
+        return assignment_id is None
+    if not settings.enabled:
+        return False
+    if assignment_id is None:
+        return True
+    return settings.feeding_assignments.filter(pk=assignment_id).exists()
+
+
+def access_review_settings(*, user, course_slug: str, change: bool) -> tuple[Course, str, ReviewSettings]:
+    """The course's review settings for its staff (404 outsiders, 403 students; 403 TAs
+    when ``change``)."""
+    course, role = access_course_staff(user=user, slug=course_slug, instructor_only=change)
+    return course, role, review_settings_of(course=course)
+
+
+def due_cards_by_course(*, student, now=None) -> dict[int, list[ReviewCard]]:
+    """The student's cards due now, per course id, in courses with review on; one query."""
+    now = now or timezone.now()
+    cards = (
+        ReviewCard.objects.filter(
+            student=student, due_at__lte=now, origin_item__assignment__is_published=True
+        )
+        .filter(Q(course__review_settings__isnull=True) | Q(course__review_settings__enabled=True))
+        .select_related("exercise")
+        .order_by("due_at", "pk")[: DUE_SHOWN * 5]
+    )
+    by_course: dict[int, list[ReviewCard]] = {}
+    for card in cards:
+        shown = by_course.setdefault(card.course_id, [])
+        if len(shown) < DUE_SHOWN:
+            shown.append(card)
+    return by_course

@@ -1,0 +1,200 @@
+"""Writes for spaced review: one graded attempt becomes one FSRS review of its part's card.
+
+``review_record`` is idempotent per submission (a signal for a regrade or a manual grade
+of the same submission updates its one review instead of adding another) and keeps a
+card equal to the replay of its reviews in time order.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timezone as dt_timezone
+
+import fsrs
+from django.conf import settings
+from django.db import transaction
+
+from courses.models import AssignmentItem, Course
+from exercises.selectors import practice_origin_item_id
+from exercises.specs import version_spec
+from grading.models import Submission, SubmissionStatus
+
+from .models import ReviewCard, ReviewEntry, ReviewSettings
+from .scheduling import review_rating, review_scheduler
+from .selectors import review_feeds
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ReviewSource:
+    course: Course
+    origin_item: AssignmentItem
+    assignment_id: int | None  # None for practice
+
+
+def review_source(submission: Submission) -> ReviewSource | None:
+    """Where an answer belongs: its course, and the slot a review would practise from."""
+    variant = submission.variant
+    item = variant.assignment_item
+    if item is not None:
+        return ReviewSource(course=item.assignment.course, origin_item=item, assignment_id=item.assignment_id)
+    if not variant.context.startswith("practice:"):
+        return None
+    origin = (
+        AssignmentItem.objects.select_related("assignment__course")
+        .filter(pk=practice_origin_item_id(variant))
+        .first()
+    )
+    if origin is None:
+        return None
+    return ReviewSource(course=origin.assignment.course, origin_item=origin, assignment_id=None)
+
+
+def submission_rating(submission: Submission) -> fsrs.Rating | None:
+    """The FSRS rating of a stored outcome (rule: review.scheduling), None for no review."""
+    if submission.status != SubmissionStatus.GRADED:
+        return None
+    earlier_tries = (
+        Submission.objects.filter(
+            variant_id=submission.variant_id, part=submission.part, attempt__lt=submission.attempt
+        )
+        .exclude(status=SubmissionStatus.COULD_NOT_GRADE)
+        .count()
+    )
+    try:
+        hints = version_spec(submission.variant.exercise_version).part(submission.part).hints
+    except KeyError:
+        hints = ()
+    hint_seen = any(hint.after_tries <= earlier_tries for hint in hints)
+    return review_rating(correct=submission.correct, earlier_tries=earlier_tries, hint_seen=hint_seen)
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.astimezone(dt_timezone.utc)  # fsrs accepts datetime.timezone.utc only
+
+
+def review_record(*, submission_id: int) -> ReviewEntry | None:
+    """Count one submission's stored outcome as a review of its card (or undo it when the
+    outcome no longer counts). Idempotent; safe to run twice or concurrently."""
+    submission = (
+        Submission.objects.select_related(
+            "variant__exercise_version", "variant__assignment_item__assignment__course"
+        )
+        .filter(pk=submission_id)
+        .first()
+    )
+    if submission is None:
+        return None
+    rating = submission_rating(submission)
+    with transaction.atomic():
+        entry = (
+            ReviewEntry.objects.select_for_update().select_related("card")
+            .filter(submission_id=submission.pk).first()
+        )
+        if entry is not None:
+            return _entry_update(entry, rating=rating)
+        if rating is None:
+            return None
+        source = review_source(submission)
+        if source is None or not review_feeds(course=source.course, assignment_id=source.assignment_id):
+            return None
+        card = _card_locked(submission=submission, source=source)
+        entry = ReviewEntry.objects.create(
+            card=card, submission=submission, rating=int(rating), reviewed_at=_utc(submission.created_at)
+        )
+        last = card.card.get("last_review")
+        if last is None or datetime.fromisoformat(last) <= entry.reviewed_at:
+            _card_store(card, _review(_fsrs_card(card), entry), reviews=card.reviews + 1)
+        else:  # an answer graded after a later one: replay in answer order
+            _card_rebuild(card)
+    return entry
+
+
+def _entry_update(entry: ReviewEntry, *, rating: fsrs.Rating | None) -> ReviewEntry | None:
+    """A regrade or manual grade of an already counted submission."""
+    if rating is not None and int(rating) == entry.rating:
+        return entry
+    card = ReviewCard.objects.select_for_update().get(pk=entry.card_id)
+    if rating is None:
+        entry.delete()
+        entry = None
+    else:
+        entry.rating = int(rating)
+        entry.save(update_fields=["rating"])
+    _card_rebuild(card)
+    return entry
+
+
+def _card_locked(*, submission: Submission, source: ReviewSource) -> ReviewCard:
+    card, created = ReviewCard.objects.get_or_create(
+        course=source.course,
+        student_id=submission.student_id,
+        exercise_id=submission.variant.exercise_version.exercise_id,
+        part=submission.part,
+        defaults={"origin_item": source.origin_item, "due_at": submission.created_at},
+    )
+    if not created:
+        card = ReviewCard.objects.select_for_update().get(pk=card.pk)
+    card.origin_item = source.origin_item  # review practises from where the student last was
+    return card
+
+
+def _fsrs_card(card: ReviewCard) -> fsrs.Card:
+    if not card.card:
+        return fsrs.Card(card_id=card.pk)
+    return fsrs.Card.from_dict(card.card)
+
+
+def _review(fsrs_card: fsrs.Card, entry: ReviewEntry) -> fsrs.Card:
+    reviewed, _ = review_scheduler(settings.REVIEW_DESIRED_RETENTION).review_card(
+        fsrs_card, fsrs.Rating(entry.rating), review_datetime=_utc(entry.reviewed_at)
+    )
+    return reviewed
+
+
+def _card_rebuild(card: ReviewCard) -> None:
+    """Replay every review of the card from a new card, in answer order."""
+    entries = list(card.entries.all())
+    if not entries:
+        card.delete()  # nothing practised any more: nothing to review
+        return
+    fsrs_card = fsrs.Card(card_id=card.pk)
+    for entry in entries:
+        fsrs_card = _review(fsrs_card, entry)
+    _card_store(card, fsrs_card, reviews=len(entries))
+
+
+def _card_store(card: ReviewCard, fsrs_card: fsrs.Card, *, reviews: int) -> None:
+    card.card = fsrs_card.to_dict()
+    card.due_at = fsrs_card.due
+    card.reviews = reviews
+    card.save(update_fields=["card", "due_at", "reviews", "origin_item", "updated_at"])
+
+
+def review_enqueue(*, submission_id: int) -> None:
+    """Schedule the review of a stored outcome off the grading path (never raises)."""
+    try:
+        if settings.GRADING_MODE == "inline":
+            review_record(submission_id=submission_id)
+            return
+        from attnquiz.celery import task_publish
+
+        from .tasks import review_schedule
+
+        task_publish(review_schedule, args=[submission_id], queue=settings.REVIEW_QUEUE)
+    except Exception:
+        logger.exception("could not schedule the review of submission %s", submission_id)
+
+
+def review_settings_update(*, course: Course, enabled: bool, feeding_assignments) -> ReviewSettings:
+    """Store a course's review choices; ``feeding_assignments`` must be the course's own."""
+    if any(assignment.course_id != course.pk for assignment in feeding_assignments):
+        raise ValueError("an assignment of another course cannot feed this course's review")
+    with transaction.atomic():
+        review_settings, _ = ReviewSettings.objects.select_for_update().get_or_create(course=course)
+        review_settings.enabled = enabled
+        review_settings.save(update_fields=["enabled", "updated_at"])
+        review_settings.feeding_assignments.set(feeding_assignments)
+    return review_settings

@@ -1,0 +1,87 @@
+"""Fixtures for spaced review: the demo course, a frozen clock, answers through the pipeline."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone as dt_timezone
+
+import numpy as np
+import pytest
+from django.utils import timezone
+
+from courses.models import AssignmentItem
+from exercises import engine
+from exercises.services import variant_get_or_create_for_item
+from grading import services
+from grading.core.attention import attention
+
+WORKED_EXAMPLE = "attention-weights-one-query"
+
+
+class Clock:
+    def __init__(self, now: datetime):
+        self.now = now
+
+    def advance(self, **delta):
+        from datetime import timedelta
+
+        self.now = self.now + timedelta(**delta)
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """django.utils.timezone.now frozen at 2026-03-02 09:00 UTC, moved by hand."""
+    frozen = Clock(datetime(2026, 3, 2, 9, 0, tzinfo=dt_timezone.utc))
+    monkeypatch.setattr(timezone, "now", lambda: frozen.now)
+    return frozen
+
+
+@pytest.fixture
+def student(demo, django_user_model):
+    return django_user_model.objects.get(username="student1")
+
+
+@pytest.fixture
+def item(demo):
+    return AssignmentItem.objects.get(
+        assignment=demo.assignment, exercise_version__exercise__slug=WORKED_EXAMPLE
+    )
+
+
+@pytest.fixture
+def variant(item, student):
+    return variant_get_or_create_for_item(item=item, student=student)
+
+
+def right_weights(variant):
+    spec = engine.spec_from_json(variant.exercise_version.spec)
+    return np.asarray(engine.reference_answers(spec, variant.params)["weights"], dtype=float)
+
+
+def unscaled_weights(variant):
+    params = variant.params
+    return attention(params["Q"], params["K"], params["V"], scale=1.0).weights[params["q"]]
+
+
+def as_text(row) -> str:
+    return "[" + ", ".join(f"{value:.4f}" for value in row) + "]"
+
+
+@pytest.fixture
+def answer(django_capture_on_commit_callbacks):
+    """answer(variant, "right" | "slip" | "wrong"): submit and grade (inline), with what
+    runs after the commits (the review task in inline mode)."""
+
+    def submit(variant, kind: str, *, part: str = "weights"):
+        raw = {
+            "right": as_text(right_weights(variant)),
+            "slip": as_text(unscaled_weights(variant)),
+            "wrong": as_text([0.25, 0.25, 0.25, 0.25]),
+        }[kind]
+        with django_capture_on_commit_callbacks(execute=True):
+            submission = services.submission_create(
+                variant=variant, student=variant.student, part=part, raw_answer=raw
+            )
+        submission.refresh_from_db()
+        return submission
+
+    return submit
