@@ -21,4 +21,6 @@ class ReviewSettingsForm(forms.Form):
 
     def __init__(self, *args, course, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["feeding_assignments"].queryset = Assignment.objects.filter(course=course).order_by("title")
+        field = self.fields["feeding_assignments"]
+        field.queryset = Assignment.objects.filter(course=course).order_by("title")
+        field.label_from_instance = lambda assignment: assignment.title

@@ -13,7 +13,7 @@ from datetime import datetime, timezone as dt_timezone
 
 import fsrs
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from courses.models import AssignmentItem, Course
 from exercises.selectors import practice_origin_item_id
@@ -128,15 +128,22 @@ def _entry_update(entry: ReviewEntry, *, rating: fsrs.Rating | None) -> ReviewEn
 
 
 def _card_locked(*, submission: Submission, source: ReviewSource) -> ReviewCard:
-    card, created = ReviewCard.objects.get_or_create(
-        course=source.course,
-        student_id=submission.student_id,
-        exercise_id=submission.variant.exercise_version.exercise_id,
-        part=submission.part,
-        defaults={"origin_item": source.origin_item, "due_at": submission.created_at},
-    )
-    if not created:
-        card = ReviewCard.objects.select_for_update().get(pk=card.pk)
+    """The part's card, locked (created when this is the part's first review)."""
+    key = {
+        "course": source.course,
+        "student_id": submission.student_id,
+        "exercise_id": submission.variant.exercise_version.exercise_id,
+        "part": submission.part,
+    }
+    card = ReviewCard.objects.select_for_update().filter(**key).first()
+    if card is None:
+        try:
+            with transaction.atomic():
+                card = ReviewCard.objects.create(
+                    **key, origin_item=source.origin_item, due_at=submission.created_at
+                )
+        except IntegrityError:  # a concurrent first review made it: wait for its lock
+            card = ReviewCard.objects.select_for_update().get(**key)
     card.origin_item = source.origin_item  # review practises from where the student last was
     return card
 
