@@ -28,9 +28,11 @@ def submission(linked, answer, settings):
 
 
 def score_signal(submission, django_capture_on_commit_callbacks):
+    """The after-commit work the signal arms for the LMS (other apps' receivers, such as
+    spaced review, arm their own)."""
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         send_submission_scored(submission)
-    return callbacks
+    return [callback for callback in callbacks if getattr(callback, "func", callback).__module__.startswith("lti.")]
 
 
 def test_score_of_a_linked_student_arms_the_outbox_and_enqueues_on_commit(
