@@ -132,7 +132,7 @@ def test_a_due_part_offers_a_fresh_practice_variant(client, demo, student, item,
     page = client.get(reverse("dashboard")).content.decode()
     assert "Due for review" in page
     assert f'action="{reverse("practice_start", args=[item.pk])}"' in page
-    assert 'aria-label="Review Attention weights and context vector for one query, part weights"' in page
+    assert 'aria-label="Review now: Attention weights and context vector for one query, part weights"' in page
     before = set(student.variants.values_list("pk", flat=True))
     response = client.post(reverse("practice_start", args=[item.pk]))
     new = student.variants.exclude(pk__in=before).get()
