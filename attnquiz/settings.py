@@ -289,6 +289,13 @@ GRADING_FAULT_DELAY_SECONDS = env.float("GRADING_FAULT_DELAY_SECONDS", default=0
 # The recall probability FSRS schedules for; the review tasks run on this queue.
 REVIEW_DESIRED_RETENTION = env.float("REVIEW_DESIRED_RETENTION", default=0.9)
 REVIEW_QUEUE = env("REVIEW_QUEUE", default=PRACTICE_QUEUE)
+# A sweeper records the reviews whose task was lost, for grades of the last hour.
+REVIEW_SWEEP_WINDOW_SECONDS = env.int("REVIEW_SWEEP_WINDOW_SECONDS", default=3600)
+CELERY_BEAT_SCHEDULE["record-missing-reviews"] = {
+    "task": "review.tasks.record_missing_reviews",
+    "schedule": env.float("REVIEW_SWEEP_INTERVAL_SECONDS", default=300.0),
+    "options": {"queue": REVIEW_QUEUE},
+}
 
 # Secret for per-student variant seeds: stable across restarts and machines.
 VARIANT_SEED_SECRET = env("VARIANT_SEED_SECRET", default=SECRET_KEY)

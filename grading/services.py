@@ -307,7 +307,7 @@ def feedback_payload(grade: answers.Grade, *, slip_count: int = 1) -> dict:
     }
 
 
-def _slip_count(submission: Submission, code: str) -> int:
+def misconception_slip_count(submission: Submission, code: str) -> int:
     """This submission and the student's earlier ones diagnosed with ``code``.
 
     One indexed count, and only for a diagnosed wrong answer: right answers (the hot
@@ -336,7 +336,7 @@ def _finish_graded(submission: Submission, *, grade, context: PartContext) -> Su
         ),
         "correct": None if is_manual else grade.correct,
         "feedback": feedback_payload(
-            grade, slip_count=_slip_count(submission, grade.misconception or "")
+            grade, slip_count=misconception_slip_count(submission, grade.misconception or "")
         ),
         "misconception": grade.misconception or "",
         "graded_at": timezone.now(),

@@ -369,7 +369,7 @@ class _Outcome:
     lowers: bool = False
 
     def write_to(self, submission: Submission, *, job: RegradeJob) -> None:
-        from grading.services import feedback_payload
+        from grading.services import feedback_payload, misconception_slip_count
 
         previous = {"score": submission.score, "awarded": submission.awarded, "correct": submission.correct}
         submission.score = self.score
@@ -377,7 +377,7 @@ class _Outcome:
         submission.correct = self.correct
         submission.status = SubmissionStatus.GRADED
         submission.feedback = {
-            **feedback_payload(self.grade),
+            **feedback_payload(self.grade, slip_count=misconception_slip_count(submission, self.grade.misconception or "")),
             "regraded": {"job": job.pk, "at": timezone.now().isoformat(), "previous": previous},
         }
         submission.misconception = self.grade.misconception or ""

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timezone as dt_timezone
+from datetime import datetime, timedelta, timezone as dt_timezone
 
 import fsrs
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from courses.models import AssignmentItem, Course
 from exercises.selectors import practice_origin_item_id
@@ -205,3 +206,27 @@ def review_settings_update(*, course: Course, enabled: bool, feeding_assignments
         review_settings.save(update_fields=["enabled", "updated_at"])
         review_settings.feeding_assignments.set(feeding_assignments)
     return review_settings
+
+
+def reviews_record_missing(*, window: timedelta | None = None, limit: int = 200) -> int:
+    """Record the reviews a lost task left out (the broker was down when the grade was
+    stored): submissions graded in the last ``window`` but more than a minute ago with no
+    review yet, oldest first, at most ``limit``. Answers that do not feed review are
+    looked at again on each sweep of the window; ``limit`` bounds the work."""
+    window = window or timedelta(seconds=settings.REVIEW_SWEEP_WINDOW_SECONDS)
+    now = timezone.now()
+    missing = list(
+        Submission.objects.filter(
+            status=SubmissionStatus.GRADED,
+            graded_at__gte=now - window,
+            graded_at__lt=now - timedelta(minutes=1),
+            review_entry__isnull=True,
+        )
+        .order_by("graded_at", "pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+    recorded = 0
+    for submission_id in missing:
+        if review_record(submission_id=submission_id) is not None:
+            recorded += 1
+    return recorded

@@ -78,3 +78,23 @@ def test_practice_never_counts_toward_grades(answer, demo, item, student, client
     page = client.get(reverse("dashboard")).content.decode()
     assert "Due for review" in page
     assert "Practice never counts toward your grades." in page
+
+
+def test_a_regrade_keeps_the_repeat_note(answer, item, student, demo, django_user_model):
+    from grading.core.grades import Grade
+    from grading.core.misconceptions import MISCONCEPTIONS
+    from instructor.models import RegradeJob
+    from instructor.services import _Outcome
+
+    variant = variant_get_or_create_for_item(item=item, student=student)
+    answer(variant, "slip")
+    second = answer(variant, "wrong")  # graded wrong, no diagnosis ...
+    assert second.feedback["misconception_message"] == ""
+    # ... and a regrade (say, a fixed diagnosis) finds the slip in it: the second time.
+    message = MISCONCEPTIONS["no_scaling"]
+    grade = Grade(score=0.0, correct=False, feedback=f"Not quite. {message}", misconception="no_scaling")
+    job = RegradeJob.objects.create(assignment=demo.assignment, created_by=django_user_model.objects.get(username="instructor"), dry_run=False)
+    _Outcome(score=0.0, awarded=0.0, correct=False, grade=grade).write_to(second, job=job)
+    note = "This is the second time the √d_k was left out."
+    assert second.feedback["misconception_message"] == f"{message} {note}"
+    assert second.feedback["message"] == f"Not quite. {message} {note}"

@@ -167,3 +167,27 @@ def test_a_broken_review_never_reaches_grading(monkeypatch, answer, demo, studen
     submission = answer(variant_create_practice(item=item, student=student), "right")
     assert submission.status == SubmissionStatus.GRADED
     assert "could not schedule the review of submission" in caplog.text
+
+
+def test_the_sweeper_records_a_review_whose_task_was_lost(clock, answer, monkeypatch, item, student):
+    from review import services
+
+    monkeypatch.setattr(services, "review_enqueue", lambda **kwargs: None)  # the broker was down
+    submission = answer(variant_create_practice(item=item, student=student), "slip")
+    assert not ReviewEntry.objects.exists()
+    assert services.reviews_record_missing() == 0  # within a minute of the grade: the task's turn
+    clock.advance(minutes=2)
+    assert services.reviews_record_missing() == 1
+    entry = ReviewEntry.objects.get()
+    assert (entry.submission_id, entry.rating, entry.reviewed_at) == (submission.pk, 1, at(2))
+    assert ReviewCard.objects.get().due_at == at(3)
+    assert services.reviews_record_missing() == 0  # done once
+    clock.advance(hours=2)
+    assert services.reviews_record_missing() == 0
+
+
+def test_the_sweeper_is_on_the_beat_schedule(settings):
+    from review import tasks
+
+    entry = settings.CELERY_BEAT_SCHEDULE["record-missing-reviews"]
+    assert entry["task"] == tasks.record_missing_reviews.name == "review.tasks.record_missing_reviews"
