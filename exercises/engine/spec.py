@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from .errors import ExpressionError, SpecError, SpecIssue
 from .expressions import CONSTANTS, FUNCTIONS, Expression, compile_expression
+from .skills import SKILL_SLUGS, unknown_skills
 from .source import Path, SourceMap, read_yaml, render_path
 
 ANSWER_TYPES = ("numeric", "matrix", "symbolic", "matrix_expression", "derivation", "choice", "free_text")
@@ -28,11 +29,12 @@ DIAGNOSE_QUANTITIES = ("weights", "output", "scores", "scaled_scores")
 TOP_LEVEL_FIELDS = {
     "slug": True, "title": True, "version": True, "topics": False, "difficulty": False,
     "parameters": True, "prompt": True, "parts": True, "gates": False, "variants": False,
+    "skills": False,
 }
 PART_FIELDS = {
     "key": True, "type": True, "prompt": False, "answer": False, "answer_index": False,
     "points": False, "decimals": False, "tolerance": False, "hints": False, "solution": True,
-    "diagnose": False, "symbols": False, "choices": False, "options": False,
+    "diagnose": False, "symbols": False, "choices": False, "options": False, "skills": False,
 }
 GENERATOR_FIELDS = {
     "int_matrix": {"generator", "shape", "min", "max"},
@@ -102,6 +104,7 @@ class Part:
     symbols: dict
     choices: tuple[dict, ...]
     options: dict
+    skills: tuple[str, ...] = ()  # its own, or else the exercise's default
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ class ExerciseSpec:
     max_attempts: int
     variants: dict  # name -> {parameter: fixed value}
     data: dict = field(repr=False)  # the validated source data, stored as JSON
+    skills: tuple[str, ...] = ()  # the default for parts that declare none
 
     def part(self, key: str) -> Part:
         for part in self.parts:
@@ -245,7 +249,8 @@ def _validate(data, source_map: SourceMap) -> ExerciseSpec:
         check.error(("difficulty",), f"must be one of {', '.join(DIFFICULTIES)}")
     parameters, known = _parameters(check, data.get("parameters"))
     prompt = check.text(data, "prompt", (), known, required=True)
-    parts = _parts(check, data.get("parts"), known)
+    skills = _skills(check, data.get("skills", []), ("skills",))
+    parts = _parts(check, data.get("parts"), known, default_skills=skills)
     gates, rounding_margin, max_attempts = _gates(check, data.get("gates", {}), known)
     variants = _variants(check, data.get("variants", {}), known)
     if check.issues:
@@ -254,6 +259,7 @@ def _validate(data, source_map: SourceMap) -> ExerciseSpec:
         slug=slug, title=title, version=version, topics=topics, difficulty=difficulty,
         parameters=tuple(parameters), prompt=prompt, parts=tuple(parts), gates=tuple(gates),
         rounding_margin=rounding_margin, max_attempts=max_attempts, variants=variants, data=data,
+        skills=skills,
     )
 
 
@@ -385,7 +391,18 @@ def _is_numeric_literal(value) -> bool:
     return isinstance(value, list) and bool(value) and all(_is_numeric_literal(v) for v in value)
 
 
-def _parts(check: _Validator, raw, known: set[str]) -> list[Part]:
+def _skills(check: _Validator, raw, path: Path) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not all(isinstance(skill, str) for skill in raw):
+        check.error(path, "must be a list of skill names, e.g. [scaling, softmax]")
+        return ()
+    for skill in unknown_skills(raw):
+        check.error(path, f"unknown skill '{skill}'; known: {', '.join(SKILL_SLUGS)}")
+    if len(set(raw)) != len(raw):
+        check.error(path, "lists a skill twice")
+    return tuple(dict.fromkeys(skill for skill in raw if skill in SKILL_SLUGS))
+
+
+def _parts(check: _Validator, raw, known: set[str], *, default_skills: tuple[str, ...] = ()) -> list[Part]:
     if not isinstance(raw, list) or not raw:
         if raw is not None:
             check.error(("parts",), "must be a non-empty list of parts")
@@ -394,7 +411,7 @@ def _parts(check: _Validator, raw, known: set[str]) -> list[Part]:
         return []
     parts, seen = [], set()
     for index, definition in enumerate(raw):
-        part = _part(check, definition, ("parts", index), known)
+        part = _part(check, definition, ("parts", index), known, default_skills)
         if part is None:
             continue
         if part.key in seen:
@@ -404,7 +421,7 @@ def _parts(check: _Validator, raw, known: set[str]) -> list[Part]:
     return parts
 
 
-def _part(check: _Validator, data, path: Path, known: set[str]) -> Part | None:
+def _part(check: _Validator, data, path: Path, known: set[str], default_skills: tuple[str, ...] = ()) -> Part | None:
     before = len(check.issues)
     if not check.fields(data, path, PART_FIELDS, "a part"):
         return None
@@ -447,6 +464,7 @@ def _part(check: _Validator, data, path: Path, known: set[str]) -> Part | None:
     if not isinstance(options, dict):
         check.error(path + ("options",), "must be a mapping")
         options = {}
+    skills = _skills(check, data["skills"], path + ("skills",)) if "skills" in data else default_skills
     if len(check.issues) > before:
         return None
     return Part(
@@ -454,7 +472,7 @@ def _part(check: _Validator, data, path: Path, known: set[str]) -> Part | None:
         decimals=decimals, tolerance=tolerance,
         answer_expression=answer_expression, answer_text=answer_text, answer_index=answer_index,
         choice_keys=choice_keys, hints=hints, diagnose=diagnose, symbols=symbols,
-        choices=choices, options=options,
+        choices=choices, options=options, skills=skills,
     )
 
 

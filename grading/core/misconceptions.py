@@ -78,6 +78,23 @@ def repeat_note(code: str, times: int) -> str:
     return f"This is the {ordinal_word(times)} time {slip}."
 
 
+# A short name for each mistake, for summaries such as the student's skill map
+# ("last 2 attempts showed 'forgot σ'"); the messages above are the feedback itself.
+MISCONCEPTION_LABELS: dict[str, str] = {
+    "no_scaling": "left out √d_k",
+    "divided_by_d_k": "divided by d_k, not √d_k",
+    "softmax_wrong_axis": "softmax down the columns",
+    "k_not_transposed": "K not transposed",
+    "d_model_scale": "scaled by √d_model",
+    "raw_weights_used": "used the unscaled weights",
+    "scale_after_softmax": "scaled after the softmax",
+    "keys_queries_swapped": "swapped queries and keys",
+    "values_on_left": "put V on the left",
+    "transposed_result": "transposed result",
+    "dimension_as_number": "a dimension as a number",
+    "forgot_sigma": "forgot σ",
+}
+
 QUANTITIES = ("scores", "scaled_scores", "weights", "output")
 _CANDIDATES = {
     "scores": ("k_not_transposed",),
