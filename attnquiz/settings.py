@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "api",
     "exams",
     "review",
+    "mastery",
 ]
 
 MIDDLEWARE = [
@@ -354,6 +355,17 @@ API_RATE_LIMITS = {
 }
 # The longest a result request may wait for a grade (`?wait=`), in seconds.
 API_LONG_POLL_MAX_SECONDS = env.float("API_LONG_POLL_MAX_SECONDS", default=10.0)
+
+# --- Mastery per skill (Bayesian Knowledge Tracing; see mastery/bkt.py) ---
+# How often the BKT parameters are refitted from every stored attempt (on the practice
+# workers), and how far back that run records grades whose quick update was lost.
+MASTERY_FIT_INTERVAL_SECONDS = env.float("MASTERY_FIT_INTERVAL_SECONDS", default=24 * 3600.0)
+MASTERY_BACKFILL_DAYS = env.int("MASTERY_BACKFILL_DAYS", default=2)
+CELERY_BEAT_SCHEDULE["fit-mastery-parameters"] = {
+    "task": "mastery.tasks.fit_skill_parameters",
+    "schedule": MASTERY_FIT_INTERVAL_SECONDS,
+    "options": {"queue": PRACTICE_QUEUE},
+}
 
 LOGGING = {
     "version": 1,

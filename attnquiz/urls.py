@@ -19,6 +19,7 @@ urlpatterns = [
     path("explore/", include("explorations.urls")),
     path("author/", include("authoring.urls")),
     path("teach/", include("instructor.urls")),
+    path("teach/", include("mastery.urls")),
     path("lti/", include("lti.urls")),
     path("api/", include("api.urls")),
     path("accounts/", include("accounts.urls")),

@@ -1,0 +1,24 @@
+from django.contrib import admin
+
+from .models import Observation, SkillMastery, SkillParameters
+
+
+@admin.register(SkillParameters)
+class SkillParametersAdmin(admin.ModelAdmin):
+    list_display = ["skill", "prior", "learn", "guess", "slip", "students", "observations", "fitted_at"]
+    readonly_fields = ["fitted_at"]
+
+
+@admin.register(SkillMastery)
+class SkillMasteryAdmin(admin.ModelAdmin):
+    list_display = ["student", "skill", "p_known", "attempts", "updated_at"]
+    list_filter = ["skill"]
+    search_fields = ["student__username", "skill"]
+    raw_id_fields = ["student"]
+
+
+@admin.register(Observation)
+class ObservationAdmin(admin.ModelAdmin):
+    list_display = ["student", "skill", "correct", "misconception", "is_practice", "observed_at"]
+    list_filter = ["skill", "correct", "is_practice"]
+    raw_id_fields = ["student", "submission"]

@@ -1,0 +1,82 @@
+"""Mastery per student per skill (Bayesian Knowledge Tracing), the evidence it is computed
+from, and the fitted parameters per skill.
+
+``Observation`` rows are the history: one per graded submission and skill it counts for,
+rewritten when the submission's grade changes (regrade, manual grade). ``SkillMastery`` is
+recomputed from that history, so updating it twice, late or out of order gives the same
+result. Pages read ``SkillMastery`` and ``SkillParameters`` only; nothing is computed there.
+"""
+
+from django.conf import settings
+from django.db import models
+
+
+class SkillParameters(models.Model):
+    """BKT parameters of one skill, as last fitted from stored attempts."""
+
+    skill = models.CharField(max_length=64, unique=True)
+    prior = models.FloatField()
+    learn = models.FloatField()
+    guess = models.FloatField()
+    slip = models.FloatField()
+    forget = models.FloatField(default=0.0)
+    log_likelihood = models.FloatField()
+    observations = models.PositiveIntegerField()
+    students = models.PositiveIntegerField()
+    iterations = models.PositiveIntegerField()
+    fitted_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "skill parameters"
+
+    def __str__(self):
+        return f"{self.skill}: prior {self.prior:.2f}, learn {self.learn:.2f}, guess {self.guess:.2f}, slip {self.slip:.2f}"
+
+
+class Observation(models.Model):
+    """One graded attempt as evidence about one skill."""
+
+    submission = models.ForeignKey(
+        "grading.Submission", on_delete=models.CASCADE, related_name="mastery_observations"
+    )
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="mastery_observations"
+    )
+    skill = models.CharField(max_length=64)
+    correct = models.BooleanField()
+    misconception = models.CharField(max_length=64, blank=True)
+    is_practice = models.BooleanField(default=False)
+    observed_at = models.DateTimeField(help_text="When the answer was submitted: the order of attempts.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "skill"], name="one_observation_per_submission_skill")
+        ]
+        indexes = [models.Index(fields=["student", "skill", "observed_at"]), models.Index(fields=["skill"])]
+
+    def __str__(self):
+        return f"{self.student_id} {self.skill}: {'right' if self.correct else 'wrong'}"
+
+
+class SkillMastery(models.Model):
+    """P(known) of one skill for one student, after every observation so far."""
+
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="skill_masteries"
+    )
+    skill = models.CharField(max_length=64)
+    p_known = models.FloatField()
+    attempts = models.PositiveIntegerField()
+    recent_misconceptions = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Misconception codes of the latest attempts, newest first ('' for none).",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["student", "skill"], name="one_mastery_per_student_skill")]
+        verbose_name_plural = "skill masteries"
+
+    def __str__(self):
+        return f"{self.student_id} {self.skill}: {self.p_known:.2f} after {self.attempts}"

@@ -1,0 +1,23 @@
+"""Signal receivers: a stored or changed grade schedules the mastery update after commit.
+
+The grade is stored first and costs nothing more: the receiver runs no query, it only
+registers an on-commit callback that hands the submission to a quick task (or, with no
+broker, runs the update in this process after the commit).
+"""
+
+import logging
+
+from django.db import transaction
+
+from . import tasks
+
+logger = logging.getLogger(__name__)
+
+
+def schedule_mastery_update(sender, submission, **kwargs) -> None:
+    """Must never raise into grading: a failure is logged (the periodic backfill records it)."""
+    try:
+        submission_id = submission.pk
+        transaction.on_commit(lambda: tasks.mastery_update_enqueue(submission_id=submission_id))
+    except Exception:
+        logger.exception("could not schedule the mastery update of submission %s", getattr(submission, "pk", None))

@@ -1,0 +1,168 @@
+"""Reads of mastery for pages: a student's skill map, and a course's students × skills grid.
+
+Pages read stored rows only (``SkillMastery``); nothing here runs BKT or a fit.
+
+Levels (thresholds on P(known)): *strong* from 0.95 (the usual BKT mastery criterion),
+*developing* from 0.60, *shaky* below that, and *not yet seen* without any attempt. With
+the default parameters two right answers in a row reach strong, two wrong ones with no
+right answer leave a skill shaky.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.core.paginator import Paginator
+from django.db.models import Avg, Count
+
+from courses.models import Role
+from courses.selectors import access_course_staff, active_enrolments
+from exercises.engine.skills import SKILL_SLUGS, SKILLS
+from grading.core.misconceptions import MISCONCEPTION_LABELS
+
+from .models import SkillMastery
+
+STRONG_FROM = 0.95
+DEVELOPING_FROM = 0.60
+LEVELS = ("strong", "developing", "shaky", "not yet seen")
+GRID_PAGE_SIZE = 50
+
+
+def mastery_level(p_known: float | None, attempts: int = 0) -> str:
+    if p_known is None or attempts == 0:
+        return "not yet seen"
+    if p_known >= STRONG_FROM:
+        return "strong"
+    if p_known >= DEVELOPING_FROM:
+        return "developing"
+    return "shaky"
+
+
+def misconception_note(recent: list[str]) -> str:
+    """'last 2 attempts showed ‘forgot σ’' from the newest-first codes of recent attempts;
+    '' when none of them carried a misconception."""
+    codes = [code for code in recent if isinstance(code, str)]
+    if not codes:
+        return ""
+    newest = codes[0]
+    if newest:
+        run = 1
+        while run < len(codes) and codes[run] == newest:
+            run += 1
+        label = MISCONCEPTION_LABELS.get(newest, newest)
+        return f"last attempt showed ‘{label}’" if run == 1 else f"last {run} attempts showed ‘{label}’"
+    seen = [code for code in codes if code]
+    if not seen:
+        return ""
+    most = max(dict.fromkeys(seen), key=seen.count)  # the most frequent, the newest on a tie
+    return f"{seen.count(most)} of the last {len(codes)} attempts showed ‘{MISCONCEPTION_LABELS.get(most, most)}’"
+
+
+@dataclass(frozen=True)
+class SkillLine:
+    skill: str
+    label: str
+    level: str
+    p_known: float | None
+    attempts: int
+    note: str
+
+    @property
+    def percent(self) -> int | None:
+        return None if self.p_known is None else round(100 * self.p_known)
+
+
+def skill_map(*, student) -> list[SkillLine]:
+    """Every skill of the vocabulary for one student, in the vocabulary's order."""
+    stored = {row.skill: row for row in SkillMastery.objects.filter(student=student, skill__in=SKILL_SLUGS)}
+    lines = []
+    for slug in SKILL_SLUGS:
+        row = stored.get(slug)
+        attempts = row.attempts if row else 0
+        p_known = row.p_known if row else None
+        lines.append(SkillLine(
+            skill=slug, label=SKILLS[slug].label, level=mastery_level(p_known, attempts),
+            p_known=p_known, attempts=attempts, note=misconception_note(row.recent_misconceptions) if row else "",
+        ))
+    return lines
+
+
+# --------------------------------------------------------------------------- instructor grid
+
+
+def access_course_skill_grid(*, user, course_slug: str):
+    """The course, for its instructors and teaching assistants; 404 for outsiders (other
+    courses' staff included), 403 for its students."""
+    course, role = access_course_staff(user=user, slug=course_slug)
+    return course, role
+
+
+@dataclass(frozen=True)
+class GridColumn:
+    skill: str
+    label: str
+    mean: float | None  # over the course's students with attempts
+    students_seen: int
+
+
+@dataclass(frozen=True)
+class GridCell:
+    level: str
+    p_known: float | None
+    attempts: int
+
+    @property
+    def percent(self) -> int | None:
+        return None if self.p_known is None else round(100 * self.p_known)
+
+
+@dataclass(frozen=True)
+class GridRow:
+    student_id: int
+    name: str
+    cells: list[GridCell]
+
+
+def course_student_ids(course):
+    return active_enrolments().filter(course=course, role=Role.STUDENT).values("user_id")
+
+
+def grid_columns(*, course) -> list[GridColumn]:
+    """The skills, the class's weakest first (lowest mean P(known) over students with
+    attempts); skills nobody has attempted come last, in vocabulary order."""
+    stats = {
+        row["skill"]: row
+        for row in SkillMastery.objects.filter(student__in=course_student_ids(course), skill__in=SKILL_SLUGS)
+        .values("skill")
+        .annotate(mean=Avg("p_known"), seen=Count("id"))
+    }
+    columns = [
+        GridColumn(slug, SKILLS[slug].label, stats[slug]["mean"] if slug in stats else None,
+                   stats[slug]["seen"] if slug in stats else 0)
+        for slug in SKILL_SLUGS
+    ]
+    order = {slug: index for index, slug in enumerate(SKILL_SLUGS)}
+    return sorted(columns, key=lambda c: (c.mean is None, c.mean if c.mean is not None else 0.0, order[c.skill]))
+
+
+def grid_page(*, course, columns: list[GridColumn], page_number):
+    """One page of students (by name) with their cells in the columns' order."""
+    enrolments = (
+        active_enrolments().filter(course=course, role=Role.STUDENT)
+        .select_related("user").order_by("user__last_name", "user__first_name", "user__username", "user_id")
+    )
+    page = Paginator(enrolments, GRID_PAGE_SIZE).get_page(page_number)
+    students = [enrolment.user for enrolment in page.object_list]
+    stored = {
+        (row.student_id, row.skill): row
+        for row in SkillMastery.objects.filter(student__in=students, skill__in=[c.skill for c in columns])
+    }
+    rows = []
+    for student in students:
+        cells = []
+        for column in columns:
+            row = stored.get((student.pk, column.skill))
+            p_known, attempts = (row.p_known, row.attempts) if row else (None, 0)
+            cells.append(GridCell(mastery_level(p_known, attempts), p_known, attempts))
+        rows.append(GridRow(student.pk, student.get_full_name() or student.username, cells))
+    return page, rows

@@ -1,0 +1,240 @@
+"""Writes of mastery: turn a graded submission into evidence per skill, recompute P(known)
+from a student's history, and fit the BKT parameters per skill from every stored attempt.
+
+Which skills a submission is evidence about: the skills its part declares, except that a
+wrong answer with a diagnosed misconception is evidence against the skill that
+misconception reveals, and only that one (the diagnosis says where the mistake was; the
+part's other skills were not what went wrong).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from exercises.engine.skills import part_skills, skill_for_misconception
+from grading.models import Submission
+
+from . import bkt
+from .models import Observation, SkillMastery, SkillParameters
+
+logger = logging.getLogger(__name__)
+
+RECENT_MISCONCEPTIONS = 5  # attempts kept per (student, skill) for the skill map's wording
+# A fit from fewer students or attempts than this would mostly fit noise: defaults stay.
+MIN_FIT_STUDENTS = 10
+MIN_FIT_OBSERVATIONS = 50
+
+
+@dataclass(frozen=True)
+class Evidence:
+    skill: str
+    correct: bool
+    misconception: str
+
+
+def submission_evidence(*, spec_data: dict, part: str, correct: bool | None, misconception: str) -> list[Evidence]:
+    """What one graded answer says about each skill (see the module docstring); [] for an
+    answer without a right/wrong outcome (still waiting for a manual grade)."""
+    if correct is None:
+        return []
+    revealed = None if correct else skill_for_misconception(misconception)
+    if revealed is not None:
+        return [Evidence(revealed, False, misconception)]
+    return [Evidence(skill, bool(correct), "") for skill in part_skills(spec_data, part)]
+
+
+def _outcome(submission: Submission) -> bool | None:
+    if submission.correct is not None:
+        return submission.correct
+    return None if submission.score is None else submission.score >= 1.0
+
+
+def parameters_for(skills) -> dict[str, bkt.BKTParams]:
+    """The stored fitted parameters of each skill, or the defaults where there is no fit."""
+    stored = {row.skill: row for row in SkillParameters.objects.filter(skill__in=list(skills))}
+    return {
+        skill: bkt.BKTParams(prior=row.prior, learn=row.learn, guess=row.guess, slip=row.slip, forget=row.forget)
+        if (row := stored.get(skill)) is not None
+        else bkt.DEFAULT_PARAMS
+        for skill in skills
+    }
+
+
+def mastery_record_submission(*, submission_id: int) -> list[str]:
+    """Store the evidence of one submission as its grade now stands, and recompute the
+    student's mastery of every skill it touches (or touched before a regrade). Idempotent
+    and safe to run concurrently, late or twice; returns the skills recomputed."""
+    submission = (
+        Submission.objects.select_related("variant__exercise_version")
+        .only("id", "student_id", "part", "status", "score", "correct", "misconception", "created_at",
+              "variant__context", "variant__exercise_version__spec")
+        .filter(pk=submission_id)
+        .first()
+    )
+    if submission is None:
+        return []
+    evidence = submission_evidence(
+        spec_data=submission.variant.exercise_version.spec,
+        part=submission.part,
+        correct=_outcome(submission),
+        misconception=submission.misconception,
+    )
+    with transaction.atomic():
+        # One student's updates run one at a time: each recomputes from the history it reads.
+        get_user_model().objects.select_for_update().filter(pk=submission.student_id).values_list("pk").first()
+        before = set(Observation.objects.filter(submission_id=submission.pk).values_list("skill", flat=True))
+        now = {item.skill for item in evidence}
+        if before - now:
+            Observation.objects.filter(submission_id=submission.pk, skill__in=before - now).delete()
+        if evidence:
+            Observation.objects.bulk_create(
+                [
+                    Observation(
+                        submission_id=submission.pk, student_id=submission.student_id, skill=item.skill,
+                        correct=item.correct, misconception=item.misconception,
+                        is_practice=submission.variant.context.startswith("practice:"),
+                        observed_at=submission.created_at,
+                    )
+                    for item in evidence
+                ],
+                update_conflicts=True,
+                unique_fields=["submission", "skill"],
+                update_fields=["correct", "misconception", "is_practice", "observed_at"],
+            )
+        skills = sorted(before | now)
+        if skills:
+            masteries_recompute(student_id=submission.student_id, skills=skills)
+    return skills
+
+
+def masteries_recompute(*, student_id: int, skills: list[str]) -> None:
+    """Replay the student's whole history of each skill through BKT and store the result.
+    Call inside the transaction that holds the student's lock."""
+    history: dict[str, list[tuple[bool, str]]] = defaultdict(list)
+    rows = (
+        Observation.objects.filter(student_id=student_id, skill__in=skills)
+        .order_by("observed_at", "submission_id")
+        .values_list("skill", "correct", "misconception")
+    )
+    for skill, correct, misconception in rows:
+        history[skill].append((correct, misconception))
+    params = parameters_for(skills)
+    keep = [SkillMastery(student_id=student_id, skill=skill, **_summary(history[skill], params[skill]))
+            for skill in skills if history[skill]]
+    gone = [skill for skill in skills if not history[skill]]
+    if gone:
+        SkillMastery.objects.filter(student_id=student_id, skill__in=gone).delete()
+    if keep:
+        _masteries_store(keep)
+
+
+def _summary(history: list[tuple[bool, str]], params: bkt.BKTParams) -> dict:
+    return {
+        "p_known": bkt.replay((correct for correct, _ in history), params),
+        "attempts": len(history),
+        "recent_misconceptions": [code for _, code in reversed(history[-RECENT_MISCONCEPTIONS:])],
+    }
+
+
+def _masteries_store(masteries: list[SkillMastery]) -> None:
+    now = timezone.now()
+    for mastery in masteries:
+        mastery.updated_at = now  # bulk_create's upsert does not run auto_now
+    SkillMastery.objects.bulk_create(
+        masteries,
+        update_conflicts=True,
+        unique_fields=["student", "skill"],
+        update_fields=["p_known", "attempts", "recent_misconceptions", "updated_at"],
+        batch_size=500,
+    )
+
+
+def mastery_backfill(*, days: int) -> int:
+    """Record the graded submissions of the last ``days`` days that have no evidence yet
+    (an update lost with the broker, or graded before mastery existed); returns how many
+    were looked at. Parts without skills are looked at again each time, which is cheap."""
+    since = timezone.now() - timedelta(days=days)
+    missing = (
+        Submission.objects.filter(graded_at__gte=since, correct__isnull=False, mastery_observations__isnull=True)
+        .order_by("created_at", "id")
+        .values_list("id", flat=True)
+    )
+    count = 0
+    for submission_id in missing.iterator(chunk_size=1000):
+        mastery_record_submission(submission_id=submission_id)
+        count += 1
+    return count
+
+
+# --------------------------------------------------------------------------- fitting
+
+
+@dataclass(frozen=True)
+class SkillFit:
+    skill: str
+    students: int
+    observations: int
+    fitted: bool
+    params: bkt.BKTParams
+    log_likelihood: float | None = None
+    iterations: int = 0
+
+    def summary(self) -> str:
+        p = self.params
+        state = f"fitted in {self.iterations} iterations" if self.fitted else "too little data: defaults kept"
+        return (f"{self.skill}: {self.students} students, {self.observations} attempts, {state}; "
+                f"prior {p.prior:.3f} learn {p.learn:.3f} guess {p.guess:.3f} slip {p.slip:.3f}")
+
+
+def skill_histories(*, skill: str) -> dict[int, list[tuple[bool, str]]]:
+    """Every student's ordered (correct, misconception) history of one skill."""
+    histories: dict[int, list[tuple[bool, str]]] = defaultdict(list)
+    rows = (
+        Observation.objects.filter(skill=skill)
+        .order_by("student_id", "observed_at", "submission_id")
+        .values_list("student_id", "correct", "misconception")
+    )
+    for student_id, correct, misconception in rows.iterator(chunk_size=5000):
+        histories[student_id].append((correct, misconception))
+    return histories
+
+
+def skill_parameters_fit(*, skill: str) -> SkillFit:
+    """Fit one skill's BKT parameters by EM from every stored attempt, store them, and
+    recompute every student's mastery of it with them. Below the data minimum the stored
+    fit (or the defaults) stays as it is."""
+    histories = skill_histories(skill=skill)
+    sequences = [[correct for correct, _ in history] for history in histories.values()]
+    observations = sum(len(sequence) for sequence in sequences)
+    if len(sequences) < MIN_FIT_STUDENTS or observations < MIN_FIT_OBSERVATIONS:
+        return SkillFit(skill, len(sequences), observations, False, parameters_for([skill])[skill])
+    result = bkt.fit(sequences)
+    params = result.params
+    with transaction.atomic():
+        SkillParameters.objects.update_or_create(
+            skill=skill,
+            defaults={
+                "prior": params.prior, "learn": params.learn, "guess": params.guess, "slip": params.slip,
+                "forget": params.forget, "log_likelihood": result.log_likelihood,
+                "observations": result.observations, "students": result.sequences,
+                "iterations": result.iterations, "fitted_at": timezone.now(),
+            },
+        )
+        _masteries_store([
+            SkillMastery(student_id=student_id, skill=skill, **_summary(history, params))
+            for student_id, history in histories.items()
+        ])
+    return SkillFit(skill, len(sequences), observations, True, params, result.log_likelihood, result.iterations)
+
+
+def skill_parameters_fit_all(*, skills=None) -> list[SkillFit]:
+    from exercises.engine.skills import SKILL_SLUGS
+
+    return [skill_parameters_fit(skill=skill) for skill in (skills or SKILL_SLUGS)]

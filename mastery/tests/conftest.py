@@ -1,0 +1,25 @@
+"""Fixtures for mastery tests: the demo course's worked example and answers to it."""
+
+import pytest
+
+from grading import services as grading_services
+from grading.tests.conftest import student, variant  # noqa: F401
+from grading.tests.test_services import as_text, reference, unscaled_weights
+
+
+@pytest.fixture
+def answer(django_capture_on_commit_callbacks):
+    """answer(variant, student, kind) stores and grades one answer to the 'weights' part, and
+    runs what the commit triggers (the inline grade, then the mastery update)."""
+
+    def post(variant, student, kind: str):
+        text = {"right": as_text(reference(variant, "weights")), "no_scaling": as_text(unscaled_weights(variant)),
+                "wrong": as_text([0.25, 0.25, 0.25, 0.25])}[kind]
+        with django_capture_on_commit_callbacks(execute=True):
+            submission = grading_services.submission_create(
+                variant=variant, student=student, part="weights", raw_answer=text
+            )
+        submission.refresh_from_db()
+        return submission
+
+    return post
