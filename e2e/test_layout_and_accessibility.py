@@ -79,6 +79,7 @@ def test_teaching_tables_scroll_in_their_box_with_a_sticky_first_column(page, wa
         ("teach-assignment", reverse("instructor:assignment", args=[course, assignment])),
         ("teach-analytics", reverse("instructor:analytics", args=[course, assignment])),
         ("teach-course", reverse("instructor:course", args=[course])),
+        ("teach-skills", reverse("mastery:course_grid", args=[course])),
     ]
     for name, url in pages:
         page.goto(url)

@@ -51,6 +51,7 @@ class Command(BaseCommand):
         parser.add_argument("--fits", type=int, default=3)
 
     def handle(self, *args, updates, history, attempts, attempts_per_student, fits, **options):
+        self.last_update_queries: list[str] = []
         if min(updates, fits, attempts_per_student) < 1 or history < 0 or attempts < attempts_per_student:
             raise CommandError("counts must be positive, and --attempts at least --attempts-per-student")
         bank_load()
@@ -62,7 +63,7 @@ class Command(BaseCommand):
             update_seconds, update_queries = self.bench_updates(item, updates=updates, history=history)
             fit_seconds, fit = self.bench_fits(item, attempts=attempts, per_student=attempts_per_student, fits=fits)
         finally:
-            get_user_model().objects.filter(username__startswith=PREFIX).delete()
+            self.clean_up()
             SkillParameters.objects.filter(skill=FIT_SKILL).delete()
             SkillParameters.objects.bulk_create(kept_parameters)
         self.stdout.write(
@@ -71,10 +72,21 @@ class Command(BaseCommand):
             f"p90 {np.percentile(update_seconds, 90) * 1000:.2f} ms, "
             f"queries {min(update_queries)}–{max(update_queries)} ({connection.vendor})"
         )
+        if options["verbosity"] >= 2:
+            self.stdout.write("queries of one update:\n  " + "\n  ".join(sql[:160] for sql in self.last_update_queries))
         self.stdout.write(
             f"refit of one skill over {fit.observations} attempts ({fit.students} students): "
             f"median {statistics.median(fit_seconds):.3f} s over {fits} runs, {fit.iterations} EM iterations"
         )
+
+    @staticmethod
+    def clean_up() -> None:
+        from exercises.models import Variant
+
+        bench_users = get_user_model().objects.filter(username__startswith=PREFIX)
+        Submission.objects.filter(variant__student__in=bench_users).delete()  # and their evidence
+        Variant.objects.filter(student__in=bench_users).delete()
+        bench_users.delete()
 
     def bench_updates(self, item, *, updates: int, history: int):
         student = get_user_model().objects.create(username=f"{PREFIX}student")
@@ -102,6 +114,7 @@ class Command(BaseCommand):
                         send_submission_scored(submission)
                     seconds.append(time.perf_counter() - started)
                 queries.append(len(captured.captured_queries))
+            self.last_update_queries = [query["sql"] for query in captured.captured_queries]
         finally:
             settings.GRADING_MODE = previous_mode
         if Observation.objects.filter(student=student).count() < history:
@@ -117,24 +130,26 @@ class Command(BaseCommand):
         )
         if users[0].pk is None:  # a database without RETURNING
             users = list(get_user_model().objects.filter(username__startswith=f"{PREFIX}fit-").order_by("pk"))
+        # The fit reads the evidence only; the submissions behind it share one variant.
+        variant = variant_get_or_create_for_item(item=item, student=users[0])
         start = timezone.now() - timedelta(days=1)
-        for chunk in range(0, students, 200):
-            group = users[chunk:chunk + 200]
-            variants = [variant_get_or_create_for_item(item=item, student=user) for user in group]
+        for chunk in range(0, students, 500):
+            group = users[chunk:chunk + 500]
             submissions, evidence = [], []
-            for user, variant in zip(group, variants):
+            for user in group:
                 known = rng.random() < truth.prior
                 for attempt in range(per_student):
                     correct = bool(rng.random() < (1 - truth.slip if known else truth.guess))
                     known = known or rng.random() < truth.learn
                     submissions.append(Submission(
-                        variant=variant, student=user, part="weights", raw_answer="[0]", attempt=attempt + 1,
+                        variant=variant, student=user, part="weights", raw_answer="[0]",
+                        attempt=len(evidence) + chunk * per_student + 1,
                         status=SubmissionStatus.GRADED, correct=correct, score=float(correct), graded_at=start,
                     ))
                     evidence.append((user, correct, start + timedelta(seconds=attempt)))
             stored = Submission.objects.bulk_create(submissions, batch_size=2000)
             if stored[0].pk is None:
-                stored = list(Submission.objects.filter(student__in=group).order_by("student_id", "attempt"))
+                stored = list(Submission.objects.filter(variant=variant, student__in=group).order_by("attempt"))
             Observation.objects.bulk_create([
                 Observation(submission=submission, student=user, skill=FIT_SKILL, correct=correct, observed_at=when)
                 for submission, (user, correct, when) in zip(stored, evidence)
