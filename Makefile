@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install migrate demo browser worker check-deploy validate-bank clean
+.PHONY: run test install migrate demo browser worker check-deploy validate-bank clean load
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,30 @@ test: install
 	bash scripts/install_browser.sh
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -q -n 2 --dist loadgroup
 
+# Exam-start spike of N students on the production stack: `make load` (2,000 students,
+# 30-90 s think time), `make load N=200 THINK=2,5` for a quick run. Never part of `make test`.
+# locust lives in its own virtualenv: its gevent and its pytest plugin stay out of the app's.
+N ?= 2000
+THINK ?= 30,90
+LOAD_DB ?= attnquiz_load
+LOAD_VENV := .venv-load
+LOAD_ENV = DJANGO_SETTINGS_MODULE=attnquiz.load_settings DEBUG=0 ALLOWED_HOSTS=127.0.0.1 \
+  DATABASE_URL=postgres://postgres@127.0.0.1:5432/$(LOAD_DB) \
+  SECRET_KEY=load-only-secret-key-never-used-in-production-0123456789 \
+  VARIANT_SEED_SECRET=load-only-variant-seed-secret-0123456789
+
+$(LOAD_VENV)/.installed: requirements-load.txt
+	$(PYTHON) -m venv $(LOAD_VENV)
+	$(LOAD_VENV)/bin/python -m pip install --quiet -r requirements-load.txt
+	touch $@
+
+load: install $(LOAD_VENV)/.installed
+	bash scripts/services.sh
+	psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$(LOAD_DB)'" | grep -q 1 \
+	  || createdb -h 127.0.0.1 -U postgres $(LOAD_DB)
+	$(LOAD_ENV) $(PY) manage.py migrate --noinput -v 0
+	$(LOAD_ENV) $(PY) manage.py load_exam --students $(N) --think $(THINK)
+
 validate-bank: migrate
 	DEBUG=1 $(PY) manage.py validate_bank
 
@@ -38,4 +62,4 @@ check-deploy: install
 	  $(PY) manage.py check --deploy --fail-level WARNING
 
 clean:
-	rm -rf $(VENV) var staticfiles test-artifacts
+	rm -rf $(VENV) $(LOAD_VENV) var staticfiles test-artifacts

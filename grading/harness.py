@@ -190,6 +190,32 @@ class Gunicorn:
     kill = CeleryWorker.kill
 
 
+class CeleryBeat:
+    """``celery beat`` as a subprocess: the periodic sweeper of a production-like stack."""
+
+    def __init__(self, *, env: dict):
+        self.env = dict(os.environ, **env)
+        self.directory = tempfile.mkdtemp(prefix="attnquiz-beat-")
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        command = [
+            sys.executable, "-m", "celery", "-A", "attnquiz", "beat", "--loglevel=WARNING",
+            "--schedule", os.path.join(self.directory, "schedule"),
+        ]
+        self.process = subprocess.Popen(
+            command, cwd=PROJECT_DIR, env=self.env, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    stop = CeleryWorker.stop
+    kill = CeleryWorker.kill
+
+
 def stack_env(*, database_url: str, redis_url: str, secret_key: str, variant_seed_secret: str) -> dict:
     """The environment of a production-like process (web, worker, beat) on 127.0.0.1.
 

@@ -1,0 +1,324 @@
+"""Exam-start spike on the production stack: ``make load`` (N=2000) runs this.
+
+Builds a course of ``--students`` students (an assignment with the worked example's
+weights and the symbolic variance part; each student's variants drawn before the start,
+passwords on the load stack's fast hasher, see ``attnquiz.load_settings``), starts the
+production stack on 127.0.0.1 (gunicorn 3 × 8 threads, a grading worker of concurrency 2,
+the practice worker, beat, a private redis-server, this PostgreSQL database), and runs
+locust (``loadtest/locustfile.py``, from its own virtualenv) headless: every student
+signs in within ``--login-seconds``, opens the assignment and its two exercises, then
+answers both parts with ``--think`` seconds between answers. 1 % of answers are hostile
+(a nested-exponential tower the sandbox must stop: could-not-grade), 10 % wrong.
+
+Meanwhile the Redis queues' length is sampled every second. Afterwards it reports page,
+submit and submit→graded percentiles (locust's, and graded_at − created_at from the
+database), errors and the queue depth over time, and checks: no error, every answer
+stored and finished (right and wrong ones graded with the right verdict, hostile ones
+could-not-grade), the queue drained within a minute of the last answer, and the submit
+p95 (acknowledged, with the grade when it comes within the long poll) under 1 s. Exits 1
+when a check fails. Traffic goes to 127.0.0.1 only; every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import secrets
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import redis
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+from django.urls import reverse
+
+from courses.models import Assignment, AssignmentItem, Course, Enrolment, Role
+from courses.services import latest_published_versions
+from exercises.services import variant_get_or_create_for_item
+from exercises.services_bank import bank_load
+from grading.harness import CeleryBeat, CeleryWorker, Gunicorn, RedisServer, database_url, stack_env, wait_until
+from grading.management.commands.bench_pipeline import FINISHED, right_weights
+from grading.models import Submission, SubmissionStatus
+from loadtest.exam_student import answer_kinds
+
+LOAD_COURSE = "load-exam"
+WEIGHTS = ("attention-weights-one-query", "weights")
+SYMBOLIC = ("score-variance", "general_variance")
+SYMBOLIC_ANSWERS = {
+    "right": "d_k*sigma_q^2*sigma_k^2",
+    "wrong": "d_k*sigma_q*sigma_k",
+    # Nested exponentials no CAS decides in the sandbox's second of CPU.
+    "hostile": "exp(" * 39 + "sigma_q" + ")" * 39,
+}
+DRAIN_SECONDS = 60
+SUBMIT_P95_MS = 1000
+PAGES = ("login page", "log in", "dashboard", "assignment page", "exercise page", "result poll")
+
+
+def load_course_build(*, students: int, password: str, run: str) -> tuple[Assignment, dict]:
+    """A fresh assignment of the load course, ``students`` students with drawn variants,
+    and the plan the virtual students follow (answers and their expected kind)."""
+    bank_load()
+    course, _ = Course.objects.get_or_create(slug=LOAD_COURSE, defaults={"title": "Load test"})
+    assignment = Assignment.objects.create(
+        course=course, slug=f"spike-{run}", title=f"Exam start {run}", attempts_per_part=3
+    )
+    versions = {version.exercise.slug: version for version in latest_published_versions()}
+    items = {
+        slug: AssignmentItem.objects.create(assignment=assignment, exercise_version=versions[slug], position=index)
+        for index, (slug, _) in enumerate((WEIGHTS, SYMBOLIC))
+    }
+    encoded = make_password(password)  # one hash for all: the sign-ins check it, not this
+    users = get_user_model().objects.bulk_create(
+        get_user_model()(username=f"load-{run}-{index:05d}", password=encoded) for index in range(students)
+    )
+    Enrolment.objects.bulk_create(Enrolment(course=course, user=user, role=Role.STUDENT) for user in users)
+    plan_students = []
+    for index, user in enumerate(users):
+        weights_kind, symbolic_kind = answer_kinds(index)
+        weights_variant = variant_get_or_create_for_item(item=items[WEIGHTS[0]], student=user)
+        variant_get_or_create_for_item(item=items[SYMBOLIC[0]], student=user)
+        plan_students.append({
+            "username": user.username,
+            "answers": [
+                {"item": items[WEIGHTS[0]].pk, "part": WEIGHTS[1], "kind": weights_kind,
+                 "answer": right_weights(weights_variant, offset=0.05 if weights_kind == "wrong" else 0.0)},
+                {"item": items[SYMBOLIC[0]].pk, "part": SYMBOLIC[1], "kind": symbolic_kind,
+                 "answer": SYMBOLIC_ANSWERS[symbolic_kind]},
+            ],
+        })
+    plan = {
+        "password": password,
+        "assignment_url": reverse("assignment", args=[course.slug, assignment.slug]),
+        "students": plan_students,
+    }
+    return assignment, plan
+
+
+def outcome_problems(*, assignment: Assignment, plan: dict) -> list[str]:
+    """Every planned answer stored once and finished as its kind requires; what is not."""
+    expected = {
+        (student["username"], answer["part"]): answer["kind"]
+        for student in plan["students"] for answer in student["answers"]
+    }
+    stored = {}
+    for username, part, status, correct in Submission.objects.filter(
+        variant__assignment_item__assignment=assignment
+    ).values_list("student__username", "part", "status", "correct"):
+        if (username, part) in stored:
+            return [f"{username} answered {part} twice"]
+        stored[(username, part)] = (status, correct)
+    problems = []
+    if missing := len(expected.keys() - stored.keys()):
+        problems.append(f"{missing} planned answers were never stored")
+    wanted = {
+        "right": (SubmissionStatus.GRADED, True),
+        "wrong": (SubmissionStatus.GRADED, False),
+        "hostile": (SubmissionStatus.COULD_NOT_GRADE, None),
+    }
+    wrong_outcomes = [
+        f"{key[0]} {key[1]} ({kind}): {stored[key]}"
+        for key, kind in expected.items() if key in stored and stored[key] != wanted[kind]
+    ]
+    if wrong_outcomes:
+        problems.append(f"{len(wrong_outcomes)} answers finished wrongly, e.g. " + "; ".join(wrong_outcomes[:3]))
+    return problems
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))] if ordered else float("nan")
+
+
+class QueueSampler(threading.Thread):
+    """LLEN of the grading and practice queues (and unacked tasks) once a second."""
+
+    def __init__(self, url: str, queues: tuple[str, ...], *, max_seconds: float):
+        super().__init__(daemon=True)
+        self.client = redis.Redis.from_url(url)
+        self.queues = queues
+        self.max_seconds = max_seconds
+        self.samples: list[tuple[float, tuple[int, ...], int]] = []
+        self.done = threading.Event()
+
+    def run(self):
+        started = time.monotonic()
+        while not self.done.is_set() and time.monotonic() - started < self.max_seconds:
+            try:
+                pipe = self.client.pipeline()
+                for queue in self.queues:
+                    pipe.llen(queue)
+                pipe.hlen("unacked")
+                *lengths, unacked = pipe.execute()
+                self.samples.append((time.monotonic() - started, tuple(lengths), unacked))
+            except redis.RedisError:
+                pass
+            self.done.wait(1.0)
+
+
+class Command(BaseCommand):
+    help = "Exam-start spike of N students on the production stack (locust); exits 1 on any unmet check."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--students", type=int, default=2000)
+        parser.add_argument("--think", default="30,90", help="min,max seconds between answers")
+        parser.add_argument("--login-seconds", type=float, default=5.0, help="all students start within this")
+        parser.add_argument("--locust", default="", help="the locust executable (default: .venv-load/bin/locust)")
+        parser.add_argument("--keep", help="a folder to keep the plan, locust's CSV and the queue samples in")
+
+    def handle(self, *args, students, think, login_seconds, locust, keep, **options):
+        if connection.vendor != "postgresql":
+            raise CommandError("the load test needs PostgreSQL (set DATABASE_URL)")
+        if not 1 <= students <= 5000:
+            raise CommandError("--students takes 1 to 5000")
+        think_range = tuple(float(value) for value in think.split(","))
+        if len(think_range) != 2 or not 0 <= think_range[0] <= think_range[1] <= 600:
+            raise CommandError("--think takes min,max seconds (0 to 600)")
+        locust = locust or str(Path(settings.BASE_DIR) / ".venv-load" / "bin" / "locust")
+        if not shutil.which(locust):
+            raise CommandError(f"{locust} not found: `make load` installs requirements-load.txt into .venv-load")
+        folder = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="attnquiz-load-"))
+        folder.mkdir(parents=True, exist_ok=True)
+
+        run = secrets.token_hex(3)
+        started = time.perf_counter()
+        assignment, plan = load_course_build(students=students, password=secrets.token_urlsafe(12), run=run)
+        plan["think"] = think_range
+        (folder / "plan.json").write_text(json.dumps(plan))
+        self.stdout.write(f"load course: {students} students, 2 answers each, built in {time.perf_counter() - started:.0f} s")
+
+        broker = RedisServer()
+        broker.start()
+        env = stack_env(
+            database_url=database_url(connection.settings_dict, vendor=connection.vendor),
+            redis_url=broker.url, secret_key=settings.SECRET_KEY,
+            variant_seed_secret=settings.VARIANT_SEED_SECRET,
+        )
+        workers = [CeleryWorker(broker_url=broker.url, database_url=env["DATABASE_URL"]) for _ in range(2)]
+        for worker in workers:
+            worker.env.update(env)
+        beat = CeleryBeat(env=env)
+        web = Gunicorn(env=env)
+        queues = (settings.CELERY_TASK_DEFAULT_QUEUE, settings.PRACTICE_QUEUE)
+        run_seconds = int(login_seconds + 2 * think_range[1] + 240)
+        sampler = QueueSampler(broker.url, queues, max_seconds=run_seconds + DRAIN_SECONDS + 120)
+        try:
+            workers[0].start(concurrency=2, queues=queues[0])
+            workers[1].start(concurrency=1, queues=queues[1])
+            beat.start()
+            web.start()
+            sampler.start()
+            spike_started = time.monotonic()
+            completed = subprocess.run(
+                [locust, "-f", str(Path(settings.BASE_DIR) / "loadtest" / "locustfile.py"), "--headless",
+                 "--host", web.url, "--users", str(students),
+                 "--spawn-rate", str(max(1.0, students / max(login_seconds, 0.1))),
+                 "--run-time", f"{run_seconds}s", "--stop-timeout", "10", "--csv", str(folder / "locust"),
+                 "--only-summary", "--loglevel", "WARNING"],
+                env=dict(os.environ, LOAD_PLAN=str(folder / "plan.json")),
+                cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=run_seconds + 120,
+            )
+            spike_seconds = time.monotonic() - spike_started
+            drained = self.wait_drained(assignment)
+            sampler.done.set()
+            sampler.join(timeout=5)
+        finally:
+            web.stop()
+            beat.cleanup()
+            for worker in workers:
+                worker.stop()
+            broker.cleanup()
+        (folder / "locust.out").write_text(completed.stdout + completed.stderr)
+        (folder / "queue.csv").write_text(
+            "seconds," + ",".join(queues) + ",unacked\n"
+            + "".join(f"{t:.0f},{','.join(map(str, lengths))},{unacked}\n" for t, lengths, unacked in sampler.samples)
+        )
+        failed = self.report(
+            assignment=assignment, plan=plan, folder=folder, locust=completed, drained=drained,
+            spike_seconds=spike_seconds, sampler=sampler, queues=queues,
+        )
+        self.stdout.write(f"plan, locust's CSV, its output and the queue samples: {folder}")
+        if failed:
+            raise SystemExit(1)
+
+    def wait_drained(self, assignment) -> float | None:
+        """Seconds from the last answer stored to every answer finished, if within the limit."""
+        pending = Submission.objects.filter(variant__assignment_item__assignment=assignment)
+        try:
+            wait_until(
+                lambda: not pending.exclude(status__in=FINISHED).exists(),
+                timeout=DRAIN_SECONDS + 30, interval=0.5, what="the queue to drain",
+            )
+        except TimeoutError:
+            return None
+        last = pending.order_by("-created_at").values_list("created_at", flat=True).first()
+        finished = pending.order_by("-graded_at").values_list("graded_at", flat=True).first()
+        return (finished - last).total_seconds() if last and finished else 0.0
+
+    def report(self, *, assignment, plan, folder, locust, drained, spike_seconds, sampler, queues) -> bool:
+        stats = {}
+        stats_file = folder / "locust_stats.csv"
+        if stats_file.exists():
+            with stats_file.open() as handle:
+                stats = {row["Name"]: row for row in csv.DictReader(handle)}
+        failures = sum(int(row["Failure Count"]) for name, row in stats.items() if name != "Aggregated")
+        server = list(
+            Submission.objects.filter(variant__assignment_item__assignment=assignment)
+            .exclude(graded_at=None).values_list("created_at", "graded_at", "status")
+        )
+        graded_ms = [1000 * (g - c).total_seconds() for c, g, status in server if status == SubmissionStatus.GRADED]
+        hostile_ms = [1000 * (g - c).total_seconds() for c, g, status in server if status != SubmissionStatus.GRADED]
+        depth = [sum(lengths) for _, lengths, _ in sampler.samples]
+
+        lines = [
+            f"\nexam-start spike: {len(plan['students'])} students, think {plan['think'][0]:g}–{plan['think'][1]:g} s, "
+            f"locust ran {spike_seconds:.0f} s (exit {locust.returncode})",
+            f"{'request':<22}{'count':>7}{'fail':>6}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'max ms':>9}",
+        ]
+        for name in (*PAGES, "submit", "submit→graded"):
+            row = stats.get(name)
+            if row:
+                lines.append(
+                    f"{name:<22}{row['Request Count']:>7}{row['Failure Count']:>6}{row['50%']:>9}{row['95%']:>9}"
+                    f"{row['99%']:>9}{float(row['Max Response Time']):>9.0f}"
+                )
+        for label, values in (("stored→graded (db)", graded_ms), ("hostile→could-not (db)", hostile_ms)):
+            if values:
+                lines.append(
+                    f"{label:<22}{len(values):>7}{'':>6}{percentile(values, .5):>9.0f}{percentile(values, .95):>9.0f}"
+                    f"{percentile(values, .99):>9.0f}{max(values):>9.0f}"
+                )
+        lines.append(
+            f"queue depth ({'+'.join(queues)}), one sample a second: max {max(depth, default=0)}; every 10 s: "
+            + " ".join(str(value) for value in depth[::10])
+        )
+        problems = []
+        if locust.returncode != 0:
+            problems.append(f"locust exited {locust.returncode}: {(locust.stderr or locust.stdout)[-400:].strip()}")
+        if failures:
+            problems.append(f"{failures} failed requests (see {folder}/locust_failures.csv)")
+        if not stats:
+            problems.append("locust wrote no statistics")
+        problems += outcome_problems(assignment=assignment, plan=plan)
+        if drained is None:
+            problems.append(f"answers still unfinished {DRAIN_SECONDS + 30} s after locust ended")
+        elif drained > DRAIN_SECONDS:
+            problems.append(f"the queue drained {drained:.0f} s after the last answer (limit {DRAIN_SECONDS} s)")
+        submit = stats.get("submit")
+        if submit and float(submit["95%"]) >= SUBMIT_P95_MS:
+            problems.append(f"submit p95 {submit['95%']} ms (limit {SUBMIT_P95_MS} ms)")
+        lines.append(
+            "drained " + (f"{drained:.1f} s after the last answer" if drained is not None else "NOT within the limit")
+        )
+        lines += [f"UNMET: {problem}" for problem in problems] or ["all checks met"]
+        self.stdout.write("\n".join(lines))
+        return bool(problems)

@@ -1,0 +1,79 @@
+"""The load test's pieces, run small in the default suite so they cannot rot unnoticed:
+the plan ``load_exam`` builds, and the virtual student of the locustfile (its
+``ExamStudent``, driven by plain ``requests``) against a live server."""
+
+from __future__ import annotations
+
+import pytest
+
+from grading.management.commands.load_exam import SYMBOLIC_ANSWERS, load_course_build, outcome_problems
+from grading.models import Submission, SubmissionStatus
+from loadtest.exam_student import ExamStudent, LocalSession, StudentFailed, answer_kinds
+
+
+def test_answer_mix_is_one_percent_hostile_and_ten_percent_wrong():
+    kinds = [kind for index in range(2000) for kind in answer_kinds(index)]
+    assert len(kinds) == 4000
+    assert (kinds.count("hostile"), kinds.count("wrong"), kinds.count("right")) == (40, 400, 3560)
+    assert answer_kinds(25) == ("right", "hostile")  # hostile answers go to the symbolic part
+    assert answer_kinds(3) == ("wrong", "wrong")
+    assert answer_kinds(0) == ("right", "right")
+
+
+@pytest.fixture
+def plain_http(settings):
+    """Cookies over plain HTTP, as the load stack serves them (attnquiz.load_settings)."""
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_virtual_students_sign_in_answer_and_see_every_kind_finish(live_server, plain_http, settings):
+    settings.GRADING_MODE = "inline"
+    assignment, plan = load_course_build(students=26, password="load-pass-1", run="t1")
+    assert plan["assignment_url"] == f"/courses/load-exam/assignments/{assignment.slug}/"
+    chosen = [plan["students"][index] for index in (0, 3, 25)]  # right, wrong, hostile
+    assert [answer["answer"] for answer in chosen[2]["answers"]][1] == SYMBOLIC_ANSWERS["hostile"]
+    timings = []
+    outcomes = []
+    for student in chosen:
+        virtual = ExamStudent(
+            LocalSession(live_server.url), student, password=plan["password"], think=(30, 90),
+            assignment_url=plan["assignment_url"], record=lambda name, ms: timings.append(name),
+            sleep=lambda seconds: None,
+        )
+        virtual.run()
+        outcomes += virtual.outcomes
+    assert outcomes == [
+        ("right", "graded"), ("right", "graded"),
+        ("wrong", "graded"), ("wrong", "graded"),
+        ("right", "graded"), ("hostile", "could_not_grade"),
+    ]
+    assert timings == ["submit→graded"] * 6
+    statuses = sorted(
+        Submission.objects.filter(variant__assignment_item__assignment=assignment).values_list(
+            "student__username", "part", "status", "correct"
+        )
+    )
+    assert statuses == [
+        ("load-t1-00000", "general_variance", SubmissionStatus.GRADED, True),
+        ("load-t1-00000", "weights", SubmissionStatus.GRADED, True),
+        ("load-t1-00003", "general_variance", SubmissionStatus.GRADED, False),
+        ("load-t1-00003", "weights", SubmissionStatus.GRADED, False),
+        ("load-t1-00025", "general_variance", SubmissionStatus.COULD_NOT_GRADE, None),
+        ("load-t1-00025", "weights", SubmissionStatus.GRADED, True),
+    ]
+    # The run's checks see these three as done, and the other 23 students as missing.
+    chosen_plan = {**plan, "students": chosen}
+    assert outcome_problems(assignment=assignment, plan=chosen_plan) == []
+    assert outcome_problems(assignment=assignment, plan=plan) == ["46 planned answers were never stored"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_wrong_password_is_a_failed_student_not_a_hang(live_server, plain_http):
+    _, plan = load_course_build(students=1, password="load-pass-2", run="t2")
+    virtual = ExamStudent(
+        LocalSession(live_server.url), plan["students"][0], password="not-it", think=(0, 0),
+        assignment_url=plan["assignment_url"], sleep=lambda seconds: None,
+    )
+    with pytest.raises(StudentFailed, match="log in answered 200, not a redirect"):
+        virtual.run()
