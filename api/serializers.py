@@ -106,16 +106,25 @@ class CourseSerializer(serializers.Serializer):
 class AssignmentSummarySerializer(serializers.Serializer):
     slug = serializers.CharField(source="assignment.slug")
     title = serializers.CharField(source="assignment.title")
-    opens_at = serializers.DateTimeField(source="assignment.opens_at", allow_null=True)
-    due_at = serializers.DateTimeField(source="assignment.due_at", allow_null=True)
-    closes_at = serializers.DateTimeField(source="assignment.closes_at", allow_null=True)
+    # Your own dates and limits: an accommodation your instructor set replaces the assignment's.
+    opens_at = serializers.DateTimeField(source="limits.opens_at", allow_null=True)
+    due_at = serializers.DateTimeField(source="limits.due_at", allow_null=True)
+    closes_at = serializers.DateTimeField(source="limits.closes_at", allow_null=True)
     attempts_per_part = serializers.IntegerField(
-        source="assignment.attempts_per_part", help_text="0 means unlimited."
+        source="limits.attempts_per_part", help_text="0 means unlimited."
     )
-    time_limit_minutes = serializers.IntegerField(source="assignment.time_limit_minutes", allow_null=True)
+    time_limit_minutes = serializers.SerializerMethodField(
+        help_text="Your time limit in whole minutes, rounded up; time_limit_seconds is exact."
+    )
+    time_limit_seconds = serializers.IntegerField(source="limits.time_limit_seconds", allow_null=True)
     score_percent = serializers.IntegerField()
     solved = serializers.IntegerField(help_text="Exercises solved.")
     total = serializers.IntegerField(help_text="Exercises in the assignment.")
+
+
+    def get_time_limit_minutes(self, summary) -> int | None:
+        seconds = summary["limits"].time_limit_seconds
+        return None if seconds is None else -(-seconds // 60)
 
 
 class ItemStatusSerializer(serializers.Serializer):

@@ -124,12 +124,18 @@ def accommodation_of(*, assignment: Assignment, student) -> Accommodation | None
     return Accommodation.objects.filter(assignment=assignment, student=student).first()
 
 
+def accommodation_carry(row, accommodation: Accommodation | None) -> None:
+    """Remember on ``row`` the accommodation read for it, as ``with_own_accommodation``
+    would have, so later reads of the same row make no query."""
+    vars(row).update(own_accommodation=accommodation, own_accommodation_read=True)
+
+
 def with_own_accommodation(queryset: QuerySet, *, assignment_path: str, student) -> QuerySet:
     """``queryset`` with each row's student's accommodation joined in, so the query that
     already fetches the row leading to the assignment reads it too (``assignment_path``
-    names the assignment from that row; ``student`` is a user or an ``F()`` to the row's
-    student). Read it back with ``carried_accommodation``."""
-    relation = f"{assignment_path}__accommodations"
+    names the assignment from that row, "" for an Assignment queryset; ``student`` is a user
+    or an ``F()`` to the row's student). Read it back with ``carried_accommodation``."""
+    relation = f"{assignment_path}__accommodations" if assignment_path else "accommodations"
     return queryset.annotate(
         own_accommodation=FilteredRelation(relation, condition=Q(**{f"{relation}__student": student})),
         # select_related leaves the attribute unset when no row joins: this says it was read.

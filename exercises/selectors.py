@@ -16,9 +16,11 @@ from exams.selectors_accommodations import (
     UNREAD,
     StudentLimits,
     accommodated_time_limit_seconds,
+    accommodation_carry,
     accommodation_of,
     carried_accommodation,
     limits_apply,
+    with_own_accommodation,
 )
 from grading.models import Submission, SubmissionStatus
 from grading.selectors import part_progress, progress_of_part, variant_progress, variants_progress
@@ -31,11 +33,20 @@ from .specs import version_spec
 _UNREAD = object()
 
 
-def exercise_status(*, item: AssignmentItem, student, variant=_UNREAD, progress: dict | None = None) -> dict:
+def exercise_status(
+    *,
+    item: AssignmentItem,
+    student,
+    variant=_UNREAD,
+    progress: dict | None = None,
+    attempts_allowed: int | None = None,
+) -> dict:
     """Not started / in progress / solved, with the student's score so far.
 
-    ``variant`` (None: none yet) and ``progress`` (``variants_progress``) may come from a
-    caller that read them for many items at once."""
+    ``variant`` (None: none yet), ``progress`` (``variants_progress``) and the student's
+    own ``attempts_allowed`` may come from a caller that read them for many items at once."""
+    if attempts_allowed is None:
+        attempts_allowed = student_attempts_allowed(assignment=item.assignment, student=student)
     spec = version_spec(item.exercise_version)
     part_keys = [part.key for part in spec.parts]
     if variant is _UNREAD:
@@ -48,7 +59,7 @@ def exercise_status(*, item: AssignmentItem, student, variant=_UNREAD, progress:
             "score": 0.0,
             "parts": len(part_keys),
             "solved_parts": 0,
-            "attempts_left": item.assignment.attempts_per_part or None,
+            "attempts_left": attempts_allowed or None,
         }
     if progress is None:
         progress = variants_progress(variants=[variant])
@@ -61,7 +72,7 @@ def exercise_status(*, item: AssignmentItem, student, variant=_UNREAD, progress:
         / total_points
     )
     started = any(p["attempts_used"] for p in progress)
-    allowed = item.assignment.attempts_per_part
+    allowed = attempts_allowed
     unsolved_left = [max(0, allowed - p["attempts_used"]) for p in progress if not p["solved"]]
     attempts_left = min(unsolved_left) if allowed and unsolved_left else None
     if solved == len(part_keys):
@@ -80,14 +91,22 @@ def exercise_status(*, item: AssignmentItem, student, variant=_UNREAD, progress:
 
 
 def assignment_item_statuses(
-    *, assignment: Assignment, student, draw: bool = True, items: list[AssignmentItem] | None = None
+    *,
+    assignment: Assignment,
+    student,
+    draw: bool = True,
+    items: list[AssignmentItem] | None = None,
+    attempts_allowed: int | None = None,
 ) -> list[dict]:
     """The status of each item the student is given, in their order; three queries however
-    many items the assignment has (one more to read the pools' draws when it has pools).
+    many items the assignment has (one more to read the pools' draws when it has pools,
+    one more for the student's own attempts unless the caller gives them).
 
     ``draw``: draw (and store) the student's pools not drawn yet, as a page that lists the
     items does; a summary only reads the draws made so far. ``items``: every item of the
     assignment, when the caller has read them."""
+    if attempts_allowed is None:
+        attempts_allowed = student_attempts_allowed(assignment=assignment, student=student)
     if items is None:
         items = list(assignment.items.select_related("exercise_version__exercise"))
     if pools.has_pools(items):
@@ -106,16 +125,36 @@ def assignment_item_statuses(
     progress = variants_progress(variants=list(variants.values())) if variants else {}
     rows = []
     for item in items:
-        status = exercise_status(item=item, student=student, variant=variants.get(item.pk), progress=progress)
+        status = exercise_status(
+            item=item,
+            student=student,
+            variant=variants.get(item.pk),
+            progress=progress,
+            attempts_allowed=attempts_allowed,
+        )
         rows.append({"item": item, "status": status, "points_earned": item.points * status["score"]})
     return rows
 
 
 def assignment_summaries(*, course, role: str, student) -> list[dict]:
+    """Per assignment the student's score so far and their own ``limits`` (dates, time
+    limit, attempts), the accommodations read with the assignments."""
     summaries = []
-    for assignment in assignments_visible(course=course, role=role):
+    assignments = with_own_accommodation(
+        assignments_visible(course=course, role=role), assignment_path="", student=student
+    )
+    for assignment in assignments:
+        limits = student_limits(
+            assignment=assignment, student=student, accommodation=carried_accommodation(assignment)
+        )
         items = list(assignment.items.select_related("exercise_version__exercise"))
-        statuses = assignment_item_statuses(assignment=assignment, student=student, draw=False, items=items)
+        statuses = assignment_item_statuses(
+            assignment=assignment,
+            student=student,
+            draw=False,
+            items=items,
+            attempts_allowed=limits.attempts_per_part,
+        )
         # Out of every slot: a pool counts once, even before the student is given its item.
         total_points = pools.slot_points(items) or 1.0
         earned = sum(s["item"].points * s["status"]["score"] for s in statuses)
@@ -123,6 +162,7 @@ def assignment_summaries(*, course, role: str, student) -> list[dict]:
         summaries.append(
             {
                 "assignment": assignment,
+                "limits": limits,
                 "score_percent": round(100 * earned / total_points),
                 "solved": solved,
                 "total": pools.slot_count(items),
@@ -153,12 +193,12 @@ def part_extras(
 ) -> dict:
     """The hints unlocked so far and, when the policy allows, the worked solution.
 
-    ``attempts_allowed``: the student's own (``variant_limits``); the assignment's if None."""
+    ``attempts_allowed``: the student's own, when the caller has them."""
     spec = spec or version_spec(variant.exercise_version)
     progress = progress or part_progress(variant=variant, part=part_key)
     item = variant.assignment_item
     if attempts_allowed is None:
-        attempts_allowed = item.assignment.attempts_per_part if item else 0
+        attempts_allowed = variant_attempts_allowed(variant=variant)
     finished = part_finished(progress=progress, attempts_allowed=attempts_allowed)
     return {
         "hints": engine.render_hints(spec, variant.params, part_key, tries=progress["attempts_used"]),
@@ -198,7 +238,7 @@ def exercise_page_context(*, variant: Variant, limits: StudentLimits | None = No
     if limits is not None:
         attempts_allowed = limits.attempts_per_part
     else:
-        attempts_allowed = item.assignment.attempts_per_part if item else 0
+        attempts_allowed = variant_attempts_allowed(variant=variant)
     parts = []
     progress_by_part = variant_progress(variant=variant, parts=[part.key for part in spec.parts])
     for part in spec.parts:
@@ -290,17 +330,53 @@ def student_limits(
     )
 
 
+def variant_accommodation(*, variant: Variant):
+    """The student's accommodation on the variant's assignment (None for none or practice):
+    the one read with the variant if it was, else read now and remembered on the variant."""
+    item = variant.assignment_item
+    if item is None:
+        return None
+    accommodation = carried_accommodation(variant, item)
+    if accommodation is UNREAD:
+        accommodation = accommodation_of(assignment=item.assignment, student=variant.student_id)
+        accommodation_carry(variant, accommodation)
+    return accommodation
+
+
 def variant_limits(*, variant: Variant) -> StudentLimits | None:
     """The student's own limits on the assignment a variant belongs to (None for practice),
-    using the accommodation read with the variant when it was."""
+    for what a page shows; submission_create decides with its own read in the lock."""
     item = variant.assignment_item
     if item is None:
         return None
     return student_limits(
         assignment=item.assignment,
-        student=variant.student,
-        accommodation=carried_accommodation(variant, item),
+        student=variant.student_id,
+        accommodation=variant_accommodation(variant=variant),
     )
+
+
+def student_attempts_allowed(*, assignment: Assignment, student) -> int:
+    """The student's own attempts per part (0: unlimited); the accommodation read with the
+    assignment if it was."""
+    accommodation = carried_accommodation(assignment)
+    if accommodation is UNREAD:
+        accommodation = accommodation_of(assignment=assignment, student=student)
+    return limits_apply(
+        assignment=assignment, accommodation=accommodation, started_at=None
+    ).attempts_per_part
+
+
+def variant_attempts_allowed(*, variant: Variant) -> int:
+    """The student's own attempts per part on the variant (0: unlimited, as for practice)."""
+    item = variant.assignment_item
+    if item is None:
+        return 0
+    return limits_apply(
+        assignment=item.assignment,
+        accommodation=variant_accommodation(variant=variant),
+        started_at=None,
+    ).attempts_per_part
 
 
 def assignment_deadline(*, assignment: Assignment, student, limits: StudentLimits | None = None):

@@ -45,17 +45,23 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
     assignment, role = course_selectors.access_assignment(
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
     )
-    items = selectors.assignment_item_statuses(assignment=assignment, student=request.user)
+    limits = selectors.student_limits(assignment=assignment, student=request.user)
+    items = selectors.assignment_item_statuses(
+        assignment=assignment, student=request.user, attempts_allowed=limits.attempts_per_part
+    )
     return render(
         request,
         "exercises/assignment_detail.html",
         {
             "assignment": assignment,
+            "limits": limits,
             "items": items,
             "points_total": sum(row["item"].points for row in items),
             "points_earned": sum(row["points_earned"] for row in items),
             "is_staff": role in STAFF_ROLES,
-            "clock": selectors.assignment_clock(assignment=assignment, student=request.user),
+            "clock": selectors.assignment_clock(
+                assignment=assignment, student=request.user, limits=limits
+            ),
         },
     )
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from exercises import engine
-from exercises.selectors import part_extras, part_finished, solution_visible
+from exercises.selectors import part_extras, part_finished, solution_visible, variant_attempts_allowed
 from exercises.specs import version_spec
 from grading.core import answers
 from grading.core.weights_feedback import compare_weights, weights_implied_by_output
@@ -99,9 +99,7 @@ def weights_reference(*, variant, part_key: str, progress: dict | None = None) -
         atol = 0.005
     item = variant.assignment_item
     progress = progress or part_progress(variant=variant, part=part_key)
-    finished = part_finished(
-        progress=progress, attempts_allowed=item.assignment.attempts_per_part if item else 0
-    )
+    finished = part_finished(progress=progress, attempts_allowed=variant_attempts_allowed(variant=variant))
     return WeightsReference(
         quantity=part.diagnose["quantity"],
         weights=weights,

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import time
 
+from django.db.models import F
 from django.http import Http404
 
 from courses.selectors import STAFF_ROLES, course_role
+from exams.selectors_accommodations import (
+    accommodation_carry,
+    carried_accommodation,
+    with_own_accommodation,
+)
 
 from .grade_events import grade_wait
 from .models import Submission, SubmissionStatus
@@ -15,15 +21,21 @@ from .models import Submission, SubmissionStatus
 def access_submission(*, user, submission_id: int) -> Submission:
     """A submission its own student, or the course's staff, may read; 404 otherwise."""
     submission = (
-        Submission.objects.select_related(
-            "variant__exercise_version__exercise",
-            "variant__assignment_item__assignment__course",
+        with_own_accommodation(
+            Submission.objects.select_related(
+                "variant__exercise_version__exercise",
+                "variant__assignment_item__assignment__course",
+            ),
+            assignment_path="variant__assignment_item__assignment",
+            student=F("student"),
         )
         .filter(pk=submission_id)
         .first()
     )
     if submission is None:
         raise Http404("No such submission.")
+    # The student's own attempts (shown with the result) come with this one query.
+    accommodation_carry(submission.variant, carried_accommodation(submission))
     if submission.student_id == user.pk:
         return submission
     item = submission.variant.assignment_item

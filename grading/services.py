@@ -21,8 +21,8 @@ from django.utils import timezone
 
 from exercises import engine
 from exercises.models import Variant
-from exams.selectors_accommodations import StudentLimits
-from exercises.selectors import duration_text, variant_limits
+from exams.selectors_accommodations import StudentLimits, carried_accommodation, with_own_accommodation
+from exercises.selectors import duration_text, student_limits
 from exercises.specs import version_spec
 from grading.core import answers
 
@@ -101,9 +101,11 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Su
         # count another is about to make stale, and a deadline passing while an answer
         # waits for the lock refuses it. (SQLite has no row locks; its transactions start
         # IMMEDIATE, see settings, which serialises writers the same way.)
-        list(Variant.objects.select_for_update().filter(pk=variant.pk).values_list("pk"))
+        # The lock's query also reads the student's accommodation, so an extension saved
+        # before it counts without a query of its own.
+        accommodation = _lock_variant(variant)
         attempts = _part_attempts(variant=variant, part=part)
-        limits = variant_limits(variant=variant)
+        limits = _student_limits(variant=variant, accommodation=accommodation)
         now = timezone.now()
         _refuse_if_not_open(variant=variant, limits=limits, now=now)
         _refuse_if_no_attempt_left(
@@ -165,6 +167,26 @@ def answer_format_error(*, context: PartContext, raw_answer) -> str | None:
     except Exception:
         logger.warning("parser failed on a %s answer", context.answer_type, exc_info=True)
         return UNREADABLE_ANSWER
+
+
+def _lock_variant(variant: Variant):
+    """Lock the variant's row; returns the student's accommodation on its assignment (or
+    None). Call inside a transaction."""
+    locked = with_own_accommodation(
+        Variant.objects.select_for_update(of=("self",)).filter(pk=variant.pk),
+        assignment_path="assignment_item__assignment",
+        student=F("student"),
+    ).first()
+    return carried_accommodation(locked)
+
+
+def _student_limits(*, variant: Variant, accommodation) -> StudentLimits | None:
+    item = variant.assignment_item
+    if item is None:
+        return None
+    return student_limits(
+        assignment=item.assignment, student=variant.student_id, accommodation=accommodation
+    )
 
 
 def _refuse_if_not_open(*, variant: Variant, limits: StudentLimits | None, now) -> None:

@@ -414,3 +414,76 @@ def test_lateness_is_decided_at_the_lock(item, assignment, student, clock):
     with _clock_moves_at_the_lock(clock, seconds=2):
         submission = submit(item, student)
     assert (submission.is_late, submission.queued_at) == (True, START + timedelta(seconds=2))
+
+
+# ---------------------------------------------------------------------------
+# The overview, the dashboard, the API and the result fragment show the student's own
+# ---------------------------------------------------------------------------
+
+
+def test_overview_and_dashboard_show_the_students_own_dates_and_attempts(
+    assignment, student, other_student, clock, client
+):
+    assignment_set(
+        assignment, due_at=datetime(2026, 3, 9, 9, 0, tzinfo=dt_timezone.utc), attempts_per_part=3
+    )
+    accommodate(
+        assignment, student, due_at=datetime(2026, 3, 11, 17, 30, tzinfo=dt_timezone.utc),
+        attempts_per_part=6,
+    )
+    overview_url = reverse("assignment", args=[assignment.course.slug, assignment.slug])
+    client.force_login(student)
+    overview = client.get(overview_url).content.decode()
+    assert "due Wed 11 Mar 2026, 17:30 · 6 attempts per part" in overview
+    assert "These are your own dates, time and attempts for this assignment" in overview
+    assert "6 per part" in overview  # each exercise's attempts left
+    assert "Wed 11 Mar 2026, 17:30" in client.get(reverse("dashboard")).content.decode()
+    client.force_login(other_student)
+    overview = client.get(overview_url).content.decode()
+    assert "due Mon 9 Mar 2026, 09:00 · 3 attempts per part" in overview
+    assert "These are your own dates" not in overview
+    assert "Mon 9 Mar 2026, 09:00" in client.get(reverse("dashboard")).content.decode()
+
+
+def test_api_shows_the_students_own_limits(assignment, student, other_student, clock, client):
+    from api.services import api_token_create
+    from api.models import TokenScope
+
+    assignment_set(assignment, time_limit_minutes=25, closes_at=START + timedelta(days=3))
+    accommodate(assignment, student, time_factor=1.5, closes_at=START + timedelta(days=4), attempts_per_part=9)
+    url = f"/api/v1/courses/{assignment.course.slug}/assignments/{assignment.slug}/"
+    rows = {}
+    for user in (student, other_student):
+        secret = api_token_create(user=user, name="t", scope=TokenScope.READ, lifetime_days=7)[1]
+        body = client.get(url, HTTP_AUTHORIZATION=f"Bearer {secret}").json()
+        rows[user.username] = {
+            key: body[key] for key in ("closes_at", "attempts_per_part", "time_limit_minutes", "time_limit_seconds")
+        }
+        listed = client.get(
+            f"/api/v1/courses/{assignment.course.slug}/assignments/", HTTP_AUTHORIZATION=f"Bearer {secret}"
+        ).json()
+        assert [row["time_limit_seconds"] for row in listed if row["slug"] == assignment.slug] == [
+            body["time_limit_seconds"]
+        ]
+    assert rows == {
+        student.username: {
+            "closes_at": "2026-03-06T09:00:00Z", "attempts_per_part": 9,
+            "time_limit_minutes": 38, "time_limit_seconds": 2250,
+        },
+        other_student.username: {
+            "closes_at": "2026-03-05T09:00:00Z", "attempts_per_part": 5,
+            "time_limit_minutes": 25, "time_limit_seconds": 1500,
+        },
+    }
+
+
+def test_result_fragment_counts_the_students_own_attempts(
+    item, assignment, student, clock, client, django_capture_on_commit_callbacks
+):
+    assignment_set(assignment, attempts_per_part=2)
+    accommodate(assignment, student, attempts_per_part=4)
+    with django_capture_on_commit_callbacks(execute=True):
+        submission = submit(item, student)
+    client.force_login(student)
+    fragment = client.get(reverse("submission", args=[submission.pk]), HTTP_HX_REQUEST="true").content.decode()
+    assert "attempt 1; 3 attempts left" in fragment

@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 
 from exams.models import Accommodation
+from grading import services
 from grading.models import Submission, SubmissionStatus
 from grading.tests.conftest import student, variant  # noqa: F401  (student1, the worked example)
 from grading.tests.test_query_counts import _post_answer, queued, queries, student_client  # noqa: F401
@@ -41,3 +42,14 @@ def test_exercise_page_with_an_accommodation_is_five_queries(student_client, var
     with queries(5):
         response = student_client.get(reverse("exercise", args=[variant.assignment_item_id]))
     assert 'data-attempts-left>1</span> of 1' in response.content.decode()
+
+
+def test_result_fragment_with_an_accommodation_is_three_queries(student_client, variant, student, accommodated):
+    submission = Submission.objects.create(
+        variant=variant, student=student, part="weights", raw_answer="[0.25, 0.25, 0.25, 0.25]"
+    )
+    services.submission_grade(submission_id=submission.pk)
+    # the session's user, the access-checked submission with its accommodation, the attempts
+    with queries(3):
+        response = student_client.get(reverse("submission", args=[submission.pk]), HTTP_HX_REQUEST="true")
+    assert "attempt 1; 0 attempts left" in response.content.decode()

@@ -55,10 +55,10 @@ def part_letter(index) -> str:
 @register.filter
 def attempts_left_after(submission) -> int | None:
     """Attempts the student still has on this part after ``submission``; None if unlimited."""
+    from exercises.selectors import variant_attempts_allowed
     from grading.selectors import part_progress
 
-    item = submission.variant.assignment_item
-    allowed = item.assignment.attempts_per_part if item else 0
+    allowed = variant_attempts_allowed(variant=submission.variant)
     if not allowed:
         return None
     used = getattr(submission, "part_attempts_used", None)  # set when progress was read
