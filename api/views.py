@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from courses import selectors as course_selectors
+from exams.access import access_exam_gate
 from exercises import selectors as exercise_selectors
 from exercises.services import variant_get_or_create_for_item
 from grading import selectors as grading_selectors
@@ -66,6 +67,7 @@ class AssignmentDetail(APIView):
         assignment, role = course_selectors.access_assignment(
             user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
         )
+        access_exam_gate(request=request, assignment=assignment, role=role)
         summary = next(
             s
             for s in exercise_selectors.assignment_summaries(
@@ -86,7 +88,8 @@ class ExerciseDetail(APIView):
     solution. Opening it starts your variant, and any time limit, as the page does."""
 
     def get(self, request, item_id: int):
-        item, _ = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
+        item, role = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
+        access_exam_gate(request=request, assignment=item.assignment, role=role)
         variant = variant_get_or_create_for_item(item=item, student=request.user)
         data = selectors.exercise_for_student(item=item, variant=variant)
         return Response(serializers.ExerciseSerializer(data, context={"item": item}).data)
@@ -102,7 +105,8 @@ class SubmitAnswer(APIView):
     uses no attempt); then it is queued for grading: 202 with the submission's URL."""
 
     def post(self, request, item_id: int, part: str):
-        item, _ = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
+        item, role = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
+        access_exam_gate(request=request, assignment=item.assignment, role=role)
         payload = serializers.SubmitSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         variant = variant_get_or_create_for_item(item=item, student=request.user)
@@ -134,6 +138,9 @@ class SubmissionDetail(APIView):
         query = serializers.WaitSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         submission = grading_selectors.access_submission(user=request.user, submission_id=submission_id)
+        item = submission.variant.assignment_item
+        if item is not None and submission.student_id == request.user.pk:
+            access_exam_gate(request=request, assignment=item.assignment)
         wait = query.validated_data["wait"]
         if wait and not submission.is_finished:
             submission = grading_selectors.submission_wait_finished(submission=submission, timeout=wait)

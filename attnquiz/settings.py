@@ -367,6 +367,15 @@ CELERY_BEAT_SCHEDULE["fit-mastery-parameters"] = {
     "options": {"queue": PRACTICE_QUEUE},
 }
 
+# --- Exam access controls (exams/access.py) ---
+# How many reverse proxies in front of the web process append to X-Forwarded-For; 0 (the
+# default) trusts REMOTE_ADDR alone, so a client cannot choose its address for the
+# allowed-networks check by sending the header itself.
+EXAM_TRUSTED_PROXIES = env.int("EXAM_TRUSTED_PROXIES", default=0)
+# Access-code tries per student and exam: a burst, then this many per minute.
+EXAM_CODE_BURST = env.int("EXAM_CODE_BURST", default=5)
+EXAM_CODE_PER_MINUTE = env.float("EXAM_CODE_PER_MINUTE", default=2.0)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -15,6 +15,7 @@ urlpatterns = [
     path("healthz/", project_views.readiness, name="health"),
     path("healthz/live/", project_views.liveness, name="liveness"),
     path("", include("exercises.urls")),
+    path("", include("exams.urls_access")),
     path("grading/", include("grading.urls")),
     path("explore/", include("explorations.urls")),
     path("author/", include("authoring.urls")),

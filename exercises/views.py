@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 
 from courses import selectors as course_selectors
 from courses.selectors import STAFF_ROLES
+from exams.views_access import exam_gate_response
 from grading import results
 
 from . import engine, selectors, services
@@ -45,6 +46,9 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
     assignment, role = course_selectors.access_assignment(
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
     )
+    refusal = exam_gate_response(request, assignment=assignment, role=role)
+    if refusal is not None:
+        return refusal
     limits = selectors.student_limits(assignment=assignment, student=request.user)
     items = selectors.assignment_item_statuses(
         assignment=assignment, student=request.user, attempts_allowed=limits.attempts_per_part
@@ -69,6 +73,9 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
 @login_required
 def exercise_page(request, item_id: int):
     item, role = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
+    refusal = exam_gate_response(request, assignment=item.assignment, role=role)
+    if refusal is not None:
+        return refusal
     variant = services.variant_get_or_create_for_item(item=item, student=request.user)
     return _render_exercise(request, variant=variant, item=item, role=role, is_practice=False)
 

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from courses import pools
 from courses.selectors import STAFF_ROLES, course_role_annotation, require_item_open
 from exams.selectors_accommodations import with_own_accommodation
+from exams.views_access import exam_gate_response
 from exercises.models import Variant
 from grading.core import answers
 
@@ -62,6 +63,13 @@ def _wants_fragment(request) -> bool:
 @require_POST
 def submit_answer(request, variant_id: int, part: str):
     variant = _access_own_variant(user=request.user, variant_id=variant_id)
+    if variant.assignment_item_id:
+        refusal = exam_gate_response(
+            request, assignment=variant.assignment_item.assignment, role=variant.course_role,
+            fragment=_wants_fragment(request),
+        )
+        if refusal is not None:
+            return refusal
     raw_answer, error = raw_answer_from_post(request.POST, max_bytes=MAX_ANSWER_BYTES)
     submission = None
     retry_after = None
@@ -101,6 +109,13 @@ def submit_answer(request, variant_id: int, part: str):
 @require_GET
 def submission_result(request, submission_id: int):
     submission = selectors.access_submission(user=request.user, submission_id=submission_id)
+    item = submission.variant.assignment_item
+    if item is not None and submission.student_id == request.user.pk:
+        refusal = exam_gate_response(
+            request, assignment=item.assignment, role=None, fragment=_wants_fragment(request)
+        )
+        if refusal is not None:
+            return refusal
     if request.GET.get("wait") and not submission.is_finished:
         submission = selectors.submission_wait_finished(
             submission=submission, timeout=settings.GRADING_LONG_POLL_SECONDS

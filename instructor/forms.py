@@ -5,7 +5,9 @@ from __future__ import annotations
 from django import forms
 
 from courses.forms import DateTimeInput
-from courses.models import Assignment
+from courses.models import Assignment, SessionPolicy
+from courses.pools import pool_points_problems
+from exams.access import networks_parse
 from exercises.models import ExerciseVersion, VersionStatus
 
 
@@ -16,17 +18,29 @@ class AssignmentForm(forms.ModelForm):
             "title", "slug", "opens_at", "due_at", "closes_at", "attempts_per_part",
             "penalty_per_extra_attempt", "late_penalty", "time_limit_minutes", "solution_policy",
             "is_published",
+            # Order and exam access controls.
+            "shuffle_items", "access_code", "allowed_networks", "session_policy",
         ]
         widgets = {
             "opens_at": DateTimeInput(),
             "due_at": DateTimeInput(),
             "closes_at": DateTimeInput(),
+            "allowed_networks": forms.Textarea(attrs={"rows": 3, "cols": 40, "spellcheck": "false"}),
+            "access_code": forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
         }
-        labels = {"attempts_per_part": "Attempts per part (0 = unlimited)"}
-        help_texts = {"solution_policy": "When students may see the worked solutions."}
+        labels = {
+            "attempts_per_part": "Attempts per part (0 = unlimited)",
+            "shuffle_items": "Shuffle the exercises per student",
+            "session_policy": "Browser sessions per attempt",
+        }
+        help_texts = {
+            "solution_policy": "When students may see the worked solutions.",
+            "access_code": "If set, students enter it once per attempt before they see the exercises.",
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["session_policy"].required = False  # a form without it keeps any number
         for name in ("opens_at", "due_at", "closes_at"):
             self.fields[name].input_formats = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
 
@@ -47,6 +61,19 @@ class AssignmentForm(forms.ModelForm):
             self.add_error("time_limit_minutes", "Leave empty for no time limit.")
         return cleaned
 
+    def clean_allowed_networks(self) -> str:
+        text = self.cleaned_data.get("allowed_networks") or ""
+        _, problems = networks_parse(text)
+        if problems:
+            raise forms.ValidationError(problems)
+        return text.strip()
+
+    def clean_session_policy(self) -> str:
+        return self.cleaned_data.get("session_policy") or SessionPolicy.ANY
+
+    def clean_access_code(self) -> str:
+        return (self.cleaned_data.get("access_code") or "").strip()
+
     def validate_unique(self):
         # The course is not a form field; uniqueness of the slug per course is checked by the service.
         pass
@@ -66,6 +93,40 @@ class ItemUpdateForm(forms.Form):
     version = forms.ModelChoiceField(
         queryset=ExerciseVersion.objects.filter(status=VersionStatus.PUBLISHED), required=False
     )
+
+
+class ItemPoolsForm(forms.Form):
+    """A pool name per exercise of the assignment (empty: not in a pool). Exercises that
+    share a name form one slot, each student being given one of them, so they must carry
+    the same points."""
+
+    def __init__(self, *args, items=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.items = list(items)
+        for item in self.items:
+            self.fields[f"pool_{item.pk}"] = forms.CharField(
+                required=False, max_length=64, strip=True, initial=item.pool,
+                label=f"Pool of {item.exercise_version.exercise.slug}",
+            )
+
+    def rows(self):
+        return [(item, self[f"pool_{item.pk}"]) for item in self.items]
+
+    def clean(self):
+        cleaned = super().clean()
+        chosen = self.pools()
+        problems = pool_points_problems((chosen.get(item.pk, ""), item.points) for item in self.items)
+        for problem in problems:
+            self.add_error(None, problem + " Give them equal points first.")
+        return cleaned
+
+    def pools(self) -> dict[int, str]:
+        """item id -> the pool name given (of the valid fields)."""
+        return {
+            item.pk: self.cleaned_data.get(f"pool_{item.pk}") or ""
+            for item in self.items
+            if f"pool_{item.pk}" in self.cleaned_data
+        }
 
 
 class ManualGradeForm(forms.Form):

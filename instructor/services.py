@@ -19,7 +19,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from courses.models import Assignment, AssignmentItem, Course
+from courses.models import Assignment, AssignmentItem, Course, PoolDraw
+from courses.pools import pool_points_problems
 from exercises import engine
 from exercises.models import ExerciseVersion, VersionStatus
 from exercises.specs import version_spec
@@ -60,6 +61,8 @@ ASSIGNMENT_FIELDS = (
     "title", "slug", "opens_at", "due_at", "closes_at", "attempts_per_part",
     "penalty_per_extra_attempt", "late_penalty", "time_limit_minutes", "solution_policy",
     "is_published",
+    # Order and exam access controls.
+    "shuffle_items", "access_code", "allowed_networks", "session_policy",
 )
 
 
@@ -120,10 +123,41 @@ def assignment_item_update(
             raise InstructorRefused("An item can only switch to another version of the same exercise.")
         _require_published(version)
         item.exercise_version = version
+    if item.pool and points != item.points:
+        # A pool's items carry equal points (each student is scored on one of them).
+        item.assignment.items.filter(pool=item.pool).exclude(pk=item.pk).update(points=points)
     item.points = points
     item.position = position
     item.save()
     return item
+
+
+@transaction.atomic
+def assignment_pools_set(*, assignment: Assignment, pools: dict[int, str]) -> list[AssignmentItem]:
+    """Put the assignment's items into pools (item id -> pool name, empty for none).
+
+    Refuses (changing nothing) a pool whose items carry different points, and taking an
+    item out of its pool once a student was given it: that student's exercise would
+    otherwise change (a stored draw keeps its item, whatever the pool becomes)."""
+    _require_writable(assignment.course)
+    items = list(assignment.items.select_for_update().select_related("exercise_version__exercise"))
+    chosen = {item.pk: (pools.get(item.pk, item.pool) or "").strip() for item in items}
+    problems = pool_points_problems((chosen[item.pk], item.points) for item in items)
+    if problems:
+        raise InstructorRefused(" ".join(problems) + " Give them equal points first.")
+    drawn = set(PoolDraw.objects.filter(assignment=assignment).values_list("item_id", flat=True))
+    leaving = [item for item in items if item.pk in drawn and chosen[item.pk] != item.pool]
+    if leaving:
+        names = ", ".join(item.exercise_version.exercise.slug for item in leaving)
+        raise InstructorRefused(
+            f"Students have already been given {names} from its pool; it stays in that pool "
+            "(other exercises can still join or leave)."
+        )
+    changed = [item for item in items if chosen[item.pk] != item.pool]
+    for item in changed:
+        item.pool = chosen[item.pk]
+    AssignmentItem.objects.bulk_update(changed, ["pool"])
+    return changed
 
 
 def assignment_item_remove(*, item: AssignmentItem) -> None:

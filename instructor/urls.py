@@ -12,6 +12,7 @@ urlpatterns = [
     path(A, views.assignment_detail, name="assignment"),
     path(A + "edit/", views.assignment_edit, name="assignment_edit"),
     path(A + "items/add/", views.item_add, name="item_add"),
+    path(A + "items/pools/", views.item_pools, name="item_pools"),
     path(A + "items/<int:item_id>/", views.item_update, name="item_update"),
     path(A + "items/<int:item_id>/remove/", views.item_remove, name="item_remove"),
     path(A + "gradebook/", views.gradebook, name="gradebook"),

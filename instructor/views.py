@@ -13,7 +13,7 @@ from courses.models import Role
 
 from . import selectors, services
 from .csv_response import csv_streaming_response
-from .forms import AssignmentForm, ItemAddForm, ItemUpdateForm, ManualGradeForm, RegradeForm
+from .forms import AssignmentForm, ItemAddForm, ItemPoolsForm, ItemUpdateForm, ManualGradeForm, RegradeForm
 from .models import RegradeStatus
 
 
@@ -87,6 +87,11 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
     assignment, role = selectors.access_staff_assignment(
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
     )
+    return _render_assignment_detail(request, assignment=assignment, role=role)
+
+
+def _render_assignment_detail(request, *, assignment, role: str, pools_form=None, status: int = 200):
+    items = selectors.assignment_items_info(assignment=assignment)
     return render(
         request,
         "instructor/assignment_detail.html",
@@ -94,12 +99,33 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
             "course": assignment.course,
             "assignment": assignment,
             "is_instructor": role == Role.INSTRUCTOR,
-            "items": selectors.assignment_items_info(assignment=assignment),
+            "items": items,
             "add_form": ItemAddForm(),
+            "pools_form": pools_form or ItemPoolsForm(items=[info.item for info in items]),
             "versions": published_versions(),
             "jobs": assignment.regrade_jobs.all()[:5],
         },
+        status=status,
     )
+
+
+@login_required
+@require_POST
+def item_pools(request, course_slug: str, assignment_slug: str):
+    """Put the assignment's exercises into pools (a pool name per exercise)."""
+    assignment, role = selectors.access_staff_assignment(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, instructor_only=True
+    )
+    form = ItemPoolsForm(request.POST, items=assignment.items.select_related("exercise_version__exercise"))
+    if form.is_valid():
+        try:
+            changed = services.assignment_pools_set(assignment=assignment, pools=form.pools())
+        except services.InstructorRefused as refused:
+            form.add_error(None, refused.message)
+        else:
+            messages.success(request, f"Saved the pools ({len(changed)} exercise{'s' * (len(changed) != 1)} changed).")
+            return _assignment_redirect(assignment)
+    return _render_assignment_detail(request, assignment=assignment, role=role, pools_form=form, status=422)
 
 
 @login_required

@@ -144,3 +144,108 @@ def test_a_regrade_regrades_what_each_student_answered_and_keeps_the_draws(setti
     assert (job.status, job.total, job.processed) == ("done", 7, 7)
     assert sorted(PoolDraw.objects.values_list("student__username", "pool", "item_id")) == draws_before
     assert book_rows(selectors.gradebook(assignment=assignment)) == book_before
+
+
+# --- Authoring: pools, shuffle and the exam access controls --------------------------------
+
+
+@pytest.fixture
+def unpooled(people):
+    versions = [published_version(source=product_yaml(slug=slug)) for slug in ("pa", "pb", "pc")]
+    assignment = assignment_create(people.course, versions)
+    return assignment, list(assignment.items.order_by("position"))
+
+
+def pools_url():
+    return reverse("instructor:item_pools", args=["attn", "week1"])
+
+
+def test_the_items_page_puts_exercises_into_a_pool(client, people, unpooled):
+    assignment, (pa, pb, pc) = unpooled
+    client.login(username="ines", password=PASSWORD)
+    page = client.get(reverse("instructor:assignment", args=["attn", "week1"])).content.decode()
+    assert f'<label class="aq-visually-hidden" for="id_pool_{pa.pk}">Pool of pa</label>' in page
+    response = client.post(pools_url(), {f"pool_{pa.pk}": " p ", f"pool_{pb.pk}": "p", f"pool_{pc.pk}": ""})
+    assert response.status_code == 302
+    assert list(assignment.items.order_by("position").values_list("pool", flat=True)) == ["p", "p", ""]
+
+
+def test_a_pool_of_unequal_points_is_a_form_error_and_saves_nothing(client, people, unpooled):
+    assignment, (pa, pb, pc) = unpooled
+    pb.points = 2
+    pb.save()
+    client.login(username="ines", password=PASSWORD)
+    response = client.post(pools_url(), {f"pool_{pa.pk}": "p", f"pool_{pb.pk}": "p", f"pool_{pc.pk}": "p"})
+    assert response.status_code == 422
+    assert (
+        "Every exercise in pool “p” must carry the same points (found 1, 2). Give them equal points first."
+        in response.content.decode()
+    )
+    assert list(assignment.items.values_list("pool", flat=True)) == ["", "", ""]
+
+
+def test_a_pool_name_too_long_is_a_form_error(client, people, unpooled):
+    assignment, (pa, _, _) = unpooled
+    client.login(username="ines", password=PASSWORD)
+    response = client.post(pools_url(), {f"pool_{pa.pk}": "x" * 65})
+    assert response.status_code == 422
+    assert "Ensure this value has at most 64 characters (it has 65)." in response.content.decode()
+
+
+def test_an_item_a_student_was_given_stays_in_its_pool(client, people, pooled):
+    pa, pb, pc = pooled["items"]
+    client.login(username="ines", password=PASSWORD)
+    response = client.post(pools_url(), {f"pool_{pa.pk}": "", f"pool_{pb.pk}": "p", f"pool_{pc.pk}": "q"})
+    assert response.status_code == 422
+    assert "Students have already been given pa from its pool; it stays in that pool" in response.content.decode()
+    pa.refresh_from_db()
+    pc.refresh_from_db()
+    assert (pa.pool, pc.pool) == ("p", "")
+
+
+def test_changing_one_pool_items_points_changes_the_pools(client, people, pooled):
+    pa, pb, pc = pooled["items"]
+    client.login(username="ines", password=PASSWORD)
+    response = client.post(
+        reverse("instructor:item_update", args=["attn", "week1", pb.pk]), {"points": "4", "position": "1"}
+    )
+    assert response.status_code == 302
+    assert dict(pooled["assignment"].items.values_list("exercise_version__exercise__slug", "points")) == {
+        "pa": 4.0, "pb": 4.0, "pc": 1.0,
+    }
+
+
+def edit(client, **fields):
+    data = {
+        "title": "Week 1", "slug": "week1", "attempts_per_part": "3", "penalty_per_extra_attempt": "0",
+        "late_penalty": "0", "solution_policy": "after_solved", "session_policy": "any", **fields,
+    }
+    return client.post(reverse("instructor:assignment_edit", args=["attn", "week1"]), data)
+
+
+def test_the_assignment_form_validates_the_allowed_networks(client, people, unpooled):
+    assignment, _ = unpooled
+    client.login(username="ines", password=PASSWORD)
+    response = edit(client, allowed_networks="192.0.2.0/24\n10.1.2.3/8\nlab")
+    assert response.status_code == 422
+    page = response.content.decode()
+    assert "Line 2, “10.1.2.3/8”: host bits are set (e.g. write 10.0.0.0/8, not 10.1.2.3/8)." in page
+    assert "Line 3, “lab”: not an IPv4 or IPv6 range in CIDR notation" in page
+    assignment.refresh_from_db()
+    assert assignment.allowed_networks == ""
+
+
+def test_the_assignment_form_saves_order_and_access_controls(client, people, unpooled):
+    assignment, _ = unpooled
+    client.login(username="ines", password=PASSWORD)
+    response = edit(
+        client, allowed_networks=" 192.0.2.0/24\n2001:db8::/32 \n", access_code=" owl-42 ",
+        session_policy="second_takes_over", shuffle_items="on",
+    )
+    assert response.status_code == 302
+    assignment.refresh_from_db()
+    assert (assignment.allowed_networks, assignment.access_code, assignment.session_policy, assignment.shuffle_items) == (
+        "192.0.2.0/24\n2001:db8::/32", "owl-42", "second_takes_over", True,
+    )
+    page = client.get(reverse("instructor:assignment", args=["attn", "week1"])).content.decode()
+    assert "order shuffled per student · access code · allowed networks only · one session: a second one ends the first" in page

@@ -1,0 +1,251 @@
+"""The access controls of an exam, checked on every request of a student's attempt.
+
+An assignment may ask for an access code (entered once per attempt), allow only some
+networks (CIDR ranges, checked against the client's address on every request), and bind
+the attempt to one browser session (a second one is refused, or ends the first).
+``access_exam_gate`` is the one check the exercise page, submitting, result polling,
+the assignment page and the student API call; staff previewing are never gated. An
+assignment without any control costs no query here.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import math
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.utils import timezone
+
+from courses.models import Assignment, SessionPolicy
+from courses.selectors import STAFF_ROLES, course_role
+from grading import throttle
+
+from .models import AssignmentAttempt
+
+MAX_NETWORKS = 200
+ACCESS_CODES_SESSION_KEY = "exam_access_codes"  # {assignment id: attempt id}
+BOUND_SESSION_KEY = "exam_bound_attempts"  # {assignment id: attempt id} this session was bound to
+LAST_SEEN_EVERY = timedelta(seconds=30)
+
+
+class ExamAccessRefused(PermissionDenied):
+    """This request may not reach the attempt. ``code``: network, session_elsewhere,
+    session_replaced, code_needed, no_address or browser_only."""
+
+    def __init__(self, message: str, *, code: str):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+class AccessCodeRefused(Exception):
+    def __init__(self, message: str, *, retry_after: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
+# --- Networks --------------------------------------------------------------------------
+
+
+def networks_parse(text: str) -> tuple[list, list[str]]:
+    """The networks of ``allowed_networks`` (one CIDR range per line; blank lines and
+    ``#`` comments ignored), and a message per line that is not one."""
+    networks, problems = [], []
+    lines = (text or "").splitlines()
+    if len(lines) > MAX_NETWORKS:
+        return [], [f"Give at most {MAX_NETWORKS} ranges (found {len(lines)} lines)."]
+    for number, line in enumerate(lines, start=1):
+        entry = line.split("#", 1)[0].strip()
+        if not entry:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=True))
+        except ValueError as problem:
+            shown = entry if len(entry) <= 60 else entry[:60] + "…"
+            if "has host bits set" in str(problem):
+                reason = "host bits are set (e.g. write 10.0.0.0/8, not 10.1.2.3/8)"
+            else:
+                reason = "not an IPv4 or IPv6 range in CIDR notation (e.g. 192.0.2.0/24 or 2001:db8::/32)"
+            problems.append(f"Line {number}, “{shown}”: {reason}.")
+    return networks, problems
+
+
+def client_address(request):
+    """The client's IP address: REMOTE_ADDR, or, behind ``EXAM_TRUSTED_PROXIES`` trusted
+    proxies, the address the outermost of them saw (counted from the right of
+    X-Forwarded-For, so a client cannot forge it by sending its own header). None when it
+    cannot be read."""
+    hops = settings.EXAM_TRUSTED_PROXIES
+    raw = request.META.get("REMOTE_ADDR", "")
+    if hops > 0:
+        forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+        forwarded = [part for part in forwarded if part]
+        if len(forwarded) < hops:
+            return None
+        raw = forwarded[-hops]
+    try:
+        return ipaddress.ip_address(raw.strip())
+    except ValueError:
+        return None
+
+
+def address_allowed(address, networks) -> bool:
+    """Whether ``address`` is in one of ``networks`` (an IPv4-mapped IPv6 address counts
+    as its IPv4 address)."""
+    if address is None:
+        return False
+    if address.version == 6 and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return any(address.version == network.version and address in network for network in networks)
+
+
+# --- The gate --------------------------------------------------------------------------
+
+
+def has_access_controls(assignment: Assignment) -> bool:
+    return bool(
+        assignment.access_code
+        or assignment.allowed_networks.strip()
+        or assignment.session_policy != SessionPolicy.ANY
+    )
+
+
+def access_exam_gate(*, request, assignment: Assignment, role: str | None = None) -> AssignmentAttempt | None:
+    """Let this request reach the student's attempt, or raise ``ExamAccessRefused``.
+
+    Checks, in order: the network, that this is a browser session when the attempt needs
+    one, the access code, and the one-session policy. ``role``: the user's role in the
+    course when the caller has read it (it is read here otherwise, only when the
+    assignment has controls). Returns the attempt (created, its clock starting now, by
+    the first request that reaches it) or None when nothing is checked."""
+    if not has_access_controls(assignment):
+        return None
+    if role is None:
+        role = course_role(user=request.user, course=assignment.course)
+    if role in STAFF_ROLES:
+        return None
+    if assignment.allowed_networks.strip():
+        networks, _ = networks_parse(assignment.allowed_networks)
+        address = client_address(request)
+        if not address_allowed(address, networks):
+            raise ExamAccessRefused(
+                f"This exam can only be taken from the networks its instructor allowed; your "
+                f"address ({address or 'unknown'}) is not one of them. Ask the invigilator.",
+                code="network",
+            )
+    needs_session = bool(assignment.access_code) or assignment.session_policy != SessionPolicy.ANY
+    if not needs_session:
+        return None
+    session = _browser_session(request)
+    if session is None:
+        raise ExamAccessRefused(
+            "This exam is taken in the browser: an API token cannot open it.", code="browser_only"
+        )
+    attempt = AssignmentAttempt.objects.filter(assignment=assignment, student=request.user).first()
+    if assignment.access_code and (attempt is None or _code_entered_for(session, assignment) != attempt.pk):
+        # Not started here: the clock starts when the code lets the student in.
+        raise ExamAccessRefused("Enter the exam's access code first.", code="code_needed")
+    if attempt is None:
+        attempt = attempt_get_or_start(assignment=assignment, student=request.user)
+    if assignment.session_policy != SessionPolicy.ANY:
+        attempt = _session_check(request=request, session=session, assignment=assignment, attempt=attempt)
+    return attempt
+
+
+def attempt_get_or_start(*, assignment: Assignment, student) -> AssignmentAttempt:
+    """The student's attempt, started now if it was not yet. The unique constraint decides
+    between racing first requests (and with the attempt's own start): one row, one clock."""
+    attempt, _ = AssignmentAttempt.objects.get_or_create(
+        assignment=assignment, student=student, defaults={"started_at": timezone.now()}
+    )
+    return attempt
+
+
+def _browser_session(request):
+    """The request's session, saved so it has a key; None for an API token's request."""
+    if getattr(request, "auth", None) is not None:
+        return None
+    session = getattr(request, "session", None)
+    if session is None:
+        return None
+    if not session.session_key:
+        session.save()
+    return session
+
+
+def _session_check(*, request, session, assignment: Assignment, attempt: AssignmentAttempt) -> AssignmentAttempt:
+    """Bind the attempt to its first browser session; after that, refuse any other session,
+    or (second takes over) bind to the newest and refuse the session it replaced.
+
+    The session remembers the attempt it was bound to: a request from a session bound
+    before but no longer is one that was replaced; one from a session never bound is a new
+    login. Decided under the attempt's row lock, so two first requests cannot both bind."""
+    key = session.session_key
+    bound_here = session.get(BOUND_SESSION_KEY, {}).get(str(assignment.pk)) == attempt.pk
+    now = timezone.now()
+    with transaction.atomic():
+        attempt = AssignmentAttempt.objects.select_for_update().get(pk=attempt.pk)
+        if attempt.session_key == key:
+            if attempt.last_seen_at is None or now - attempt.last_seen_at >= LAST_SEEN_EVERY:
+                AssignmentAttempt.objects.filter(pk=attempt.pk).update(last_seen_at=now)
+            return attempt
+        if attempt.session_key and bound_here:
+            raise ExamAccessRefused(
+                "Your attempt was opened in another browser session, which has taken it over; "
+                "this one can no longer reach it.",
+                code="session_replaced",
+            )
+        if attempt.session_key and assignment.session_policy == SessionPolicy.REFUSE_SECOND:
+            raise ExamAccessRefused(
+                "Your attempt is already open in another browser session; continue there. If "
+                "that browser is gone, ask the invigilator.",
+                code="session_elsewhere",
+            )
+        AssignmentAttempt.objects.filter(pk=attempt.pk).update(session_key=key, last_seen_at=now)
+        attempt.session_key, attempt.last_seen_at = key, now
+    session[BOUND_SESSION_KEY] = {**session.get(BOUND_SESSION_KEY, {}), str(assignment.pk): attempt.pk}
+    return attempt
+
+
+# --- The access code --------------------------------------------------------------------
+
+
+def access_code_enter(*, request, assignment: Assignment, code: str) -> AssignmentAttempt:
+    """Check a code the student typed (in constant time, throttled per student and exam)
+    and remember it in the session for this attempt. Raises ``AccessCodeRefused``."""
+    wait = throttle.token_take(
+        key=f"exam-code:{assignment.pk}:{request.user.pk}",
+        burst=settings.EXAM_CODE_BURST,
+        per_second=settings.EXAM_CODE_PER_MINUTE / 60,
+    )
+    if wait:
+        seconds = math.ceil(wait)
+        raise AccessCodeRefused(
+            f"Too many tries. Wait {seconds} second{'s' * (seconds != 1)} and try again.",
+            retry_after=seconds,
+        )
+    given = (code or "").strip()[:200].encode()
+    if not assignment.access_code or not hmac.compare_digest(given, assignment.access_code.strip().encode()):
+        raise AccessCodeRefused("That is not this exam's access code.")
+    session = _browser_session(request)
+    attempt = attempt_get_or_start(assignment=assignment, student=request.user)
+    session[ACCESS_CODES_SESSION_KEY] = {**session.get(ACCESS_CODES_SESSION_KEY, {}), str(assignment.pk): attempt.pk}
+    return attempt
+
+
+def _code_entered_for(session, assignment: Assignment) -> int | None:
+    """The attempt this session entered the assignment's code for."""
+    return session.get(ACCESS_CODES_SESSION_KEY, {}).get(str(assignment.pk))
+
+
+def access_code_needed(*, request, assignment: Assignment) -> bool:
+    """Whether this session has still to enter the code of the student's attempt."""
+    if not assignment.access_code:
+        return False
+    attempt = AssignmentAttempt.objects.filter(assignment=assignment, student=request.user).first()
+    return attempt is None or _code_entered_for(request.session, assignment) != attempt.pk

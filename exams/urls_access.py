@@ -1,0 +1,11 @@
+from django.urls import path
+
+from . import views_access
+
+urlpatterns = [
+    path(
+        "courses/<slug:course_slug>/assignments/<slug:assignment_slug>/access-code/",
+        views_access.access_code_page,
+        name="exam_access_code",
+    ),
+]
