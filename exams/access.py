@@ -212,6 +212,23 @@ def _session_check(*, request, session, assignment: Assignment, attempt: Assignm
     return attempt
 
 
+def attempt_sessions_release(*, session_key: str) -> int:
+    """Unbind the open attempts bound to a browser session that has ended (its student
+    signed out), so a one-session exam can be continued from another browser."""
+    if not session_key:
+        return 0
+    return AssignmentAttempt.objects.filter(session_key=session_key, finished_at__isnull=True).update(
+        session_key=""
+    )
+
+
+def release_on_sign_out(sender, request, user, **kwargs) -> None:
+    """``user_logged_out`` receiver (connected in ExamsConfig.ready)."""
+    session = getattr(request, "session", None)
+    if session is not None and session.session_key:
+        attempt_sessions_release(session_key=session.session_key)
+
+
 # --- The access code --------------------------------------------------------------------
 
 

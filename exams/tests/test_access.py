@@ -324,6 +324,18 @@ def test_refuse_second_keeps_the_first_session(people, exam, item, frozen):
     assert AssignmentAttempt.objects.count() == 2
 
 
+def test_signing_out_frees_a_one_session_attempt_for_another_browser(people, exam, item):
+    controls(exam, session_policy=SessionPolicy.REFUSE_SECOND)
+    first, second = login("sam"), login("sam")
+    assert exercise(first, item).status_code == 200
+    assert exercise(second, item).status_code == 403
+    assert first.post(reverse("logout")).status_code == 302
+    assert AssignmentAttempt.objects.get().session_key == ""
+    assert exercise(second, item).status_code == 200
+    assert AssignmentAttempt.objects.get().session_key == second.session.session_key
+    assert exercise(login("sam"), item).status_code == 403
+
+
 def test_second_takes_over_and_the_first_is_refused(people, exam, item):
     controls(exam, session_policy=SessionPolicy.SECOND_TAKES_OVER)
     variant = variant_for(item, people.student, params={"a": 3, "b": 4})
