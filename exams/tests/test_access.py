@@ -391,3 +391,9 @@ def test_a_student_of_another_course_cannot_reach_the_code_page(client, people, 
     client.force_login(stranger)
     assert client.get(code_url(coded)).status_code == 404
     assert client.post(code_url(coded), {"code": "owl-42"}).status_code == 404
+
+
+def test_the_walk_covers_every_access_url():
+    from exams.urls_access import urlpatterns
+
+    assert [p.name for p in urlpatterns] == ["exam_access_code"]
