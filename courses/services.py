@@ -241,7 +241,7 @@ def course_copy(
         AssignmentItem.objects.bulk_create(
             AssignmentItem(
                 assignment=assignment, exercise_version_id=item.exercise_version_id,
-                position=item.position, points=item.points,
+                position=item.position, points=item.points, pool=item.pool,
             )
             for item in items
         )

@@ -239,9 +239,11 @@ def test_a_pool_moves_as_one_slot_in_the_shuffle(client, assignment, pooled, stu
         secret="test-variant-seed-secret", course=assignment.course.slug, assignment=assignment.slug,
         student=str(student.pk), slots=slots,
     )
-    assert listed_item_ids(client, assignment) == [
-        drawn.pk if slot == "pool:p1" else int(slot.split(":")[1]) for slot in expected
-    ]
+    shown = [drawn.pk if slot == "pool:p1" else int(slot.split(":")[1]) for slot in expected]
+    assert listed_item_ids(client, assignment) == shown
+    api = client.get(reverse("api:assignment", args=[assignment.course.slug, assignment.slug])).json()
+    assert [row["id"] for row in api["exercises"]] == shown
+    assert api["total"] == len(shown)
 
 
 def test_points_out_of_counts_each_pool_once(assignment, pooled):
@@ -254,3 +256,19 @@ def test_points_out_of_counts_each_pool_once(assignment, pooled):
     items = items_of(assignment)
     assert pools.points_out_of(items=items, draws={"p1": pooled[1].pk}) == outside + 2.0
     assert pools.points_out_of(items=items, draws={"p1": pooled[0].pk}) == outside + 5.0
+
+
+def test_a_course_copy_keeps_the_pools_and_the_shuffle_but_no_draws(demo, assignment, pooled, students):
+    from courses.services import course_copy
+
+    assignment.shuffle_items = True
+    assignment.save()
+    pools.student_items(assignment=assignment, student=students[0])
+    instructor = assignment.course.enrolments.filter(role="instructor").first().user
+    copy = course_copy(source=assignment.course, actor=instructor, slug="attn-next", title="Next term")
+    copied = copy.assignments.get(slug=assignment.slug)
+    assert copied.shuffle_items is True
+    assert [(item.pool, item.points) for item in items_of(copied)] == [
+        (item.pool, item.points) for item in items_of(assignment)
+    ]
+    assert not PoolDraw.objects.filter(assignment=copied).exists()
