@@ -4,6 +4,8 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
+from courses.models import Role
+
 from . import selectors, services
 from .forms import ReviewSettingsForm
 
@@ -29,6 +31,6 @@ def review_settings(request, course_slug: str):
     return render(
         request,
         "review/settings.html",
-        {"course": course, "form": form, "is_instructor": role == "instructor", "current": current},
+        {"course": course, "form": form, "is_instructor": role == Role.INSTRUCTOR, "current": current},
         status=422 if form.errors else 200,
     )
