@@ -9,6 +9,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from courses.models import AssignmentItem
+from exams.selectors import EVERYTHING
 from exercises.models import Variant
 from exercises.selectors import exercise_page_context
 from exercises.specs import version_spec
@@ -63,10 +64,11 @@ def variant_inputs(*, variant: Variant) -> dict:
     }
 
 
-def exercise_for_student(*, item: AssignmentItem, variant: Variant) -> dict:
-    """What the exercise page shows, as data: prompts, parts with progress, and inputs."""
+def exercise_for_student(*, item: AssignmentItem, variant: Variant, visibility=EVERYTHING) -> dict:
+    """What the exercise page shows, as data: prompts, parts with progress, and inputs
+    (masked by the review policy's ``visibility``)."""
     return {
-        **exercise_page_context(variant=variant),
+        **exercise_page_context(variant=variant, visibility=visibility),
         "item": item,
         "inputs": variant_inputs(variant=variant),
     }

@@ -12,6 +12,7 @@ from rest_framework import serializers
 from authoring.services import MAX_SOURCE_BYTES
 from courses.models import EnrolmentStatus, Role
 from courses.services import MAX_ROSTER_BYTES, MAX_ROSTER_ROWS, ROSTER_ACTIONS
+from exams.selectors import submission_outcome_for_student
 from exercises.markdown_math import render_markdown_math
 from exercises.models import VersionStatus
 from grading.answer_input import MAX_GRID_SIDE
@@ -117,8 +118,9 @@ class AssignmentSummarySerializer(serializers.Serializer):
         help_text="Your time limit in whole minutes, rounded up; time_limit_seconds is exact."
     )
     time_limit_seconds = serializers.IntegerField(source="limits.time_limit_seconds", allow_null=True)
-    score_percent = serializers.IntegerField()
-    solved = serializers.IntegerField(help_text="Exercises solved.")
+    kind = serializers.CharField(source="assignment.kind", help_text="homework or exam.")
+    score_percent = serializers.IntegerField(allow_null=True, help_text="null while the review policy hides scores.")
+    solved = serializers.IntegerField(allow_null=True, help_text="Exercises solved; null while correctness is hidden.")
     total = serializers.IntegerField(help_text="Exercises in the assignment.")
 
 
@@ -133,10 +135,16 @@ class ItemStatusSerializer(serializers.Serializer):
     version = serializers.IntegerField(source="item.exercise_version.number")
     title = serializers.CharField(source="item.exercise_version.title")
     points = serializers.FloatField(source="item.points")
-    state = serializers.ChoiceField(choices=["not started", "in progress", "solved"], source="status.state")
-    score = serializers.FloatField(source="status.score", help_text="Fraction of the points earned, 0..1.")
+    state = serializers.ChoiceField(
+        choices=["not started", "in progress", "solved", "answered"], source="status.state",
+        help_text="'answered' while the review policy hides correctness.",
+    )
+    score = serializers.FloatField(
+        source="status.score", allow_null=True,
+        help_text="Fraction of the points earned, 0..1; null while the review policy hides scores.",
+    )
     parts = serializers.IntegerField(source="status.parts")
-    solved_parts = serializers.IntegerField(source="status.solved_parts")
+    solved_parts = serializers.IntegerField(source="status.solved_parts", allow_null=True)
     attempts_left = serializers.IntegerField(source="status.attempts_left", allow_null=True)
 
 
@@ -174,6 +182,20 @@ class SubmissionSerializer(serializers.Serializer):
     def get_url(self, submission) -> str:
         return reverse("api:submission", args=[submission.pk])
 
+    def to_representation(self, submission):
+        """Grade fields the review policy hides (context "visibility") read null/empty."""
+        data = super().to_representation(submission)
+        visibility = self.context.get("visibility")
+        if visibility is None or visibility.everything:
+            return data
+        outcome = submission_outcome_for_student(submission, visibility)
+        data.update(
+            score=outcome["score"], awarded=outcome["awarded"], correct=outcome["correct"],
+            misconception=outcome["misconception"],
+            feedback=FeedbackSerializer(outcome["feedback"]).data,
+        )
+        return data
+
 
 class PartSerializer(serializers.Serializer):
     key = serializers.CharField()
@@ -186,7 +208,7 @@ class PartSerializer(serializers.Serializer):
     multiple = serializers.BooleanField()
     attempts_used = serializers.IntegerField(source="progress.attempts_used")
     attempts_left = serializers.IntegerField(allow_null=True)
-    solved = serializers.BooleanField(source="progress.solved")
+    solved = serializers.BooleanField(allow_null=True, help_text="null while the review policy hides correctness.")
     finished = serializers.BooleanField()
     hints_html = serializers.ListField(child=HtmlField(), source="hints")
     solution_html = HtmlField(source="solution", allow_null=True)
@@ -235,6 +257,21 @@ class WaitSerializer(serializers.Serializer):
 # ---------------------------------------------------------------------------
 # Teaching staff
 # ---------------------------------------------------------------------------
+
+
+class GradeReleaseCreateSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(
+        choices=["release", "withdraw"], default="release",
+        help_text="release (the default) or withdraw an earlier release.",
+    )
+
+
+class GradeReleaseSerializer(serializers.Serializer):
+    assignment = serializers.CharField(source="slug")
+    kind = serializers.CharField(help_text="homework or exam.")
+    grades_released_at = serializers.DateTimeField(
+        allow_null=True, help_text="null once withdrawn."
+    )
 
 
 class GradebookColumnSerializer(serializers.Serializer):

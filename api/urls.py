@@ -42,6 +42,7 @@ urlpatterns = [
     path(ASSIGNMENT + "submissions/", views_teaching.SubmissionExport.as_view(), name="submissions"),
     path(ASSIGNMENT + "analytics/", views_teaching.Analytics.as_view(), name="analytics"),
     path(ASSIGNMENT + "regrades/", views_teaching.RegradeStart.as_view(), name="regrade_start"),
+    path(ASSIGNMENT + "release/", views_teaching.GradesRelease.as_view(), name="grades_release"),
     path(COURSE + "regrades/<int:job_id>/", views_teaching.RegradeDetail.as_view(), name="regrade"),
     path(COURSE + "regrades/<int:job_id>/apply/", views_teaching.RegradeApply.as_view(), name="regrade_apply"),
     path(COURSE + "roster/", views_teaching.Roster.as_view(), name="roster"),

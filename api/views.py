@@ -11,10 +11,12 @@ from rest_framework.views import APIView
 
 from courses import selectors as course_selectors
 from exams.access import access_exam_gate
+from exams import selectors as exam_selectors
 from exercises import selectors as exercise_selectors
 from exercises.services import variant_get_or_create_for_item
 from grading import selectors as grading_selectors
 from grading import services as grading_services
+from grading.results import submission_visibility
 
 from . import selectors, serializers
 from .problems import Problem
@@ -29,13 +31,16 @@ REFUSAL_STATUS = {
     "closed": status.HTTP_409_CONFLICT,
     "not_open": status.HTTP_409_CONFLICT,
     "time_up": status.HTTP_409_CONFLICT,
+    "not_started": status.HTTP_409_CONFLICT,  # an exam answered before its Start
+    "attempt_finished": status.HTTP_409_CONFLICT,  # an exam answered after its attempt ended
     "rate_limited": status.HTTP_429_TOO_MANY_REQUESTS,  # the per-student answer rate limit
 }
 
 PROBLEM_422 = OpenApiResponse(ProblemSerializer, description="The answer cannot be read (no attempt used).")
 PROBLEM_409 = OpenApiResponse(
     ProblemSerializer,
-    description="Not accepted now: solved, no attempts left, closed, not open yet, or time up.",
+    description="Not accepted now: solved, no attempts left, closed, not open yet, time up, "
+    "or (an exam) not started or already finished.",
 )
 
 
@@ -76,7 +81,8 @@ class AssignmentDetail(APIView):
             if s["assignment"].pk == assignment.pk
         )
         summary["items"] = exercise_selectors.assignment_item_statuses(
-            assignment=assignment, student=request.user
+            assignment=assignment, student=request.user,
+            visibility=exam_selectors.feedback_visibility_for(assignment=assignment, student=request.user),
         )
         return Response(serializers.AssignmentDetailSerializer(summary).data)
 
@@ -90,8 +96,19 @@ class ExerciseDetail(APIView):
     def get(self, request, item_id: int):
         item, role = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
         access_exam_gate(request=request, assignment=item.assignment, role=role)
+        attempt = None
+        if exam_selectors.is_exam(item.assignment):
+            attempt = exam_selectors.attempt_of(assignment=item.assignment, student=request.user)
+            if attempt is None:
+                raise Problem(
+                    "Start the exam on its assignment page first.",
+                    status_code=status.HTTP_409_CONFLICT, code="not_started",
+                )
         variant = variant_get_or_create_for_item(item=item, student=request.user)
-        data = selectors.exercise_for_student(item=item, variant=variant)
+        visibility = exam_selectors.feedback_visibility_for(
+            assignment=item.assignment, student=request.user, attempt=attempt
+        )
+        data = selectors.exercise_for_student(item=item, variant=variant, visibility=visibility)
         return Response(serializers.ExerciseSerializer(data, context={"item": item}).data)
 
 
@@ -144,6 +161,7 @@ class SubmissionDetail(APIView):
         wait = query.validated_data["wait"]
         if wait and not submission.is_finished:
             submission = grading_selectors.submission_wait_finished(submission=submission, timeout=wait)
-        return Response(serializers.SubmissionSerializer(submission).data)
+        visibility = submission_visibility(submission, viewer=request.user)
+        return Response(serializers.SubmissionSerializer(submission, context={"visibility": visibility}).data)
 
 

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from courses import selectors as course_selectors
 from courses import services as course_services
+from exams import services as exam_services
 from instructor import selectors as teaching
 from instructor import services as teaching_services
 from instructor.csv_response import csv_streaming_response
@@ -185,3 +186,34 @@ class Roster(APIView):
         return Response(serializers.RosterReportSerializer(report).data)
 
 
+
+
+@extend_schema(
+    tags=["teaching"],
+    request=serializers.GradeReleaseCreateSerializer,
+    responses={200: serializers.GradeReleaseSerializer, 409: OpenApiResponse(
+        ProblemSerializer, description="Already released (or, to withdraw, not released)."
+    )},
+)
+class GradesRelease(APIView):
+    """Release the assignment's grades (instructors), as the assignment page's button does:
+    logged, the review policy's on-release feedback shows, and every student's score goes
+    to the LMS. ``action: withdraw`` takes a release back."""
+
+    def post(self, request, course_slug: str, assignment_slug: str):
+        assignment, _ = teaching.access_staff_assignment(
+            user=request.user, course_slug=course_slug, assignment_slug=assignment_slug,
+            instructor_only=True,
+        )
+        payload = serializers.GradeReleaseCreateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        change = (
+            exam_services.grades_withdraw
+            if payload.validated_data["action"] == "withdraw"
+            else exam_services.grades_release
+        )
+        try:
+            assignment = change(assignment=assignment, by=request.user, via="api")
+        except exam_services.ExamRefused as refused:
+            raise Problem(refused.message, status_code=status.HTTP_409_CONFLICT, code=refused.code)
+        return Response(serializers.GradeReleaseSerializer(assignment).data)

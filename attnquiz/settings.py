@@ -270,6 +270,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "lti.tasks.send_due_passbacks",
         "schedule": env.float("SWEEP_INTERVAL_SECONDS", default=30.0),
     },
+    # Exams: close attempts whose time limit or close date is over (their answers count).
+    "close-expired-exam-attempts": {
+        "task": "exams.tasks.close_expired_attempts",
+        "schedule": env.float("EXAM_CLOSE_INTERVAL_SECONDS", default=15.0),
+    },
 }
 # Seconds a pending LMS passback is left to its own task before the sweeper sends it.
 LTI_PASSBACK_SWEEP_GRACE_SECONDS = env.int("LTI_PASSBACK_SWEEP_GRACE_SECONDS", default=30)

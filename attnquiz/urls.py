@@ -21,6 +21,7 @@ urlpatterns = [
     path("author/", include("authoring.urls")),
     path("teach/", include("instructor.urls")),
     path("teach/", include("mastery.urls")),
+    path("exam/", include("exams.urls")),
     path("lti/", include("lti.urls")),
     path("api/", include("api.urls")),
     path("accounts/", include("accounts.urls")),

@@ -22,6 +22,7 @@ from exams.selectors_accommodations import (
     limits_apply,
     with_own_accommodation,
 )
+from exams.selectors import EVERYTHING, FeedbackVisibility, feedback_visibility_for, status_for_student
 from grading.models import Submission, SubmissionStatus
 from grading.selectors import part_progress, progress_of_part, variant_progress, variants_progress
 
@@ -40,6 +41,7 @@ def exercise_status(
     variant=_UNREAD,
     progress: dict | None = None,
     attempts_allowed: int | None = None,
+    solved_shown: bool = True,
 ) -> dict:
     """Not started / in progress / solved, with the student's score so far.
 
@@ -73,7 +75,11 @@ def exercise_status(
     )
     started = any(p["attempts_used"] for p in progress)
     allowed = attempts_allowed
-    unsolved_left = [max(0, allowed - p["attempts_used"]) for p in progress if not p["solved"]]
+    # A student who may not know yet which parts are solved (``solved_shown`` False) is
+    # told the attempts left of every part, solved or not.
+    unsolved_left = [
+        max(0, allowed - p["attempts_used"]) for p in progress if not (p["solved"] and solved_shown)
+    ]
     attempts_left = min(unsolved_left) if allowed and unsolved_left else None
     if solved == len(part_keys):
         state = "solved"
@@ -97,10 +103,12 @@ def assignment_item_statuses(
     draw: bool = True,
     items: list[AssignmentItem] | None = None,
     attempts_allowed: int | None = None,
+    visibility: FeedbackVisibility = EVERYTHING,
 ) -> list[dict]:
-    """The status of each item the student is given, in their order; three queries however
-    many items the assignment has (one more to read the pools' draws when it has pools,
-    one more for the student's own attempts unless the caller gives them).
+    """The status of each item the student is given, in their order, as the student may see
+    it under ``visibility``; three queries however many items the assignment has (one more
+    to read the pools' draws when it has pools, one more for the student's own attempts
+    unless the caller gives them).
 
     ``draw``: draw (and store) the student's pools not drawn yet, as a page that lists the
     items does; a summary only reads the draws made so far. ``items``: every item of the
@@ -131,14 +139,18 @@ def assignment_item_statuses(
             variant=variants.get(item.pk),
             progress=progress,
             attempts_allowed=attempts_allowed,
+            solved_shown=visibility.correctness,
         )
-        rows.append({"item": item, "status": status, "points_earned": item.points * status["score"]})
+        status = status_for_student(status, visibility)
+        earned = item.points * status["score"] if status["score"] is not None else None
+        rows.append({"item": item, "status": status, "points_earned": earned})
     return rows
 
 
 def assignment_summaries(*, course, role: str, student) -> list[dict]:
     """Per assignment the student's score so far and their own ``limits`` (dates, time
-    limit, attempts), the accommodations read with the assignments."""
+    limit, attempts), the accommodations read with the assignments. The score and solved
+    count are None where the assignment's review policy does not show them yet."""
     summaries = []
     assignments = with_own_accommodation(
         assignments_visible(course=course, role=role), assignment_path="", student=student
@@ -147,6 +159,7 @@ def assignment_summaries(*, course, role: str, student) -> list[dict]:
         limits = student_limits(
             assignment=assignment, student=student, accommodation=carried_accommodation(assignment)
         )
+        visibility = feedback_visibility_for(assignment=assignment, student=student)
         items = list(assignment.items.select_related("exercise_version__exercise"))
         statuses = assignment_item_statuses(
             assignment=assignment,
@@ -163,8 +176,9 @@ def assignment_summaries(*, course, role: str, student) -> list[dict]:
             {
                 "assignment": assignment,
                 "limits": limits,
-                "score_percent": round(100 * earned / total_points),
-                "solved": solved,
+                "score_percent": round(100 * earned / total_points) if visibility.score else None,
+                "solved": solved if visibility.correctness else None,
+                "answered": sum(1 for s in statuses if s["status"]["state"] != "not started"),
                 "total": pools.slot_count(items),
             }
         )
@@ -181,17 +195,23 @@ def answer_shape(expected) -> list[int] | None:
     return None
 
 
-def part_finished(*, progress: dict, attempts_allowed: int) -> bool:
-    """Solved, or every allowed attempt used (0 allowed means unlimited)."""
+def part_finished(*, progress: dict, attempts_allowed: int, solved_shown: bool = True) -> bool:
+    """Solved, or every allowed attempt used (0 allowed means unlimited).
+
+    Without ``solved_shown`` (the review policy hides correctness) only the attempts count:
+    a part that ended because it was solved would tell the student so."""
     return bool(
-        progress["solved"] or (attempts_allowed and progress["attempts_used"] >= attempts_allowed)
+        (progress["solved"] and solved_shown)
+        or (attempts_allowed and progress["attempts_used"] >= attempts_allowed)
     )
 
 
 def part_extras(
-    *, variant: Variant, part_key: str, spec=None, progress=None, attempts_allowed: int | None = None
+    *, variant: Variant, part_key: str, spec=None, progress=None, attempts_allowed: int | None = None,
+    visibility: FeedbackVisibility = EVERYTHING,
 ) -> dict:
-    """The hints unlocked so far and, when the policy allows, the worked solution.
+    """The hints unlocked so far and, when the solution and review policies allow, the
+    worked solution.
 
     ``attempts_allowed``: the student's own, when the caller has them."""
     spec = spec or version_spec(variant.exercise_version)
@@ -199,11 +219,15 @@ def part_extras(
     item = variant.assignment_item
     if attempts_allowed is None:
         attempts_allowed = variant_attempts_allowed(variant=variant)
-    finished = part_finished(progress=progress, attempts_allowed=attempts_allowed)
+    finished = part_finished(
+        progress=progress, attempts_allowed=attempts_allowed, solved_shown=visibility.correctness
+    )
     return {
-        "hints": engine.render_hints(spec, variant.params, part_key, tries=progress["attempts_used"]),
+        "hints": engine.render_hints(spec, variant.params, part_key, tries=progress["attempts_used"])
+        if visibility.hints
+        else [],
         "solution": engine.render_solution(spec, variant.params, part_key)
-        if solution_visible(item=item, part_finished=finished)
+        if visibility.solutions and solution_visible(item=item, part_finished=finished)
         else None,
     }
 
@@ -230,8 +254,14 @@ def _grid_cells(shape: list[int] | None) -> list[list[tuple[int, int]]]:
     return [[(r, c) for c in range(cols)] for r in range(rows)]
 
 
-def exercise_page_context(*, variant: Variant, limits: StudentLimits | None = None) -> dict:
-    """``limits``: the student's own (``variant_limits``), for their attempts per part."""
+def exercise_page_context(
+    *, variant: Variant, limits: StudentLimits | None = None,
+    visibility: FeedbackVisibility = EVERYTHING,
+) -> dict:
+    """The exercise page's parts and progress, as the student may see them under the
+    review policy (``visibility``): without correctness no part reads "solved".
+
+    ``limits``: the student's own (``variant_limits``), for their attempts per part."""
     spec = version_spec(variant.exercise_version)
     references = engine.reference_answers(spec, variant.params)
     item = variant.assignment_item
@@ -243,7 +273,9 @@ def exercise_page_context(*, variant: Variant, limits: StudentLimits | None = No
     progress_by_part = variant_progress(variant=variant, parts=[part.key for part in spec.parts])
     for part in spec.parts:
         progress = progress_by_part[part.key]
-        finished = part_finished(progress=progress, attempts_allowed=attempts_allowed)
+        finished = part_finished(
+            progress=progress, attempts_allowed=attempts_allowed, solved_shown=visibility.correctness
+        )
         parts.append(
             {
                 "spec": part,
@@ -259,6 +291,7 @@ def exercise_page_context(*, variant: Variant, limits: StudentLimits | None = No
                 "choices": part.choices,
                 "multiple": bool(part.options.get("multiple")),
                 "progress": progress,
+                "solved": progress["solved"] if visibility.correctness else None,
                 "attempts_allowed": attempts_allowed,
                 "attempts_left": (attempts_allowed - progress["attempts_used"])
                 if attempts_allowed
@@ -270,6 +303,7 @@ def exercise_page_context(*, variant: Variant, limits: StudentLimits | None = No
                     spec=spec,
                     progress=progress,
                     attempts_allowed=attempts_allowed,
+                    visibility=visibility,
                 ),
             }
         )
@@ -285,6 +319,7 @@ def exercise_page_context(*, variant: Variant, limits: StudentLimits | None = No
         "prompt": engine.render_prompt(spec, variant.params, part_points=points),
         "exercise_points": item.points if item else None,
         "parts": parts,
+        "visibility": visibility,
     }
 
 
@@ -463,3 +498,22 @@ def recent_misconception(*, student, exercise_id: int) -> tuple[str, str] | None
         if code and not correct:
             return part, code
     return None
+
+
+def assignment_unanswered_parts(*, assignment: Assignment, student) -> list[dict]:
+    """Per exercise the student is given, the keys of the parts they have not answered
+    (an answer that could not be graded counts as answered: it is stored)."""
+    rows = []
+    for row in assignment_item_statuses(assignment=assignment, student=student):
+        item = row["item"]
+        keys = [part.key for part in version_spec(item.exercise_version).parts]
+        variant = Variant.objects.filter(
+            assignment_item=item, student=student, context=f"assignment:{item.pk}"
+        ).first()
+        answered = (
+            set(Submission.objects.filter(variant=variant).values_list("part", flat=True))
+            if variant
+            else set()
+        )
+        rows.append({"item": item, "parts": keys, "unanswered": [k for k in keys if k not in answered]})
+    return rows

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 from courses import selectors as course_selectors
 from courses.selectors import STAFF_ROLES
 from exams.views_access import exam_gate_response
+from exams import selectors as exam_selectors
 from grading import results
 
 from . import engine, selectors, services
@@ -50,9 +51,15 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
     if refusal is not None:
         return refusal
     limits = selectors.student_limits(assignment=assignment, student=request.user)
-    items = selectors.assignment_item_statuses(
-        assignment=assignment, student=request.user, attempts_allowed=limits.attempts_per_part
+    attempt = exam_selectors.attempt_of(assignment=assignment, student=request.user)
+    visibility = exam_selectors.feedback_visibility_for(
+        assignment=assignment, student=request.user, attempt=attempt
     )
+    items = selectors.assignment_item_statuses(
+        assignment=assignment, student=request.user, attempts_allowed=limits.attempts_per_part,
+        visibility=visibility,
+    )
+    exam = exam_selectors.is_exam(assignment)
     return render(
         request,
         "exercises/assignment_detail.html",
@@ -61,11 +68,19 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
             "limits": limits,
             "items": items,
             "points_total": sum(row["item"].points for row in items),
-            "points_earned": sum(row["points_earned"] for row in items),
+            "points_earned": sum(row["points_earned"] for row in items)
+            if visibility.score
+            else None,
+            "visibility": visibility,
             "is_staff": role in STAFF_ROLES,
+            "is_exam": exam,
+            "attempt": attempt,
+            # An exam's clock shows once its attempt started; before, the page offers Start.
             "clock": selectors.assignment_clock(
                 assignment=assignment, student=request.user, limits=limits
-            ),
+            )
+            if not exam or attempt is not None
+            else None,
         },
     )
 
@@ -76,23 +91,42 @@ def exercise_page(request, item_id: int):
     refusal = exam_gate_response(request, assignment=item.assignment, role=role)
     if refusal is not None:
         return refusal
+    attempt = None
+    if exam_selectors.is_exam(item.assignment):
+        attempt = exam_selectors.attempt_of(assignment=item.assignment, student=request.user)
+        if attempt is None:
+            # An exam's exercises open inside an attempt, started on the assignment page.
+            messages.info(request, "Start the exam first.")
+            return redirect("assignment", item.assignment.course.slug, item.assignment.slug)
     variant = services.variant_get_or_create_for_item(item=item, student=request.user)
-    return _render_exercise(request, variant=variant, item=item, role=role, is_practice=False)
+    return _render_exercise(
+        request, variant=variant, item=item, role=role, is_practice=False, attempt=attempt
+    )
 
 
-def _render_exercise(request, *, variant: Variant, item, role: str, is_practice: bool):
+def _render_exercise(request, *, variant: Variant, item, role: str, is_practice: bool, attempt=None):
     limits = selectors.variant_limits(variant=variant)
-    page = selectors.exercise_page_context(variant=variant, limits=limits)
+    visibility = (
+        exam_selectors.EVERYTHING
+        if is_practice
+        else exam_selectors.feedback_visibility_for(
+            assignment=item.assignment, student=request.user, attempt=attempt
+        )
+    )
+    page = selectors.exercise_page_context(variant=variant, limits=limits, visibility=visibility)
     for part in page["parts"]:
         # Each attempt keeps its heatmap on reload, in the history and the latest result.
         reference = results.weights_reference(
-            variant=variant, part_key=part["key"], progress=part["progress"]
+            variant=variant, part_key=part["key"], progress=part["progress"], visibility=visibility
         )
         part["history"] = results.attempt_history(
-            submissions=part["progress"]["history"], reference=reference
+            submissions=part["progress"]["history"], reference=reference, visibility=visibility
         )
         latest = part["progress"]["latest"]
         part["heatmap"] = results.heatmap_for(latest, reference=reference) if latest else None
+        part["latest_feedback"] = (
+            exam_selectors.feedback_for_student(latest.feedback, visibility) if latest else None
+        )
     return render(
         request,
         "exercises/exercise_page.html",
@@ -102,6 +136,8 @@ def _render_exercise(request, *, variant: Variant, item, role: str, is_practice:
             "assignment": item.assignment,
             "is_staff": role in STAFF_ROLES,
             "is_practice": is_practice,
+            "attempt": attempt,
+            "attempt_closed": attempt is not None and not attempt.is_open,
             # Practice is outside the assignment's clock.
             "clock": None
             if is_practice
@@ -117,6 +153,10 @@ def _render_exercise(request, *, variant: Variant, item, role: str, is_practice:
 def practice_start(request, item_id: int):
     """Hand out a fresh variant (or the named one asked for) to practise on."""
     item, _ = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
+    if exam_selectors.is_exam(item.assignment):
+        # Practice feedback on an exam's own exercises would tell what the exam hides.
+        messages.error(request, "An exam's exercises have no practice variants.")
+        return redirect("exercise", item_id=item.pk)
     named = request.POST.get("named") or None
     try:
         variant = services.variant_create_practice(item=item, student=request.user, named=named)
@@ -136,4 +176,6 @@ def practice_page(request, variant_id: int):
     item, role = course_selectors.access_assignment_item(
         user=request.user, item_id=selectors.practice_origin_item_id(variant)
     )
+    if exam_selectors.is_exam(item.assignment):
+        raise Http404("An exam's exercises have no practice variants.")
     return _render_exercise(request, variant=variant, item=item, role=role, is_practice=True)

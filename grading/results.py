@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from exams.selectors import EVERYTHING, FeedbackVisibility, feedback_for_student, feedback_visibility_for
 from exercises import engine
 from exercises.selectors import part_extras, part_finished, solution_visible, variant_attempts_allowed
 from exercises.specs import version_spec
@@ -25,36 +26,68 @@ from .selectors import part_progress
 WEIGHT_QUANTITIES = ("weights", "output")
 
 
-def submission_view_context(submission: Submission) -> dict:
+def submission_visibility(submission: Submission, *, viewer=None) -> FeedbackVisibility:
+    """What ``viewer`` may see of this submission: the course's staff (who reached it
+    through access_submission) everything; its student what the review policy allows."""
+    if viewer is not None and viewer.pk != submission.student_id:
+        return EVERYTHING
+    item = submission.variant.assignment_item
+    return feedback_visibility_for(
+        assignment=item.assignment if item else None, student=submission.student_id
+    )
+
+
+def submission_view_context(
+    submission: Submission, *, visibility: FeedbackVisibility | None = None
+) -> dict:
+    """What grading/_result.html shows of one submission, masked by ``visibility``
+    (the student's review policy when not given)."""
+    if visibility is None:
+        visibility = submission_visibility(submission)
     context = {
         "submission": submission,
         "part": submission.part,
-        "pending": not submission.is_finished,
+        # Before the review policy shows a verdict or a score, the answer is only "saved":
+        # no polling for a grade that would not be shown.
+        "saved_only": visibility.grade_hidden,
+        "visibility": visibility,
+        "pending": not submission.is_finished and not visibility.grade_hidden,
         "status_label": submission.get_status_display(),
-        "feedback": submission.feedback or {},
+        "feedback": feedback_for_student(submission.feedback, visibility),
     }
-    if submission.is_finished:
+    if submission.is_finished or visibility.grade_hidden:
         # One read of the part's attempts serves the heatmap, the extras and the history.
         progress = part_progress(variant=submission.variant, part=submission.part)
         submission.part_attempts_used = progress["attempts_used"]
         reference = weights_reference(
-            variant=submission.variant, part_key=submission.part, progress=progress
+            variant=submission.variant, part_key=submission.part, progress=progress,
+            visibility=visibility,
         )
         context["heatmap"] = heatmap_for(submission, reference=reference)
         # Hints unlocked and a solution released by this answer replace the page's copy.
         context["extras"] = part_extras(
-            variant=submission.variant, part_key=submission.part, progress=progress
+            variant=submission.variant, part_key=submission.part, progress=progress,
+            visibility=visibility,
         )
-        context["history"] = attempt_history(submissions=progress["history"], reference=reference)
+        context["history"] = attempt_history(
+            submissions=progress["history"], reference=reference, visibility=visibility
+        )
     else:
         context["heatmap"] = None  # only a graded attempt has one
     return context
 
 
-def attempt_history(*, submissions, reference: WeightsReference | None) -> list[dict]:
-    """Each earlier attempt with its heatmap, as exercises/_history.html lists them."""
+def attempt_history(
+    *, submissions, reference: WeightsReference | None, visibility: FeedbackVisibility = EVERYTHING
+) -> list[dict]:
+    """Each earlier attempt with its heatmap, as exercises/_history.html lists them, with
+    the feedback the review policy hides removed."""
     return [
-        {"submission": submission, "heatmap": heatmap_for(submission, reference=reference)}
+        {
+            "submission": submission,
+            "heatmap": heatmap_for(submission, reference=reference),
+            "feedback": feedback_for_student(submission.feedback, visibility),
+        }
         for submission in submissions
     ]
 
@@ -72,10 +105,16 @@ class WeightsReference:
     col_labels: list[str]
 
 
-def weights_reference(*, variant, part_key: str, progress: dict | None = None) -> WeightsReference | None:
-    """The correct weights of a weights/output part of this variant, or None for other parts.
+def weights_reference(
+    *, variant, part_key: str, progress: dict | None = None,
+    visibility: FeedbackVisibility = EVERYTHING,
+) -> WeightsReference | None:
+    """The correct weights of a weights/output part of this variant, or None for other parts
+    (and when the review policy hides the student's heatmap).
 
     ``progress`` is the part's ``part_progress`` when the caller has read it already."""
+    if not visibility.heatmap:
+        return None
     spec = version_spec(variant.exercise_version)
     try:
         part = spec.part(part_key)
@@ -105,7 +144,10 @@ def weights_reference(*, variant, part_key: str, progress: dict | None = None) -
         weights=weights,
         V=V,
         atol=atol,
-        reveal=progress["solved"] or solution_visible(item=item, part_finished=finished),
+        # The correct weights are a solution: shown when solved (if correctness shows) or
+        # when the solution policy and the review policy both allow it.
+        reveal=(progress["solved"] and visibility.correctness)
+        or (visibility.solutions and solution_visible(item=item, part_finished=finished)),
         row_labels=[f"query {query_index}"]
         if weights.shape[0] == 1
         else [f"query {i}" for i in range(weights.shape[0])],

@@ -19,6 +19,9 @@ from django.db import transaction
 from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
+from exams.selectors import feedback_visibility_for
+from exams.selectors_accommodations import StudentLimits
+from exams.services import attempt_lock_for_answer
 from exercises import engine
 from exercises.models import Variant
 from exams.selectors_accommodations import StudentLimits, carried_accommodation, with_own_accommodation
@@ -104,12 +107,17 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Su
         # The lock's query also reads the student's accommodation, so an extension saved
         # before it counts without a query of its own.
         accommodation = _lock_variant(variant)
+        assignment = variant.assignment_item.assignment if variant.assignment_item_id else None
+        _refuse_if_attempt_not_open(assignment=assignment, student=student)
         attempts = _part_attempts(variant=variant, part=part)
         limits = _student_limits(variant=variant, accommodation=accommodation)
         now = timezone.now()
         _refuse_if_not_open(variant=variant, limits=limits, now=now)
         _refuse_if_no_attempt_left(
-            attempts=attempts, allowed=limits.attempts_per_part if limits else 0
+            attempts=attempts,
+            allowed=limits.attempts_per_part if limits else 0,
+            # "Already solved" would tell a student what the review policy hides.
+            solved_shown=feedback_visibility_for(assignment=assignment, student=student).correctness,
         )
         submission = Submission.objects.create(
             variant=variant,
@@ -210,9 +218,18 @@ def _refuse_if_not_open(*, variant: Variant, limits: StudentLimits | None, now) 
         )
 
 
-def _refuse_if_no_attempt_left(*, attempts: dict, allowed: int) -> None:
+def _refuse_if_attempt_not_open(*, assignment, student) -> None:
+    """An exam takes answers only inside the student's open attempt. Call inside the
+    transaction (it locks the attempt row, so "Finish" or the closer cannot slip between)."""
+    refusal = attempt_lock_for_answer(assignment=assignment, student=student)
+    if refusal is not None:
+        code, message = refusal
+        raise SubmissionRefused(message, code=code)
+
+
+def _refuse_if_no_attempt_left(*, attempts: dict, allowed: int, solved_shown: bool = True) -> None:
     """Call inside the transaction, after locking the variant row."""
-    if attempts["solved"]:
+    if attempts["solved"] and solved_shown:
         raise SubmissionRefused("You have already solved this part.", code="solved")
     if allowed and attempts["used"] >= allowed:
         raise SubmissionRefused(

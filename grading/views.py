@@ -17,12 +17,13 @@ from courses import pools
 from courses.selectors import STAFF_ROLES, course_role_annotation, require_item_open
 from exams.selectors_accommodations import with_own_accommodation
 from exams.views_access import exam_gate_response
+from exams.selectors import submission_outcome_for_student
 from exercises.models import Variant
 from grading.core import answers
 
 from . import selectors, services
 from .answer_input import raw_answer_from_post
-from .results import submission_view_context
+from .results import submission_view_context, submission_visibility
 
 MAX_ANSWER_BYTES = 20_000
 
@@ -98,11 +99,15 @@ def submit_answer(request, variant_id: int, part: str):
             {"error": error, "part": part},
             status=422,
         )
-    # The grade is usually stored within tens of milliseconds: answer with it if it comes.
-    submission = selectors.submission_wait_finished(
-        submission=submission, timeout=settings.GRADING_LONG_POLL_SECONDS
+    visibility = submission_visibility(submission)
+    if not visibility.grade_hidden:
+        # The grade is usually stored within tens of milliseconds: answer with it if it comes.
+        submission = selectors.submission_wait_finished(
+            submission=submission, timeout=settings.GRADING_LONG_POLL_SECONDS
+        )
+    return render(
+        request, "grading/_result.html", submission_view_context(submission, visibility=visibility)
     )
-    return render(request, "grading/_result.html", submission_view_context(submission))
 
 
 @login_required
@@ -120,21 +125,20 @@ def submission_result(request, submission_id: int):
         submission = selectors.submission_wait_finished(
             submission=submission, timeout=settings.GRADING_LONG_POLL_SECONDS
         )
-    context = submission_view_context(submission)
+    visibility = submission_visibility(submission, viewer=request.user)
+    context = submission_view_context(submission, visibility=visibility)
     if request.headers.get("Accept", "").startswith("application/json"):
+        outcome = submission_outcome_for_student(submission, visibility)
         return JsonResponse(
             {
                 "id": submission.pk,
                 "status": submission.status,
-                "score": submission.score,
-                "awarded": submission.awarded,
-                "correct": submission.correct,
-                "feedback": submission.feedback,
-                "misconception": submission.misconception or None,
+                **outcome,
+                "misconception": outcome["misconception"] or None,
             }
         )
     response = render(request, "grading/_result.html", context)
-    if submission.is_finished:
+    if submission.is_finished or visibility.grade_hidden:
         # Tell htmx to stop polling: the fragment without hx-trigger replaces itself.
         response["HX-Trigger"] = "graded"
     return response

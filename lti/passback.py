@@ -53,6 +53,10 @@ def passback_links(*, submission) -> list[ResourceLink]:
     Only links that grant the score scope and have (or may create) a line item count.
     """
     links = ResourceLink.objects.filter(assignment__items__variants=submission.variant_id)
+    return _scoring_links(links)
+
+
+def _scoring_links(links) -> list[ResourceLink]:
     return [
         link
         for link in links.select_related("context")
@@ -108,6 +112,50 @@ def passbacks_record(*, submission, links: list[ResourceLink] | None = None) -> 
             user_id=submission.student_id, link__in=[row.link for row in rows]
         ).values_list("pk", flat=True)
     )
+
+
+def passbacks_record_for_assignment(*, assignment) -> None:
+    """Arm (and send after commit) every LMS-linked student's row of the assignment: its
+    grades were released or withdrawn. Call inside the transaction that changes it."""
+    links = _scoring_links(ResourceLink.objects.filter(assignment=assignment))
+    if not links:
+        return
+    students = set(
+        Enrolment.objects.filter(
+            course_id__in={link.context.course_id for link in links},
+            role=Role.STUDENT,
+            status=EnrolmentStatus.ACTIVE,
+        ).values_list("user_id", flat=True)
+    )
+    identities = LtiIdentity.objects.filter(
+        user_id__in=students, platform__in={link.platform_id for link in links}
+    ).values_list("user_id", "platform_id")
+    now = timezone.now()
+    rows = [
+        Passback(
+            link=link, user_id=user_id, status=PassbackStatus.PENDING, changed_at=now,
+            next_attempt_at=now, attempts=0, last_error="",
+        )
+        for user_id, platform_id in identities
+        for link in links
+        if link.platform_id == platform_id
+    ]
+    if not rows:
+        return
+    Passback.objects.bulk_create(
+        rows,
+        update_conflicts=True,
+        unique_fields=["link", "user"],
+        update_fields=["status", "changed_at", "next_attempt_at", "attempts", "last_error"],
+    )
+    ids = list(Passback.objects.filter(link__in=links, status=PassbackStatus.PENDING).values_list("pk", flat=True))
+    transaction.on_commit(partial(passbacks_enqueue, passback_ids=ids))
+
+
+def scores_withheld(assignment) -> bool:
+    """An exam's scores reach the LMS only once its grades are released; before, the LMS
+    is told the grading is pending, with no score."""
+    return assignment.kind == "exam" and assignment.grades_released_at is None
 
 
 def passbacks_enqueue(*, passback_ids: list[int]) -> None:
@@ -244,13 +292,15 @@ def _post_score(passback: Passback) -> dict:
     if score.possible <= 0:
         raise ServiceRefused("the assignment has no points")
     lineitem_url = lineitem_ensure(link=link, score_maximum=score.possible)
-    payload = score_payload(sub=identity.sub, score=score, timestamp=passback.changed_at)
+    payload = score_payload(
+        sub=identity.sub, score=score, timestamp=passback.changed_at,
+        withheld=scores_withheld(link.assignment),
+    )
+    grade = Grade().set_user_id(payload["userId"])
+    if "scoreGiven" in payload:
+        grade.set_score_given(payload["scoreGiven"]).set_score_maximum(payload["scoreMaximum"])
     grade = (
-        Grade()
-        .set_user_id(payload["userId"])
-        .set_score_given(payload["scoreGiven"])
-        .set_score_maximum(payload["scoreMaximum"])
-        .set_activity_progress(payload["activityProgress"])
+        grade.set_activity_progress(payload["activityProgress"])
         .set_grading_progress(payload["gradingProgress"])
         .set_timestamp(payload["timestamp"])
     )
@@ -273,9 +323,22 @@ def _post_score(passback: Passback) -> dict:
     return payload
 
 
-def score_payload(*, sub: str, score: selectors.AssignmentScore, timestamp) -> dict:
-    """The AGS score: clamped to [0, maximum], with the progress the spec defines."""
+def score_payload(
+    *, sub: str, score: selectors.AssignmentScore, timestamp, withheld: bool = False
+) -> dict:
+    """The AGS score: clamped to [0, maximum], with the progress the spec defines.
+
+    ``withheld`` (an exam before its release): no score at all, and gradingProgress
+    Pending — AGS lets a score omit scoreGiven, and an LMS shows no grade while grading
+    is not FullyGraded."""
     given = min(max(score.earned, 0.0), score.possible)
+    if withheld:
+        return {
+            "userId": sub,
+            "activityProgress": "Completed" if score.finished else "InProgress",
+            "gradingProgress": "Pending",
+            "timestamp": timestamp.isoformat(timespec="milliseconds"),
+        }
     if score.pending_manual:
         grading = "PendingManual"
     elif score.pending:

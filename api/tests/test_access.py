@@ -33,6 +33,7 @@ MATRIX = [
     ("get", A + "submissions/", None, [401, 403, 200, 200, 404, 401, 200]),
     ("get", A + "analytics/", None, [401, 403, 200, 200, 404, 401, 200]),
     ("post", A + "regrades/", {}, [401, 403, 403, 202, 404, 401, 403]),
+    ("post", A + "release/", {}, [401, 403, 403, 200, 404, 401, 403]),
     ("get", C + "regrades/{job}/", None, [401, 403, 403, 200, 404, 401, 200]),
     # The job is a dry run still pending, so even its instructor is refused (409), not forbidden.
     ("post", C + "regrades/{job}/apply/", None, [401, 403, 403, 409, 404, 401, 403]),
@@ -65,7 +66,7 @@ def test_the_matrix_names_every_operation_of_the_schema():
 
     schema = SchemaGenerator().get_schema(request=None, public=True)
     operations = {(method, path) for path, item in schema["paths"].items() for method in item}
-    assert len(operations) == len(MATRIX) == 21
+    assert len(operations) == len(MATRIX) == 22
 
 
 @pytest.mark.parametrize(("method", "path", "body", "expected"), CASES)

@@ -33,6 +33,7 @@ def test_my_courses_and_assignments(world, student):
     assert rows == [{
         "slug": "week1", "title": "Week1", "opens_at": None, "due_at": due.isoformat().replace("+00:00", "Z"),
         "closes_at": None, "attempts_per_part": 3, "time_limit_minutes": None, "time_limit_seconds": None,
+        "kind": "homework",
         "score_percent": 0, "solved": 0, "total": 1,
     }]
 

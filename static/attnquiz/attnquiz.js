@@ -550,6 +550,11 @@
     }
     setSubmitDisabled(form, false);
     focusFeedback(form, result);
+    if (state === "saved") {
+      // An exam's answer is only saved: no verdict to mark, but no attempts left ends it.
+      if (result.dataset.finished === "1") finishPart(form);
+      return;
+    }
     if (state !== "graded") return;
     if (result.dataset.entryCorrect) {
       try {

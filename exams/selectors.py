@@ -1,0 +1,180 @@
+"""Reads of the exam side of an assignment: a student's attempt, and the review policy —
+what of a graded answer the student may see now (correctness, score, misconception
+feedback, hints, their own heatmap, solutions).
+
+``feedback_visibility`` is the one place that decides it; every page, fragment and API
+serializer that shows a student their grade asks it (through ``feedback_visibility_for``)
+and masks what it may not show with the helpers below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from django.utils import timezone
+
+from courses.models import Assignment, AssignmentKind, ReleaseMoment
+
+from .models import AssignmentAttempt
+from .selectors_accommodations import accommodation_of, limits_apply
+
+POLICY_FIELDS = (
+    ("correctness", "show_correctness"),
+    ("score", "show_score"),
+    ("misconception", "show_misconception"),
+    ("hints", "show_hints"),
+    ("heatmap", "show_heatmap"),
+    ("solutions", "show_solutions"),
+)
+
+
+@dataclass(frozen=True)
+class FeedbackVisibility:
+    """Which kinds of feedback the student may see now (each on its own)."""
+
+    correctness: bool
+    score: bool
+    misconception: bool
+    hints: bool
+    heatmap: bool
+    solutions: bool  # still bounded by the assignment's solution policy
+
+    @property
+    def everything(self) -> bool:
+        return all(getattr(self, field.name) for field in fields(self))
+
+    @property
+    def grade_hidden(self) -> bool:
+        """Neither verdict nor score: the student sees only "Answer saved"."""
+        return not (self.correctness or self.score)
+
+
+EVERYTHING = FeedbackVisibility(True, True, True, True, True, True)
+
+
+def is_exam(assignment: Assignment | None) -> bool:
+    return assignment is not None and assignment.kind == AssignmentKind.EXAM
+
+
+def attempt_of(*, assignment: Assignment, student) -> AssignmentAttempt | None:
+    """The student's attempt at the assignment (open or closed), or None before Start."""
+    return AssignmentAttempt.objects.filter(assignment=assignment, student=student).first()
+
+
+def student_closes_at(*, assignment: Assignment, student):
+    """The moment the assignment closes for this student, their accommodation applied
+    (None: it never closes)."""
+    accommodation = accommodation_of(assignment=assignment, student=student)
+    return limits_apply(assignment=assignment, accommodation=accommodation, started_at=None).closes_at
+
+
+def _policy_all_during(assignment: Assignment) -> bool:
+    return all(getattr(assignment, name) == ReleaseMoment.DURING for _, name in POLICY_FIELDS)
+
+
+def moment_reached(moment: str, *, assignment: Assignment, attempt, closes_at, now) -> bool:
+    """Whether one ReleaseMoment has come for this student.
+
+    after_finish: their attempt was finished (by them or the clock) — or, for an
+    assignment without attempts, its close date passed for them, which ends it as well.
+    after_close: their own close date passed (never, without one).
+    on_release: the instructor released the grades.
+    """
+    closed = closes_at is not None and now >= closes_at
+    if moment == ReleaseMoment.DURING:
+        return True
+    if moment == ReleaseMoment.AFTER_FINISH:
+        finished = attempt is not None and attempt.finished_at is not None and attempt.finished_at <= now
+        return finished or closed
+    if moment == ReleaseMoment.AFTER_CLOSE:
+        return closed
+    if moment == ReleaseMoment.ON_RELEASE:
+        released = assignment.grades_released_at
+        return released is not None and released <= now
+    return False  # never, or a value this code does not know
+
+
+def feedback_visibility(
+    *, assignment: Assignment, attempt: AssignmentAttempt | None, closes_at, now
+) -> FeedbackVisibility:
+    """The review policy applied at ``now`` (pure: everything it needs is passed in).
+
+    ``closes_at`` is the student's own close date (``student_closes_at``)."""
+    return FeedbackVisibility(
+        **{
+            kind: moment_reached(
+                getattr(assignment, name),
+                assignment=assignment,
+                attempt=attempt,
+                closes_at=closes_at,
+                now=now,
+            )
+            for kind, name in POLICY_FIELDS
+        }
+    )
+
+
+def feedback_visibility_for(
+    *, assignment: Assignment | None, student, now=None, attempt=None
+) -> FeedbackVisibility:
+    """What ``student`` may see now of their graded answers on ``assignment``.
+
+    Practice (no assignment) and an all-"during" policy — every homework by default —
+    show everything without a query, as before review policies existed. ``attempt`` may
+    be passed by a caller that read it already."""
+    if assignment is None or _policy_all_during(assignment):
+        return EVERYTHING
+    if attempt is None:
+        attempt = attempt_of(assignment=assignment, student=student)
+    return feedback_visibility(
+        assignment=assignment,
+        attempt=attempt,
+        closes_at=student_closes_at(assignment=assignment, student=student),
+        now=now or timezone.now(),
+    )
+
+
+def feedback_for_student(feedback: dict | None, visibility: FeedbackVisibility) -> dict:
+    """A submission's stored feedback with what the policy hides removed.
+
+    The checker's message says whether the answer was right, so it goes with correctness;
+    the per-cell verdicts too. The misconception's message goes with misconceptions."""
+    feedback = dict(feedback or {})
+    if visibility.everything:
+        return feedback
+    if not visibility.correctness:
+        feedback["message"] = ""
+        details = dict(feedback.get("details") or {})
+        details.pop("entry_correct", None)
+        feedback["details"] = details
+    if not visibility.misconception:
+        feedback["misconception_message"] = ""
+    return feedback
+
+
+def submission_outcome_for_student(submission, visibility: FeedbackVisibility) -> dict:
+    """The grade fields of a submission as the student may read them (API, JSON)."""
+    return {
+        "score": submission.score if visibility.score else None,
+        "awarded": submission.awarded if visibility.score else None,
+        "correct": submission.correct if visibility.correctness else None,
+        "misconception": (submission.misconception or "") if visibility.misconception else "",
+        "feedback": feedback_for_student(submission.feedback, visibility),
+    }
+
+
+def status_for_student(status: dict, visibility: FeedbackVisibility) -> dict:
+    """An exercise's status (exercises.selectors.exercise_status) as the student may see it:
+    without correctness "solved" and "in progress" both read "answered" and the solved
+    count is None; without scores the score is None. (exercise_status counts the attempts
+    left without regard to solved parts itself, given ``solved_shown=False``.)"""
+    if visibility.everything:
+        return status
+    status = dict(status)
+    if not visibility.correctness:
+        if status["state"] != "not started":
+            status["state"] = "answered"
+        status["solved_parts"] = None
+    if not visibility.score:
+        status["score"] = None
+    return status

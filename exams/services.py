@@ -1,0 +1,187 @@
+"""Writes of the exam side: starting and finishing a student's attempt, closing attempts
+whose time or close date is over, and releasing (or withdrawing) an assignment's grades.
+
+An attempt ends once: every end is a conditional update of an open row, so the student's
+"Finish", the periodic closer and an instructor can race without ending it twice. The
+answers stored before the end count; submission_create locks the attempt row while it
+stores an answer, so an answer is either stored before the end or refused after it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from courses.models import Assignment
+from exercises.selectors import student_limits
+
+from .models import AssignmentAttempt, AttemptCloseReason, GradeRelease, GradeReleaseAction
+from .selectors import is_exam, student_closes_at
+
+logger = logging.getLogger(__name__)
+
+CLOSE_BATCH = 200
+
+
+class ExamRefused(Exception):
+    """The exam action was not done; ``code`` says why (for the API's status)."""
+
+    def __init__(self, message: str, *, code: str):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+# --- The attempt ---------------------------------------------------------------------------
+
+
+def attempt_start(*, assignment: Assignment, student) -> AssignmentAttempt:
+    """Start the student's attempt (their clock starts now); the existing one if started.
+
+    Refused for homework, before the assignment opens, after it closes for the student
+    and in an archived course."""
+    if not is_exam(assignment):
+        raise ExamRefused("This assignment has no attempt to start.", code="not_exam")
+    existing = AssignmentAttempt.objects.filter(assignment=assignment, student=student).first()
+    if existing is not None:
+        return existing
+    now = timezone.now()
+    if assignment.course.archived_at is not None:
+        raise ExamRefused("This course is archived: it takes no more answers.", code="archived")
+    if assignment.opens_at and now < assignment.opens_at:
+        raise ExamRefused("This exam is not open yet.", code="not_open")
+    closes_at = student_closes_at(assignment=assignment, student=student)
+    if closes_at and now >= closes_at:
+        raise ExamRefused("This exam is closed.", code="closed")
+    try:
+        with transaction.atomic():
+            return AssignmentAttempt.objects.create(
+                assignment=assignment, student=student, started_at=now, last_seen_at=now
+            )
+    except IntegrityError:  # a second tab pressed Start at the same moment
+        return AssignmentAttempt.objects.get(assignment=assignment, student=student)
+
+
+def attempt_end(*, attempt: AssignmentAttempt, reason: str, at=None) -> bool:
+    """End an open attempt (idempotent). True if this call ended it."""
+    at = at or timezone.now()
+    ended = AssignmentAttempt.objects.filter(pk=attempt.pk, finished_at__isnull=True).update(
+        finished_at=at, close_reason=reason
+    )
+    attempt.refresh_from_db(fields=["finished_at", "close_reason"])
+    return bool(ended)
+
+
+def attempt_finish(*, assignment: Assignment, student) -> AssignmentAttempt:
+    """The student's "Finish attempt": no more answers after it."""
+    attempt = AssignmentAttempt.objects.filter(assignment=assignment, student=student).first()
+    if attempt is None:
+        raise ExamRefused("You have not started this exam.", code="not_started")
+    if not attempt_end(attempt=attempt, reason=AttemptCloseReason.FINISHED) and (
+        attempt.close_reason != AttemptCloseReason.FINISHED
+    ):
+        raise ExamRefused(
+            f"This attempt was already closed ({attempt.get_close_reason_display().lower()}).",
+            code="attempt_finished",
+        )
+    return attempt
+
+
+def attempt_lock_for_answer(*, assignment: Assignment | None, student) -> tuple[str, str] | None:
+    """Why an answer to this assignment must be refused now (code, message), or None.
+
+    Call inside the transaction that stores the answer: it locks the student's attempt
+    row, so an attempt cannot end between this check and the answer's commit."""
+    if not is_exam(assignment):
+        return None
+    attempt = (
+        AssignmentAttempt.objects.select_for_update()
+        .filter(assignment=assignment, student=student)
+        .first()
+    )
+    if attempt is None:
+        return ("not_started", "Start the exam on its assignment page before answering.")
+    if attempt.finished_at is not None:
+        return (
+            "attempt_finished",
+            "Your attempt is finished: it takes no more answers. The answers you saved count.",
+        )
+    return None
+
+
+def attempt_end_due(*, attempt: AssignmentAttempt) -> tuple[object, str] | None:
+    """When this attempt must end and why: the student's own deadline (start + their
+    limit, at most their close date) or, without a limit, their close date. None: never."""
+    limits = student_limits(assignment=attempt.assignment, student=attempt.student)
+    if limits.deadline is not None and limits.deadline != limits.closes_at:
+        return limits.deadline, AttemptCloseReason.TIME_UP
+    if limits.closes_at is not None:
+        return limits.closes_at, AttemptCloseReason.CLOSED
+    return None
+
+
+def attempts_close_expired(*, batch_size: int = CLOSE_BATCH, max_batches: int = 50) -> dict:
+    """Close every open exam attempt whose time or close date is over; their stored
+    answers count. Idempotent; reads open attempts in bounded batches by id, at most
+    ``max_batches`` of them per call (the next call goes on)."""
+    now = timezone.now()
+    counts = {"checked": 0, "time_up": 0, "closed": 0}
+    last_id = 0
+    for _batch in range(max_batches):
+        attempts = list(
+            AssignmentAttempt.objects.select_related("assignment", "student")
+            .filter(finished_at__isnull=True, pk__gt=last_id, assignment__kind="exam")
+            .order_by("pk")[:batch_size]
+        )
+        if not attempts:
+            break
+        last_id = attempts[-1].pk
+        for attempt in attempts:
+            counts["checked"] += 1
+            due = attempt_end_due(attempt=attempt)
+            if due is None or now < due[0]:
+                continue
+            deadline, reason = due
+            # The attempt ends at its deadline, not when this sweep happened to run.
+            if attempt_end(attempt=attempt, reason=reason, at=deadline):
+                counts[reason] += 1
+    return counts
+
+
+# --- Releasing grades ----------------------------------------------------------------------
+
+
+def grades_release(*, assignment: Assignment, by, via: str = "page") -> Assignment:
+    """Release the assignment's grades now: the on-release parts of the review policy show,
+    the release is logged and every student's score is sent to the LMS."""
+    return _release_set(assignment=assignment, by=by, via=via, release=True)
+
+
+def grades_withdraw(*, assignment: Assignment, by, via: str = "page") -> Assignment:
+    """Take a release back: on-release feedback is hidden again and the LMS is told the
+    grades are pending."""
+    return _release_set(assignment=assignment, by=by, via=via, release=False)
+
+
+def _release_set(*, assignment: Assignment, by, via: str, release: bool) -> Assignment:
+    from lti.passback import passbacks_record_for_assignment
+
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if release and locked.grades_released_at is not None:
+            raise ExamRefused("The grades of this assignment are already released.", code="released")
+        if not release and locked.grades_released_at is None:
+            raise ExamRefused("The grades of this assignment are not released.", code="not_released")
+        locked.grades_released_at = timezone.now() if release else None
+        locked.save(update_fields=["grades_released_at"])
+        GradeRelease.objects.create(
+            assignment=locked,
+            action=GradeReleaseAction.RELEASE if release else GradeReleaseAction.WITHDRAW,
+            by=by,
+            via=via,
+        )
+        passbacks_record_for_assignment(assignment=locked)
+    assignment.grades_released_at = locked.grades_released_at
+    return assignment

@@ -1,0 +1,77 @@
+"""The demo assignment turned into an exam (the authoring form's exam preset: everything
+on release, solutions never), two of its students, and a frozen clock."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone as dt_timezone
+
+import numpy as np
+import pytest
+from django.utils import timezone
+
+from courses.models import AssignmentItem, AssignmentKind, ReleaseMoment
+from exercises import engine
+
+START = datetime(2026, 3, 2, 9, 0, 0, tzinfo=dt_timezone.utc)
+WORKED_EXAMPLE = "attention-weights-one-query"
+POLICY = ("show_correctness", "show_score", "show_misconception", "show_hints", "show_heatmap", "show_solutions")
+
+
+class FrozenClock:
+    """timezone.now() (also behind auto_now_add) returns ``now`` until moved on."""
+
+    def __init__(self, monkeypatch, now: datetime):
+        self.now = now
+        monkeypatch.setattr(timezone, "now", lambda: self.now)
+
+    def advance(self, **delta) -> None:
+        self.now += timedelta(**delta)
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    return FrozenClock(monkeypatch, START)
+
+
+def exam_policy(assignment, **moments):
+    """Make ``assignment`` an exam with the preset policy, overridden by ``moments``
+    (e.g. show_correctness="after_finish")."""
+    assignment.kind = AssignmentKind.EXAM
+    for name in POLICY:
+        setattr(assignment, name, ReleaseMoment.ON_RELEASE)
+    assignment.show_solutions = ReleaseMoment.NEVER
+    for name, moment in moments.items():
+        setattr(assignment, name, moment)
+    assignment.save()
+    return assignment
+
+
+@pytest.fixture
+def exam(demo):
+    return exam_policy(demo.assignment)
+
+
+@pytest.fixture
+def item(demo):
+    return AssignmentItem.objects.get(
+        assignment=demo.assignment, exercise_version__exercise__slug=WORKED_EXAMPLE
+    )
+
+
+@pytest.fixture
+def student(demo, django_user_model):
+    return django_user_model.objects.get(username="student1")
+
+
+@pytest.fixture
+def other_student(demo, django_user_model):
+    return django_user_model.objects.get(username="student2")
+
+
+def correct(variant, part: str) -> str:
+    spec = engine.spec_from_json(variant.exercise_version.spec)
+    values = np.asarray(engine.reference_answers(spec, variant.params)[part], dtype=float)
+    return "[" + ", ".join(f"{v:.4f}" for v in values) + "]"
+
+
+UNIFORM = "[0.25, 0.25, 0.25, 0.25]"

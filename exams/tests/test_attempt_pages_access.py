@@ -1,0 +1,109 @@
+"""Every exam URL for every role (as the teaching pages' walk does), on an exam whose
+student has started an attempt, and on homework (which has no attempt to start)."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from authoring.tests.factories import (
+    ROLES, assignment_create, people_create, product_yaml, published_version, request_as,
+)
+from courses.models import AssignmentKind
+from exams import services
+from exams.models import GradeRelease
+
+URL_NAMES = ["start", "finish", "release"]
+
+
+@pytest.fixture
+def people(db):
+    return people_create()
+
+
+@pytest.fixture
+def world(people):
+    version = published_version(source=product_yaml())
+    exam = assignment_create(people.course, [version], slug="exam1", kind=AssignmentKind.EXAM)
+    homework = assignment_create(people.course, [version], slug="week1")
+    services.attempt_start(assignment=exam, student=people.student)
+    return {"exam": exam, "homework": homework}
+
+
+# Per name: (method, expected per ROLES: anonymous, student, ta, instructor, outsider).
+# Start and Finish send everyone back to the assignment page (the student's Finish page
+# itself answers 200: their attempt is open); the staff may start an attempt to try the
+# exam. Releasing is the instructors' alone: like applying a regrade it changes what every
+# student and the LMS see.
+EXPECTED = {
+    "start": ("post", (302, 302, 302, 302, 404)),
+    "finish": ("get", (302, 200, 302, 302, 404)),
+    "release": ("post", (302, 403, 403, 302, 404)),
+}
+
+
+def test_the_walk_covers_every_url_of_the_app():
+    from exams.urls import urlpatterns
+
+    assert sorted(p.name for p in urlpatterns) == sorted(URL_NAMES)
+
+
+@pytest.mark.parametrize("role_index,role", list(enumerate(ROLES)))
+@pytest.mark.parametrize("name", URL_NAMES)
+def test_every_url_for_every_role(client, world, role_index, role, name):
+    method, expected = EXPECTED[name]
+    url = reverse(f"exams:{name}", args=["attn", world["exam"].slug])
+    assert request_as(client, role, method, url).status_code == expected[role_index], (role, name)
+
+
+@pytest.mark.parametrize("name", ["start", "finish"])
+def test_homework_has_no_attempt_pages(client, world, name):
+    method, _ = EXPECTED[name]
+    url = reverse(f"exams:{name}", args=["attn", world["homework"].slug])
+    assert request_as(client, "student", method, url).status_code == 404
+
+
+def test_release_is_logged_once_and_withdrawn_by_the_instructor(client, people, world):
+    exam = world["exam"]
+    url = reverse("exams:release", args=["attn", exam.slug])
+    request_as(client, "instructor", "post", url)
+    request_as(client, "instructor", "post", url)  # already released: refused with a message
+    page = client.get(reverse("instructor:assignment", args=["attn", exam.slug])).content.decode()
+    assert "Withdraw the release" in page and "Release grades" not in page
+    client.post(url, {"action": "withdraw"})
+    assert list(GradeRelease.objects.order_by("id").values_list("action", "by__username", "via")) == [
+        ("release", "ines", "page"), ("withdraw", "ines", "page"),
+    ]
+    exam.refresh_from_db()
+    assert exam.grades_released_at is None
+
+
+def test_a_ta_sees_the_release_state_but_no_button(client, world):
+    page = request_as(
+        client, "ta", "get", reverse("instructor:assignment", args=["attn", world["exam"].slug])
+    ).content.decode()
+    assert "Not released" in page and 'id="release-grades"' not in page
+
+
+def test_release_through_the_api(client, people, world):
+    from api.tests.conftest import api_client
+    from api.models import TokenScope
+    from api.services import api_token_create
+
+    _, secret = api_token_create(user=people.instructor, name="t", scope=TokenScope.WRITE, lifetime_days=7)
+    api = api_client(secret)
+    url = f"/api/v1/courses/attn/assignments/{world['exam'].slug}/release/"
+    first = api.post(url, {}, content_type="application/json")
+    assert first.status_code == 200
+    assert first.json()["kind"] == "exam" and first.json()["grades_released_at"] is not None
+    again = api.post(url, {}, content_type="application/json")
+    assert (again.status_code, again.json()["detail"]) == (
+        409, "The grades of this assignment are already released."
+    )
+    bad = api.post(url, {"action": "publish"}, content_type="application/json")
+    assert bad.status_code == 400
+    withdrawn = api.post(url, {"action": "withdraw"}, content_type="application/json")
+    assert (withdrawn.status_code, withdrawn.json()["grades_released_at"]) == (200, None)
+    assert list(GradeRelease.objects.order_by("id").values_list("action", "via")) == [
+        ("release", "api"), ("withdraw", "api"),
+    ]

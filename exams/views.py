@@ -1,0 +1,100 @@
+"""The exam pages: a student's Start and Finish of an attempt, and the instructor's
+release of grades. Thin: access_* selectors, then services."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from courses import selectors as course_selectors
+from exercises import selectors as exercise_selectors
+from instructor.selectors import access_staff_assignment
+
+from . import selectors, services
+
+
+def _access_exam(*, user, course_slug: str, assignment_slug: str):
+    """An exam assignment the user may open (404 for homework and for outsiders)."""
+    assignment, role = course_selectors.access_assignment(
+        user=user, course_slug=course_slug, assignment_slug=assignment_slug
+    )
+    if not selectors.is_exam(assignment):
+        raise Http404("This assignment is not an exam.")
+    return assignment, role
+
+
+def _assignment_page(assignment):
+    return redirect("assignment", assignment.course.slug, assignment.slug)
+
+
+@login_required
+@require_POST
+def attempt_start(request, course_slug: str, assignment_slug: str):
+    assignment, _ = _access_exam(user=request.user, course_slug=course_slug, assignment_slug=assignment_slug)
+    try:
+        services.attempt_start(assignment=assignment, student=request.user)
+    except services.ExamRefused as refused:
+        messages.error(request, refused.message)
+    return _assignment_page(assignment)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def attempt_finish(request, course_slug: str, assignment_slug: str):
+    """GET: the summary of unanswered parts and a confirm button; POST: finish."""
+    assignment, _ = _access_exam(user=request.user, course_slug=course_slug, assignment_slug=assignment_slug)
+    attempt = selectors.attempt_of(assignment=assignment, student=request.user)
+    if attempt is None or not attempt.is_open:
+        if attempt is None:
+            messages.error(request, "You have not started this exam.")
+        return _assignment_page(assignment)
+    if request.method == "POST":
+        try:
+            services.attempt_finish(assignment=assignment, student=request.user)
+        except services.ExamRefused as refused:
+            messages.error(request, refused.message)
+        else:
+            messages.success(request, "Your attempt is finished; your saved answers count.")
+        return _assignment_page(assignment)
+    rows = exercise_selectors.assignment_unanswered_parts(assignment=assignment, student=request.user)
+    return render(
+        request,
+        "exams/attempt_finish.html",
+        {
+            "assignment": assignment,
+            "unanswered": [row for row in rows if row["unanswered"]],
+            "unanswered_parts": sum(len(row["unanswered"]) for row in rows),
+            "total_parts": sum(len(row["parts"]) for row in rows),
+        },
+    )
+
+
+@login_required
+@require_POST
+def grades_release(request, course_slug: str, assignment_slug: str):
+    """Release (or, with action=withdraw, take back) the grades. Instructors only: like
+    applying a regrade, it changes what every student and the LMS see."""
+    assignment, _ = access_staff_assignment(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug,
+        instructor_only=True,
+    )
+    withdraw = request.POST.get("action") == "withdraw"
+    try:
+        if withdraw:
+            services.grades_withdraw(assignment=assignment, by=request.user, via="page")
+        else:
+            services.grades_release(assignment=assignment, by=request.user, via="page")
+    except services.ExamRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(
+            request,
+            "Grades withdrawn: students see only what the review policy shows before release."
+            if withdraw
+            else "Grades released: students now see what the review policy shows on release, "
+            "and the scores are sent to the LMS.",
+        )
+    return redirect("instructor:assignment", assignment.course.slug, assignment.slug)
