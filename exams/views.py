@@ -14,6 +14,7 @@ from exercises import selectors as exercise_selectors
 from instructor.selectors import access_staff_assignment
 
 from . import selectors, services
+from .views_access import exam_gate_response
 
 
 def _access_exam(*, user, course_slug: str, assignment_slug: str):
@@ -33,7 +34,11 @@ def _assignment_page(assignment):
 @login_required
 @require_POST
 def attempt_start(request, course_slug: str, assignment_slug: str):
-    assignment, _ = _access_exam(user=request.user, course_slug=course_slug, assignment_slug=assignment_slug)
+    assignment, role = _access_exam(user=request.user, course_slug=course_slug, assignment_slug=assignment_slug)
+    # The exam's access controls (network, code, one session) stand in front of Start.
+    refusal = exam_gate_response(request, assignment=assignment, role=role)
+    if refusal is not None:
+        return refusal
     try:
         services.attempt_start(assignment=assignment, student=request.user)
     except services.ExamRefused as refused:
@@ -45,7 +50,10 @@ def attempt_start(request, course_slug: str, assignment_slug: str):
 @require_http_methods(["GET", "POST"])
 def attempt_finish(request, course_slug: str, assignment_slug: str):
     """GET: the summary of unanswered parts and a confirm button; POST: finish."""
-    assignment, _ = _access_exam(user=request.user, course_slug=course_slug, assignment_slug=assignment_slug)
+    assignment, role = _access_exam(user=request.user, course_slug=course_slug, assignment_slug=assignment_slug)
+    refusal = exam_gate_response(request, assignment=assignment, role=role)
+    if refusal is not None:
+        return refusal
     attempt = selectors.attempt_of(assignment=assignment, student=request.user)
     if attempt is None or not attempt.is_open:
         if attempt is None:
