@@ -15,6 +15,7 @@ The fit is Baum–Welch (expectation–maximisation on the same HMM), which is w
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -97,13 +98,44 @@ EPSILON = 1e-4
 
 def log_likelihood(sequences: Sequence[Sequence[bool]], params: BKTParams) -> float:
     """log P(all sequences | params) by the forward algorithm."""
-    return sum(_forward(np.asarray(sequence, dtype=bool), params)[1] for sequence in sequences if len(sequence))
+    return sum(_forward(batch, params)[2] for batch in _batches(sequences))
 
 
-def _emission(params: BKTParams, correct: np.ndarray) -> np.ndarray:
-    # (T, 2): P(observation | unknown), P(observation | known)
+@dataclass(frozen=True)
+class _Batch:
+    """Sequences of similar length, padded at the end: ``correct`` and ``observed`` are
+    (S, T); a padded step is "no observation" (emission 1 in both states), which changes
+    neither the likelihood nor the posteriors of the real steps."""
+
+    correct: np.ndarray
+    observed: np.ndarray
+
+
+def _batches(sequences: Sequence[Sequence[bool]]) -> list[_Batch]:
+    # Lengths in (2^(k-1), 2^k] share a batch, so padding at most doubles the work while the
+    # loop over time steps runs once per batch, not once per student.
+    buckets: dict[int, list[Sequence[bool]]] = defaultdict(list)
+    for sequence in sequences:
+        if len(sequence):
+            buckets[(len(sequence) - 1).bit_length()].append(sequence)
+    batches = []
+    for key in sorted(buckets):
+        group = buckets[key]
+        steps = max(len(sequence) for sequence in group)
+        correct = np.zeros((len(group), steps), dtype=bool)
+        observed = np.zeros((len(group), steps), dtype=bool)
+        for row, sequence in enumerate(group):
+            correct[row, : len(sequence)] = np.asarray(sequence, dtype=bool)
+            observed[row, : len(sequence)] = True
+        batches.append(_Batch(correct, observed))
+    return batches
+
+
+def _emission(params: BKTParams, batch: _Batch) -> np.ndarray:
+    # (S, T, 2): P(observation | unknown), P(observation | known); 1 where nothing was observed
     right = np.array([params.guess, 1.0 - params.slip])
-    return np.where(correct[:, None], right[None, :], 1.0 - right[None, :])
+    emission = np.where(batch.correct[..., None], right, 1.0 - right)
+    return np.where(batch.observed[..., None], emission, 1.0)
 
 
 def _transition(params: BKTParams) -> np.ndarray:
@@ -111,34 +143,37 @@ def _transition(params: BKTParams) -> np.ndarray:
     return np.array([[1.0 - params.learn, params.learn], [params.forget, 1.0 - params.forget]])
 
 
-def _forward(correct: np.ndarray, params: BKTParams):
-    """Scaled forward messages (T, 2), the log-likelihood, and the scales (T,)."""
-    emission, transition = _emission(params, correct), _transition(params)
-    steps = len(correct)
-    alpha, scales = np.empty((steps, 2)), np.empty(steps)
-    state = np.array([1.0 - params.prior, params.prior])
+def _forward(batch: _Batch, params: BKTParams):
+    """Scaled forward messages (S, T, 2), the scales (S, T), and the total log-likelihood."""
+    emission, transition = _emission(params, batch), _transition(params)
+    sequences, steps = batch.correct.shape
+    alpha, scales = np.empty((sequences, steps, 2)), np.empty((sequences, steps))
+    state = np.tile([1.0 - params.prior, params.prior], (sequences, 1))  # (S, 2)
     for t in range(steps):
-        joint = state * emission[t]
-        scales[t] = joint.sum()
-        alpha[t] = joint / scales[t]
-        state = alpha[t] @ transition  # (2,) x (2, 2) -> (2,)
-    return alpha, float(np.log(scales).sum()), scales
+        joint = state * emission[:, t]
+        scales[:, t] = joint.sum(axis=1)
+        alpha[:, t] = joint / scales[:, t, None]
+        state = alpha[:, t] @ transition  # (S, 2) x (2, 2) -> (S, 2)
+    return alpha, scales, float(np.log(scales).sum())
 
 
-def _expected_counts(correct: np.ndarray, params: BKTParams):
-    """One sequence's E-step: P(known at t), expected transitions, and its log-likelihood."""
-    alpha, loglike, scales = _forward(correct, params)
-    emission, transition = _emission(params, correct), _transition(params)
-    steps = len(correct)
-    beta = np.ones((steps, 2))
+def _expected_counts(batch: _Batch, params: BKTParams):
+    """The E-step of one batch: P(state at t) (S, T, 2), expected transitions summed over
+    sequences and steps (2, 2), and the batch's log-likelihood."""
+    alpha, scales, loglike = _forward(batch, params)
+    emission, transition = _emission(params, batch), _transition(params)
+    sequences, steps = batch.correct.shape
+    beta = np.ones((sequences, steps, 2))
     for t in range(steps - 2, -1, -1):
-        beta[t] = transition @ (emission[t + 1] * beta[t + 1]) / scales[t + 1]  # (2, 2) x (2,) -> (2,)
-    gamma = alpha * beta  # (T, 2): P(state at t | sequence)
-    gamma /= gamma.sum(axis=1, keepdims=True)
-    xi = np.zeros((2, 2))  # expected transitions summed over t
-    for t in range(steps - 1):
-        pair = alpha[t][:, None] * transition * (emission[t + 1] * beta[t + 1])[None, :] / scales[t + 1]
-        xi += pair / pair.sum()
+        ahead = emission[:, t + 1] * beta[:, t + 1]  # (S, 2)
+        beta[:, t] = ahead @ transition.T / scales[:, t + 1, None]  # (S, 2) x (2, 2) -> (S, 2)
+    gamma = alpha * beta
+    gamma /= gamma.sum(axis=2, keepdims=True)
+    # xi[s, t, i, j] = P(state i at t, state j at t + 1 | sequence s), for real pairs only
+    ahead = emission[:, 1:] * beta[:, 1:]  # (S, T-1, 2)
+    pairs = alpha[:, :-1, :, None] * transition * ahead[:, :, None, :] / scales[:, 1:, None, None]
+    pairs = pairs[batch.observed[:, 1:]]  # (pairs, 2, 2)
+    xi = (pairs / pairs.sum(axis=(1, 2), keepdims=True)).sum(axis=0) if len(pairs) else np.zeros((2, 2))
     return gamma, xi, loglike
 
 
@@ -152,25 +187,27 @@ def fit(
     """Fit prior, learn, guess and slip (forget stays 0) to students' ordered outcome
     sequences by EM. Deterministic for the same input; each iteration never lowers the
     likelihood except where the bounds clip a parameter."""
-    arrays = [np.asarray(sequence, dtype=bool) for sequence in sequences if len(sequence)]
-    if not arrays:
+    batches = _batches(sequences)
+    if not batches:
         raise ValueError("no attempts to fit")
+    count = sum(len(batch.correct) for batch in batches)
     params, previous, iterations = start, -math.inf, 0
     for iterations in range(1, max_iterations + 1):
-        first_known = learned = unknown_before = 0.0
+        first_known = 0.0
+        xi = np.zeros((2, 2))
         right_when = np.zeros(2)  # expected right answers in (unknown, known)
         total_when = np.zeros(2)
         loglike = 0.0
-        for correct in arrays:
-            gamma, xi, sequence_loglike = _expected_counts(correct, params)
-            loglike += sequence_loglike
-            first_known += gamma[0, 1]
-            learned += xi[0, 1]
-            unknown_before += xi[0].sum()
-            right_when += gamma[correct].sum(axis=0)
-            total_when += gamma.sum(axis=0)
+        for batch in batches:
+            gamma, batch_xi, batch_loglike = _expected_counts(batch, params)
+            loglike += batch_loglike
+            first_known += gamma[:, 0, 1].sum()
+            xi += batch_xi
+            right_when += gamma[batch.observed & batch.correct].sum(axis=0)
+            total_when += gamma[batch.observed].sum(axis=0)
+        learned, unknown_before = xi[0, 1], xi[0].sum()
         params = BKTParams(
-            prior=_clip(first_known / len(arrays), EPSILON, 1.0 - EPSILON),
+            prior=_clip(first_known / count, EPSILON, 1.0 - EPSILON),
             learn=_clip(learned / unknown_before if unknown_before > 0 else params.learn, EPSILON, 1.0 - EPSILON),
             guess=_clip(right_when[0] / total_when[0] if total_when[0] > 0 else params.guess, EPSILON, MAX_GUESS),
             slip=_clip(1.0 - right_when[1] / total_when[1] if total_when[1] > 0 else params.slip, EPSILON, MAX_SLIP),
@@ -181,10 +218,10 @@ def fit(
         previous = loglike
     return FitResult(
         params=params,
-        log_likelihood=log_likelihood(arrays, params),
+        log_likelihood=log_likelihood(sequences, params),
         iterations=iterations,
-        sequences=len(arrays),
-        observations=int(sum(len(a) for a in arrays)),
+        sequences=count,
+        observations=int(sum(batch.observed.sum() for batch in batches)),
     )
 
 

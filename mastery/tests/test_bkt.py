@@ -146,3 +146,59 @@ def test_fit_is_deterministic_and_keeps_guess_and_slip_within_bounds():
 def test_fit_without_any_attempt_is_refused():
     with pytest.raises(ValueError, match="^no attempts to fit$"):
         bkt.fit([[], []])
+
+
+# --------------------------------------------------------------------------- against enumeration
+
+
+def path_probabilities(sequence, params):
+    """Every hidden path (known or not at each step) with P(path, outcomes): the HMM's
+    definition, summed by brute force instead of the forward-backward recursions."""
+    import itertools
+
+    paths = []
+    for path in itertools.product((0, 1), repeat=len(sequence)):
+        if any(a == 1 and b == 0 for a, b in zip(path, path[1:])):  # forget = 0
+            continue
+        probability = params.prior if path[0] else 1 - params.prior
+        for step, (known, correct) in enumerate(zip(path, sequence)):
+            if step:
+                probability *= 1.0 if path[step - 1] else (params.learn if known else 1 - params.learn)
+            right = 1 - params.slip if known else params.guess
+            probability *= right if correct else 1 - right
+        paths.append((path, probability))
+    return paths
+
+
+MIXED = [[True], [False, True], [False, False, True, True], [True, False, True], [False] * 5, [True, True, False, True, True, True]]
+
+
+def test_log_likelihood_of_mixed_lengths_equals_the_sum_over_every_hidden_path():
+    expected = sum(math.log(sum(p for _, p in path_probabilities(sequence, OTHER))) for sequence in MIXED)
+    assert bkt.log_likelihood(MIXED, OTHER) == pytest.approx(expected, abs=1e-12)
+
+
+def test_one_em_step_equals_the_expected_counts_over_every_hidden_path():
+    first_known = learned = unknown_before = right_unknown = total_unknown = right_known = total_known = 0.0
+    for sequence in MIXED:
+        paths = path_probabilities(sequence, OTHER)
+        total = sum(p for _, p in paths)
+        for path, p in paths:
+            weight = p / total
+            first_known += weight * path[0]
+            for a, b in zip(path, path[1:]):
+                if a == 0:
+                    unknown_before += weight
+                    learned += weight * b
+            for known, correct in zip(path, sequence):
+                if known:
+                    total_known += weight
+                    right_known += weight * correct
+                else:
+                    total_unknown += weight
+                    right_unknown += weight * correct
+    stepped = bkt.fit(MIXED, start=OTHER, max_iterations=1).params
+    assert stepped.prior == pytest.approx(first_known / len(MIXED), abs=1e-12)
+    assert stepped.learn == pytest.approx(learned / unknown_before, abs=1e-12)
+    assert stepped.guess == pytest.approx(min(right_unknown / total_unknown, bkt.MAX_GUESS), abs=1e-12)
+    assert stepped.slip == pytest.approx(min(1 - right_known / total_known, bkt.MAX_SLIP), abs=1e-12)

@@ -282,3 +282,19 @@ def test_fit_command_refuses_an_unknown_skill():
 
     with pytest.raises(CommandError, match="^unknown skill 'scalling'; known: dot-product-scores, scaling"):
         call_command("fit_mastery", "--skill", "scalling")
+
+
+def test_the_periodic_task_backfills_then_queues_one_refit_per_skill_on_the_practice_queue(answer, variant, student):
+    from exercises.engine.skills import SKILL_SLUGS
+
+    with mock.patch.object(tasks, "mastery_update_enqueue"):  # an update lost with the broker
+        answer(variant, student, "no_scaling")
+    with mock.patch("attnquiz.celery.task_publish") as publish:
+        assert tasks.fit_skill_parameters.apply().get() == 1
+    assert [(call.args[0], call.kwargs) for call in publish.call_args_list] == [
+        (tasks.fit_skill, {"args": [skill], "queue": "practice"}) for skill in SKILL_SLUGS
+    ]
+    assert masteries(student)["scaling"][1] == 1
+    assert tasks.fit_skill.apply(args=["scaling"]).get() == (
+        "scaling: 1 students, 1 attempts, too little data: defaults kept; prior 0.300 learn 0.150 guess 0.100 slip 0.100"
+    )

@@ -1,9 +1,10 @@
 """manage.py bench_mastery: the cost of one mastery update and of one refit.
 
 (1) One update, end to end: the ``submission_scored`` signal sent for a graded answer,
-    its receiver, the commit, and the update that follows (run in this process, as the
-    worker runs it), for a student who already has ``--history`` graded answers; the median
-    over ``--updates`` answers, with the queries each one ran.
+    every receiver (mastery's and the other apps'), the commit, and the update that follows
+    (run in this process, as the worker runs it), for a student who already has
+    ``--history`` graded answers; the median over ``--updates`` answers, with the queries
+    each one ran (BEGIN/COMMIT included); then the mastery task's body alone.
 (2) One refit of one skill over ``--attempts`` stored attempts (``--attempts-per-student``
     each): read them, EM, store the parameters, recompute every student's mastery; the
     median over ``--fits`` runs.
@@ -52,6 +53,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, updates, history, attempts, attempts_per_student, fits, **options):
         self.last_update_queries: list[str] = []
+        self.task_cost: tuple[list[float], list[int]] = ([], [])
         if min(updates, fits, attempts_per_student) < 1 or history < 0 or attempts < attempts_per_student:
             raise CommandError("counts must be positive, and --attempts at least --attempts-per-student")
         bank_load()
@@ -71,6 +73,11 @@ class Command(BaseCommand):
             f"median {statistics.median(update_seconds) * 1000:.2f} ms, "
             f"p90 {np.percentile(update_seconds, 90) * 1000:.2f} ms, "
             f"queries {min(update_queries)}–{max(update_queries)} ({connection.vendor})"
+        )
+        task_seconds, task_queries = self.task_cost
+        self.stdout.write(
+            f"  of which the mastery task alone: median {statistics.median(task_seconds) * 1000:.2f} ms, "
+            f"queries {min(task_queries)}–{max(task_queries)}"
         )
         if options["verbosity"] >= 2:
             self.stdout.write("queries of one update:\n  " + "\n  ".join(sql[:160] for sql in self.last_update_queries))
@@ -106,7 +113,7 @@ class Command(BaseCommand):
         try:
             for submission in submissions[:history]:
                 services.mastery_record_submission(submission_id=submission.pk)
-            seconds, queries = [], []
+            seconds, queries, task_seconds, task_queries = [], [], [], []
             for submission in submissions[history:]:
                 with CaptureQueriesContext(connection) as captured:
                     started = time.perf_counter()
@@ -114,7 +121,14 @@ class Command(BaseCommand):
                         send_submission_scored(submission)
                     seconds.append(time.perf_counter() - started)
                 queries.append(len(captured.captured_queries))
+                # the update alone, as the worker's task runs it (idempotent: same work again)
+                with CaptureQueriesContext(connection) as own:
+                    started = time.perf_counter()
+                    services.mastery_record_submission(submission_id=submission.pk)
+                    task_seconds.append(time.perf_counter() - started)
+                task_queries.append(len(own.captured_queries))
             self.last_update_queries = [query["sql"] for query in captured.captured_queries]
+            self.task_cost = (task_seconds, task_queries)
         finally:
             settings.GRADING_MODE = previous_mode
         if Observation.objects.filter(student=student).count() < history:
