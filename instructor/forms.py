@@ -5,13 +5,35 @@ from __future__ import annotations
 from django import forms
 
 from courses.forms import DateTimeInput
-from courses.models import Assignment, SessionPolicy
+from courses.models import Assignment, AssignmentKind, ReleaseMoment, SessionPolicy
 from courses.pools import pool_points_problems
 from exams.access import networks_parse
 from exercises.models import ExerciseVersion, VersionStatus
 
 
+REVIEW_FIELDS = (
+    "show_correctness", "show_score", "show_misconception", "show_hints", "show_heatmap", "show_solutions",
+)
+# An exam shows nothing but "Answer saved" until the instructor releases the grades, and
+# never the worked solutions (they would travel to next term's students).
+REVIEW_PRESETS = {
+    "exam": {**{name: ReleaseMoment.ON_RELEASE for name in REVIEW_FIELDS}, "show_solutions": ReleaseMoment.NEVER},
+    "homework": {name: ReleaseMoment.DURING for name in REVIEW_FIELDS},
+}
+
+
 class AssignmentForm(forms.ModelForm):
+    review_preset = forms.ChoiceField(
+        required=False,
+        label="Review preset",
+        choices=[
+            ("", "Keep the choices below"),
+            ("exam", "Exam: everything when I release the grades, solutions never"),
+            ("homework", "Homework: everything during the attempt"),
+        ],
+        help_text="Sets the six review fields below at once.",
+    )
+
     class Meta:
         model = Assignment
         fields = [
@@ -20,6 +42,8 @@ class AssignmentForm(forms.ModelForm):
             "is_published",
             # Order and exam access controls.
             "shuffle_items", "access_code", "allowed_networks", "session_policy",
+            # Kind and review policy: what a student sees of a graded answer, and from when.
+            "kind", *REVIEW_FIELDS,
         ]
         widgets = {
             "opens_at": DateTimeInput(),
@@ -32,6 +56,13 @@ class AssignmentForm(forms.ModelForm):
             "attempts_per_part": "Attempts per part (0 = unlimited)",
             "shuffle_items": "Shuffle the exercises per student",
             "session_policy": "Browser sessions per attempt",
+            "kind": "Kind",
+            "show_correctness": "Show right or wrong",
+            "show_score": "Show the score",
+            "show_misconception": "Show misconception feedback",
+            "show_hints": "Show hints",
+            "show_heatmap": "Show the student's heatmap",
+            "show_solutions": "Show worked solutions",
         }
         help_texts = {
             "solution_policy": "When students may see the worked solutions.",
@@ -41,6 +72,14 @@ class AssignmentForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["session_policy"].required = False  # a form without it keeps any number
+        # A form that leaves them out keeps today's behaviour: homework, everything during.
+        for name in ("kind", *REVIEW_FIELDS):
+            self.fields[name].required = False
+        # The preset sits just above the six fields it sets.
+        names = list(self.fields)
+        names.remove("review_preset")
+        names.insert(names.index("show_correctness"), "review_preset")
+        self.order_fields(names)
         for name in ("opens_at", "due_at", "closes_at"):
             self.fields[name].input_formats = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
 
@@ -59,7 +98,18 @@ class AssignmentForm(forms.ModelForm):
             self.add_error("closes_at", "The assignment closes before it opens.")
         if cleaned.get("time_limit_minutes") == 0:
             self.add_error("time_limit_minutes", "Leave empty for no time limit.")
+        self._clean_review(cleaned)
         return cleaned
+
+    def _clean_review(self, cleaned: dict) -> None:
+        """Apply the preset chosen, fill left-out fields with their defaults, and refuse a
+        moment that can never come."""
+        preset = cleaned.pop("review_preset", "") or ""
+        cleaned["kind"] = cleaned.get("kind") or AssignmentKind.HOMEWORK
+        for name in REVIEW_FIELDS:
+            cleaned[name] = REVIEW_PRESETS[preset][name] if preset else (cleaned.get(name) or ReleaseMoment.DURING)
+            if cleaned[name] == ReleaseMoment.AFTER_CLOSE and not cleaned.get("closes_at"):
+                self.add_error(name, "“After the close date” needs a close date; without one it never comes.")
 
     def clean_allowed_networks(self) -> str:
         text = self.cleaned_data.get("allowed_networks") or ""

@@ -63,6 +63,9 @@ ASSIGNMENT_FIELDS = (
     "is_published",
     # Order and exam access controls.
     "shuffle_items", "access_code", "allowed_networks", "session_policy",
+    # Kind and review policy.
+    "kind", "show_correctness", "show_score", "show_misconception", "show_hints", "show_heatmap",
+    "show_solutions",
 )
 
 

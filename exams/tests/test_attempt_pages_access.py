@@ -107,3 +107,56 @@ def test_release_through_the_api(client, people, world):
     assert list(GradeRelease.objects.order_by("id").values_list("action", "via")) == [
         ("release", "api"), ("withdraw", "api"),
     ]
+
+
+# ---------------------------------------------------------------------------
+# Authoring: the kind and the review policy in the assignment form
+# ---------------------------------------------------------------------------
+
+FORM = {
+    "title": "Midterm", "slug": "midterm", "attempts_per_part": "1", "penalty_per_extra_attempt": "0",
+    "late_penalty": "0", "solution_policy": "after_solved", "session_policy": "any",
+}
+
+
+def test_the_exam_preset_sets_the_review_policy(client, people):
+    from courses.models import Assignment, ReleaseMoment
+
+    request_as(client, "instructor", "get", reverse("instructor:assignment_new", args=["attn"]))
+    response = client.post(
+        reverse("instructor:assignment_new", args=["attn"]),
+        {**FORM, "kind": "exam", "review_preset": "exam", "show_correctness": "during"},
+    )
+    assert response.status_code == 302, response.content.decode()
+    exam = Assignment.objects.get(slug="midterm")
+    assert exam.kind == "exam"
+    assert [exam.show_correctness, exam.show_score, exam.show_misconception, exam.show_hints,
+            exam.show_heatmap, exam.show_solutions] == [ReleaseMoment.ON_RELEASE] * 5 + [ReleaseMoment.NEVER]
+
+
+def test_the_form_keeps_each_choice_and_defaults_to_homework(client, people):
+    from courses.models import Assignment
+
+    request_as(client, "instructor", "get", reverse("instructor:assignment_new", args=["attn"]))
+    client.post(reverse("instructor:assignment_new", args=["attn"]), {**FORM, "show_score": "after_finish"})
+    made = Assignment.objects.get(slug="midterm")
+    assert (made.kind, made.show_score, made.show_correctness) == ("homework", "after_finish", "during")
+
+
+@pytest.mark.parametrize(
+    "data, field, message",
+    [
+        ({"show_score": "after_close"}, "show_score", "“After the close date” needs a close date"),
+        ({"show_hints": "sometimes"}, "show_hints", "Select a valid choice"),
+        ({"kind": "quiz"}, "kind", "Select a valid choice"),
+        ({"review_preset": "lenient"}, "review_preset", "Select a valid choice"),
+    ],
+)
+def test_bad_review_choices_are_refused_with_a_message(client, people, data, field, message):
+    from courses.models import Assignment
+
+    request_as(client, "instructor", "get", reverse("instructor:assignment_new", args=["attn"]))
+    response = client.post(reverse("instructor:assignment_new", args=["attn"]), {**FORM, **data})
+    assert response.status_code == 422
+    assert message in response.content.decode()
+    assert not Assignment.objects.filter(slug="midterm").exists()
