@@ -178,3 +178,14 @@ def status_for_student(status: dict, visibility: FeedbackVisibility) -> dict:
     if not visibility.score:
         status["score"] = None
     return status
+
+
+def grade_withheld(submission) -> bool:
+    """Whether the review policy still hides this submission's correctness from its
+    student. What learns from a grade the student would see (mastery, spaced review) waits
+    while it does. No query for homework with today's policy (the rows the grading path
+    loaded are read)."""
+    item = submission.variant.assignment_item
+    if item is None:
+        return False
+    return not feedback_visibility_for(assignment=item.assignment, student=submission.student_id).correctness

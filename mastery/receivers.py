@@ -17,6 +17,10 @@ logger = logging.getLogger(__name__)
 def schedule_mastery_update(sender, submission, **kwargs) -> None:
     """Must never raise into grading: a failure is logged (the periodic backfill records it)."""
     try:
+        from exams.selectors import grade_withheld
+
+        if grade_withheld(submission):
+            return  # an exam's unreleased grade: the periodic backfill records it once released
         submission_id = submission.pk
         transaction.on_commit(lambda: tasks.mastery_update_enqueue(submission_id=submission_id))
     except Exception:

@@ -163,6 +163,11 @@ def mastery_backfill(*, days: int) -> int:
     since = timezone.now() - timedelta(days=days)
     missing = (
         Submission.objects.filter(graded_at__gte=since, correct__isnull=False, mastery_observations__isnull=True)
+        # An exam's grades count once released (the student may not learn them before).
+        .exclude(
+            variant__assignment_item__assignment__kind="exam",
+            variant__assignment_item__assignment__grades_released_at__isnull=True,
+        )
         .order_by("created_at", "id")
         .values_list("id", flat=True)
     )

@@ -12,8 +12,12 @@ def schedule_review(sender, submission, **kwargs) -> None:
     counts stay as they are, and the task decides whether the course takes reviews.
     Must never raise into grading."""
     try:
+        from exams.selectors import grade_withheld
+
         from .services import review_enqueue
 
+        if grade_withheld(submission):
+            return  # an exam's unreleased grade would show in the review due list
         submission_id = submission.pk
         transaction.on_commit(lambda: review_enqueue(submission_id=submission_id))
     except Exception:

@@ -40,8 +40,8 @@ def exam_policy(assignment, **moments):
     for name in POLICY:
         setattr(assignment, name, ReleaseMoment.ON_RELEASE)
     assignment.show_solutions = ReleaseMoment.NEVER
-    for name, moment in moments.items():
-        setattr(assignment, name, moment)
+    for name, value in moments.items():
+        setattr(assignment, name, value)
     assignment.save()
     return assignment
 

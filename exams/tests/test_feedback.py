@@ -15,7 +15,7 @@ from exams import services
 from exercises.services import variant_get_or_create_for_item
 from grading.models import Submission
 
-from .conftest import UNIFORM, correct, exam_policy
+from .conftest import POLICY, UNIFORM, correct, exam_policy
 
 HX = {"HTTP_HX_REQUEST": "true"}
 # Anything that would give a grade away, in the markup or its classes and data.
@@ -156,3 +156,33 @@ def test_homework_still_shows_everything_at_once(client, demo, item, student, dj
     submission = Submission.objects.get(variant=variant)
     fragment = client.get(reverse("submission", args=[submission.pk]), **HX).content.decode()
     assert "Not correct" in fragment and "is-wrong" in fragment and "Answer saved" not in fragment
+
+
+def test_mastery_and_review_wait_for_the_release(exam, item, student, clock, django_capture_on_commit_callbacks, settings):
+    """The skill map and the review due list would tell what the exam hides; the mastery
+    backfill records the answers once the grades are released."""
+    from mastery.models import Observation
+    from mastery.services import mastery_backfill
+    from review.models import ReviewEntry
+    from review.services import review_settings_update
+
+    review_settings_update(course=exam.course, enabled=True, feeding_assignments=[exam])
+    services.attempt_start(assignment=exam, student=student)
+    variant = variant_get_or_create_for_item(item=item, student=student)
+    with django_capture_on_commit_callbacks(execute=True):
+        from grading.services import submission_create
+
+        submission_create(variant=variant, student=student, part="weights", raw_answer=correct(variant, "weights"))
+    assert Submission.objects.get(variant=variant).correct is True
+    assert not Observation.objects.filter(student=student).exists()
+    assert not ReviewEntry.objects.filter(submission__student=student).exists()
+    assert mastery_backfill(days=1) == 0
+    services.grades_release(assignment=exam, by=None)
+    assert mastery_backfill(days=1) == 1
+    assert Observation.objects.filter(student=student).exists()
+    # The same answer on homework feeds the review at once.
+    exam_policy(exam, **{name: ReleaseMoment.DURING for name in POLICY}, kind="homework")
+    item.assignment.refresh_from_db()
+    with django_capture_on_commit_callbacks(execute=True):
+        submission_create(variant=variant, student=student, part="output", raw_answer=correct(variant, "output"))
+    assert ReviewEntry.objects.filter(submission__student=student).count() == 1
