@@ -19,6 +19,7 @@ NaN), so a fully padded query contributes nothing downstream.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,6 +140,64 @@ def attention(
     weights = softmax(scaled_scores, axis=-1, out=np.empty_like(scaled_scores))
     output = weights @ V  # (B..., n, m) x (B..., m, d_v) -> (B..., n, d_v)
     return AttentionResult(scores, scaled_scores, weights, output, float(scale))
+
+
+SCRATCH_ELEMENTS = 1 << 15  # 256 KiB of float64 scores per block: stays in cache
+
+
+def attention_output(
+    Q, K, V, *, scale: float | None = None, mask=None, causal: bool = False, workers: int = 1
+) -> np.ndarray:
+    """``attention(Q, K, V, ...).output`` alone, computed block by block over the batch.
+
+    The same float64 operations in the same order as ``attention`` (so the same numbers,
+    bit for bit), but the (B..., n, m) scores are never held for the whole batch: a few
+    heads at a time go through a reused scratch block, and each block's output is written
+    straight into the result. (Holding all scores, scaled scores and weights made three
+    batch-sized arrays per call; fresh memory that size costs a page fault per 4 KiB,
+    about half the time of a B8·H8·n128·d64 call.)
+
+    ``workers`` > 1 shares the blocks among that many threads (NumPy releases the GIL in
+    matmul and ufuncs), as torch shares heads among its threads; run BLAS single-threaded
+    then (``OPENBLAS_NUM_THREADS=1``): BLAS threads on each small per-head product cost
+    more in hand-offs than they save, and far more on a busy machine.
+    """
+    Q, K, V = as_array(Q), as_array(K), as_array(V)
+    d_k, n, m = Q.shape[-1], Q.shape[-2], K.shape[-2]
+    if K.shape[-1] != d_k:
+        raise ValueError(f"Q and K must share d_k, got {d_k} and {K.shape[-1]}")
+    if m != V.shape[-2]:
+        raise ValueError(f"K and V must have the same number of rows, got {m} and {V.shape[-2]}")
+    if scale is None:
+        scale = 1.0 / math.sqrt(d_k)
+    batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    flat = [np.broadcast_to(X, batch + X.shape[-2:]).reshape((-1,) + X.shape[-2:]) for X in (Q, K, V)]
+    Q, K, V = flat  # (b, n, d_k), (b, m, d_k), (b, m, d_v) with b = prod(B...)
+    bias = _combined_bias(mask, causal, n, m)
+    if bias is not None and bias.ndim > 2:  # one per batch entry (a mask never adds batch axes)
+        bias = np.broadcast_to(bias, batch + (n, m)).reshape(-1, n, m)  # (b, n, m)
+    output = np.empty((Q.shape[0], n, V.shape[-1]), dtype=np.result_type(Q, K, V))  # (b, n, d_v)
+    per_block = max(1, SCRATCH_ELEMENTS // max(n * m, 1))
+    blocks = [(start, min(start + per_block, Q.shape[0])) for start in range(0, Q.shape[0], per_block)]
+
+    def compute(share: list[tuple[int, int]]) -> None:
+        scratch = np.empty((per_block, n, m), dtype=output.dtype)
+        for start, stop in share:
+            scores = scratch[: stop - start]
+            np.matmul(Q[start:stop], np.swapaxes(K[start:stop], -1, -2), out=scores)  # (block, n, d_k) x (block, d_k, m) -> (block, n, m)
+            np.multiply(scores, scale, out=scores)
+            if bias is not None:
+                np.add(scores, bias if bias.ndim == 2 else bias[start:stop], out=scores)
+            softmax(scores, axis=-1, out=scores)
+            np.matmul(scores, V[start:stop], out=output[start:stop])  # (block, n, m) x (block, m, d_v) -> (block, n, d_v)
+
+    workers = max(1, min(workers, len(blocks)))
+    if workers == 1:
+        compute(blocks)
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(compute, [blocks[index::workers] for index in range(workers)]))
+    return output.reshape(batch + output.shape[-2:])  # (B..., n, d_v)
 
 
 def _combined_bias(mask, causal: bool, n: int, m: int) -> np.ndarray | None:

@@ -241,3 +241,61 @@ def test_unmasked_batched_attention_equals_the_textbook_formula():
     assert np.array_equal(result.scores, scores) and np.array_equal(result.scaled_scores, scaled)
     assert np.array_equal(result.weights, weights)
     assert np.array_equal(result.output, weights @ V)
+
+
+def test_output_only_path_reproduces_the_chapter_and_sympy(chapter_qkv):
+    Q, K, V = chapter_qkv
+    output = att.attention_output(Q, K, V)
+    for row in range(4):
+        _, exact = exact_attention_row(Q.tolist(), K.tolist(), V.tolist(), row, sympy.Rational(1, 4))
+        assert output[row] == pytest.approx([float(o) for o in exact], abs=1e-12)
+    assert np.array_equal(output, att.attention(Q, K, V).output)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 4])
+@pytest.mark.parametrize("scratch", [1, 36, 100, 1 << 15])  # one head per block .. all at once
+@pytest.mark.parametrize(
+    "case",
+    ["plain", "scale", "causal", "shared mask", "per-head mask", "fully masked row", "broadcast K, V", "2-D"],
+)
+def test_output_only_path_is_bit_for_bit_the_full_computation(monkeypatch, scratch, case, workers):
+    """Blocks of 1, 1 (36 = one 6x6 head), 2 with a short last block (100), and all; in
+    one thread or shared among several."""
+    monkeypatch.setattr(att, "SCRATCH_ELEMENTS", scratch)
+    rng = np.random.default_rng(7)
+    Q, K, V = (rng.standard_normal((2, 3, 6, 4)) for _ in range(3))  # (B, h, n, d_k)
+    options = {}
+    if case == "scale":
+        options["scale"] = 1.0
+    elif case == "causal":
+        options["causal"] = True
+    elif case == "shared mask":
+        options["mask"] = rng.random((6, 6)) > 0.4
+    elif case == "per-head mask":
+        options["mask"] = rng.random((2, 3, 6, 6)) > 0.4
+    elif case == "fully masked row":
+        mask = np.ones((6, 6), dtype=bool)
+        mask[2] = False
+        options["mask"] = mask
+    elif case == "broadcast K, V":
+        K, V = K[0, 0], V[0, 0]  # (m, d_k), (m, d_v): shared by every batch entry
+    elif case == "2-D":
+        Q, K, V = Q[0, 0], K[0, 0], V[0, 0]
+    output = att.attention_output(Q, K, V, workers=workers, **options)
+    expected = att.attention(Q, K, V, **options).output
+    assert output.shape == expected.shape and np.array_equal(output, expected)
+    if case == "fully masked row":
+        assert output[..., 2, :].tolist() == [[[0.0] * 4] * 3] * 2
+
+
+def test_output_only_path_refuses_what_attention_refuses():
+    with pytest.raises(ValueError, match="Q and K must share d_k, got 3 and 4"):
+        att.attention_output(np.ones((2, 3)), np.ones((2, 4)), np.ones((2, 4)))
+    with pytest.raises(ValueError, match="K and V must have the same number of rows, got 2 and 3"):
+        att.attention_output(np.ones((2, 3)), np.ones((2, 3)), np.ones((3, 3)))
+    with pytest.raises(TypeError, match="mask must be boolean"):
+        att.attention_output(np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 2)), mask=np.ones((2, 2)))
+    batched_mask = np.ones((3, 2, 2), dtype=bool)  # more batch axes than the inputs have
+    for function in (att.attention, att.attention_output):
+        with pytest.raises(ValueError):
+            function(np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 2)), mask=batched_mask)
