@@ -108,3 +108,35 @@ class GradeRelease(models.Model):
 
     def __str__(self):
         return f"{self.assignment} {self.action} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class AccommodationAction(models.TextChoices):
+    SET = "set", "Set on the page"
+    IMPORT = "import", "Imported from CSV"
+    EXTEND = "extend", "Time extended from the proctor view"
+    REMOVE = "remove", "Removed"
+
+
+class AccommodationChange(models.Model):
+    """The log of every change to a student's accommodation: who, when, how, and what
+    changed (in words, as the page showed it)."""
+
+    assignment = models.ForeignKey(
+        "courses.Assignment", on_delete=models.CASCADE, related_name="accommodation_changes"
+    )
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    action = models.CharField(max_length=10, choices=AccommodationAction.choices)
+    detail = models.CharField(max_length=500)
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["assignment", "-at"], name="accommodation_change_log")]
+
+    def __str__(self):
+        return f"{self.student} on {self.assignment}: {self.detail}"

@@ -1,5 +1,5 @@
 """A student's own limits on an assignment: its dates, time limit and attempts with the
-student's accommodation applied.
+student's accommodation applied; and the reads of the accommodations pages.
 
 ``limits_apply`` is the one rule; ``exercises.selectors.student_limits`` reads what it
 needs (the accommodation, when the clock started) and asks it, and every check that
@@ -9,16 +9,20 @@ protects a grade (grading.services) and every page that shows a limit asks that.
 from __future__ import annotations
 
 import math
+import zoneinfo
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from fractions import Fraction
 
+from django.contrib.auth import get_user_model
 from django.db.models import BooleanField, FilteredRelation, Q, QuerySet, Value
+from django.http import Http404
 from django.utils import timezone
 
-from courses.models import Assignment
+from courses.models import Assignment, EnrolmentStatus, Role
+from courses.selectors import access_course_staff
 
-from .models import Accommodation
+from .models import Accommodation, AccommodationChange
 
 # "Not read yet": the caller has no accommodation at hand (None means "read: there is none").
 UNREAD = object()
@@ -150,3 +154,99 @@ def carried_accommodation(*rows):
         if row is not None and vars(row).get("own_accommodation_read"):
             return vars(row).get("own_accommodation")
     return UNREAD
+
+
+# ---------------------------------------------------------------------------
+# The staff's pages
+# ---------------------------------------------------------------------------
+
+
+def access_accommodations(*, user, course_slug: str, assignment_slug: str, change: bool = False):
+    """The assignment and the user's role, for its course's staff: teaching assistants see
+    the accommodations (they invigilate), only instructors change them (``change``).
+    404 for anyone outside the course, 403 for its students (and TAs changing)."""
+    course, role = access_course_staff(user=user, slug=course_slug, instructor_only=change)
+    assignment = course.assignments.filter(slug=assignment_slug).first()
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment, role
+
+
+def course_zone(assignment: Assignment):
+    """The course's time zone (the site's when the stored name is unknown)."""
+    try:
+        return zoneinfo.ZoneInfo(assignment.course.time_zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return timezone.get_default_timezone()
+
+
+def accommodation_summary(accommodation: Accommodation | None, *, tz) -> str:
+    """An accommodation in words: "time ×1.5; +10 min; closes 2026-03-05 09:00; 5 attempts
+    per part". Empty for none."""
+    if accommodation is None:
+        return ""
+    words = []
+    if accommodation.time_limit_minutes:
+        words.append(f"time limit {accommodation.time_limit_minutes} min")
+    if accommodation.time_factor:
+        words.append(f"time ×{accommodation.time_factor:g}")
+    if accommodation.extra_minutes:
+        words.append(f"+{accommodation.extra_minutes} min")
+    for name, label in (("opens_at", "opens"), ("due_at", "due"), ("closes_at", "closes")):
+        value = getattr(accommodation, name)
+        if value is not None:
+            words.append(f"{label} {timezone.localtime(value, tz):%Y-%m-%d %H:%M}")
+    if accommodation.attempts_per_part is not None:
+        attempts = accommodation.attempts_per_part
+        words.append(f"{attempts} attempt{'s' * (attempts != 1)} per part" if attempts else "unlimited attempts")
+    if accommodation.note:
+        words.append(f"note: {accommodation.note}")
+    return "; ".join(words)
+
+
+def accommodations_of_assignment(*, assignment: Assignment) -> list[Accommodation]:
+    """Every accommodation on the assignment with its student, by username (one query)."""
+    return list(
+        Accommodation.objects.filter(assignment=assignment)
+        .select_related("student", "updated_by")
+        .order_by("student__username")
+    )
+
+
+def accommodation_history(*, assignment: Assignment, limit: int = 50) -> list[AccommodationChange]:
+    return list(
+        AccommodationChange.objects.filter(assignment=assignment)
+        .select_related("student", "by")[:limit]
+    )
+
+
+def with_accommodation_on(students: QuerySet, *, assignment: Assignment) -> QuerySet:
+    """A queryset of users with each one's accommodation on ``assignment`` joined in (read
+    it back with ``carried_accommodation``): the gradebook's students in one query."""
+    return students.annotate(
+        own_accommodation=FilteredRelation(
+            "accommodations", condition=Q(accommodations__assignment=assignment)
+        ),
+        own_accommodation_read=Value(True, output_field=BooleanField()),
+    ).select_related("own_accommodation")
+
+
+def course_students(*, assignment: Assignment) -> QuerySet:
+    """The active students of the assignment's course, by username."""
+    return (
+        get_user_model()
+        .objects.filter(
+            enrolments__course_id=assignment.course_id,
+            enrolments__role=Role.STUDENT,
+            enrolments__status=EnrolmentStatus.ACTIVE,
+        )
+        .order_by("username")
+    )
+
+
+def access_accommodation_student(*, assignment: Assignment, user_id: int):
+    """An active student of the assignment's course; 404 for anyone else."""
+    student = course_students(assignment=assignment).filter(pk=user_id).first()
+    if student is None:
+        raise Http404("No such student in this course.")
+    return student

@@ -22,6 +22,12 @@ from django.http import Http404
 from courses import pools
 from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, Role
 from courses.selectors import access_course_staff, require_instructor  # noqa: F401
+from exams.selectors_accommodations import (
+    accommodation_summary,
+    carried_accommodation,
+    course_zone,
+    with_accommodation_on,
+)
 from exercises import engine
 from exercises.models import Variant
 from exercises.specs import version_spec
@@ -182,9 +188,12 @@ def gradebook(
             | Q(first_name__icontains=student_filter)
             | Q(last_name__icontains=student_filter)
         )
+    # Each student's accommodation rides along with the students' query.
+    students = with_accommodation_on(students, assignment=assignment)
     best = best_part_scores(assignment=assignment)
     draws = items_draws(infos=infos, assignment=assignment)
     max_points = pools.slot_points(info.item for info in columns)
+    tz = course_zone(assignment)
     rows = []
     for student in students:
         scores, given, out_of = student_scores(
@@ -200,6 +209,7 @@ def gradebook(
                 "total": total,
                 "out_of": out_of,
                 "percent": 100 * total / out_of if out_of else 0.0,
+                "accommodation": accommodation_summary(carried_accommodation(student), tz=tz),
             }
         )
     return {"columns": columns, "all_items": infos, "rows": rows, "max_points": max_points}

@@ -1,0 +1,88 @@
+"""Forms of the accommodations pages and the proctor view. Values are checked by
+exams.services_accommodations (one set of rules for the form and the CSV)."""
+
+from __future__ import annotations
+
+from django import forms
+
+from courses.forms import DateTimeInput, RosterForm
+
+from .services_accommodations import FIELDS, MAX_EXTEND_MINUTES, accommodation_problems
+
+DATE_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
+
+
+class StudentChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, user) -> str:
+        name = user.get_full_name()
+        return f"{user.username} ({name})" if name else user.username
+
+
+class AccommodationForm(forms.Form):
+    """One student's accommodation; an empty field keeps the assignment's value."""
+
+    student = StudentChoiceField(queryset=None, label="Student")
+    time_factor = forms.FloatField(
+        required=False, label="Time factor", help_text="1.5 gives 50 % extra time.",
+        widget=forms.NumberInput(attrs={"step": "any", "min": "1", "max": "10"}),
+    )
+    extra_minutes = forms.IntegerField(required=False, label="Extra minutes", min_value=0)
+    time_limit_minutes = forms.IntegerField(
+        required=False, label="Own time limit (minutes)", min_value=1,
+        help_text="Replaces the assignment's limit; leave empty to use extra time instead.",
+    )
+    opens_at = forms.DateTimeField(required=False, label="Opens", widget=DateTimeInput(), input_formats=DATE_FORMATS)
+    due_at = forms.DateTimeField(required=False, label="Due", widget=DateTimeInput(), input_formats=DATE_FORMATS)
+    closes_at = forms.DateTimeField(required=False, label="Closes", widget=DateTimeInput(), input_formats=DATE_FORMATS)
+    attempts_per_part = forms.IntegerField(
+        required=False, label="Attempts per part", min_value=0, help_text="0 is unlimited."
+    )
+    note = forms.CharField(
+        required=False, max_length=200, label="Note",
+        help_text="For the staff only (e.g. the disability office's reference).",
+    )
+
+    def __init__(self, *args, assignment, students, student=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.assignment = assignment
+        self.fields["student"].queryset = students
+        if student is not None:
+            # Editing one student's: the student is fixed by the page's address.
+            del self.fields["student"]
+            self.student = student
+        self.fields["time_factor"].error_messages["invalid"] = "Give a number, e.g. 1.5."
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        values = {name: cleaned.get(name) for name in FIELDS}
+        for name, message in accommodation_problems(assignment=self.assignment, values=values).items():
+            self.add_error(name, message)
+        return cleaned
+
+    def values(self) -> dict:
+        return {name: self.cleaned_data.get(name) for name in FIELDS}
+
+    def chosen_student(self):
+        return getattr(self, "student", None) or self.cleaned_data["student"]
+
+
+class AccommodationsCsvForm(RosterForm):
+    """The same upload rules as the roster's (size, UTF-8), with this page's labels."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["file"].label = "Accommodations CSV file"
+
+
+class ExtendTimeForm(forms.Form):
+    student = StudentChoiceField(queryset=None, label="Student")
+    minutes = forms.IntegerField(
+        label="Minutes more", min_value=1, max_value=MAX_EXTEND_MINUTES, initial=10,
+        widget=forms.NumberInput(attrs={"size": 4}),
+    )
+
+    def __init__(self, *args, students, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["student"].queryset = students

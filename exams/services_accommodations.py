@@ -1,0 +1,492 @@
+"""Writes of accommodations: set or remove one student's, import many from CSV (a dry run
+first), and extend one student's time from the proctor view. Every change is logged
+(AccommodationChange) with what changed, in words.
+
+Values are checked here, once, for the page's form and the CSV alike: numbers within
+bounds, dates in order (against the assignment's own where the accommodation keeps
+them), an absolute time limit not mixed with extra time.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Q
+from django.db.models.functions import Lower
+from django.utils import timezone
+
+from courses.models import Assignment, EnrolmentStatus, Role
+
+from .models import (
+    Accommodation,
+    AccommodationAction,
+    AccommodationChange,
+    AssignmentAttempt,
+    AttemptCloseReason,
+)
+from .selectors_accommodations import accommodation_summary, course_zone, limits_apply
+
+LIMIT_FIELDS = (
+    "opens_at", "due_at", "closes_at", "time_limit_minutes", "time_factor", "extra_minutes",
+    "attempts_per_part",
+)
+FIELDS = LIMIT_FIELDS + ("note",)
+DATE_FIELDS = ("opens_at", "due_at", "closes_at")
+# (lowest, highest) accepted; a week of minutes is more than any sitting needs.
+BOUNDS = {
+    "time_factor": (1.0, 10.0),
+    "extra_minutes": (0, 10_080),
+    "time_limit_minutes": (1, 10_080),
+    "attempts_per_part": (0, 1_000),
+}
+MAX_EXTEND_MINUTES = 600
+MAX_CSV_BYTES = 1_000_000
+MAX_CSV_ROWS = 2_000
+CSV_COLUMNS = ("username", "email") + FIELDS
+# A cell a spreadsheet would run as a formula.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+class AccommodationRefused(Exception):
+    """Nothing was changed. ``problems`` maps a field (or "" for the whole) to its message."""
+
+    def __init__(self, message: str, *, problems: dict[str, str] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.problems = problems or {}
+
+
+def accommodation_problems(*, assignment: Assignment, values: dict) -> dict[str, str]:
+    """What is wrong with these accommodation values (field -> message); empty if nothing.
+
+    ``values`` holds typed values (None for "keep the assignment's")."""
+    problems: dict[str, str] = {}
+    for name, (low, high) in BOUNDS.items():
+        value = values.get(name)
+        if value is None:
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            problems[name] = "Give a finite number."
+        elif not low <= value <= high:
+            problems[name] = {
+                "time_factor": "Give a factor between 1 and 10 (1.5 is 50 % extra time).",
+                "extra_minutes": f"Give between 0 and {high} minutes.",
+                "time_limit_minutes": f"Give between 1 and {high} minutes.",
+                "attempts_per_part": f"Give between 0 (unlimited) and {high} attempts.",
+            }[name]
+    if values.get("time_limit_minutes") is not None and (
+        values.get("time_factor") is not None or values.get("extra_minutes") is not None
+    ):
+        problems.setdefault(
+            "time_limit_minutes",
+            "Give either the student's own time limit or extra time (a factor, minutes), not both.",
+        )
+    if not assignment.time_limit_minutes and (
+        values.get("time_factor") is not None or values.get("extra_minutes")
+    ):
+        problems.setdefault(
+            "time_factor" if values.get("time_factor") is not None else "extra_minutes",
+            "This assignment has no time limit, so extra time changes nothing; "
+            "give the student's own time limit instead.",
+        )
+    note = values.get("note") or ""
+    if len(note) > 200:
+        problems["note"] = "Keep the note to 200 characters."
+    elif note.startswith(FORMULA_STARTS):
+        problems["note"] = "A note may not start with = + - @ (a spreadsheet would run it as a formula)."
+    opens, due, closes = (
+        values.get(name) if values.get(name) is not None else getattr(assignment, name)
+        for name in DATE_FIELDS
+    )
+    if opens and due and due < opens:
+        problems.setdefault("due_at", "The student's due date is before their opening date.")
+    if due and closes and closes < due:
+        problems.setdefault("closes_at", "The student's close date is before their due date.")
+    if opens and closes and closes < opens:
+        problems.setdefault("closes_at", "The student's close date is before their opening date.")
+    return problems
+
+
+def _is_empty(values: dict) -> bool:
+    return all(values.get(name) in (None, "") for name in FIELDS)
+
+
+def _changes_text(*, before: Accommodation | None, values: dict, tz) -> str:
+    """What changes, in words: "time factor — → 1.5; closes 2026-03-05 09:00 → —"."""
+    words = []
+    for name in FIELDS:
+        old = getattr(before, name) if before is not None else None
+        new = values.get(name)
+        if name == "note":
+            old, new = old or None, new or None
+        if old != new:
+            words.append(f"{_label(name)} {_shown(old, tz)} → {_shown(new, tz)}")
+    return "; ".join(words)
+
+
+def _label(name: str) -> str:
+    return name.replace("_at", "").replace("_", " ")
+
+
+def _shown(value, tz) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, datetime):
+        return timezone.localtime(value, tz).strftime("%Y-%m-%d %H:%M")
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _log(*, assignment, student_id, action, detail, actor) -> AccommodationChange:
+    return AccommodationChange.objects.create(
+        assignment=assignment, student_id=student_id, action=action, detail=detail[:500], by=actor
+    )
+
+
+def _store(
+    *, assignment: Assignment, student_id: int, values: dict, actor, action: str
+) -> tuple[str, str]:
+    """Create, change or remove one accommodation; returns (what happened, in words).
+    Call inside a transaction; the values are checked."""
+    current = (
+        Accommodation.objects.select_for_update()
+        .filter(assignment=assignment, student_id=student_id)
+        .first()
+    )
+    detail = _changes_text(before=current, values=values, tz=course_zone(assignment))
+    if not detail:
+        return "skip", "no change"
+    if _is_empty(values):
+        current.delete()
+        _log(assignment=assignment, student_id=student_id, action=AccommodationAction.REMOVE,
+             detail=f"removed ({detail})", actor=actor)
+        return "remove", f"removed: {detail}"
+    outcome = "change" if current is not None else "add"
+    accommodation = current or Accommodation(assignment=assignment, student_id=student_id)
+    for name in FIELDS:
+        setattr(accommodation, name, values.get(name) if name != "note" else values.get("note") or "")
+    accommodation.updated_by = actor
+    accommodation.save()
+    _log(assignment=assignment, student_id=student_id, action=action, detail=detail, actor=actor)
+    return outcome, detail
+
+
+def accommodation_set(*, assignment: Assignment, student, values: dict, actor) -> tuple[str, str]:
+    """Set one student's accommodation to ``values`` (every field; None keeps the
+    assignment's value; all None removes it). Returns (add|change|remove|skip, detail).
+    Raises AccommodationRefused (changing nothing) for bad values."""
+    problems = accommodation_problems(assignment=assignment, values=values)
+    if problems:
+        raise AccommodationRefused("Check the values marked.", problems=problems)
+    with transaction.atomic():
+        return _store(
+            assignment=assignment, student_id=student.pk, values=values, actor=actor,
+            action=AccommodationAction.SET,
+        )
+
+
+def accommodation_remove(*, assignment: Assignment, student, actor) -> bool:
+    """Remove one student's accommodation (logged); False when there was none."""
+    with transaction.atomic():
+        outcome, _ = _store(
+            assignment=assignment, student_id=student.pk, values={}, actor=actor,
+            action=AccommodationAction.REMOVE,
+        )
+    return outcome == "remove"
+
+
+# ---------------------------------------------------------------------------
+# Extending one student's time (the proctor view)
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Extension:
+    accommodation: Accommodation
+    deadline: datetime | None
+    reopened: bool
+
+
+def accommodation_extend(*, assignment: Assignment, student, minutes, actor) -> Extension:
+    """Give one student ``minutes`` more, at once: added to their own time limit if they
+    have one, else to their extra minutes. If their close date would cut the new time
+    short, their own close date moves with it. An attempt the clock (or the close date)
+    closed is opened again when the new deadline is still ahead; one the student finished
+    themselves, or an instructor closed, stays closed. Logged."""
+    if not isinstance(minutes, int) or not 1 <= minutes <= MAX_EXTEND_MINUTES:
+        raise AccommodationRefused(f"Give between 1 and {MAX_EXTEND_MINUTES} minutes.")
+    with transaction.atomic():
+        attempt = (
+            AssignmentAttempt.objects.select_for_update()
+            .filter(assignment=assignment, student=student)
+            .first()
+        )
+        accommodation = (
+            Accommodation.objects.select_for_update()
+            .filter(assignment=assignment, student=student)
+            .first()
+        ) or Accommodation(assignment=assignment, student=student)
+        before = limits_apply(
+            assignment=assignment, accommodation=accommodation,
+            started_at=_clock_start(assignment=assignment, student=student, attempt=attempt),
+        )
+        if before.time_limit_seconds is None:
+            raise AccommodationRefused("This assignment has no time limit to extend.")
+        if accommodation.time_limit_minutes:
+            accommodation.time_limit_minutes += minutes
+        else:
+            accommodation.extra_minutes = (accommodation.extra_minutes or 0) + minutes
+        after = limits_apply(assignment=assignment, accommodation=accommodation, started_at=before.started_at)
+        detail = f"{minutes} minute{'s' * (minutes != 1)} more"
+        if (
+            before.started_at is not None
+            and after.closes_at is not None
+            and after.deadline == after.closes_at
+        ):
+            accommodation.closes_at = before.started_at + timedelta(seconds=after.time_limit_seconds)
+            after = limits_apply(assignment=assignment, accommodation=accommodation, started_at=before.started_at)
+            detail += f"; closes {_shown(accommodation.closes_at, course_zone(assignment))} for them"
+        accommodation.updated_by = actor
+        accommodation.save()
+        reopened = bool(
+            attempt is not None
+            and attempt.finished_at is not None
+            and attempt.close_reason in (AttemptCloseReason.TIME_UP, AttemptCloseReason.CLOSED)
+            and after.deadline is not None
+            and after.deadline > timezone.now()
+        )
+        if reopened:
+            attempt.finished_at = None
+            attempt.close_reason = ""
+            attempt.save(update_fields=["finished_at", "close_reason"])
+            detail += "; the attempt closed by the clock is open again"
+        _log(assignment=assignment, student_id=student.pk, action=AccommodationAction.EXTEND,
+             detail=detail, actor=actor)
+    return Extension(accommodation=accommodation, deadline=after.deadline, reopened=reopened)
+
+
+def _clock_start(*, assignment: Assignment, student, attempt):
+    from exercises.selectors import assignment_started_at
+
+    if attempt is not None:
+        return attempt.started_at
+    return assignment_started_at(assignment=assignment, student=student)
+
+
+# ---------------------------------------------------------------------------
+# CSV import
+# ---------------------------------------------------------------------------
+
+IMPORT_ACTIONS = ("add", "change", "remove", "skip", "error")
+
+
+@dataclass(frozen=True)
+class ImportLine:
+    line: int
+    who: str
+    action: str  # one of IMPORT_ACTIONS
+    detail: str
+
+
+@dataclass
+class ImportReport:
+    dry_run: bool
+    lines: list[ImportLine] = field(default_factory=list)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(IMPORT_ACTIONS, 0)
+        for line in self.lines:
+            counts[line.action] += 1
+        return counts
+
+    @property
+    def errors(self) -> list[ImportLine]:
+        return [line for line in self.lines if line.action == "error"]
+
+    @property
+    def changes(self) -> int:
+        return sum(1 for line in self.lines if line.action in ("add", "change", "remove"))
+
+
+def accommodation_rows_from_csv(text: str) -> list[dict]:
+    """The rows of an accommodations CSV, each a dict of its known columns and its ``line``.
+
+    Raises AccommodationRefused for a file that is not one at all (too large, too many
+    rows, no username or email column, an unknown column, unreadable CSV); a bad row is
+    left for ``accommodations_import`` to report."""
+    if len(text) > MAX_CSV_BYTES:
+        raise AccommodationRefused(f"The file is larger than {MAX_CSV_BYTES // 1000} kB; split it.")
+    if "\x00" in text:
+        # Python's csv reads NUL characters since 3.11, and the database refuses them.
+        raise AccommodationRefused("The file contains NUL characters: it is not a text CSV.")
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")), strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise AccommodationRefused("The file is empty.")
+        columns = [name.strip().lower().replace(" ", "_") for name in header]
+        unknown = [name for name in columns if name and name not in CSV_COLUMNS]
+        if unknown:
+            raise AccommodationRefused(
+                f"Unknown column '{unknown[0][:40]}'. The columns are: {', '.join(CSV_COLUMNS)}."
+            )
+        if "username" not in columns and "email" not in columns:
+            raise AccommodationRefused(
+                "The first line must name the columns, with a 'username' or 'email' column."
+            )
+        rows = []
+        for values in reader:
+            if not any(value.strip() for value in values):
+                continue
+            if len(rows) >= MAX_CSV_ROWS:
+                raise AccommodationRefused(f"The file has more than {MAX_CSV_ROWS} rows; split it.")
+            row = {"line": reader.line_num}
+            for column, value in zip(columns, values):
+                if column:
+                    row[column] = value
+            rows.append(row)
+    except csv.Error as problem:
+        raise AccommodationRefused(f"Line {reader.line_num} is not valid CSV: {problem}.") from None
+    return rows
+
+
+def _parse_number(name: str, text: str):
+    kind = float if name == "time_factor" else int
+    try:
+        value = kind(text)
+    except (ValueError, OverflowError):
+        what = "a number" if kind is float else "a whole number"
+        raise ValueError(f"{_label(name)}: '{text[:20]}' is not {what}") from None
+    if kind is float and not math.isfinite(value):
+        raise ValueError(f"{_label(name)}: '{text[:20]}' is not a finite number")
+    return value
+
+
+def _parse_date(name: str, text: str, tz) -> datetime:
+    """An ISO date and time; without an offset it is the course's local time."""
+    if len(text) < 16:
+        raise ValueError(f"{_label(name)}: '{text[:30]}' needs a date and a time, e.g. 2026-03-05 09:00")
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"{_label(name)}: '{text[:30]}' is not a date and time like 2026-03-05 09:00"
+        ) from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=tz)
+    return value
+
+
+def _row_values(row: dict, tz) -> tuple[dict, list[str]]:
+    values, errors = {}, []
+    for name in FIELDS:
+        text = str(row.get(name) or "").strip()
+        if not text:
+            values[name] = None
+            continue
+        if name == "note":
+            values[name] = text
+            continue
+        try:
+            values[name] = (
+                _parse_date(name, text, tz) if name in DATE_FIELDS else _parse_number(name, text)
+            )
+        except ValueError as problem:
+            errors.append(str(problem))
+    return values, errors
+
+
+def _course_students(*, assignment: Assignment, rows: list[dict]) -> tuple[dict, dict]:
+    """The course's active students named by the rows, by username and by e-mail (lower
+    case): one query."""
+    usernames = {str(row.get("username") or "").strip() for row in rows} - {""}
+    emails = {str(row.get("email") or "").strip() for row in rows} - {""}
+    User = get_user_model()
+    students = User.objects.annotate(email_lower=Lower("email")).filter(
+        Q(username__in=usernames) | Q(email_lower__in={email.lower() for email in emails}),
+        enrolments__course=assignment.course,
+        enrolments__role=Role.STUDENT,
+        enrolments__status=EnrolmentStatus.ACTIVE,
+    ) if (usernames or emails) else User.objects.none()
+    by_username, by_email = {}, {}
+    for student in students.only("pk", "username", "email"):
+        by_username[student.username] = student
+        if student.email:
+            by_email.setdefault(student.email.lower(), []).append(student)
+    return by_username, by_email
+
+
+def _row_student(row: dict, by_username: dict, by_email: dict):
+    username = str(row.get("username") or "").strip()
+    email = str(row.get("email") or "").strip().lower()
+    if not username and not email:
+        raise ValueError("needs a username or an e-mail")
+    if username:
+        student = by_username.get(username)
+        if student is None:
+            raise ValueError(f"'{username[:40]}' is not a student of this course")
+        if email and (student.email or "").lower() != email:
+            raise ValueError(f"'{username[:40]}' has another e-mail address")
+        return student
+    matches = by_email.get(email, [])
+    if not matches:
+        raise ValueError(f"no student of this course has the e-mail '{email[:60]}'")
+    if len(matches) > 1:
+        raise ValueError("several students share this e-mail; give the username instead")
+    return matches[0]
+
+
+def accommodations_import(*, assignment: Assignment, rows: list[dict], dry_run: bool, actor) -> ImportReport:
+    """Set the accommodations the rows give: one report line per row, in order.
+
+    A row sets the student's whole accommodation: an empty cell keeps the assignment's
+    value, a row of empty cells removes it. A bad row is reported and changes nothing;
+    the good rows are applied together. A dry run computes the same report and rolls
+    it all back; importing the same file again changes nothing (every line "skip")."""
+    report = ImportReport(dry_run=dry_run)
+    tz = course_zone(assignment)
+    by_username, by_email = _course_students(assignment=assignment, rows=rows)
+    seen: dict[int, int] = {}
+    with transaction.atomic():
+        for index, row in enumerate(rows):
+            line = row.get("line") if isinstance(row.get("line"), int) else index + 2
+            who = str(row.get("username") or row.get("email") or "").strip()[:254]
+            try:
+                student = _row_student(row, by_username, by_email)
+            except ValueError as problem:
+                report.lines.append(ImportLine(line, who, "error", str(problem)))
+                continue
+            if student.pk in seen:
+                report.lines.append(ImportLine(line, who, "error", f"the same student as line {seen[student.pk]}"))
+                continue
+            seen[student.pk] = line
+            values, errors = _row_values(row, tz)
+            if not errors:
+                errors = [
+                    f"{_label(name)}: {message}"
+                    for name, message in accommodation_problems(assignment=assignment, values=values).items()
+                ]
+            if errors:
+                report.lines.append(ImportLine(line, who, "error", "; ".join(errors)))
+                continue
+            action, detail = _store(
+                assignment=assignment, student_id=student.pk, values=values, actor=actor,
+                action=AccommodationAction.IMPORT,
+            )
+            report.lines.append(ImportLine(line, student.username, action, detail))
+        if dry_run:
+            transaction.set_rollback(True)
+    return report
+
+
+def accommodation_text(accommodation: Accommodation | None, assignment: Assignment) -> str:
+    """The accommodation in words, in the course's zone (for the log and the pages)."""
+    return accommodation_summary(accommodation, tz=course_zone(assignment))

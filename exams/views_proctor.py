@@ -1,0 +1,192 @@
+"""The staff's accommodations pages (list, one student's, CSV import) and the proctor view
+(live table, extend one student's time). Thin over exams.services_accommodations and the
+selectors. Teaching assistants see both; only instructors change accommodations."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from courses.models import Role
+
+from . import selectors_accommodations as selectors
+from . import selectors_proctor
+from . import services_accommodations as services
+from .forms_accommodations import AccommodationForm, AccommodationsCsvForm, ExtendTimeForm
+
+
+def _accommodation_rows(assignment) -> list[dict]:
+    tz = selectors.course_zone(assignment)
+    return [
+        {"accommodation": accommodation, "summary": selectors.accommodation_summary(accommodation, tz=tz)}
+        for accommodation in selectors.accommodations_of_assignment(assignment=assignment)
+    ]
+
+
+@login_required
+@require_GET
+def accommodations(request, course_slug: str, assignment_slug: str):
+    assignment, role = selectors.access_accommodations(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+    )
+    return render(
+        request,
+        "exams/accommodations.html",
+        {
+            "course": assignment.course,
+            "assignment": assignment,
+            "rows": _accommodation_rows(assignment),
+            "history": selectors.accommodation_history(assignment=assignment),
+            "is_instructor": role == Role.INSTRUCTOR,
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def accommodation_edit(request, course_slug: str, assignment_slug: str, user_id: int | None = None):
+    """Add one student's accommodation (no ``user_id``) or change it."""
+    assignment, role = selectors.access_accommodations(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, change=True
+    )
+    student = (
+        selectors.access_accommodation_student(assignment=assignment, user_id=user_id)
+        if user_id is not None
+        else None
+    )
+    current = None
+    if student is not None:
+        current = assignment.accommodations.filter(student=student).first()
+    initial = {name: getattr(current, name) for name in services.FIELDS} if current else {}
+    form = AccommodationForm(
+        request.POST if request.method == "POST" else None,
+        initial=initial,
+        assignment=assignment,
+        students=selectors.course_students(assignment=assignment),
+        student=student,
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            outcome, detail = services.accommodation_set(
+                assignment=assignment, student=form.chosen_student(), values=form.values(),
+                actor=request.user,
+            )
+        except services.AccommodationRefused as refused:
+            for name, message in refused.problems.items():
+                form.add_error(name or None, message)
+        else:
+            who = form.chosen_student().username
+            messages.success(request, f"{who}: {detail}." if outcome != "skip" else f"{who}: nothing changed.")
+            return redirect("proctor:accommodations", course_slug, assignment_slug)
+    return render(
+        request,
+        "exams/accommodation_form.html",
+        {"course": assignment.course, "assignment": assignment, "form": form, "student": student,
+         "current": current},
+        status=422 if form.errors else 200,
+    )
+
+
+@login_required
+@require_POST
+def accommodation_remove(request, course_slug: str, assignment_slug: str, user_id: int):
+    assignment, role = selectors.access_accommodations(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, change=True
+    )
+    student = selectors.access_accommodation_student(assignment=assignment, user_id=user_id)
+    if services.accommodation_remove(assignment=assignment, student=student, actor=request.user):
+        messages.success(request, f"{student.username}: accommodation removed; the assignment's limits apply.")
+    else:
+        messages.error(request, f"{student.username} has no accommodation on this assignment.")
+    return redirect("proctor:accommodations", course_slug, assignment_slug)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def accommodations_import(request, course_slug: str, assignment_slug: str):
+    """A CSV of accommodations: a dry run first (what would change, every row's errors),
+    then apply."""
+    assignment, role = selectors.access_accommodations(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, change=True
+    )
+    form = AccommodationsCsvForm(request.POST or None, request.FILES or None)
+    report, problem, text = None, None, ""
+    if request.method == "POST" and form.is_valid():
+        text = form.cleaned_data["text"]
+        dry_run = request.POST.get("apply") != "1"
+        try:
+            rows = services.accommodation_rows_from_csv(text)
+            report = services.accommodations_import(
+                assignment=assignment, rows=rows, dry_run=dry_run, actor=request.user
+            )
+        except services.AccommodationRefused as refused:
+            problem = refused.message
+        else:
+            if not dry_run:
+                messages.success(
+                    request, f"Imported: {report.changes} change{'s' if report.changes != 1 else ''}."
+                )
+    return render(
+        request,
+        "exams/accommodations_import.html",
+        {"course": assignment.course, "assignment": assignment, "form": form, "report": report,
+         "problem": problem, "text": text, "columns": services.CSV_COLUMNS},
+        status=422 if (form.errors or problem) else 200,
+    )
+
+
+def _proctor_context(assignment, role) -> dict:
+    rows = selectors_proctor.proctor_rows(assignment=assignment)
+    return {
+        "course": assignment.course,
+        "assignment": assignment,
+        "rows": rows,
+        "counts": selectors_proctor.proctor_counts(rows),
+        "is_instructor": role == Role.INSTRUCTOR,
+    }
+
+
+@login_required
+@require_GET
+def proctor(request, course_slug: str, assignment_slug: str):
+    assignment, role = selectors.access_accommodations(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+    )
+    context = _proctor_context(assignment, role)
+    context["extend_form"] = ExtendTimeForm(students=selectors.course_students(assignment=assignment))
+    return render(request, "exams/proctor.html", context)
+
+
+@login_required
+@require_GET
+def proctor_rows(request, course_slug: str, assignment_slug: str):
+    """The live table alone, for the page's htmx polling."""
+    assignment, role = selectors.access_accommodations(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+    )
+    return render(request, "exams/_proctor_rows.html", _proctor_context(assignment, role))
+
+
+@login_required
+@require_POST
+def proctor_extend(request, course_slug: str, assignment_slug: str):
+    assignment, role = selectors.access_accommodations(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, change=True
+    )
+    form = ExtendTimeForm(request.POST, students=selectors.course_students(assignment=assignment))
+    if not form.is_valid():
+        messages.error(request, " ".join(message for errors in form.errors.values() for message in errors))
+        return redirect("proctor:view", course_slug, assignment_slug)
+    student, minutes = form.cleaned_data["student"], form.cleaned_data["minutes"]
+    try:
+        extension = services.accommodation_extend(
+            assignment=assignment, student=student, minutes=minutes, actor=request.user
+        )
+    except services.AccommodationRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        reopened = " Their attempt is open again." if extension.reopened else ""
+        messages.success(request, f"{student.username} has {minutes} minute{'s' * (minutes != 1)} more.{reopened}")
+    return redirect("proctor:view", course_slug, assignment_slug)
