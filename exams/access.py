@@ -20,7 +20,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
-from courses.models import Assignment, SessionPolicy
+from courses.models import Assignment, AssignmentKind, SessionPolicy
 from courses.selectors import STAFF_ROLES, course_role
 from grading import throttle
 
@@ -30,6 +30,7 @@ MAX_NETWORKS = 200
 ACCESS_CODES_SESSION_KEY = "exam_access_codes"  # {assignment id: attempt id}
 BOUND_SESSION_KEY = "exam_bound_attempts"  # {assignment id: attempt id} this session was bound to
 LAST_SEEN_EVERY = timedelta(seconds=30)
+CODE_BEFORE_START = 0  # the code was entered before the student's attempt began
 
 
 class ExamAccessRefused(PermissionDenied):
@@ -119,10 +120,11 @@ def access_exam_gate(*, request, assignment: Assignment, role: str | None = None
     """Let this request reach the student's attempt, or raise ``ExamAccessRefused``.
 
     Checks, in order: the network, that this is a browser session when the attempt needs
-    one, the access code, and the one-session policy. ``role``: the user's role in the
-    course when the caller has read it (it is read here otherwise, only when the
-    assignment has controls). Returns the attempt (created, its clock starting now, by
-    the first request that reaches it) or None when nothing is checked."""
+    one, the access code, and the one-session policy (binding the attempt to the first
+    session that reaches it). ``role``: the user's role in the course when the caller has
+    read it (it is read here otherwise, only when the assignment has controls). An exam's
+    attempt is never started here (its Start does that); homework under a one-session
+    policy starts its attempt at the first request. Returns the attempt, or None."""
     if not has_access_controls(assignment):
         return None
     if role is None:
@@ -147,14 +149,29 @@ def access_exam_gate(*, request, assignment: Assignment, role: str | None = None
             "This exam is taken in the browser: an API token cannot open it.", code="browser_only"
         )
     attempt = AssignmentAttempt.objects.filter(assignment=assignment, student=request.user).first()
-    if assignment.access_code and (attempt is None or _code_entered_for(session, assignment) != attempt.pk):
-        # Not started here: the clock starts when the code lets the student in.
-        raise ExamAccessRefused("Enter the exam's access code first.", code="code_needed")
+    if assignment.access_code:
+        _code_check(session=session, assignment=assignment, attempt=attempt)
+    if assignment.session_policy == SessionPolicy.ANY:
+        return attempt
     if attempt is None:
+        if assignment.kind == AssignmentKind.EXAM:
+            # An exam's attempt begins with its Start (exams.services.attempt_start), never
+            # here: until then there is nothing to bind, and no answer is taken.
+            return None
+        # Homework has no Start: the first request of the one session starts the attempt.
         attempt = attempt_get_or_start(assignment=assignment, student=request.user)
-    if assignment.session_policy != SessionPolicy.ANY:
-        attempt = _session_check(request=request, session=session, assignment=assignment, attempt=attempt)
-    return attempt
+    return _session_check(request=request, session=session, assignment=assignment, attempt=attempt)
+
+
+def _code_check(*, session, assignment: Assignment, attempt: AssignmentAttempt | None) -> None:
+    """The code entered in this session counts for one attempt: the one open when it was
+    entered, or (entered before Start) the attempt started next; a new attempt (the old
+    one removed) asks again."""
+    entered = _code_entered_for(session, assignment)
+    if entered is None or (attempt is not None and entered not in (CODE_BEFORE_START, attempt.pk)):
+        raise ExamAccessRefused("Enter the exam's access code first.", code="code_needed")
+    if attempt is not None and entered == CODE_BEFORE_START:
+        _code_remember(session, assignment, attempt.pk)
 
 
 def attempt_get_or_start(*, assignment: Assignment, student) -> AssignmentAttempt:
@@ -250,14 +267,20 @@ def access_code_enter(*, request, assignment: Assignment, code: str) -> Assignme
     if not assignment.access_code or not hmac.compare_digest(given, assignment.access_code.strip().encode()):
         raise AccessCodeRefused("That is not this exam's access code.")
     session = _browser_session(request)
-    attempt = attempt_get_or_start(assignment=assignment, student=request.user)
-    session[ACCESS_CODES_SESSION_KEY] = {**session.get(ACCESS_CODES_SESSION_KEY, {}), str(assignment.pk): attempt.pk}
+    attempt = AssignmentAttempt.objects.filter(assignment=assignment, student=request.user).first()
+    # Entering the code starts nothing: the clock starts with the attempt.
+    _code_remember(session, assignment, attempt.pk if attempt else CODE_BEFORE_START)
     return attempt
 
 
 def _code_entered_for(session, assignment: Assignment) -> int | None:
-    """The attempt this session entered the assignment's code for."""
+    """The attempt this session entered the assignment's code for (CODE_BEFORE_START:
+    entered before the attempt began), or None."""
     return session.get(ACCESS_CODES_SESSION_KEY, {}).get(str(assignment.pk))
+
+
+def _code_remember(session, assignment: Assignment, attempt_id: int) -> None:
+    session[ACCESS_CODES_SESSION_KEY] = {**session.get(ACCESS_CODES_SESSION_KEY, {}), str(assignment.pk): attempt_id}
 
 
 def access_code_needed(*, request, assignment: Assignment) -> bool:
@@ -265,4 +288,5 @@ def access_code_needed(*, request, assignment: Assignment) -> bool:
     if not assignment.access_code:
         return False
     attempt = AssignmentAttempt.objects.filter(assignment=assignment, student=request.user).first()
-    return attempt is None or _code_entered_for(request.session, assignment) != attempt.pk
+    entered = _code_entered_for(request.session, assignment)
+    return entered is None or (attempt is not None and entered not in (CODE_BEFORE_START, attempt.pk))

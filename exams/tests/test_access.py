@@ -18,7 +18,7 @@ from api.services import api_token_create
 from authoring.tests.factories import (
     PASSWORD, ROLES, assignment_create, people_create, product_yaml, published_version, request_as, variant_for,
 )
-from courses.models import SessionPolicy
+from courses.models import AssignmentKind, SessionPolicy
 from exams import access
 from exams.models import AssignmentAttempt
 from grading.models import Submission
@@ -241,20 +241,31 @@ def test_a_missing_code_is_a_form_error(people, coded):
     assert "Enter the access code your invigilator gave out." in response.content.decode()
 
 
-def test_the_right_code_starts_the_attempt_and_is_asked_once(people, coded, item, frozen):
+def test_the_right_code_is_asked_once_and_starts_nothing(people, coded, item, frozen):
     client = login("sam")
     response = client.post(code_url(coded), {"code": "  owl-42 ", "next": f"/exercises/{item.pk}/"})
     assert (response.status_code, response["Location"]) == (302, f"/exercises/{item.pk}/")
-    attempt = AssignmentAttempt.objects.get()
-    assert (attempt.student, attempt.started_at) == (people.student, START)
+    assert not AssignmentAttempt.objects.exists()
     assert exercise(client, item).status_code == 200
     assert exercise(client, item).status_code == 200
     assert client.get(code_url(coded)).status_code == 302  # nothing more to enter
-    # Another browser must enter it too; a new attempt (the old one removed) asks again.
-    other = login("sam")
-    assert exercise(other, item).status_code == 302
+    # Another browser must enter it too.
+    assert exercise(login("sam"), item).status_code == 302
+
+
+def test_an_exams_code_counts_for_the_attempt_it_was_entered_for(people, coded, item, frozen):
+    controls(coded, kind=AssignmentKind.EXAM)
+    client = login("sam")
+    assert client.post(code_url(coded), {"code": "owl-42"}).status_code == 302
+    assert not AssignmentAttempt.objects.exists()  # the clock waits for Start
+    assert client.post(reverse("exams:start", args=["attn", "exam1"])).status_code == 302
+    attempt = AssignmentAttempt.objects.get()
+    assert attempt.started_at == START
+    assert client.get(reverse("assignment", args=["attn", "exam1"])).status_code == 200
+    # A new attempt (the old one removed by an instructor) asks for the code again.
     attempt.delete()
-    assert exercise(client, item).status_code == 302
+    AssignmentAttempt.objects.create(assignment=coded, student=people.student, started_at=START)
+    assert client.get(reverse("assignment", args=["attn", "exam1"])).status_code == 302
 
 
 def test_the_code_page_does_not_redirect_off_site(people, coded):
@@ -355,6 +366,22 @@ def test_second_takes_over_and_the_first_is_refused(people, exam, item):
     third = login("sam")
     assert exercise(third, item).status_code == 200
     assert exercise(second, item).status_code == 403
+
+
+def test_an_exam_binds_its_session_from_start_on_and_never_starts_it(people, exam, item, frozen):
+    controls(exam, kind=AssignmentKind.EXAM, session_policy=SessionPolicy.REFUSE_SECOND)
+    first, second = login("sam"), login("sam")
+    overview = reverse("assignment", args=["attn", "exam1"])
+    assert first.get(overview).status_code == 200
+    assert second.get(overview).status_code == 200
+    assert not AssignmentAttempt.objects.exists()
+    assert first.post(reverse("exams:start", args=["attn", "exam1"])).status_code == 302
+    assert first.get(overview).status_code == 200
+    attempt = AssignmentAttempt.objects.get()
+    assert (attempt.started_at, attempt.session_key) == (START, first.session.session_key)
+    assert second.get(overview).status_code == 403
+    assert exercise(second, item).status_code == 403
+    assert exercise(first, item).status_code == 200
 
 
 def test_an_existing_attempt_keeps_its_start(people, exam, item, frozen):
