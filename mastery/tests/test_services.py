@@ -196,16 +196,31 @@ def test_the_task_records_the_submission(answer, variant, student):
     assert masteries(student) == {"scaling": (round(float(Fraction(83, 440)), 12), 1, ["no_scaling"])}
 
 
-def test_backfill_records_grades_whose_update_was_lost(answer, variant, student):
+def test_backfill_records_grades_whose_update_was_lost(answer, variant, student, clock):
     with mock.patch.object(tasks, "mastery_update_enqueue"):  # the update is lost
-        submission = answer(variant, student, "no_scaling")
+        answer(variant, student, "no_scaling")
     assert SkillMastery.objects.count() == 0
+    clock.advance(days=1, hours=23)
     assert services.mastery_backfill(days=2) == 1
     assert masteries(student)["scaling"][1] == 1
     assert services.mastery_backfill(days=2) == 0  # recorded once
-    type(submission).objects.filter(pk=submission.pk).update(graded_at=timezone.now() - timedelta(days=3))
-    Observation.objects.all().delete()
-    assert services.mastery_backfill(days=2) == 0  # older than the window
+
+
+def test_backfill_leaves_grades_older_than_its_window(answer, variant, student, clock):
+    with mock.patch.object(tasks, "mastery_update_enqueue"):
+        answer(variant, student, "no_scaling")
+    clock.advance(days=2, seconds=1)
+    assert services.mastery_backfill(days=2) == 0
+    assert SkillMastery.objects.count() == 0
+
+
+def test_history_is_replayed_in_the_order_the_answers_were_given(answer, variant, student, clock):
+    first = answer(variant, student, "no_scaling")
+    clock.advance(minutes=5)
+    answer(variant, student, "right")
+    # recording the first again (as a late redelivery would) still replays wrong, then right
+    services.mastery_record_submission(submission_id=first.pk)
+    assert masteries(student)["scaling"] == (round(float(Fraction(5337, 7360)), 12), 2, ["", "no_scaling"])
 
 
 # --------------------------------------------------------------------------- the fit
