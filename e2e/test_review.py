@@ -1,6 +1,7 @@
 """Spaced review in the browser: a student leaves √d_k out twice, is told it is the second
-time, finds the part due the next (simulated) day on their home page, and the review's
-fresh practice variant is one where the slip is unmistakable.
+time, sees the skill map mark scaling shaky, finds the part due the next (simulated) day on
+their home page, and the review's fresh practice variant is one where the slip is
+unmistakable. Screenshot: test-artifacts/review-due.png.
 
 The clock: the live server runs in another thread and its worker in another process, so
 no patch of timezone.now reaches both. The next day is simulated in the database instead:
@@ -22,9 +23,8 @@ from playwright.sync_api import expect
 from e2e.a11y import check_page
 from e2e.conftest import log_in
 from e2e.test_layout_and_accessibility import assert_page_ok
-from e2e.test_student_journey import (
-    WORKED_EXAMPLE, fill_grid, item_for, submit_and_wait_for_grade, weights_for_variant,
-)
+from e2e.skills import answer_weights, skill_line, wait_for_mastery
+from e2e.test_student_journey import WORKED_EXAMPLE, item_for, weights_for_variant
 from exercises.models import Variant
 
 pytestmark = pytest.mark.browser
@@ -69,10 +69,8 @@ def test_a_repeated_slip_comes_back_the_next_day_as_a_variant_that_exposes_it(
     item = item_for(demo_site, WORKED_EXAMPLE)
     page.goto(reverse("exercise", args=[item.pk]))
     variant = Variant.objects.get(assignment_item=item, student=student)
-    unscaled = weights_for_variant(variant, scaled=False)
     for attempt in (1, 2):
-        fill_grid(page, "weights", unscaled)
-        result = submit_and_wait_for_grade(page, "weights", attempt=attempt)
+        result = answer_weights(page, variant, scaled=False, attempt=attempt)
         slip = result.locator("p.misconception")
         expect(slip).to_contain_text("not divided by √d_k")
     expect(slip).to_contain_text("This is the second time the √d_k was left out.")
@@ -80,10 +78,14 @@ def test_a_repeated_slip_comes_back_the_next_day_as_a_variant_that_exposes_it(
     # Again, again: due one whole day after the second slip (the scheduler's least interval).
     assert card.due_at == card.entries.last().reviewed_at + timedelta(days=1)
 
+    wait_for_mastery(username="student1", skill="scaling", attempts=2)
+
     page.goto(reverse("dashboard"))
+    expect(skill_line(page, "scaling")).to_contain_text("scaling by √d_k: shaky")
     expect(page.get_by_role("heading", name="Due for review")).to_have_count(0)  # not yet: tomorrow
     a_day_passes(card)
     page.reload()
+    expect(skill_line(page, "scaling")).to_contain_text("shaky")
     due = page.get_by_role("region", name="Due for review")
     expect(due).to_contain_text("Attention weights and context vector for one query — part weights")
     expect(due).to_contain_text("Practice never counts toward your grades.")
