@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from courses.models import AssignmentItem, Course
+from exams.selectors import grade_withheld
 from exercises.selectors import practice_origin_item_id
 from exercises.specs import version_spec
 from grading.models import Submission, SubmissionStatus
@@ -96,8 +97,8 @@ def review_record(*, submission_id: int) -> ReviewEntry | None:
         )
         if entry is not None:
             return _entry_update(entry, rating=rating)
-        if rating is None:
-            return None
+        if rating is None or grade_withheld(submission):
+            return None  # (a withheld exam grade would show in the due list)
         source = review_source(submission)
         if source is None or not review_feeds(course=source.course, assignment_id=source.assignment_id):
             return None

@@ -191,3 +191,17 @@ def test_the_sweeper_is_on_the_beat_schedule(settings):
 
     entry = settings.CELERY_BEAT_SCHEDULE["record-missing-reviews"]
     assert entry["task"] == tasks.record_missing_reviews.name == "review.tasks.record_missing_reviews"
+
+
+def test_a_withheld_exam_grade_is_not_reviewed_even_by_the_sweeper(clock, answer, monkeypatch, demo, item, student):
+    from review import services
+
+    review_settings_update(course=demo.course, enabled=True, feeding_assignments=[demo.assignment])
+    monkeypatch.setattr(services, "review_enqueue", lambda **kwargs: None)
+    answer(variant_get_or_create_for_item(item=item, student=student), "slip")
+    clock.advance(minutes=2)
+    monkeypatch.setattr(services, "grade_withheld", lambda submission: True)
+    assert services.reviews_record_missing() == 0
+    assert not ReviewEntry.objects.exists()
+    monkeypatch.setattr(services, "grade_withheld", lambda submission: False)  # released
+    assert services.reviews_record_missing() == 1
