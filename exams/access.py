@@ -239,6 +239,26 @@ def attempt_sessions_release(*, session_key: str) -> int:
     )
 
 
+def attempts_bound(*, assignment: Assignment):
+    """Open attempts bound to a browser session, with their students (for the invigilator)."""
+    return (
+        AssignmentAttempt.objects.filter(assignment=assignment, finished_at__isnull=True)
+        .exclude(session_key="")
+        .select_related("student")
+        .order_by("student__username")
+    )
+
+
+def attempt_session_free(*, assignment: Assignment, student_id: int) -> AssignmentAttempt | None:
+    """Unbind one student's open attempt from its browser session (their computer failed):
+    the next browser they use is bound instead. None when no such attempt is bound."""
+    attempt = attempts_bound(assignment=assignment).filter(student_id=student_id).first()
+    if attempt is None:
+        return None
+    AssignmentAttempt.objects.filter(pk=attempt.pk).update(session_key="")
+    return attempt
+
+
 def release_on_sign_out(sender, request, user, **kwargs) -> None:
     """``user_logged_out`` receiver (connected in ExamsConfig.ready)."""
     session = getattr(request, "session", None)

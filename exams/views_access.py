@@ -9,11 +9,13 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
-from django.views.decorators.http import require_http_methods
+from django.contrib import messages
+from django.views.decorators.http import require_http_methods, require_POST
 
 from courses import selectors as course_selectors
 from courses.models import Assignment
 from courses.selectors import STAFF_ROLES
+from instructor.selectors import access_staff_assignment
 
 from . import access
 
@@ -87,3 +89,24 @@ def exam_gate_response(request, *, assignment: Assignment, role: str | None, fra
         template = "exams/_access_refused.html" if fragment else "exams/access_refused.html"
         return render(request, template, context, status=403)
     return None
+
+
+@login_required
+@require_POST
+def session_free(request, course_slug: str, assignment_slug: str):
+    """The invigilator frees one student's one-session attempt for another browser."""
+    assignment, _ = access_staff_assignment(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+    )
+    try:
+        student_id = int(request.POST.get("student", ""))
+    except ValueError:
+        student_id = None
+    attempt = access.attempt_session_free(assignment=assignment, student_id=student_id) if student_id else None
+    if attempt is None:
+        messages.error(request, "Choose a student whose open attempt is bound to a browser.")
+    else:
+        messages.success(
+            request, f"{attempt.student.username}'s attempt is free: the next browser they use takes it."
+        )
+    return redirect("proctor:view", course_slug, assignment_slug)

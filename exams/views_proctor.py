@@ -14,6 +14,7 @@ from courses.models import Role
 from . import selectors_accommodations as selectors
 from . import selectors_proctor
 from . import services_accommodations as services
+from .access import attempts_bound
 from .forms_accommodations import AccommodationForm, AccommodationsCsvForm, ExtendTimeForm
 
 
@@ -156,6 +157,7 @@ def proctor(request, course_slug: str, assignment_slug: str):
     )
     context = _proctor_context(assignment, role)
     context["extend_form"] = ExtendTimeForm(students=selectors.course_students(assignment=assignment))
+    context["bound_attempts"] = attempts_bound(assignment=assignment)
     return render(request, "exams/proctor.html", context)
 
 

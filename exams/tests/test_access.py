@@ -423,4 +423,46 @@ def test_a_student_of_another_course_cannot_reach_the_code_page(client, people, 
 def test_the_walk_covers_every_access_url():
     from exams.urls_access import urlpatterns
 
-    assert [p.name for p in urlpatterns] == ["exam_access_code"]
+    assert [p.name for p in urlpatterns] == ["exam_access_code", "exam_session_free"]
+
+
+def free_url():
+    return reverse("exam_session_free", args=["attn", "exam1"])
+
+
+def test_the_invigilator_frees_a_bound_attempt_for_another_browser(people, exam, item):
+    controls(exam, session_policy=SessionPolicy.REFUSE_SECOND)
+    first, second = login("sam"), login("sam")
+    assert exercise(first, item).status_code == 200
+    assert exercise(second, item).status_code == 403
+    proctor = login("tariq")
+    page = proctor.get(reverse("proctor:view", args=["attn", "exam1"])).content.decode()
+    assert f'<option value="{people.student.pk}">sam</option>' in page
+    response = proctor.post(free_url(), {"student": people.student.pk})
+    assert (response.status_code, response["Location"]) == (302, reverse("proctor:view", args=["attn", "exam1"]))
+    assert AssignmentAttempt.objects.get().session_key == ""
+    assert exercise(second, item).status_code == 200
+    assert exercise(first, item).status_code == 403
+    messages = [str(m) for m in proctor.get(response["Location"]).context["messages"]]
+    assert "sam's attempt is free: the next browser they use takes it." in messages
+
+
+@pytest.mark.parametrize("student", ["", "x", "999999"])
+def test_freeing_nobody_changes_nothing(people, exam, item, student):
+    controls(exam, session_policy=SessionPolicy.REFUSE_SECOND)
+    first = login("sam")
+    assert exercise(first, item).status_code == 200
+    proctor = login("ines")
+    response = proctor.post(free_url(), {"student": student})
+    assert response.status_code == 302
+    assert AssignmentAttempt.objects.get().session_key == first.session.session_key
+    messages = [str(m) for m in proctor.get(response["Location"]).context["messages"]]
+    assert "Choose a student whose open attempt is bound to a browser." in messages
+
+
+@pytest.mark.parametrize("role, expected", list(zip(ROLES, (302, 403, 302, 302, 404))))
+def test_the_free_url_for_every_role(client, people, exam, item, role, expected):
+    controls(exam, session_policy=SessionPolicy.REFUSE_SECOND)
+    assert exercise(login("sam"), item).status_code == 200
+    assert request_as(client, role, "post", free_url(), {"student": people.student.pk}).status_code == expected
+    assert (AssignmentAttempt.objects.get().session_key == "") is (role in ("ta", "instructor"))
