@@ -82,6 +82,9 @@ class ExamStudent:
         self.open_assignment()
         for answer in self.student["answers"]:
             self.sleep(self.rng.uniform(*self.think))
+            # The server closed the idle keep-alive connection meanwhile (gunicorn: after 2 s);
+            # a browser opens a new one, rather than POST on a socket about to be reset.
+            self.session.close()
             self.submit(answer)
 
     # --- steps ---------------------------------------------------------------------------

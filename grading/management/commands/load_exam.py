@@ -228,6 +228,7 @@ class Command(BaseCommand):
                 cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=run_seconds + 120,
             )
             spike_seconds = time.monotonic() - spike_started
+            web.stop()  # no request still in flight may store an answer after the count
             drained = self.wait_drained(assignment)
             sampler.done.set()
             sampler.join(timeout=5)
@@ -277,7 +278,6 @@ class Command(BaseCommand):
         )
         graded_ms = [1000 * (g - c).total_seconds() for c, g, status in server if status == SubmissionStatus.GRADED]
         hostile_ms = [1000 * (g - c).total_seconds() for c, g, status in server if status != SubmissionStatus.GRADED]
-        depth = [sum(lengths) for _, lengths, _ in sampler.samples]
 
         lines = [
             f"\nexam-start spike: {len(plan['students'])} students, think {plan['think'][0]:g}–{plan['think'][1]:g} s, "
@@ -297,10 +297,12 @@ class Command(BaseCommand):
                     f"{label:<22}{len(values):>7}{'':>6}{percentile(values, .5):>9.0f}{percentile(values, .95):>9.0f}"
                     f"{percentile(values, .99):>9.0f}{max(values):>9.0f}"
                 )
-        lines.append(
-            f"queue depth ({'+'.join(queues)}), one sample a second: max {max(depth, default=0)}; every 10 s: "
-            + " ".join(str(value) for value in depth[::10])
-        )
+        for position, queue in enumerate(queues):
+            depth = [lengths[position] for _, lengths, _ in sampler.samples]
+            lines.append(
+                f"queue {queue!r} depth, sampled each second: max {max(depth, default=0)}; every 10 s: "
+                + " ".join(str(value) for value in depth[::10])
+            )
         problems = []
         if locust.returncode != 0:
             problems.append(f"locust exited {locust.returncode}: {(locust.stderr or locust.stdout)[-400:].strip()}")
