@@ -79,6 +79,10 @@ def attempt_finish(*, assignment: Assignment, student) -> AssignmentAttempt:
     attempt = AssignmentAttempt.objects.filter(assignment=assignment, student=student).first()
     if attempt is None:
         raise ExamRefused("You have not started this exam.", code="not_started")
+    due = attempt_end_due(attempt=attempt) if attempt.is_open else None
+    if due is not None and timezone.now() >= due[0]:
+        # The clock ran out before the closer came by: the attempt ended then, not now.
+        attempt_end(attempt=attempt, reason=due[1], at=due[0])
     if not attempt_end(attempt=attempt, reason=AttemptCloseReason.FINISHED) and (
         attempt.close_reason != AttemptCloseReason.FINISHED
     ):

@@ -197,3 +197,15 @@ def test_the_exercise_page_of_an_exam_opens_after_start(client, exam, item, stud
     page = client.get(reverse("exercise", args=[item.pk])).content.decode()
     assert 'id="form-weights"' in page and "finish your attempt" in page
     assert "practice_start" not in page and "Practise with new numbers" not in page
+
+
+def test_finishing_after_the_time_ran_out_records_the_clock_not_the_click(exam, student, clock):
+    exam.time_limit_minutes = 10
+    exam.save()
+    services.attempt_start(assignment=exam, student=student)
+    clock.advance(minutes=12)  # the closer has not come by yet
+    with pytest.raises(services.ExamRefused) as refused:
+        services.attempt_finish(assignment=exam, student=student)
+    assert refused.value.code == "attempt_finished"
+    attempt = AssignmentAttempt.objects.get(student=student)
+    assert (attempt.finished_at, attempt.close_reason) == (START + timedelta(minutes=10), "time_up")
