@@ -123,6 +123,10 @@ def test_an_exam_from_the_form_to_the_release(page, chromium, live_server, watch
         log_in(student, username)
         student.goto(overview)
         assert student.get_by_role("button", name="Start the exam").is_visible()
+        if username == "student1":
+            seen = check_page(student, watch, artifacts=artifacts, name="exam-start")
+            assert seen["axe"] == {"390": [], "1280": []} and seen["headings"] == []
+            assert seen["overflow"]["scrollWidth"] <= seen["overflow"]["innerWidth"]
         student.get_by_role("button", name="Start the exam").click()
         student.wait_for_url(re.compile(re.escape(overview) + "$"))
         assert "Finish attempt" in student.locator("#attempt").inner_text()
@@ -157,7 +161,7 @@ def test_an_exam_from_the_form_to_the_release(page, chromium, live_server, watch
     drawn = PoolDraw.objects.get(assignment=exam, student__username="student1").item
     assert first.locator("#unanswered").inner_text().startswith(drawn.exercise_version.title)
     seen = check_page(first, watch, artifacts=artifacts, name="exam-finish")
-    assert seen["axe"] == {"390": [], "1280": []}
+    assert seen["axe"] == {"390": [], "1280": []} and seen["headings"] == []
     first.get_by_role("button", name="Finish attempt").click()
     first.wait_for_url(re.compile(re.escape(overview) + "$"))
     assert "Finished (finished by the student" in first.locator("#attempt").inner_text()
