@@ -17,8 +17,9 @@ from django.utils import timezone
 from courses.models import Assignment
 from exercises.selectors import student_limits
 
-from .models import AssignmentAttempt, AttemptCloseReason, GradeRelease, GradeReleaseAction
+from .models import Accommodation, AssignmentAttempt, AttemptCloseReason, GradeRelease, GradeReleaseAction
 from .selectors import is_exam, student_closes_at
+from .selectors_accommodations import limits_apply
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +119,10 @@ def attempt_lock_for_answer(*, assignment: Assignment | None, student) -> tuple[
 def attempt_end_due(*, attempt: AssignmentAttempt) -> tuple[object, str] | None:
     """When this attempt must end and why: the student's own deadline (start + their
     limit, at most their close date) or, without a limit, their close date. None: never."""
-    limits = student_limits(assignment=attempt.assignment, student=attempt.student)
+    return _end_due(student_limits(assignment=attempt.assignment, student=attempt.student))
+
+
+def _end_due(limits) -> tuple[object, str] | None:
     if limits.deadline is not None and limits.deadline != limits.closes_at:
         return limits.deadline, AttemptCloseReason.TIME_UP
     if limits.closes_at is not None:
@@ -135,22 +139,39 @@ def attempts_close_expired(*, batch_size: int = CLOSE_BATCH, max_batches: int = 
     last_id = 0
     for _batch in range(max_batches):
         attempts = list(
-            AssignmentAttempt.objects.select_related("assignment", "student")
+            AssignmentAttempt.objects.select_related("assignment")
             .filter(finished_at__isnull=True, pk__gt=last_id, assignment__kind="exam")
             .order_by("pk")[:batch_size]
         )
         if not attempts:
             break
         last_id = attempts[-1].pk
+        # The batch's accommodations in one query; each student's limits by the one rule.
+        accommodations = {
+            (row.assignment_id, row.student_id): row
+            for row in Accommodation.objects.filter(
+                assignment_id__in={a.assignment_id for a in attempts},
+                student_id__in={a.student_id for a in attempts},
+            )
+        }
         for attempt in attempts:
             counts["checked"] += 1
-            due = attempt_end_due(attempt=attempt)
+            due = _end_due(
+                limits_apply(
+                    assignment=attempt.assignment,
+                    accommodation=accommodations.get((attempt.assignment_id, attempt.student_id)),
+                    started_at=attempt.started_at,
+                    now=now,
+                )
+            )
             if due is None or now < due[0]:
                 continue
             deadline, reason = due
             # The attempt ends at its deadline, not when this sweep happened to run.
-            if attempt_end(attempt=attempt, reason=reason, at=deadline):
-                counts[reason] += 1
+            ended = AssignmentAttempt.objects.filter(pk=attempt.pk, finished_at__isnull=True).update(
+                finished_at=deadline, close_reason=reason
+            )
+            counts[reason] += ended
     return counts
 
 
