@@ -2,12 +2,14 @@
 
 An instructor creates an exam in the assignment form (the exam preset, a 10-minute
 limit), adds the worked example and a pool of two exercises, and gives student2 50 %
-extra time. student1 starts, answers (and sees only "Answer saved"), and finishes after
-the summary of unanswered parts; student2 starts and is closed by the clock. The clock
-is moved by shifting student2's stored ``started_at`` back (the server reads the start
-from there), and the beat task's closer is then run once, as beat would. The instructor
-releases the grades; each student then sees exactly what the preset allows: right or
-wrong and the scores, hints and heatmaps, but never the worked solutions.
+extra time on the accommodations page. student1 starts, answers (and sees only "Answer
+saved"), and finishes after the summary of unanswered parts; student2 starts and is
+closed by the clock, and the proctor view shows both (with student2's own time left
+while it runs). The clock is moved by shifting student2's stored ``started_at`` back
+(the server reads the start from there), and the beat task's closer is then run once,
+as beat would. The instructor releases the grades; each student then sees exactly what
+the preset allows: right or wrong and the scores, hints and heatmaps, but never the
+worked solutions.
 """
 
 from __future__ import annotations
@@ -111,10 +113,15 @@ def test_an_exam_from_the_form_to_the_release(page, chromium, live_server, watch
     )
     assert sorted(exam.items.values_list("pool", flat=True)) == ["", "projections", "projections"]
     worked = exam.items.get(exercise_version__exercise__slug=WORKED_EXAMPLE)
-    Accommodation.objects.create(
-        assignment=exam, student=demo_site.course.enrolments.get(user__username="student2").user,
-        time_factor=1.5, note="50 % extra time",
-    )
+    # 50 % extra time for student2, on the accommodations page.
+    student2 = demo_site.course.enrolments.get(user__username="student2").user
+    page.goto(reverse("proctor:accommodation_new", args=[COURSE, "midterm"]))
+    page.select_option("#id_student", str(student2.pk))
+    page.fill("#id_time_factor", "1.5")
+    page.fill("#id_note", "50 % extra time")
+    page.locator("form.card button[type=submit]").click()
+    page.wait_for_load_state()
+    assert Accommodation.objects.get(assignment=exam, student=student2).time_factor == 1.5
     overview = reverse("assignment", args=[COURSE, "midterm"])
     students = {}
     for username in ("student1", "student2"):
@@ -175,6 +182,10 @@ def test_an_exam_from_the_form_to_the_release(page, chromium, live_server, watch
         started_at=started - timedelta(minutes=12)
     )
     assert tasks.close_expired_attempts()["time_up"] == 0
+    page.goto(reverse("proctor:view", args=[COURSE, "midterm"]))
+    live = page.locator("#proctor tr[data-student='student2']")
+    assert live.get_attribute("data-state") == "in progress"
+    assert re.fullmatch(r"[23]:\d\d", live.locator("td.num").first.inner_text())  # of their own 15
     second.reload()
     assert re.search(r"Time left: [23]:\d\d", second.locator("#clock").inner_text())
     fill_grid(second, "weights", [0.25] * second.locator("#grid-weights input").count())
@@ -189,6 +200,19 @@ def test_an_exam_from_the_form_to_the_release(page, chromium, live_server, watch
     second.reload()
     assert "Your attempt is finished" in second.locator("#attempt").inner_text()
     assert second.locator("form.answer-form").count() == 0
+
+    # The proctor view shows both: who finished and how, the answers each saved.
+    page.goto(reverse("proctor:view", args=[COURSE, "midterm"]))
+    rows = {
+        name: page.locator(f"#proctor tr[data-student='{name}']") for name in ("student1", "student2")
+    }
+    assert rows["student1"].get_attribute("data-state") == "finished"
+    assert rows["student2"].get_attribute("data-state") == "finished"
+    assert "finished by the student" in rows["student1"].inner_text()
+    assert "time limit ran out" in rows["student2"].inner_text()
+    cells = {name: row.locator("td.num").nth(1).inner_text() for name, row in rows.items()}
+    assert cells == {"student1": "2", "student2": "1"}
+    assert rows["student2"].locator(".aq-accommodation-marker").count() == 1
 
     # The instructor releases; the release is logged.
     page.goto(reverse("instructor:assignment", args=[COURSE, "midterm"]))
