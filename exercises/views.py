@@ -94,8 +94,9 @@ def exercise_page(request, item_id: int):
     attempt = None
     if exam_selectors.is_exam(item.assignment):
         attempt = exam_selectors.attempt_of(assignment=item.assignment, student=request.user)
-        if attempt is None:
-            # An exam's exercises open inside an attempt, started on the assignment page.
+        if attempt is None and role not in STAFF_ROLES:
+            # An exam's exercises open inside an attempt, started on the assignment page
+            # (the staff may look at them without one; answering takes an attempt).
             messages.info(request, "Start the exam first.")
             return redirect("assignment", item.assignment.course.slug, item.assignment.slug)
     variant = services.variant_get_or_create_for_item(item=item, student=request.user)

@@ -234,3 +234,10 @@ def test_the_closer_reads_each_students_own_limit_in_two_queries_a_batch(
         "student2": None,
         "student3": START + timedelta(minutes=13),
     }
+
+
+def test_the_staff_preview_an_exams_exercise_without_an_attempt(client, exam, item, demo, django_user_model, clock):
+    client.force_login(django_user_model.objects.get(username="ta"))
+    page = client.get(reverse("exercise", args=[item.pk]))
+    assert page.status_code == 200
+    assert not AssignmentAttempt.objects.exists()  # looking starts no clock
