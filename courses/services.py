@@ -212,7 +212,7 @@ def course_copy(
 ) -> Course:
     """A course for a new term: the same assignments, holding the same exercise versions, with
     every date moved by ``offset`` (in the course's local time); no students, no submissions.
-    The copy starts unarchived, with its own join code."""
+    The copy starts unarchived, with its own join code, and no assignment's grades released."""
     copy = course_create(
         actor=actor, slug=slug, title=title, term=term, time_zone=source.time_zone,
         description=source.description,
@@ -233,6 +233,7 @@ def course_copy(
         assignment._state.adding = True
         assignment.course = copy
         assignment.has_lti_link = False  # the LMS links stay with the source course
+        assignment.grades_released_at = None  # a new term's exam starts unreleased
         for name in ("opens_at", "due_at", "closes_at"):
             value = getattr(assignment, name)
             if value is not None:

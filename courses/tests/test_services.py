@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from authoring.tests.factories import assignment_create, product_yaml, published_version, submission_add, variant_for, user_create
 from courses import services
-from courses.models import Course, Enrolment, EnrolmentSource, EnrolmentStatus, Role
+from courses.models import Assignment, AssignmentKind, Course, Enrolment, EnrolmentSource, EnrolmentStatus, ReleaseMoment, Role
 from courses.services import CourseRefused
 
 
@@ -49,6 +49,21 @@ def test_copy_for_a_new_term_keeps_assignments_and_versions_shifts_dates_and_bri
     assert assignment.items.get().variants.count() == 1 and copied.items.get().variants.count() == 0
     alone = services.course_copy(source=people.course, actor=creator, slug="solo", title="Solo", copy_staff=False)
     assert list(alone.enrolments.values_list("user__username", flat=True)) == ["ines"]
+
+
+def test_a_copied_exam_keeps_its_policy_and_controls_but_starts_unreleased(people, creator):
+    version = published_version(source=product_yaml())
+    exam = assignment_create(people.course, [version])
+    released = datetime(2026, 10, 2, 12, 0, tzinfo=dt_timezone.utc)
+    Assignment.objects.filter(pk=exam.pk).update(
+        kind=AssignmentKind.EXAM, show_score=ReleaseMoment.ON_RELEASE, grades_released_at=released,
+        access_code="owl-42", allowed_networks="10.0.0.0/8", shuffle_items=True)
+    copy = services.course_copy(source=people.course, actor=creator, slug="exam-2027", title="Exam copy")
+    copied = copy.assignments.get()
+    assert (copied.kind, copied.show_score, copied.access_code, copied.allowed_networks, copied.shuffle_items) == (
+        AssignmentKind.EXAM, ReleaseMoment.ON_RELEASE, "owl-42", "10.0.0.0/8", True)
+    assert copied.grades_released_at is None
+    assert Assignment.objects.get(pk=exam.pk).grades_released_at == released
 
 
 def test_an_archived_course_refuses_writes_and_joining_until_brought_back(people, creator):
