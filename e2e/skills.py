@@ -19,14 +19,18 @@ def answer_weights(page, variant: Variant, *, scaled: bool, attempt: int):
     return submit_and_wait_for_grade(page, "weights", attempt=attempt)
 
 
-def wait_for_mastery(*, username: str, skill: str, attempts: int, timeout: float = 20.0):
-    """The student's stored mastery of ``skill`` once it counts ``attempts`` attempts (the
-    update runs on a worker after the grade commits, so it may land a moment later)."""
+def wait_for_mastery(*, username: str, skill: str, attempts: int, course=None, timeout: float = 20.0):
+    """The student's stored mastery of ``skill`` (in ``course``, or in their only course)
+    once it counts ``attempts`` attempts (the update runs on a worker after the grade
+    commits, so it may land a moment later)."""
     from mastery.models import SkillMastery
 
     deadline = time.monotonic() + timeout
+    rows = SkillMastery.objects.filter(student__username=username, skill=skill)
+    if course is not None:
+        rows = rows.filter(course=course)
     while True:
-        row = SkillMastery.objects.filter(student__username=username, skill=skill).first()
+        row = rows.first()
         if row is not None and row.attempts >= attempts:
             return row
         if time.monotonic() > deadline:

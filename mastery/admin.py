@@ -11,14 +11,14 @@ class SkillParametersAdmin(admin.ModelAdmin):
 
 @admin.register(SkillMastery)
 class SkillMasteryAdmin(admin.ModelAdmin):
-    list_display = ["student", "skill", "p_known", "attempts", "updated_at"]
+    list_display = ["student", "course", "skill", "p_known", "attempts", "updated_at"]
     list_filter = ["skill"]
-    search_fields = ["student__username", "skill"]
-    raw_id_fields = ["student"]
+    search_fields = ["student__username", "course__slug", "skill"]
+    raw_id_fields = ["student", "course"]
 
 
 @admin.register(Observation)
 class ObservationAdmin(admin.ModelAdmin):
-    list_display = ["student", "skill", "correct", "misconception", "is_practice", "observed_at"]
+    list_display = ["student", "course", "skill", "correct", "misconception", "is_practice", "observed_at"]
     list_filter = ["skill", "correct", "is_practice"]
-    raw_id_fields = ["student", "submission"]
+    raw_id_fields = ["student", "course", "submission"]

@@ -1,10 +1,12 @@
-"""Mastery per student per skill (Bayesian Knowledge Tracing), the evidence it is computed
-from, and the fitted parameters per skill.
+"""Mastery per student, course and skill (Bayesian Knowledge Tracing), the evidence it is
+computed from, and the fitted parameters per skill.
 
 ``Observation`` rows are the history: one per graded submission and skill it counts for,
-rewritten when the submission's grade changes (regrade, manual grade). ``SkillMastery`` is
-recomputed from that history, so updating it twice, late or out of order gives the same
-result. Pages read ``SkillMastery`` and ``SkillParameters`` only; nothing is computed there.
+rewritten when the submission's grade changes (regrade, manual grade), each in the course
+the answer was given for. ``SkillMastery`` is recomputed from one course's history only, so
+a course's staff never see evidence from another course, and updating it twice, late or
+out of order gives the same result. Pages read ``SkillMastery`` and ``SkillParameters``
+only; nothing is computed there.
 """
 
 from django.conf import settings
@@ -42,6 +44,9 @@ class Observation(models.Model):
     student = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="mastery_observations"
     )
+    # The course of the assignment the answer belongs to (for practice: of the assignment
+    # item the practice was started from).
+    course = models.ForeignKey("courses.Course", on_delete=models.CASCADE, related_name="mastery_observations")
     skill = models.CharField(max_length=64)
     correct = models.BooleanField()
     misconception = models.CharField(max_length=64, blank=True)
@@ -52,18 +57,20 @@ class Observation(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["submission", "skill"], name="one_observation_per_submission_skill")
         ]
-        indexes = [models.Index(fields=["student", "skill", "observed_at"]), models.Index(fields=["skill"])]
+        indexes = [models.Index(fields=["student", "course", "skill", "observed_at"]), models.Index(fields=["skill"])]
 
     def __str__(self):
         return f"{self.student_id} {self.skill}: {'right' if self.correct else 'wrong'}"
 
 
 class SkillMastery(models.Model):
-    """P(known) of one skill for one student, after every observation so far."""
+    """P(known) of one skill for one student in one course, after every observation of that
+    course so far."""
 
     student = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="skill_masteries"
     )
+    course = models.ForeignKey("courses.Course", on_delete=models.CASCADE, related_name="skill_masteries")
     skill = models.CharField(max_length=64)
     p_known = models.FloatField()
     attempts = models.PositiveIntegerField()
@@ -75,8 +82,11 @@ class SkillMastery(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["student", "skill"], name="one_mastery_per_student_skill")]
+        constraints = [
+            models.UniqueConstraint(fields=["student", "course", "skill"], name="one_mastery_per_student_course_skill")
+        ]
+        indexes = [models.Index(fields=["course", "skill"])]
         verbose_name_plural = "skill masteries"
 
     def __str__(self):
-        return f"{self.student_id} {self.skill}: {self.p_known:.2f} after {self.attempts}"
+        return f"{self.student_id} {self.skill} in course {self.course_id}: {self.p_known:.2f} after {self.attempts}"

@@ -1,4 +1,6 @@
-"""Reads of mastery for pages: a student's skill map, and a course's students × skills grid.
+"""Reads of mastery for pages: a student's skill map per course, and a course's students ×
+skills grid. Both read one course's masteries only: a course's staff never see what a
+student did in another course, and the student's map of a course is what its staff see.
 
 Pages read stored rows only (``SkillMastery``); nothing here runs BKT or a fit.
 
@@ -72,9 +74,7 @@ class SkillLine:
         return None if self.p_known is None else round(100 * self.p_known)
 
 
-def skill_map(*, student) -> list[SkillLine]:
-    """Every skill of the vocabulary for one student, in the vocabulary's order."""
-    stored = {row.skill: row for row in SkillMastery.objects.filter(student=student, skill__in=SKILL_SLUGS)}
+def _skill_lines(stored: dict) -> list[SkillLine]:
     lines = []
     for slug in SKILL_SLUGS:
         row = stored.get(slug)
@@ -85,6 +85,22 @@ def skill_map(*, student) -> list[SkillLine]:
             p_known=p_known, attempts=attempts, note=misconception_note(row.recent_misconceptions) if row else "",
         ))
     return lines
+
+
+def skill_maps_by_course(*, student, course_ids) -> dict[int, list[SkillLine]]:
+    """The student's skill map in each of the given courses (every skill of the vocabulary,
+    in its order), from that course's answers only — what the course's staff see of the
+    student. One query for all the courses."""
+    course_ids = list(course_ids)
+    stored: dict[int, dict] = {course_id: {} for course_id in course_ids}
+    for row in SkillMastery.objects.filter(student=student, course_id__in=course_ids, skill__in=SKILL_SLUGS):
+        stored[row.course_id][row.skill] = row
+    return {course_id: _skill_lines(rows) for course_id, rows in stored.items()}
+
+
+def skill_map(*, student, course) -> list[SkillLine]:
+    """The student's skill map in one course."""
+    return skill_maps_by_course(student=student, course_ids=[course.pk])[course.pk]
 
 
 # --------------------------------------------------------------------------- instructor grid
@@ -132,7 +148,9 @@ def grid_columns(*, course) -> list[GridColumn]:
     attempts); skills nobody has attempted come last, in vocabulary order."""
     stats = {
         row["skill"]: row
-        for row in SkillMastery.objects.filter(student__in=course_student_ids(course), skill__in=SKILL_SLUGS)
+        for row in SkillMastery.objects.filter(
+            course=course, student__in=course_student_ids(course), skill__in=SKILL_SLUGS
+        )
         .values("skill")
         .annotate(mean=Avg("p_known"), seen=Count("id"))
     }
@@ -155,7 +173,9 @@ def grid_page(*, course, columns: list[GridColumn], page_number):
     students = [enrolment.user for enrolment in page.object_list]
     stored = {
         (row.student_id, row.skill): row
-        for row in SkillMastery.objects.filter(student__in=students, skill__in=[c.skill for c in columns])
+        for row in SkillMastery.objects.filter(
+            course=course, student__in=students, skill__in=[c.skill for c in columns]
+        )
     }
     rows = []
     for student in students:

@@ -1,5 +1,5 @@
-"""Writes of mastery: turn a graded submission into evidence per skill, recompute P(known)
-from a student's history, and fit the BKT parameters per skill from every stored attempt.
+"""Writes of mastery: turn a graded submission into evidence per skill in the answer's
+course, recompute P(known) from a student's history in that course, and fit the BKT parameters per skill from every stored attempt.
 
 Which skills a submission is evidence about: the skills its part declares, except that a
 wrong answer with a diagnosed misconception is evidence against the skill that
@@ -18,7 +18,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from courses.models import AssignmentItem
 from exercises.engine.skills import part_skills, skill_for_misconception
+from exercises.selectors import practice_origin_item_id
 from grading.models import Submission
 
 from . import bkt
@@ -67,38 +69,61 @@ def parameters_for(skills) -> dict[str, bkt.BKTParams]:
     }
 
 
+def submission_course_id(submission: Submission) -> int | None:
+    """The course an answer belongs to: its assignment's, or for practice the course of the
+    assignment item the practice was started from; None when there is none (the item was
+    deleted since), and such an answer is no evidence for anybody's mastery."""
+    variant = submission.variant
+    if variant.assignment_item_id is not None:
+        return variant.assignment_item.assignment.course_id
+    if variant.context.startswith("practice:"):
+        return (
+            AssignmentItem.objects.filter(pk=practice_origin_item_id(variant))
+            .values_list("assignment__course_id", flat=True)
+            .first()
+        )
+    return None
+
+
 def mastery_record_submission(*, submission_id: int) -> list[str]:
     """Store the evidence of one submission as its grade now stands, and recompute the
-    student's mastery of every skill it touches (or touched before a regrade). Idempotent
-    and safe to run concurrently, late or twice; returns the skills recomputed."""
+    student's mastery in the answer's course of every skill it touches (or touched before a
+    regrade). Idempotent and safe to run concurrently, late or twice; returns the skills
+    recomputed."""
     submission = (
-        Submission.objects.select_related("variant__exercise_version")
+        Submission.objects.select_related("variant__exercise_version", "variant__assignment_item__assignment")
         .only("id", "student_id", "part", "status", "score", "correct", "misconception", "created_at",
-              "variant__context", "variant__exercise_version__spec")
+              "variant__context", "variant__exercise_version__spec",
+              "variant__assignment_item__assignment__course_id")
         .filter(pk=submission_id)
         .first()
     )
     if submission is None:
         return []
-    evidence = submission_evidence(
-        spec_data=submission.variant.exercise_version.spec,
-        part=submission.part,
-        correct=_outcome(submission),
-        misconception=submission.misconception,
-    )
+    course_id = submission_course_id(submission)
     with transaction.atomic():
         # One student's updates run one at a time: each recomputes from the history it reads.
         get_user_model().objects.select_for_update().filter(pk=submission.student_id).values_list("pk").first()
-        before = set(Observation.objects.filter(submission_id=submission.pk).values_list("skill", flat=True))
-        now = {item.skill for item in evidence}
+        before = set(Observation.objects.filter(submission_id=submission.pk).values_list("course_id", "skill"))
+        if course_id is None and before:
+            course_id = min(before)[0]  # the practice's item is gone since: the course it was recorded in
+        evidence = [] if course_id is None else submission_evidence(
+            spec_data=submission.variant.exercise_version.spec,
+            part=submission.part,
+            correct=_outcome(submission),
+            misconception=submission.misconception,
+        )
+        now = {(course_id, item.skill) for item in evidence}
         if before - now:
-            Observation.objects.filter(submission_id=submission.pk, skill__in=before - now).delete()
+            Observation.objects.filter(
+                submission_id=submission.pk, skill__in={skill for _, skill in before - now}
+            ).delete()
         if evidence:
             Observation.objects.bulk_create(
                 [
                     Observation(
-                        submission_id=submission.pk, student_id=submission.student_id, skill=item.skill,
-                        correct=item.correct, misconception=item.misconception,
+                        submission_id=submission.pk, student_id=submission.student_id, course_id=course_id,
+                        skill=item.skill, correct=item.correct, misconception=item.misconception,
                         is_practice=submission.variant.context.startswith("practice:"),
                         observed_at=submission.created_at,
                     )
@@ -106,31 +131,34 @@ def mastery_record_submission(*, submission_id: int) -> list[str]:
                 ],
                 update_conflicts=True,
                 unique_fields=["submission", "skill"],
-                update_fields=["correct", "misconception", "is_practice", "observed_at"],
+                update_fields=["course", "correct", "misconception", "is_practice", "observed_at"],
             )
-        skills = sorted(before | now)
-        if skills:
-            masteries_recompute(student_id=submission.student_id, skills=skills)
-    return skills
+        by_course: dict[int, set[str]] = defaultdict(set)
+        for touched_course, skill in before | now:
+            by_course[touched_course].add(skill)
+        for touched_course, skills in sorted(by_course.items()):
+            masteries_recompute(student_id=submission.student_id, course_id=touched_course, skills=sorted(skills))
+    return sorted({skill for _, skill in before | now})
 
 
-def masteries_recompute(*, student_id: int, skills: list[str]) -> None:
-    """Replay the student's whole history of each skill through BKT and store the result.
-    Call inside the transaction that holds the student's lock."""
+def masteries_recompute(*, student_id: int, course_id: int, skills: list[str]) -> None:
+    """Replay the student's history of each skill in one course through BKT and store the
+    result. Call inside the transaction that holds the student's lock."""
     history: dict[str, list[tuple[bool, str]]] = defaultdict(list)
     rows = (
-        Observation.objects.filter(student_id=student_id, skill__in=skills)
+        Observation.objects.filter(student_id=student_id, course_id=course_id, skill__in=skills)
         .order_by("observed_at", "submission_id")
         .values_list("skill", "correct", "misconception")
     )
     for skill, correct, misconception in rows:
         history[skill].append((correct, misconception))
     params = parameters_for(skills)
-    keep = [SkillMastery(student_id=student_id, skill=skill, **_summary(history[skill], params[skill]))
+    keep = [SkillMastery(student_id=student_id, course_id=course_id, skill=skill,
+                         **_summary(history[skill], params[skill]))
             for skill in skills if history[skill]]
     gone = [skill for skill in skills if not history[skill]]
     if gone:
-        SkillMastery.objects.filter(student_id=student_id, skill__in=gone).delete()
+        SkillMastery.objects.filter(student_id=student_id, course_id=course_id, skill__in=gone).delete()
     if keep:
         _masteries_store(keep)
 
@@ -150,7 +178,7 @@ def _masteries_store(masteries: list[SkillMastery]) -> None:
     SkillMastery.objects.bulk_create(
         masteries,
         update_conflicts=True,
-        unique_fields=["student", "skill"],
+        unique_fields=["student", "course", "skill"],
         update_fields=["p_known", "attempts", "recent_misconceptions", "updated_at"],
         batch_size=500,
     )
@@ -198,28 +226,34 @@ class SkillFit:
                 f"prior {p.prior:.3f} learn {p.learn:.3f} guess {p.guess:.3f} slip {p.slip:.3f}")
 
 
-def skill_histories(*, skill: str) -> dict[int, list[tuple[bool, str]]]:
-    """Every student's ordered (correct, misconception) history of one skill."""
-    histories: dict[int, list[tuple[bool, str]]] = defaultdict(list)
+def skill_histories(*, skill: str) -> dict[tuple[int, int], list[tuple[bool, str]]]:
+    """Every student's ordered (correct, misconception) history of one skill in each course
+    they answered it in, keyed by (student, course)."""
+    histories: dict[tuple[int, int], list[tuple[bool, str]]] = defaultdict(list)
     rows = (
         Observation.objects.filter(skill=skill)
-        .order_by("student_id", "observed_at", "submission_id")
-        .values_list("student_id", "correct", "misconception")
+        .order_by("student_id", "course_id", "observed_at", "submission_id")
+        .values_list("student_id", "course_id", "correct", "misconception")
     )
-    for student_id, correct, misconception in rows.iterator(chunk_size=5000):
-        histories[student_id].append((correct, misconception))
+    for student_id, course_id, correct, misconception in rows.iterator(chunk_size=5000):
+        histories[(student_id, course_id)].append((correct, misconception))
     return histories
 
 
 def skill_parameters_fit(*, skill: str) -> SkillFit:
     """Fit one skill's BKT parameters by EM from every stored attempt, store them, and
-    recompute every student's mastery of it with them. Below the data minimum the stored
-    fit (or the defaults) stays as it is."""
+    recompute every student's mastery of it in every course with them. Below the data
+    minimum the stored fit (or the defaults) stays as it is.
+
+    The fit pools every course: parameters describe the skill and the population, not one
+    student. Each (student, course) history is one sequence, the same history the mastery
+    shown to that course's staff is replayed from."""
     histories = skill_histories(skill=skill)
     sequences = [[correct for correct, _ in history] for history in histories.values()]
     observations = sum(len(sequence) for sequence in sequences)
-    if len(sequences) < MIN_FIT_STUDENTS or observations < MIN_FIT_OBSERVATIONS:
-        return SkillFit(skill, len(sequences), observations, False, parameters_for([skill])[skill])
+    students = len({student_id for student_id, _ in histories})
+    if students < MIN_FIT_STUDENTS or observations < MIN_FIT_OBSERVATIONS:
+        return SkillFit(skill, students, observations, False, parameters_for([skill])[skill])
     result = bkt.fit(sequences)
     params = result.params
     with transaction.atomic():
@@ -228,15 +262,15 @@ def skill_parameters_fit(*, skill: str) -> SkillFit:
             defaults={
                 "prior": params.prior, "learn": params.learn, "guess": params.guess, "slip": params.slip,
                 "forget": params.forget, "log_likelihood": result.log_likelihood,
-                "observations": result.observations, "students": result.sequences,
+                "observations": result.observations, "students": students,
                 "iterations": result.iterations, "fitted_at": timezone.now(),
             },
         )
         _masteries_store([
-            SkillMastery(student_id=student_id, skill=skill, **_summary(history, params))
-            for student_id, history in histories.items()
+            SkillMastery(student_id=student_id, course_id=course_id, skill=skill, **_summary(history, params))
+            for (student_id, course_id), history in histories.items()
         ])
-    return SkillFit(skill, len(sequences), observations, True, params, result.log_likelihood, result.iterations)
+    return SkillFit(skill, students, observations, True, params, result.log_likelihood, result.iterations)
 
 
 def skill_parameters_fit_all(*, skills=None) -> list[SkillFit]:

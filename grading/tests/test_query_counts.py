@@ -22,14 +22,18 @@ from grading.models import Submission, SubmissionStatus
 from grading.tests.test_services import as_text, reference
 
 
+def statements_run(captured) -> list[str]:
+    return [
+        query["sql"] for query in captured.captured_queries
+        if not query["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT"))
+    ]
+
+
 @contextmanager
 def queries(expected: int):
     with CaptureQueriesContext(connection) as captured:
         yield
-    statements = [
-        query["sql"] for query in captured.captured_queries
-        if not query["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT"))
-    ]
+    statements = statements_run(captured)
     assert len(statements) == expected, "\n".join(statements)
 
 
@@ -108,6 +112,27 @@ def test_dashboard_queries_do_not_grow_with_the_exercises_opened(student_client,
     with queries(10):
         response = student_client.get(reverse("dashboard"))
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize("courses", [1, 4])
+def test_dashboard_queries_do_not_grow_with_the_courses(student_client, demo, student, courses):
+    from courses.models import Assignment, Course
+
+    item = AssignmentItem.objects.filter(assignment=demo.assignment).first()
+    for index in range(1, courses):
+        course = Course.objects.create(slug=f"more-{index}", title=f"More {index}")
+        Enrolment.objects.create(course=course, user=student, role=Role.STUDENT)
+        assignment = Assignment.objects.create(course=course, slug="week1", title="Week 1")
+        AssignmentItem.objects.create(assignment=assignment, exercise_version=item.exercise_version)
+    # as above, less the submissions (no variant opened); every course's skill map comes
+    # from the one read of the mastery rows. The course list itself still reads each
+    # course's assignments, items and variants (3 a course).
+    with CaptureQueriesContext(connection) as captured:
+        response = student_client.get(reverse("dashboard"))
+    statements = statements_run(captured)
+    assert len(statements) == 6 + 3 * courses, "\n".join(statements)
+    assert sum('FROM "mastery_skillmastery"' in sql for sql in statements) == 1
+    assert response.content.decode().count('<section class="skill-map"') == courses
 
 
 @pytest.mark.parametrize("students", [3, 30])

@@ -241,7 +241,8 @@ def observations_make(*, skill: str, sequences: list[list[bool]], variant, djang
                 status="graded", correct=correct, score=float(correct),
             )
             Observation.objects.create(
-                submission=submission, student=user, skill=skill, correct=correct,
+                submission=submission, student=user, course=variant.assignment_item.assignment.course,
+                skill=skill, correct=correct,
                 observed_at=start + timedelta(minutes=attempt),
             )
     return students

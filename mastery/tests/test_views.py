@@ -49,9 +49,11 @@ def test_every_url_for_every_role(client, people, role_index, role, row):
     assert set(ROLE_USERS) | {"anonymous", "other_student"} == set(ROLES)
 
 
-def mastery(student, skill, p_known, attempts=2, recent=()):
+def mastery(student, skill, p_known, attempts=2, recent=(), course=None):
+    from courses.models import Course
+
     return SkillMastery.objects.create(
-        student=student, skill=skill, p_known=p_known, attempts=attempts, recent_misconceptions=list(recent)
+        student=student, course=course or Course.objects.get(slug="attn"), skill=skill, p_known=p_known, attempts=attempts, recent_misconceptions=list(recent)
     )
 
 
@@ -89,7 +91,7 @@ def test_grid_pages_through_many_students_with_a_fixed_number_of_queries(client,
     users = list(django_user_model.objects.filter(username__startswith="s0"))
     Enrolment.objects.bulk_create([Enrolment(course=people.course, user=user, role=Role.STUDENT) for user in users])
     SkillMastery.objects.bulk_create([
-        SkillMastery(student=user, skill="scaling", p_known=0.5, attempts=1) for user in users
+        SkillMastery(student=user, course=people.course, skill="scaling", p_known=0.5, attempts=1) for user in users
     ])
     client.login(username="ines", password=PASSWORD)
     url = reverse("mastery:course_grid", args=["attn"])
@@ -134,7 +136,7 @@ def test_dashboard_shows_the_students_skill_map(client, people):
     mastery(people.student, "scaling", 0.98, attempts=3)
     client.login(username="sam", password=PASSWORD)
     page = client.get(reverse("dashboard")).content.decode()
-    assert '<h2 id="skill-map-heading">My skills</h2>' in page
+    assert f'<h3 id="skill-map-heading-{people.course.pk}">My skills in {people.course.title}</h3>' in page
     assert ('<span class="skill-name">variance derivation</span>: <strong class="skill-level">'
             '<span class="skill-mark" aria-hidden="true"></span>shaky</strong>') in page
     assert ('<span class="aq-note">(2 attempts, 31% likely known)</span> — '
@@ -142,7 +144,7 @@ def test_dashboard_shows_the_students_skill_map(client, people):
     assert '<span class="skill-name">scaling by √d_k</span>: <strong class="skill-level"><span class="skill-mark" aria-hidden="true"></span>strong</strong>' in page
     assert page.count("not yet seen") == 7
     assert "Practice never counts toward grades." in page
-    assert "style=" not in page.split('id="skill-map-heading"')[1].split("</section>")[0]
+    assert "style=" not in page.split('id="skill-map-heading')[1].split("</section>")[0]
 
 
 def test_staff_only_dashboards_show_no_skill_map(client, people):

@@ -165,7 +165,8 @@ class Command(BaseCommand):
             if stored[0].pk is None:
                 stored = list(Submission.objects.filter(variant=variant, student__in=group).order_by("attempt"))
             Observation.objects.bulk_create([
-                Observation(submission=submission, student=user, skill=FIT_SKILL, correct=correct, observed_at=when)
+                Observation(submission=submission, student=user, course_id=item.assignment.course_id, skill=FIT_SKILL,
+                            correct=correct, observed_at=when)
                 for submission, (user, correct, when) in zip(stored, evidence)
             ], batch_size=2000)
         seconds, fit = [], None
