@@ -227,13 +227,16 @@ def part_extras(
         if visibility.hints
         else [],
         "solution": engine.render_solution(spec, variant.params, part_key)
-        if visibility.solutions and solution_visible(item=item, part_finished=finished)
+        if visibility.solutions
+        and solution_visible(item=item, part_finished=finished, due_at=variant_due_at(variant=variant))
         else None,
     }
 
 
-def solution_visible(*, item: AssignmentItem | None, part_finished: bool) -> bool:
-    """Whether the assignment's policy lets the student read the worked solution now."""
+def solution_visible(*, item: AssignmentItem | None, part_finished: bool, due_at=UNREAD) -> bool:
+    """Whether the assignment's policy lets the student read the worked solution now.
+
+    ``due_at``: the student's own due date (``variant_due_at``); the assignment's if not given."""
     if item is None:
         return part_finished
     policy = item.assignment.solution_policy
@@ -242,7 +245,8 @@ def solution_visible(*, item: AssignmentItem | None, part_finished: bool) -> boo
     if policy == SolutionPolicy.AFTER_SOLVED:
         return part_finished
     if policy == SolutionPolicy.AFTER_DUE:
-        due_at = item.assignment.due_at
+        if due_at is UNREAD:
+            due_at = item.assignment.due_at
         return bool(due_at and timezone.now() > due_at)
     return False
 
@@ -402,16 +406,29 @@ def student_attempts_allowed(*, assignment: Assignment, student) -> int:
     ).attempts_per_part
 
 
-def variant_attempts_allowed(*, variant: Variant) -> int:
-    """The student's own attempts per part on the variant (0: unlimited, as for practice)."""
+def _variant_dates_and_attempts(*, variant: Variant) -> StudentLimits | None:
+    """The student's own dates and attempts on the variant's assignment, without reading
+    when their clock started (its deadline is not theirs); None for practice."""
     item = variant.assignment_item
     if item is None:
-        return 0
+        return None
     return limits_apply(
         assignment=item.assignment,
         accommodation=variant_accommodation(variant=variant),
         started_at=None,
-    ).attempts_per_part
+    )
+
+
+def variant_attempts_allowed(*, variant: Variant) -> int:
+    """The student's own attempts per part on the variant (0: unlimited, as for practice)."""
+    limits = _variant_dates_and_attempts(variant=variant)
+    return limits.attempts_per_part if limits else 0
+
+
+def variant_due_at(*, variant: Variant):
+    """The student's own due date on the variant's assignment (None: none, or practice)."""
+    limits = _variant_dates_and_attempts(variant=variant)
+    return limits.due_at if limits else None
 
 
 def assignment_deadline(*, assignment: Assignment, student, limits: StudentLimits | None = None):

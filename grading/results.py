@@ -15,7 +15,13 @@ import numpy as np
 
 from exams.selectors import EVERYTHING, FeedbackVisibility, feedback_for_student, feedback_visibility_for
 from exercises import engine
-from exercises.selectors import part_extras, part_finished, solution_visible, variant_attempts_allowed
+from exercises.selectors import (
+    part_extras,
+    part_finished,
+    solution_visible,
+    variant_attempts_allowed,
+    variant_due_at,
+)
 from exercises.specs import version_spec
 from grading.core import answers
 from grading.core.weights_feedback import compare_weights, weights_implied_by_output
@@ -147,7 +153,10 @@ def weights_reference(
         # The correct weights are a solution: shown when solved (if correctness shows) or
         # when the solution policy and the review policy both allow it.
         reveal=(progress["solved"] and visibility.correctness)
-        or (visibility.solutions and solution_visible(item=item, part_finished=finished)),
+        or (
+            visibility.solutions
+            and solution_visible(item=item, part_finished=finished, due_at=variant_due_at(variant=variant))
+        ),
         row_labels=[f"query {query_index}"]
         if weights.shape[0] == 1
         else [f"query {i}" for i in range(weights.shape[0])],

@@ -487,3 +487,23 @@ def test_result_fragment_counts_the_students_own_attempts(
     client.force_login(student)
     fragment = client.get(reverse("submission", args=[submission.pk]), HTTP_HX_REQUEST="true").content.decode()
     assert "attempt 1; 3 attempts left" in fragment
+
+
+def test_solutions_after_the_due_date_wait_for_the_students_own(
+    item, assignment, student, other_student, clock, client
+):
+    from courses.models import SolutionPolicy
+
+    assignment_set(assignment, due_at=START - timedelta(hours=1), solution_policy=SolutionPolicy.AFTER_DUE)
+    accommodate(assignment, student, due_at=START + timedelta(days=2))
+    pages = {}
+    for user in (student, other_student):
+        client.force_login(user)
+        pages[user.username] = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    assert pages[other_student.username].count("<summary>Worked solution</summary>") == 2
+    assert "Worked solution" not in pages[student.username]
+    clock.advance(days=2, seconds=1)
+    client.force_login(student)
+    assert client.get(reverse("exercise", args=[item.pk])).content.decode().count(
+        "<summary>Worked solution</summary>"
+    ) == 2
