@@ -261,6 +261,8 @@ CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 CELERY_TASK_DEFAULT_QUEUE = env("GRADING_QUEUE", default="grading")
 # Practice answers are graded from their own queue by their own workers (fair grading).
 PRACTICE_QUEUE = env("PRACTICE_QUEUE", default="practice")
+# Seconds between sweeps announcing exam grades that became visible (each sweep looks back two).
+EXAM_VISIBLE_SWEEP_SECONDS = env.float("EXAM_VISIBLE_SWEEP_SECONDS", default=300.0)
 CELERY_BEAT_SCHEDULE = {
     "requeue-stale-submissions": {
         "task": "grading.tasks.requeue_stale_submissions",
@@ -274,6 +276,11 @@ CELERY_BEAT_SCHEDULE = {
     "close-expired-exam-attempts": {
         "task": "exams.tasks.close_expired_attempts",
         "schedule": env.float("EXAM_CLOSE_INTERVAL_SECONDS", default=15.0),
+    },
+    # Grades an attempt's end or a close date made visible reach mastery and review.
+    "announce-visible-exam-grades": {
+        "task": "exams.tasks.announce_visible_grades",
+        "schedule": EXAM_VISIBLE_SWEEP_SECONDS,
     },
 }
 # Seconds a pending LMS passback is left to its own task before the sweeper sends it.

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from django.db.models import F, Q
 from django.utils import timezone
 
 from courses.models import Assignment, AssignmentKind, ReleaseMoment
+from grading.models import Submission, SubmissionStatus
 
 from .models import AssignmentAttempt
 from .selectors_accommodations import accommodation_of, limits_apply
@@ -189,3 +191,57 @@ def grade_withheld(submission) -> bool:
     if item is None:
         return False
     return not feedback_visibility_for(assignment=item.assignment, student=submission.student_id).correctness
+
+
+def submissions_made_visible(*, since, until):
+    """Ids of graded submissions whose correctness the review policy may have begun to show
+    their student in [since, until): the assignment's grades were released, the student's
+    attempt ended, or the assignment (or the student's accommodation) closed. A candidate
+    list: whoever acts on it asks ``grade_withheld`` per submission."""
+    assignment = "variant__assignment_item__assignment__"
+    moments = (
+        Q(**{f"{assignment}grades_released_at__gte": since, f"{assignment}grades_released_at__lt": until})
+        | Q(**{f"{assignment}closes_at__gte": since, f"{assignment}closes_at__lt": until})
+        | Q(
+            **{
+                f"{assignment}attempts__student": F("student"),
+                f"{assignment}attempts__finished_at__gte": since,
+                f"{assignment}attempts__finished_at__lt": until,
+            }
+        )
+        | Q(
+            **{
+                f"{assignment}accommodations__student": F("student"),
+                f"{assignment}accommodations__closes_at__gte": since,
+                f"{assignment}accommodations__closes_at__lt": until,
+            }
+        )
+    )
+    return (
+        Submission.objects.filter(status=SubmissionStatus.GRADED)
+        .exclude(**{f"{assignment}show_correctness": ReleaseMoment.DURING})
+        .filter(variant__assignment_item__isnull=False)
+        .filter(moments)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+        .distinct()
+    )
+
+
+def submissions_of_assignment(*, assignment: Assignment):
+    """Ids of the assignment's graded submissions (all its students)."""
+    return (
+        Submission.objects.filter(
+            status=SubmissionStatus.GRADED, variant__assignment_item__assignment=assignment
+        )
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def submissions_not_withheld(submission_ids) -> list[int]:
+    """Those of ``submission_ids`` whose correctness their student may see now, in order."""
+    submissions = Submission.objects.select_related("variant__assignment_item__assignment").filter(
+        pk__in=list(submission_ids)
+    ).order_by("pk")
+    return [submission.pk for submission in submissions if not grade_withheld(submission)]

@@ -10,6 +10,7 @@ stores an answer, so an answer is either stored before the end or refused after 
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -18,12 +19,14 @@ from courses.models import Assignment
 from exercises.selectors import student_limits
 
 from .models import Accommodation, AssignmentAttempt, AttemptCloseReason, GradeRelease, GradeReleaseAction
-from .selectors import is_exam, student_closes_at
+from .selectors import is_exam, student_closes_at, submissions_made_visible, submissions_of_assignment
+from .signals import grades_became_visible
 from .selectors_accommodations import limits_apply
 
 logger = logging.getLogger(__name__)
 
 CLOSE_BATCH = 200
+VISIBLE_BATCH = 500
 
 
 class ExamRefused(Exception):
@@ -208,5 +211,42 @@ def _release_set(*, assignment: Assignment, by, via: str, release: bool) -> Assi
             via=via,
         )
         passbacks_record_for_assignment(assignment=locked)
+        if release:
+            transaction.on_commit(lambda: grades_visible_announce(submission_ids=submissions_of_assignment(assignment=locked)))
     assignment.grades_released_at = locked.grades_released_at
     return assignment
+
+
+# --- Grades the student may now see -------------------------------------------------------
+
+
+def grades_visible_announce(*, submission_ids) -> int:
+    """Tell mastery and spaced review, in batches, that these submissions' grades may now
+    be visible to their students; returns how many ids were sent."""
+    sent = 0
+    batch: list[int] = []
+    for submission_id in submission_ids.iterator(chunk_size=VISIBLE_BATCH):
+        batch.append(submission_id)
+        if len(batch) == VISIBLE_BATCH:
+            sent += _announce(batch)
+            batch = []
+    if batch:
+        sent += _announce(batch)
+    return sent
+
+
+def _announce(batch: list[int]) -> int:
+    for receiver, error in grades_became_visible.send_robust(sender=GradeRelease, submission_ids=batch):
+        if error is not None:
+            logger.error("%s failed on %d newly visible grades", receiver, len(batch), exc_info=error)
+    return len(batch)
+
+
+def grades_visible_sweep(*, window_seconds: float) -> int:
+    """Periodic (beat): announce the grades that became visible by an attempt's end or a
+    close date in the last ``window_seconds`` (a release announces its own at once). The
+    window overlaps the previous sweep; receivers are idempotent."""
+    now = timezone.now()
+    return grades_visible_announce(
+        submission_ids=submissions_made_visible(since=now - timedelta(seconds=window_seconds), until=now)
+    )

@@ -1,6 +1,7 @@
 """Celery entry points of the exams app (thin)."""
 
 from celery import shared_task
+from django.conf import settings
 
 from . import services
 
@@ -9,3 +10,10 @@ from . import services
 def close_expired_attempts() -> dict:
     """Periodic (beat): close every open attempt whose time or close date is over."""
     return services.attempts_close_expired()
+
+
+@shared_task(ignore_result=True)
+def announce_visible_grades() -> int:
+    """Periodic (beat): tell mastery and review about grades an attempt's end or a close
+    date has just made visible."""
+    return services.grades_visible_sweep(window_seconds=2 * settings.EXAM_VISIBLE_SWEEP_SECONDS)

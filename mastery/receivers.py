@@ -25,3 +25,9 @@ def schedule_mastery_update(sender, submission, **kwargs) -> None:
         transaction.on_commit(lambda: tasks.mastery_update_enqueue(submission_id=submission_id))
     except Exception:
         logger.exception("could not schedule the mastery update of submission %s", getattr(submission, "pk", None))
+
+
+def mastery_newly_visible(sender, submission_ids, **kwargs) -> None:
+    """Exam grades the student may now see: record the evidence left out while they were
+    withheld (one task per batch; the update recomputes from history). Never raises."""
+    tasks.mastery_update_many_enqueue(submission_ids=list(submission_ids))

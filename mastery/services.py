@@ -184,6 +184,17 @@ def _masteries_store(masteries: list[SkillMastery]) -> None:
     )
 
 
+def mastery_record_visible(*, submission_ids: list[int]) -> int:
+    """Record the submissions among ``submission_ids`` whose grade their student may see
+    (an exam's withheld grade waits); returns how many were recorded."""
+    from exams.selectors import submissions_not_withheld
+
+    visible = submissions_not_withheld(submission_ids)
+    for submission_id in visible:
+        mastery_record_submission(submission_id=submission_id)
+    return len(visible)
+
+
 def mastery_backfill(*, days: int) -> int:
     """Record the graded submissions of the last ``days`` days that have no evidence yet
     (an update lost with the broker, or graded before mastery existed); returns how many

@@ -22,3 +22,11 @@ def schedule_review(sender, submission, **kwargs) -> None:
         transaction.on_commit(lambda: review_enqueue(submission_id=submission_id))
     except Exception:
         logger.exception("could not arm the review of submission %s", getattr(submission, "pk", None))
+
+
+def review_newly_visible(sender, submission_ids, **kwargs) -> None:
+    """Exam grades the student may now see: record the reviews left out while they were
+    withheld (one task per batch; review_record is idempotent). Never raises."""
+    from .services import reviews_enqueue_many
+
+    reviews_enqueue_many(submission_ids=list(submission_ids))

@@ -197,6 +197,26 @@ def review_enqueue(*, submission_id: int) -> None:
         logger.exception("could not schedule the review of submission %s", submission_id)
 
 
+def reviews_enqueue_many(*, submission_ids: list[int]) -> None:
+    """Schedule the reviews of several stored outcomes in one task (never raises)."""
+    try:
+        if settings.GRADING_MODE == "inline":
+            reviews_record_many(submission_ids=submission_ids)
+            return
+        from attnquiz.celery import task_publish
+
+        from .tasks import review_schedule_many
+
+        task_publish(review_schedule_many, args=[submission_ids], queue=settings.REVIEW_QUEUE)
+    except Exception:
+        logger.exception("could not schedule the reviews of %d submissions", len(submission_ids))
+
+
+def reviews_record_many(*, submission_ids: list[int]) -> int:
+    """review_record for each id; returns how many became (or stayed) reviews."""
+    return sum(review_record(submission_id=submission_id) is not None for submission_id in submission_ids)
+
+
 def review_settings_update(*, course: Course, enabled: bool, feeding_assignments) -> ReviewSettings:
     """Store a course's review choices; ``feeding_assignments`` must be the course's own."""
     if any(assignment.course_id != course.pk for assignment in feeding_assignments):
