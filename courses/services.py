@@ -427,6 +427,8 @@ def roster_rows_from_csv(text: str) -> list[dict[str, str]]:
     column, too many rows, unreadable CSV); a bad row is left for ``roster_import``."""
     if len(text) > MAX_ROSTER_BYTES:
         raise CourseRefused(f"The roster is larger than {MAX_ROSTER_BYTES // 1000} kB; split it.")
+    if "\x00" in text:  # csv reads NUL since Python 3.11; the database refuses to store it
+        raise CourseRefused("The roster contains NUL characters: it is not a text CSV.")
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff")), strict=True)
     try:
         header = next(reader, None)

@@ -112,6 +112,7 @@ def test_the_last_instructor_cannot_be_demoted_by_a_roster(people):
     ("email\n" + "a@example.org\n" * (services.MAX_ROSTER_ROWS + 1), f"more than {services.MAX_ROSTER_ROWS} rows"),
     ("email\n" + "x" * (services.MAX_ROSTER_BYTES + 1), "larger than 1000 kB"),
     ('email\n"a@example.org\n', "not valid CSV"),
+    ("email,name\nada@example.org,A\x00da\n", "NUL characters"),
 ])
 def test_files_that_are_not_rosters_are_refused_whole(text, message):
     with pytest.raises(CourseRefused, match=message):

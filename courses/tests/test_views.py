@@ -1,6 +1,7 @@
 """Every course URL for every role, and what the pages do with good and bad input."""
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from authoring.tests.factories import PASSWORD, ROLES, request_as, assignment_create, product_yaml, published_version
@@ -143,6 +144,10 @@ def test_roster_page_dry_run_then_apply(client, people, world):
     assert refused.status_code == 422 and "must name the columns" in refused.content.decode()
     empty = client.post(reverse("courses:roster", args=["attn"]), {"text": ""})
     assert empty.status_code == 422 and "Choose a CSV file or paste its lines." in empty.content.decode()
+    nul_file = SimpleUploadedFile("roster.csv", b"email,name\nnul@example.org,N\x00L\n", content_type="text/csv")
+    nul = client.post(reverse("courses:roster", args=["attn"]), {"file": nul_file, "apply": "1"})
+    assert nul.status_code == 422 and "NUL characters" in nul.content.decode()
+    assert not Enrolment.objects.filter(user__email="nul@example.org").exists()
 
 
 def test_copy_page_copies_and_refuses_a_taken_slug(client, people, world):
