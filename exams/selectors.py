@@ -70,7 +70,7 @@ def student_closes_at(*, assignment: Assignment, student):
     return limits_apply(assignment=assignment, accommodation=accommodation, started_at=None).closes_at
 
 
-def _policy_all_during(assignment: Assignment) -> bool:
+def policy_all_during(assignment: Assignment) -> bool:
     return all(getattr(assignment, name) == ReleaseMoment.DURING for _, name in POLICY_FIELDS)
 
 
@@ -124,7 +124,7 @@ def feedback_visibility_for(
     Practice (no assignment) and an all-"during" policy — every homework by default —
     show everything without a query, as before review policies existed. ``attempt`` may
     be passed by a caller that read it already."""
-    if assignment is None or _policy_all_during(assignment):
+    if assignment is None or policy_all_during(assignment):
         return EVERYTHING
     if attempt is None:
         attempt = attempt_of(assignment=assignment, student=student)

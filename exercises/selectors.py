@@ -6,11 +6,12 @@ import math
 from datetime import timedelta
 
 import numpy as np
+from django.db.models import Q
 from django.utils import timezone
 
-from courses.models import Assignment, AssignmentItem, AssignmentKind, SolutionPolicy
+from courses.models import Assignment, AssignmentItem, AssignmentKind, PoolDraw, SolutionPolicy
 from courses import pools
-from courses.selectors import assignments_visible
+from courses.selectors import STAFF_ROLES
 from exams.models import AssignmentAttempt
 from exams.selectors_accommodations import (
     UNREAD,
@@ -22,7 +23,14 @@ from exams.selectors_accommodations import (
     limits_apply,
     with_own_accommodation,
 )
-from exams.selectors import EVERYTHING, FeedbackVisibility, feedback_visibility_for, status_for_student
+from exams.selectors import (
+    EVERYTHING,
+    FeedbackVisibility,
+    feedback_visibility,
+    feedback_visibility_for,
+    policy_all_during,
+    status_for_student,
+)
 from grading.models import Submission, SubmissionStatus
 from grading.selectors import part_progress, progress_of_part, variant_progress, variants_progress
 
@@ -148,41 +156,145 @@ def assignment_item_statuses(
 
 
 def assignment_summaries(*, course, role: str, student) -> list[dict]:
-    """Per assignment the student's score so far and their own ``limits`` (dates, time
-    limit, attempts), the accommodations read with the assignments. The score and solved
-    count are None where the assignment's review policy does not show them yet."""
-    summaries = []
-    assignments = with_own_accommodation(
-        assignments_visible(course=course, role=role), assignment_path="", student=student
-    )
+    """Per assignment of one course the student's score so far and their own ``limits``
+    (see ``courses_assignment_summaries``)."""
+    return courses_assignment_summaries(roles={course.pk: role}, courses=[course], student=student)[course.pk]
+
+
+def courses_assignment_summaries(*, roles: dict[int, str], courses, student) -> dict[int, list[dict]]:
+    """For each course (id -> the student's role there) the summaries of its assignments:
+    the student's score so far and their own ``limits`` (dates, time limit, attempts). The
+    score and solved count are None where the assignment's review policy does not show
+    them yet. A fixed number of queries however many courses, assignments and items: the
+    assignments with the student's accommodations, their items, the pools' draws, the
+    student's variants, their progress and their exam attempts are each read once."""
+    now = timezone.now()
+    by_id = {course.pk: course for course in courses}
+    assignments = _visible_assignments(roles=roles, student=student)
     for assignment in assignments:
-        limits = student_limits(
-            assignment=assignment, student=student, accommodation=carried_accommodation(assignment)
-        )
-        visibility = feedback_visibility_for(assignment=assignment, student=student)
-        items = list(assignment.items.select_related("exercise_version__exercise"))
-        statuses = assignment_item_statuses(
+        assignment.course = by_id[assignment.course_id]  # (the pools' keyed seed reads its slug)
+    items = _items_by_assignment(assignments)
+    given = _items_given_by_assignment(assignments=assignments, items=items, student=student)
+    variants = list(
+        Variant.objects.filter(assignment_item__assignment__in=assignments, student=student)
+        .select_related("assignment_item")
+        .order_by("created_at", "pk")
+    )
+    graded_variants = {
+        variant.assignment_item_id: variant
+        for variant in variants
+        if variant.context == f"assignment:{variant.assignment_item_id}"
+    }
+    progress = variants_progress(variants=list(graded_variants.values())) if graded_variants else {}
+    attempts = _exam_attempts(assignments=assignments, student=student)
+    summaries: dict[int, list[dict]] = {course_id: [] for course_id in roles}
+    for assignment in assignments:
+        limits = limits_apply(
             assignment=assignment,
-            student=student,
-            draw=False,
-            items=items,
-            attempts_allowed=limits.attempts_per_part,
+            accommodation=carried_accommodation(assignment),
+            started_at=_clock_started_at(assignment=assignment, variants=variants, attempts=attempts),
+            now=now,
         )
+        visibility = _visibility(assignment=assignment, attempt=attempts.get(assignment.pk), limits=limits, now=now)
+        # Counted in full, then shown only as far as the review policy lets the summary.
+        statuses = [
+            exercise_status(
+                item=item, student=student, variant=graded_variants.get(item.pk), progress=progress,
+                attempts_allowed=limits.attempts_per_part,
+            )
+            for item in given[assignment.pk]
+        ]
+        assignment_items = items[assignment.pk]
         # Out of every slot: a pool counts once, even before the student is given its item.
-        total_points = pools.slot_points(items) or 1.0
-        earned = sum(s["item"].points * s["status"]["score"] for s in statuses)
-        solved = sum(1 for s in statuses if s["status"]["state"] == "solved")
-        summaries.append(
+        total_points = pools.slot_points(assignment_items) or 1.0
+        earned = sum(item.points * status["score"] for item, status in zip(given[assignment.pk], statuses))
+        summaries[assignment.course_id].append(
             {
                 "assignment": assignment,
                 "limits": limits,
                 "score_percent": round(100 * earned / total_points) if visibility.score else None,
-                "solved": solved if visibility.correctness else None,
-                "answered": sum(1 for s in statuses if s["status"]["state"] != "not started"),
-                "total": pools.slot_count(items),
+                "solved": sum(1 for status in statuses if status["state"] == "solved") if visibility.correctness else None,
+                "answered": sum(1 for status in statuses if status["state"] != "not started"),
+                "total": pools.slot_count(assignment_items),
             }
         )
     return summaries
+
+
+def _visible_assignments(*, roles: dict[int, str], student) -> list[Assignment]:
+    """The assignments of these courses the student sees there (staff see unpublished
+    ones too), with the student's accommodation read in the same query."""
+    staff = [course_id for course_id, role in roles.items() if role in STAFF_ROLES]
+    learning = [course_id for course_id, role in roles.items() if role not in STAFF_ROLES]
+    if not roles:
+        return []
+    visible = Assignment.objects.filter(
+        Q(course_id__in=staff) | Q(course_id__in=learning, is_published=True)
+    )
+    return list(with_own_accommodation(visible, assignment_path="", student=student))
+
+
+def _items_by_assignment(assignments) -> dict[int, list[AssignmentItem]]:
+    items: dict[int, list[AssignmentItem]] = {assignment.pk: [] for assignment in assignments}
+    by_id = {assignment.pk: assignment for assignment in assignments}
+    if not assignments:
+        return items
+    for item in AssignmentItem.objects.filter(assignment__in=assignments).select_related(
+        "exercise_version__exercise"
+    ):
+        item.assignment = by_id[item.assignment_id]
+        items[item.assignment_id].append(item)
+    return items
+
+
+def _items_given_by_assignment(*, assignments, items, student) -> dict[int, list[AssignmentItem]]:
+    """The items the student was given so far in each assignment: every item outside a
+    pool, and of each pool the drawn one (a summary draws nothing)."""
+    pooled = [assignment for assignment in assignments if pools.has_pools(items[assignment.pk])]
+    draws: dict[int, dict[str, int]] = {assignment.pk: {} for assignment in pooled}
+    if pooled:
+        for assignment_id, pool, item_id in PoolDraw.objects.filter(
+            assignment__in=pooled, student=student
+        ).values_list("assignment_id", "pool", "item_id"):
+            draws[assignment_id][pool] = item_id
+    return {
+        assignment.pk: pools.items_given(items=items[assignment.pk], draws=draws.get(assignment.pk, {}))
+        for assignment in assignments
+    }
+
+
+def _exam_attempts(*, assignments, student) -> dict[int, AssignmentAttempt]:
+    """The student's attempts at the assignments that have them (exams) or whose review
+    policy may ask whether the attempt has ended."""
+    wanted = [
+        assignment.pk
+        for assignment in assignments
+        if assignment.kind == AssignmentKind.EXAM or not policy_all_during(assignment)
+    ]
+    if not wanted:
+        return {}
+    return {
+        attempt.assignment_id: attempt
+        for attempt in AssignmentAttempt.objects.filter(assignment_id__in=wanted, student=student)
+    }
+
+
+def _clock_started_at(*, assignment: Assignment, variants, attempts):
+    """assignment_started_at from rows already read: an exam's attempt start, or the
+    first variant the student opened in a homework."""
+    if assignment.kind == AssignmentKind.EXAM:
+        attempt = attempts.get(assignment.pk)
+        return attempt.started_at if attempt is not None else None
+    return next(
+        (variant.created_at for variant in variants if variant.assignment_item.assignment_id == assignment.pk),
+        None,
+    )
+
+
+def _visibility(*, assignment: Assignment, attempt, limits: StudentLimits, now) -> FeedbackVisibility:
+    if policy_all_during(assignment):
+        return EVERYTHING
+    return feedback_visibility(assignment=assignment, attempt=attempt, closes_at=limits.closes_at, now=now)
 
 
 def answer_shape(expected) -> list[int] | None:

@@ -20,15 +20,18 @@ from .models import Variant
 
 @login_required
 def dashboard(request):
-    enrolments = course_selectors.enrolments_for_user(user=request.user)
+    enrolments = list(course_selectors.enrolments_for_user(user=request.user))
+    summaries = selectors.courses_assignment_summaries(
+        roles={enrolment.course_id: enrolment.role for enrolment in enrolments},
+        courses=[enrolment.course for enrolment in enrolments],
+        student=request.user,
+    )
     courses = [
         {
             "course": enrolment.course,
             "role": enrolment.get_role_display(),
             "is_staff": enrolment.role in STAFF_ROLES,
-            "assignments": selectors.assignment_summaries(
-                course=enrolment.course, role=enrolment.role, student=request.user
-            ),
+            "assignments": summaries[enrolment.course_id],
         }
         for enrolment in enrolments
     ]

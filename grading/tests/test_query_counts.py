@@ -124,15 +124,45 @@ def test_dashboard_queries_do_not_grow_with_the_courses(student_client, demo, st
         Enrolment.objects.create(course=course, user=student, role=Role.STUDENT)
         assignment = Assignment.objects.create(course=course, slug="week1", title="Week 1")
         AssignmentItem.objects.create(assignment=assignment, exercise_version=item.exercise_version)
-    # as above, less the submissions (no variant opened); every course's skill map comes
-    # from the one read of the mastery rows. The course list itself still reads each
-    # course's assignments, items and variants (3 a course).
+    # as above, less the submissions (no variant opened): every course's assignments,
+    # items, variants and skill map are each read once for all courses.
     with CaptureQueriesContext(connection) as captured:
         response = student_client.get(reverse("dashboard"))
     statements = statements_run(captured)
-    assert len(statements) == 6 + 3 * courses, "\n".join(statements)
+    assert len(statements) == 9, "\n".join(statements)
     assert sum('FROM "mastery_skillmastery"' in sql for sql in statements) == 1
     assert response.content.decode().count('<section class="skill-map"') == courses
+
+
+@pytest.mark.parametrize("exams", [1, 4])
+def test_dashboard_queries_do_not_grow_with_exams_pools_and_time_limits(student_client, demo, student, exams):
+    """Exams with a withheld review policy, a time limit, an accommodation and a pool, some
+    started and answered: the attempts, draws and accommodations are each read once."""
+    from courses.models import Assignment, AssignmentKind, PoolDraw, ReleaseMoment
+    from exams.models import Accommodation
+    from exams.services import attempt_start
+
+    versions = [item.exercise_version for item in AssignmentItem.objects.filter(assignment=demo.assignment)[:2]]
+    for index in range(exams):
+        exam = Assignment.objects.create(
+            course=demo.course, slug=f"exam-{index}", title=f"Exam {index}", kind=AssignmentKind.EXAM,
+            show_correctness=ReleaseMoment.ON_RELEASE, show_score=ReleaseMoment.ON_RELEASE, time_limit_minutes=30,
+        )
+        for version in versions:
+            AssignmentItem.objects.create(assignment=exam, exercise_version=version, pool="pick-one")
+        Accommodation.objects.create(assignment=exam, student=student, time_factor=1.5)
+        attempt_start(assignment=exam, student=student)
+        student_client.get(reverse("assignment", args=[demo.course.slug, exam.slug]))  # draws the pool
+        drawn = PoolDraw.objects.get(assignment=exam, student=student).item
+        assert student_client.get(reverse("exercise", args=[drawn.pk])).status_code == 200
+    # the one course's user, enrolments, assignments (with accommodations), items, draws,
+    # variants, submissions, attempts, two permission reads, review cards and skill map
+    with CaptureQueriesContext(connection) as captured:
+        response = student_client.get(reverse("dashboard"))
+    statements = statements_run(captured)
+    assert response.status_code == 200
+    assert len(statements) == 12, "\n".join(statements)
+    assert response.content.decode().count("Exam ") >= exams
 
 
 @pytest.mark.parametrize("students", [3, 30])
