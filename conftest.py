@@ -2,6 +2,8 @@
 
 import pytest
 
+from attnquiz.testing import CLOCK_START, FrozenClock
+
 
 @pytest.fixture
 def demo(db):
@@ -11,3 +13,9 @@ def demo(db):
 
     bank_load()
     return demo_course_ensure()
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """django.utils.timezone.now frozen at CLOCK_START, moved on by hand (``clock.advance``)."""
+    return FrozenClock(monkeypatch, CLOCK_START)

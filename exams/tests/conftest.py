@@ -1,36 +1,18 @@
 """The demo assignment turned into an exam (the authoring form's exam preset: everything
-on release, solutions never), two of its students, and a frozen clock."""
+on release, solutions never), two of its students (the frozen ``clock`` is the root conftest's)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone as dt_timezone
-
 import numpy as np
 import pytest
-from django.utils import timezone
 
+from attnquiz.testing import CLOCK_START
 from courses.models import AssignmentItem, AssignmentKind, ReleaseMoment
 from exercises import engine
 
-START = datetime(2026, 3, 2, 9, 0, 0, tzinfo=dt_timezone.utc)
+START = CLOCK_START
 WORKED_EXAMPLE = "attention-weights-one-query"
 POLICY = ("show_correctness", "show_score", "show_misconception", "show_hints", "show_heatmap", "show_solutions")
-
-
-class FrozenClock:
-    """timezone.now() (also behind auto_now_add) returns ``now`` until moved on."""
-
-    def __init__(self, monkeypatch, now: datetime):
-        self.now = now
-        monkeypatch.setattr(timezone, "now", lambda: self.now)
-
-    def advance(self, **delta) -> None:
-        self.now += timedelta(**delta)
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    return FrozenClock(monkeypatch, START)
 
 
 def exam_policy(assignment, **moments):

@@ -14,6 +14,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from attnquiz.testing import CLOCK_START
 from courses.models import AssignmentItem, AssignmentKind
 from exams.models import Accommodation, AssignmentAttempt
 from exams.selectors_accommodations import accommodated_time_limit_seconds, limits_apply
@@ -22,24 +23,8 @@ from exercises.services import variant_get_or_create_for_item
 from grading import services
 from grading.models import Submission
 
-START = datetime(2026, 3, 2, 9, 0, 0, tzinfo=dt_timezone.utc)
+START = CLOCK_START
 UNIFORM = "[0.25, 0.25, 0.25, 0.25]"
-
-
-class FrozenClock:
-    """timezone.now() (also behind auto_now_add) returns ``now`` until moved on."""
-
-    def __init__(self, monkeypatch, now: datetime):
-        self.now = now
-        monkeypatch.setattr(timezone, "now", lambda: self.now)
-
-    def advance(self, **delta) -> None:
-        self.now += timedelta(**delta)
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    return FrozenClock(monkeypatch, START)
 
 
 @pytest.fixture

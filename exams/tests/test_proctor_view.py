@@ -5,14 +5,14 @@ fragment's queries not growing with the students."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
-from django.utils import timezone
 
+from attnquiz.testing import CLOCK_START
 from authoring.tests.factories import (
     assignment_create, people_create, product_yaml, published_version, submission_add, user_create, variant_for,
 )
@@ -22,21 +22,7 @@ from exams.models import Accommodation, AccommodationChange, AssignmentAttempt, 
 from exams.selectors_proctor import FINISHED, IN_PROGRESS, NOT_STARTED, TIME_UP, proctor_rows
 from exercises.selectors import student_limits
 
-START = datetime(2026, 3, 2, 9, 0, tzinfo=dt_timezone.utc)
-
-
-class FrozenClock:
-    def __init__(self, monkeypatch, now: datetime):
-        self.now = now
-        monkeypatch.setattr(timezone, "now", lambda: self.now)
-
-    def advance(self, **delta) -> None:
-        self.now += timedelta(**delta)
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    return FrozenClock(monkeypatch, START)
+START = CLOCK_START
 
 
 @pytest.fixture

@@ -3,36 +3,20 @@ the pages' wording and countdown data, and the server refusing answers after exp
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
+from attnquiz.testing import CLOCK_START
 from exercises.selectors import assignment_clock, assignment_deadline, assignment_time_left
 from exercises.services import variant_get_or_create_for_item
 from grading import services
 
 from .test_selectors import item, student  # noqa: F401  (the worked example, student3)
 
-START = datetime(2026, 3, 2, 9, 0, 0, tzinfo=dt_timezone.utc)
+START = CLOCK_START
 UNIFORM = "[0.25, 0.25, 0.25, 0.25]"
-
-
-class FrozenClock:
-    """timezone.now() (also behind auto_now_add) returns ``now`` until moved on."""
-
-    def __init__(self, monkeypatch, now: datetime):
-        self.now = now
-        monkeypatch.setattr(timezone, "now", lambda: self.now)
-
-    def advance(self, **delta) -> None:
-        self.now += timedelta(**delta)
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    return FrozenClock(monkeypatch, START)
 
 
 def limit(item, minutes: int | None):

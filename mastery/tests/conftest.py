@@ -1,7 +1,5 @@
 """Fixtures for mastery tests: the demo course's worked example and answers to it."""
 
-from datetime import datetime, timezone as dt_timezone
-
 import pytest
 
 from grading import services as grading_services
@@ -27,9 +25,3 @@ def answer(django_capture_on_commit_callbacks):
     return post
 
 
-@pytest.fixture
-def clock(monkeypatch):
-    """A frozen timezone.now() (the repository's FrozenClock), moved on by clock.advance()."""
-    from exercises.tests.test_time_limit import FrozenClock
-
-    return FrozenClock(monkeypatch, datetime(2026, 3, 2, 9, 0, 0, tzinfo=dt_timezone.utc))

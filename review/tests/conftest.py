@@ -1,12 +1,9 @@
-"""Fixtures for spaced review: the demo course, a frozen clock, answers through the pipeline."""
+"""Fixtures for spaced review: the demo course, the shared frozen clock, answers through the pipeline."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone as dt_timezone
-
 import numpy as np
 import pytest
-from django.utils import timezone
 
 from courses.models import AssignmentItem
 from exercises import engine
@@ -15,24 +12,6 @@ from grading import services
 from grading.core.attention import attention
 
 WORKED_EXAMPLE = "attention-weights-one-query"
-
-
-class Clock:
-    def __init__(self, now: datetime):
-        self.now = now
-
-    def advance(self, **delta):
-        from datetime import timedelta
-
-        self.now = self.now + timedelta(**delta)
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    """django.utils.timezone.now frozen at 2026-03-02 09:00 UTC, moved by hand."""
-    frozen = Clock(datetime(2026, 3, 2, 9, 0, tzinfo=dt_timezone.utc))
-    monkeypatch.setattr(timezone, "now", lambda: frozen.now)
-    return frozen
 
 
 @pytest.fixture
