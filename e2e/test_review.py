@@ -96,7 +96,7 @@ def test_a_repeated_slip_comes_back_the_next_day_as_a_variant_that_exposes_it(
     button.focus()
     page.keyboard.press("Enter")  # keyboard users start the review too
     page.wait_for_url(re.compile(r"/practice/(\d+)/$"))
-    expect(page.locator(".practice-badge")).to_contain_text("not graded")
+    expect(page.locator(".practice-badge")).to_contain_text("never counts toward your grades")
     shown = Variant.objects.get(pk=int(re.search(r"/practice/(\d+)/$", page.url).group(1)))
     assert shown.student == student and shown.context.startswith(f"practice:{item.pk}:")
     assert shown.seed != variant.seed

@@ -51,7 +51,7 @@ def test_chapter_variant_reproduces_the_chapters_numbers(client, item):
     assert np.round(references["output"], 4).tolist() == [1.6225, 0.3775, 1.8674, 1.0]
     page = client.get(response["Location"])
     assert page.status_code == 200
-    assert "practice — not graded" in page.content.decode()
+    assert "practice — never counts toward your grades" in page.content.decode()
 
 
 def test_unknown_named_variant_is_explained(client, item):
