@@ -12,7 +12,7 @@ import io
 import re
 import secrets
 import zoneinfo
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 
@@ -28,6 +28,7 @@ from accounts.selectors import user_by_identifier
 from exercises.models import ExerciseVersion, VersionStatus
 
 from . import selectors
+from .import_report import ImportLine, LineReport
 from .models import (
     Assignment, AssignmentItem, Course, Enrolment, EnrolmentSource, EnrolmentStatus, Role,
 )
@@ -391,33 +392,11 @@ ROSTER_ROLES = {
 ROSTER_ACTIONS = ("create", "enrol", "re-enrol", "change role", "update", "skip", "error")
 
 
-@dataclass(frozen=True)
-class RosterLine:
-    line: int
-    who: str
-    action: str  # one of ROSTER_ACTIONS
-    detail: str
+RosterLine = ImportLine
 
 
-@dataclass
-class RosterReport:
-    dry_run: bool
-    lines: list[RosterLine] = field(default_factory=list)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(ROSTER_ACTIONS, 0)
-        for line in self.lines:
-            counts[line.action] += 1
-        return counts
-
-    @property
-    def errors(self) -> list[RosterLine]:
-        return [line for line in self.lines if line.action == "error"]
-
-    @property
-    def changes(self) -> int:
-        return sum(1 for line in self.lines if line.action not in ("skip", "error"))
+class RosterReport(LineReport):
+    ACTIONS = ROSTER_ACTIONS
 
 
 def roster_rows_from_csv(text: str) -> list[dict[str, str]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
@@ -21,6 +21,7 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from courses.import_report import ImportLine, LineReport
 from courses.models import Assignment, EnrolmentStatus, Role
 
 from .models import (
@@ -287,33 +288,8 @@ def _clock_start(*, assignment: Assignment, student, attempt):
 IMPORT_ACTIONS = ("add", "change", "remove", "skip", "error")
 
 
-@dataclass(frozen=True)
-class ImportLine:
-    line: int
-    who: str
-    action: str  # one of IMPORT_ACTIONS
-    detail: str
-
-
-@dataclass
-class ImportReport:
-    dry_run: bool
-    lines: list[ImportLine] = field(default_factory=list)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(IMPORT_ACTIONS, 0)
-        for line in self.lines:
-            counts[line.action] += 1
-        return counts
-
-    @property
-    def errors(self) -> list[ImportLine]:
-        return [line for line in self.lines if line.action == "error"]
-
-    @property
-    def changes(self) -> int:
-        return sum(1 for line in self.lines if line.action in ("add", "change", "remove"))
+class ImportReport(LineReport):
+    ACTIONS = IMPORT_ACTIONS
 
 
 def accommodation_rows_from_csv(text: str) -> list[dict]:
