@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from courses.models import Assignment, AssignmentKind, ReleaseMoment
 from grading.models import Submission, SubmissionStatus
 
-from .models import AssignmentAttempt
+from .models import Accommodation, AssignmentAttempt
 from .selectors_accommodations import accommodation_of, limits_apply
 
 POLICY_FIELDS = (
@@ -197,34 +197,33 @@ def submissions_made_visible(*, since, until):
     """Ids of graded submissions whose correctness the review policy may have begun to show
     their student in [since, until): the assignment's grades were released, the student's
     attempt ended, or the assignment (or the student's accommodation) closed. A candidate
-    list: whoever acts on it asks ``grade_withheld`` per submission."""
-    assignment = "variant__assignment_item__assignment__"
-    moments = (
-        Q(**{f"{assignment}grades_released_at__gte": since, f"{assignment}grades_released_at__lt": until})
-        | Q(**{f"{assignment}closes_at__gte": since, f"{assignment}closes_at__lt": until})
-        | Q(
-            **{
-                f"{assignment}attempts__student": F("student"),
-                f"{assignment}attempts__finished_at__gte": since,
-                f"{assignment}attempts__finished_at__lt": until,
-            }
-        )
-        | Q(
-            **{
-                f"{assignment}accommodations__student": F("student"),
-                f"{assignment}accommodations__closes_at__gte": since,
-                f"{assignment}accommodations__closes_at__lt": until,
-            }
-        )
+    list: whoever acts on it asks ``grade_withheld`` per submission.
+
+    The moments are found in the small tables first (assignments, attempts,
+    accommodations), so the submissions are read only for the students and assignments
+    they name."""
+    withheld = Assignment.objects.exclude(show_correctness=ReleaseMoment.DURING)
+    whole = list(
+        withheld.filter(
+            Q(grades_released_at__gte=since, grades_released_at__lt=until)
+            | Q(closes_at__gte=since, closes_at__lt=until)
+        ).values_list("pk", flat=True)
     )
+    students: dict[int, set[int]] = {}
+    for model in (AssignmentAttempt, Accommodation):
+        moment = "finished_at" if model is AssignmentAttempt else "closes_at"
+        for assignment_id, student_id in model.objects.filter(
+            assignment__in=withheld, **{f"{moment}__gte": since, f"{moment}__lt": until}
+        ).values_list("assignment_id", "student_id"):
+            students.setdefault(assignment_id, set()).add(student_id)
+    moments = Q(variant__assignment_item__assignment__in=whole) if whole else Q(pk__in=[])
+    for assignment_id, student_ids in students.items():
+        moments |= Q(variant__assignment_item__assignment=assignment_id, student__in=student_ids)
     return (
         Submission.objects.filter(status=SubmissionStatus.GRADED)
-        .exclude(**{f"{assignment}show_correctness": ReleaseMoment.DURING})
-        .filter(variant__assignment_item__isnull=False)
         .filter(moments)
         .order_by("pk")
         .values_list("pk", flat=True)
-        .distinct()
     )
 
 
