@@ -261,6 +261,8 @@ CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 CELERY_TASK_DEFAULT_QUEUE = env("GRADING_QUEUE", default="grading")
 # Practice answers are graded from their own queue by their own workers (fair grading).
 PRACTICE_QUEUE = env("PRACTICE_QUEUE", default="practice")
+# What a grade feeds (mastery, spaced review) runs from its own queue, one task per grade.
+FOLLOWUP_QUEUE = env("FOLLOWUP_QUEUE", default="followups")
 # Seconds between sweeps announcing exam grades that became visible (each sweep looks back two).
 EXAM_VISIBLE_SWEEP_SECONDS = env.float("EXAM_VISIBLE_SWEEP_SECONDS", default=300.0)
 CELERY_BEAT_SCHEDULE = {

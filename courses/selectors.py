@@ -125,6 +125,17 @@ def access_course_staff(*, user, slug: str, instructor_only: bool = False) -> tu
     return course, role
 
 
+def access_staff_assignment(
+    *, user, course_slug: str, assignment_slug: str, instructor_only: bool = False
+) -> tuple[Assignment, str]:
+    """An assignment and the role of one of its course's staff (404 for no such assignment)."""
+    course, role = access_course_staff(user=user, slug=course_slug, instructor_only=instructor_only)
+    assignment = course.assignments.filter(slug=assignment_slug).first()
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment, role
+
+
 def may_create_courses(*, user) -> bool:
     return user.is_authenticated and user.has_perm("courses.create_course")
 

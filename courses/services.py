@@ -156,6 +156,58 @@ def require_course_writable(*, course: Course) -> None:
         raise CourseRefused("This course is archived: it is read-only (it can still be exported).")
 
 
+# ---------------------------------------------------------------------------
+# Assignments (the teaching pages and the LMS create them)
+# ---------------------------------------------------------------------------
+
+ASSIGNMENT_FIELDS = (
+    "title", "slug", "opens_at", "due_at", "closes_at", "attempts_per_part",
+    "penalty_per_extra_attempt", "late_penalty", "time_limit_minutes", "solution_policy",
+    "is_published",
+    # Order and exam access controls.
+    "shuffle_items", "access_code", "allowed_networks", "session_policy",
+    # Kind and review policy.
+    "kind", "show_correctness", "show_score", "show_misconception", "show_hints", "show_heatmap",
+    "show_solutions",
+)
+
+
+def assignment_create(*, course: Course, **fields) -> Assignment:
+    """A new assignment of ``course`` from the ASSIGNMENT_FIELDS given; refused in an
+    archived course or when the slug is taken."""
+    require_course_writable(course=course)
+    if course.assignments.filter(slug=fields["slug"]).exists():
+        raise CourseRefused(f"This course already has an assignment called '{fields['slug']}'.")
+    values = {name: fields[name] for name in ASSIGNMENT_FIELDS if name in fields}
+    return Assignment.objects.create(course=course, **values)
+
+
+def require_version_published(*, version: ExerciseVersion) -> None:
+    if version.status != VersionStatus.PUBLISHED:
+        raise CourseRefused(
+            f"{version} is {version.get_status_display().lower()}; only published versions can be assigned."
+        )
+
+
+@transaction.atomic
+def assignment_item_add(
+    *, assignment: Assignment, version: ExerciseVersion, points: float = 1.0
+) -> AssignmentItem:
+    """Append a published exercise version to the assignment (once per exercise)."""
+    require_course_writable(course=assignment.course)
+    require_version_published(version=version)
+    if assignment.items.filter(exercise_version__exercise=version.exercise).exists():
+        raise CourseRefused(
+            f"{version.exercise.slug} is already in this assignment; switch its version instead."
+        )
+    position = (assignment.items.order_by("-position").values_list("position", flat=True).first() or 0) + 1
+    if not assignment.items.exists():
+        position = 0
+    return AssignmentItem.objects.create(
+        assignment=assignment, exercise_version=version, position=position, points=points
+    )
+
+
 def _check_time_zone(time_zone: str) -> None:
     if time_zone not in zoneinfo.available_timezones():
         raise CourseRefused(f"'{time_zone[:64]}' is not a time zone name (e.g. Europe/Berlin, UTC).")

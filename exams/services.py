@@ -17,10 +17,10 @@ from django.utils import timezone
 
 from courses.models import Assignment
 from exercises.selectors import student_limits
+from grading.events import grades_release_changed_publish, grades_visible_publish
 
 from .models import Accommodation, AssignmentAttempt, AttemptCloseReason, GradeRelease, GradeReleaseAction
 from .selectors import is_exam, student_closes_at, submissions_made_visible, submissions_of_assignment
-from .signals import grades_became_visible
 from .selectors_accommodations import limits_apply
 
 logger = logging.getLogger(__name__)
@@ -95,28 +95,6 @@ def attempt_finish(*, assignment: Assignment, student) -> AssignmentAttempt:
             code="attempt_finished",
         )
     return attempt
-
-
-def attempt_lock_for_answer(*, assignment: Assignment | None, student) -> tuple[str, str] | None:
-    """Why an answer to this assignment must be refused now (code, message), or None.
-
-    Call inside the transaction that stores the answer: it locks the student's attempt
-    row, so an attempt cannot end between this check and the answer's commit."""
-    if not is_exam(assignment):
-        return None
-    attempt = (
-        AssignmentAttempt.objects.select_for_update()
-        .filter(assignment=assignment, student=student)
-        .first()
-    )
-    if attempt is None:
-        return ("not_started", "Start the exam on its assignment page before answering.")
-    if attempt.finished_at is not None:
-        return (
-            "attempt_finished",
-            "Your attempt is finished: it takes no more answers. The answers you saved count.",
-        )
-    return None
 
 
 def attempt_end_due(*, attempt: AssignmentAttempt) -> tuple[object, str] | None:
@@ -194,8 +172,6 @@ def grades_withdraw(*, assignment: Assignment, by, via: str = "page") -> Assignm
 
 
 def _release_set(*, assignment: Assignment, by, via: str, release: bool) -> Assignment:
-    from lti.passback import passbacks_record_for_assignment
-
     with transaction.atomic():
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         if release and locked.grades_released_at is not None:
@@ -210,7 +186,7 @@ def _release_set(*, assignment: Assignment, by, via: str, release: bool) -> Assi
             by=by,
             via=via,
         )
-        passbacks_record_for_assignment(assignment=locked)
+        grades_release_changed_publish(assignment=locked, released=release)
         if release:
             transaction.on_commit(lambda: grades_visible_announce(submission_ids=submissions_of_assignment(assignment=locked)))
     assignment.grades_released_at = locked.grades_released_at
@@ -236,9 +212,7 @@ def grades_visible_announce(*, submission_ids) -> int:
 
 
 def _announce(batch: list[int]) -> int:
-    for receiver, error in grades_became_visible.send_robust(sender=GradeRelease, submission_ids=batch):
-        if error is not None:
-            logger.error("%s failed on %d newly visible grades", receiver, len(batch), exc_info=error)
+    grades_visible_publish(submission_ids=batch)
     return len(batch)
 
 

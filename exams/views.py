@@ -10,8 +10,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from courses import selectors as course_selectors
+from courses.selectors import access_staff_assignment
 from exercises import selectors as exercise_selectors
-from instructor.selectors import access_staff_assignment
 
 from . import selectors, services
 from .views_access import exam_gate_response

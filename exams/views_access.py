@@ -14,8 +14,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from courses import selectors as course_selectors
 from courses.models import Assignment
-from courses.selectors import STAFF_ROLES
-from instructor.selectors import access_staff_assignment
+from courses.selectors import STAFF_ROLES, access_staff_assignment
 
 from . import access
 

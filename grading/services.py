@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from exams.selectors import feedback_visibility_for
 from exams.selectors_accommodations import StudentLimits
-from exams.services import attempt_lock_for_answer
+from exams.locks import attempt_lock_for_answer
 from exercises import engine
 from exercises.models import Variant
 from exams.selectors_accommodations import StudentLimits, carried_accommodation, with_own_accommodation
@@ -30,9 +30,9 @@ from exercises.specs import version_spec
 from grading.core import answers
 
 from . import throttle
+from .events import GradeChange, grade_changed_publish
 from .grade_events import grade_announce
 from .models import Submission, SubmissionStatus
-from .signals import send_submission_scored
 
 logger = logging.getLogger(__name__)
 
@@ -252,12 +252,10 @@ def submission_enqueue(*, submission_id: int, practice: bool = False) -> bool:
     if settings.GRADING_MODE == "inline":
         submission_grade(submission_id=submission_id)
         return True
-    from attnquiz.celery import task_publish
-
-    from .tasks import grade_submission
+    from attnquiz.enqueue import task_send
 
     try:
-        task_publish(grade_submission, args=[submission_id], queue=grading_queue(practice=practice))
+        task_send("grading.tasks.grade_submission", args=[submission_id], queue=grading_queue(practice=practice))
     except Exception:  # the broker being down must never fail the student's request
         logger.warning("broker unreachable; submission %s left queued", submission_id, exc_info=True)
         return False
@@ -409,7 +407,7 @@ def _store_outcome(submission: Submission, values: dict) -> None:
             for field, value in values.items():
                 setattr(submission, field, value)
             grade_announce(submission_id=submission.pk)  # sent once this commits
-            send_submission_scored(submission)
+            grade_changed_publish(submission=submission, change=GradeChange.GRADED)
     if not stored:
         submission.refresh_from_db()
 

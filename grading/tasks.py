@@ -8,7 +8,7 @@ conditional updates.
 from celery import shared_task, signals
 from celery.exceptions import SoftTimeLimitExceeded
 
-from . import services
+from . import events, services
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
@@ -21,6 +21,13 @@ def grade_submission(submission_id: int) -> None:
             submission_id=submission_id,
             message="Grading this answer took longer than the time allowed.",
         )
+
+
+# One task per grade change (or per batch of them): every follow-up a grade feeds, on the
+# follow-up queue. A batch of newly visible exam grades may take minutes.
+@shared_task(acks_late=True, ignore_result=True, soft_time_limit=600, time_limit=660)
+def run_followups(submission_ids: list[int]) -> None:
+    events.followups_run(submission_ids=submission_ids)
 
 
 @shared_task(ignore_result=True)

@@ -21,7 +21,7 @@ from django.http import Http404
 
 from courses import pools
 from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, Role
-from courses.selectors import access_course_staff, require_instructor  # noqa: F401
+from courses.selectors import access_course_staff, access_staff_assignment, require_instructor  # noqa: F401
 from exams.selectors_accommodations import (
     accommodation_summary,
     carried_accommodation,
@@ -42,16 +42,6 @@ MANUAL_ANSWER_TYPES = ("free_text",)
 
 def access_teaching(*, user, course_slug: str, instructor_only: bool = False) -> tuple[Course, str]:
     return access_course_staff(user=user, slug=course_slug, instructor_only=instructor_only)
-
-
-def access_staff_assignment(
-    *, user, course_slug: str, assignment_slug: str, instructor_only: bool = False
-) -> tuple[Assignment, str]:
-    course, role = access_teaching(user=user, course_slug=course_slug, instructor_only=instructor_only)
-    assignment = course.assignments.filter(slug=assignment_slug).first()
-    if assignment is None:
-        raise Http404("No such assignment.")
-    return assignment, role
 
 
 def access_assignment_item_staff(

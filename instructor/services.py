@@ -19,13 +19,15 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from courses import services as courses_services
 from courses.models import Assignment, AssignmentItem, Course, PoolDraw
 from courses.pools import pool_points_problems
+from courses.services import CourseRefused
 from exercises import engine
-from exercises.models import ExerciseVersion, VersionStatus
+from exercises.models import ExerciseVersion
 from exercises.specs import version_spec
 from grading.models import Submission, SubmissionStatus
-from grading.signals import send_submission_scored
+from grading.events import GradeChange, grade_changed_publish, grades_changed_publish
 
 from .models import ChangeOutcome, ManualGrade, RegradeChange, RegradeJob, RegradeStatus
 
@@ -45,10 +47,8 @@ class InstructorRefused(Exception):
 
 def _require_writable(course: Course) -> None:
     """An archived course is read-only: its grades and assignments stay as they are."""
-    from courses.services import CourseRefused, require_course_writable
-
     try:
-        require_course_writable(course=course)
+        courses_services.require_course_writable(course=course)
     except CourseRefused as refused:
         raise InstructorRefused(refused.message) from None
 
@@ -57,24 +57,12 @@ def _require_writable(course: Course) -> None:
 # Assignments
 # ---------------------------------------------------------------------------
 
-ASSIGNMENT_FIELDS = (
-    "title", "slug", "opens_at", "due_at", "closes_at", "attempts_per_part",
-    "penalty_per_extra_attempt", "late_penalty", "time_limit_minutes", "solution_policy",
-    "is_published",
-    # Order and exam access controls.
-    "shuffle_items", "access_code", "allowed_networks", "session_policy",
-    # Kind and review policy.
-    "kind", "show_correctness", "show_score", "show_misconception", "show_hints", "show_heatmap",
-    "show_solutions",
-)
-
-
 def assignment_create(*, course: Course, **fields) -> Assignment:
-    _require_writable(course)
-    if course.assignments.filter(slug=fields["slug"]).exists():
-        raise InstructorRefused(f"This course already has an assignment called '{fields['slug']}'.")
-    values = {name: fields[name] for name in ASSIGNMENT_FIELDS if name in fields}
-    return Assignment.objects.create(course=course, **values)
+    """courses.services.assignment_create, refusing with InstructorRefused."""
+    try:
+        return courses_services.assignment_create(course=course, **fields)
+    except CourseRefused as refused:
+        raise InstructorRefused(refused.message) from None
 
 
 def assignment_update(*, assignment: Assignment, **fields) -> Assignment:
@@ -82,7 +70,7 @@ def assignment_update(*, assignment: Assignment, **fields) -> Assignment:
     slug = fields.get("slug", assignment.slug)
     if slug != assignment.slug and assignment.course.assignments.filter(slug=slug).exists():
         raise InstructorRefused(f"This course already has an assignment called '{slug}'.")
-    for name in ASSIGNMENT_FIELDS:
+    for name in courses_services.ASSIGNMENT_FIELDS:
         if name in fields:
             setattr(assignment, name, fields[name])
     assignment.save()
@@ -90,28 +78,20 @@ def assignment_update(*, assignment: Assignment, **fields) -> Assignment:
 
 
 def _require_published(version: ExerciseVersion) -> None:
-    if version.status != VersionStatus.PUBLISHED:
-        raise InstructorRefused(
-            f"{version} is {version.get_status_display().lower()}; only published versions can be assigned."
-        )
+    try:
+        courses_services.require_version_published(version=version)
+    except CourseRefused as refused:
+        raise InstructorRefused(refused.message) from None
 
 
-@transaction.atomic
 def assignment_item_add(
     *, assignment: Assignment, version: ExerciseVersion, points: float = 1.0
 ) -> AssignmentItem:
-    _require_writable(assignment.course)
-    _require_published(version)
-    if assignment.items.filter(exercise_version__exercise=version.exercise).exists():
-        raise InstructorRefused(
-            f"{version.exercise.slug} is already in this assignment; switch its version instead."
-        )
-    position = (assignment.items.order_by("-position").values_list("position", flat=True).first() or 0) + 1
-    if not assignment.items.exists():
-        position = 0
-    return AssignmentItem.objects.create(
-        assignment=assignment, exercise_version=version, position=position, points=points
-    )
+    """courses.services.assignment_item_add, refusing with InstructorRefused."""
+    try:
+        return courses_services.assignment_item_add(assignment=assignment, version=version, points=points)
+    except CourseRefused as refused:
+        raise InstructorRefused(refused.message) from None
 
 
 @transaction.atomic
@@ -231,7 +211,7 @@ def submission_grade_manually(
     ManualGrade.objects.create(
         submission=submission, grader=grader, score=score, criteria_met=criteria_met or [], comment=comment
     )
-    send_submission_scored(submission)
+    grade_changed_publish(submission=submission, change=GradeChange.GRADED_BY_HAND)
     return submission
 
 
@@ -279,10 +259,10 @@ def regrade_job_enqueue(*, job_id: int) -> bool:
     if settings.GRADING_MODE == "inline":
         regrade_job_run(job_id=job_id)
         return True
-    from .tasks import run_regrade
+    from attnquiz.enqueue import task_send
 
     try:
-        run_regrade.apply_async(args=[job_id], retry=False)
+        task_send("instructor.tasks.run_regrade", args=[job_id])
     except Exception:  # the broker being down must not fail the instructor's request
         logger.warning("broker unreachable; regrade job %s left pending", job_id)
         RegradeJob.objects.filter(pk=job_id).update(
@@ -383,8 +363,7 @@ def _regrade_batch(job: RegradeJob, grader: "_Regrader", ids: list[int]) -> None
         Submission.objects.bulk_update(
             to_update, ["score", "awarded", "correct", "status", "feedback", "misconception", "graded_at"]
         )
-        for submission in to_update:
-            send_submission_scored(submission)
+        grades_changed_publish(submissions=to_update, change=GradeChange.REGRADED)
     job.cursor = ids[-1]
     job.processed += len(ids)
     job.changed += counts["changed"]

@@ -7,12 +7,15 @@ class LtiConfig(AppConfig):
     verbose_name = "LMS integration (LTI 1.3)"
 
     def ready(self):
-        from grading.signals import submission_scored
+        from grading.events import grade_changed, grades_release_changed
 
         from . import receivers
 
-        submission_scored.connect(
+        grade_changed.connect(
             receivers.schedule_score_passback, dispatch_uid="lti.schedule_score_passback"
+        )
+        grades_release_changed.connect(
+            receivers.release_passbacks, dispatch_uid="lti.release_passbacks"
         )
         post_save.connect(
             receivers.flag_linked_assignment,

@@ -54,7 +54,7 @@ def deep_link_assignment_from_bank(
     *, course: Course, title: str, exercise_slugs: list[str]
 ) -> Assignment:
     """A new published assignment holding the chosen bank exercises, in bank order."""
-    from instructor.services import InstructorRefused, assignment_create, assignment_item_add
+    from courses.services import CourseRefused, assignment_create, assignment_item_add
 
     title = title.strip()[:200]
     wanted = [slug for slug in dict.fromkeys(exercise_slugs) if slug][:MAX_EXERCISES]
@@ -76,7 +76,7 @@ def deep_link_assignment_from_bank(
         assignment = assignment_create(course=course, title=title, slug=slug, is_published=True)
         for slug_ in wanted:
             assignment_item_add(assignment=assignment, version=versions[slug_], points=1.0)
-    except InstructorRefused as refusal:
+    except CourseRefused as refusal:
         raise LtiRefused(str(refusal)) from None
     return assignment
 

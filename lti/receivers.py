@@ -1,4 +1,5 @@
-"""Signal receivers: a stored or changed score arms the LMS passback outbox."""
+"""Receivers of grading's events: a stored or changed score, or a release, arms the LMS
+passback outbox."""
 
 import logging
 
@@ -43,6 +44,12 @@ def schedule_score_passback(sender, submission, **kwargs) -> None:
             passback.passbacks_record_and_schedule(submission=submission, links=links)
     except Exception:
         logger.exception("could not record the LTI passback of submission %s", submission.pk)
+
+
+def release_passbacks(sender, assignment, released: bool, **kwargs) -> None:
+    """An assignment's grades were released or withdrawn: every linked student's row is
+    armed in that transaction (sent after the commit). A failure undoes the release."""
+    passback.passbacks_record_for_assignment(assignment=assignment)
 
 
 def flag_linked_assignment(sender, instance, **kwargs) -> None:

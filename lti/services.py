@@ -664,7 +664,7 @@ def resource_link_map(*, link: ResourceLink, assignment: Assignment) -> Resource
 @transaction.atomic
 def resource_link_map_new_assignment(*, link: ResourceLink, title: str) -> Assignment:
     """Create an empty assignment named ``title`` in the link's course and map the link to it."""
-    from instructor.services import assignment_create
+    from courses.services import assignment_create
 
     title = title.strip()[:200]
     if not title:

@@ -22,8 +22,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from courses.models import Role
-from courses.selectors import course_role
-from instructor.selectors import access_teaching
+from courses.selectors import access_course_staff, course_role
 
 from . import deep_linking, passback, registration, services
 from .models import LtiContext, Passback, PassbackStatus, ResourceLink
@@ -263,9 +262,7 @@ def _picked_assignment(request, course):
 @require_http_methods(["GET", "POST"])
 def course_lms(request, course_slug: str):
     """An instructor's view of the LMS connection: linked LMS courses, rosters, grade passback."""
-    course, _role = access_teaching(
-        user=request.user, course_slug=course_slug, instructor_only=True
-    )
+    course, _role = access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
     if request.method == "POST":
         action = request.POST.get("action", "")
         if action == "sync":

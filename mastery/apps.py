@@ -7,10 +7,10 @@ class MasteryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from exams.signals import grades_became_visible
-        from grading.signals import submission_scored
+        from grading.events import followup_register
 
-        from . import receivers
+        from . import services
 
-        submission_scored.connect(receivers.schedule_mastery_update, dispatch_uid="mastery.schedule_mastery_update")
-        grades_became_visible.connect(receivers.mastery_newly_visible, dispatch_uid="mastery.mastery_newly_visible")
+        # Every grade change (and every grade that became visible) records the evidence the
+        # student may see, in the grade's one follow-up task.
+        followup_register("mastery", services.mastery_record_visible)

@@ -6,14 +6,10 @@ class ReviewConfig(AppConfig):
     verbose_name = "Spaced review"
 
     def ready(self):
-        from exams.signals import grades_became_visible
-        from grading.signals import submission_scored
+        from grading.events import followup_register
 
-        from . import receivers
+        from . import services
 
-        submission_scored.connect(
-            receivers.schedule_review, dispatch_uid="review.schedule_review"
-        )
-        grades_became_visible.connect(
-            receivers.review_newly_visible, dispatch_uid="review.review_newly_visible"
-        )
+        # Every grade change (and every grade that became visible) counts as a review of its
+        # part's card, in the grade's one follow-up task.
+        followup_register("review", services.reviews_after_grades)

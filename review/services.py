@@ -182,34 +182,16 @@ def _card_store(card: ReviewCard, fsrs_card: fsrs.Card, *, reviews: int) -> None
     card.save(update_fields=["card", "due_at", "reviews", "origin_item", "updated_at"])
 
 
-def review_enqueue(*, submission_id: int) -> None:
-    """Schedule the review of a stored outcome off the grading path (never raises)."""
-    try:
-        if settings.GRADING_MODE == "inline":
-            review_record(submission_id=submission_id)
-            return
-        from attnquiz.celery import task_publish
-
-        from .tasks import review_schedule
-
-        task_publish(review_schedule, args=[submission_id], queue=settings.REVIEW_QUEUE)
-    except Exception:
-        logger.exception("could not schedule the review of submission %s", submission_id)
-
-
-def reviews_enqueue_many(*, submission_ids: list[int]) -> None:
-    """Schedule the reviews of several stored outcomes in one task (never raises)."""
-    try:
-        if settings.GRADING_MODE == "inline":
-            reviews_record_many(submission_ids=submission_ids)
-            return
-        from attnquiz.celery import task_publish
-
-        from .tasks import review_schedule_many
-
-        task_publish(review_schedule_many, args=[submission_ids], queue=settings.REVIEW_QUEUE)
-    except Exception:
-        logger.exception("could not schedule the reviews of %d submissions", len(submission_ids))
+def reviews_after_grades(*, submission_ids: list[int]) -> int:
+    """The follow-up of a grade change: count each outcome as a review (a withheld exam
+    grade waits until it becomes visible). One failing submission never stops the others."""
+    recorded = 0
+    for submission_id in submission_ids:
+        try:
+            recorded += review_record(submission_id=submission_id) is not None
+        except Exception:
+            logger.exception("could not schedule the review of submission %s", submission_id)
+    return recorded
 
 
 def reviews_record_many(*, submission_ids: list[int]) -> int:

@@ -1,18 +1,11 @@
-"""Celery entry points for spaced review. Thin: the logic is in review.services."""
+"""Celery entry points for spaced review. Thin: the logic is in review.services.
+
+A grade's review is recorded by the grade's follow-up task (grading.events); this is the
+sweeper that records what a lost follow-up left out."""
 
 from celery import shared_task
 
 from . import services
-
-
-@shared_task(acks_late=True, ignore_result=True)
-def review_schedule(submission_id: int) -> None:
-    services.review_record(submission_id=submission_id)
-
-
-@shared_task(acks_late=True, ignore_result=True, soft_time_limit=600, time_limit=660)
-def review_schedule_many(submission_ids: list[int]) -> int:
-    return services.reviews_record_many(submission_ids=submission_ids)
 
 
 @shared_task(ignore_result=True)

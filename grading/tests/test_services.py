@@ -227,7 +227,7 @@ def test_time_limit_counts_from_the_first_opened_exercise(submit, variant, stude
 
 
 def test_scored_signal_is_sent_once_per_stored_grade(submit, variant, student):
-    from grading.signals import submission_scored
+    from grading.events import grade_changed as submission_scored
 
     received = []
 

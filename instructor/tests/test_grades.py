@@ -198,7 +198,7 @@ def test_manual_grading_refuses_bad_scores_and_non_free_text(client, people, ess
 
 
 def test_a_manual_grade_announces_the_new_score(client, people, essay):
-    from grading.signals import submission_scored
+    from grading.events import grade_changed as submission_scored
 
     received = []
 

@@ -3,7 +3,7 @@
 import pytest
 
 from courses.models import Enrolment
-from grading.signals import send_submission_scored
+from grading.events import GradeChange, grade_changed_publish
 from lti.models import LtiIdentity, Passback
 
 from .conftest import AGS_SCOPES
@@ -31,7 +31,7 @@ def score_signal(submission, django_capture_on_commit_callbacks):
     """The after-commit work the signal arms for the LMS (other apps' receivers, such as
     spaced review, arm their own)."""
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        send_submission_scored(submission)
+        grade_changed_publish(submission=submission, change=GradeChange.GRADED)
     return [callback for callback in callbacks if getattr(callback, "func", callback).__module__.startswith("lti.")]
 
 

@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from exercises.engine import load_spec, spec_to_json
+from grading import tasks as grading_tasks
 from mastery import bkt, services, tasks
 from mastery.models import Observation, SkillMastery, SkillParameters
 
@@ -159,7 +160,7 @@ def test_stored_fitted_parameters_are_used_instead_of_the_defaults(answer, varia
 # --------------------------------------------------------------------------- the receiver
 
 
-def test_the_update_waits_for_the_commit_and_goes_through_the_practice_queue(
+def test_the_update_waits_for_the_commit_and_goes_through_the_one_followup_task(
     variant, student, settings, django_capture_on_commit_callbacks
 ):
     from grading import services as grading_services
@@ -176,8 +177,8 @@ def test_the_update_waits_for_the_commit_and_goes_through_the_practice_queue(
         assert publish.call_count == 0  # nothing before the grade commits
         for callback in callbacks:
             callback()
-    calls = [call for call in publish.call_args_list if call.args[0] is tasks.update_mastery]
-    assert [(call.kwargs["args"], call.kwargs["queue"]) for call in calls] == [([submission.pk], "practice")]
+    calls = [call for call in publish.call_args_list if call.args[0].name == "grading.tasks.run_followups"]
+    assert [(call.kwargs["args"], call.kwargs["queue"]) for call in calls] == [([[submission.pk]], "followups")]
     assert SkillMastery.objects.count() == 0  # the worker does it, not this process
 
 
@@ -189,15 +190,15 @@ def test_a_failing_update_never_reaches_grading(answer, variant, student):
 
 
 def test_the_task_records_the_submission(answer, variant, student):
-    with mock.patch.object(tasks, "mastery_update_enqueue"):  # as if sent to a worker
+    with mock.patch("grading.events.followups_enqueue"):  # as if sent to a worker
         submission = answer(variant, student, "no_scaling")
     assert SkillMastery.objects.count() == 0
-    tasks.update_mastery.apply(args=[submission.pk])
+    grading_tasks.run_followups.apply(args=[[submission.pk]])
     assert masteries(student) == {"scaling": (round(float(Fraction(83, 440)), 12), 1, ["no_scaling"])}
 
 
 def test_backfill_records_grades_whose_update_was_lost(answer, variant, student, clock):
-    with mock.patch.object(tasks, "mastery_update_enqueue"):  # the update is lost
+    with mock.patch("grading.events.followups_enqueue"):  # the update is lost
         answer(variant, student, "no_scaling")
     assert SkillMastery.objects.count() == 0
     clock.advance(days=1, hours=23)
@@ -207,7 +208,7 @@ def test_backfill_records_grades_whose_update_was_lost(answer, variant, student,
 
 
 def test_backfill_leaves_grades_older_than_its_window(answer, variant, student, clock):
-    with mock.patch.object(tasks, "mastery_update_enqueue"):
+    with mock.patch("grading.events.followups_enqueue"):
         answer(variant, student, "no_scaling")
     clock.advance(days=2, seconds=1)
     assert services.mastery_backfill(days=2) == 0
@@ -303,7 +304,7 @@ def test_fit_command_refuses_an_unknown_skill():
 def test_the_periodic_task_backfills_then_queues_one_refit_per_skill_on_the_practice_queue(answer, variant, student):
     from exercises.engine.skills import SKILL_SLUGS
 
-    with mock.patch.object(tasks, "mastery_update_enqueue"):  # an update lost with the broker
+    with mock.patch("grading.events.followups_enqueue"):  # an update lost with the broker
         answer(variant, student, "no_scaling")
     with mock.patch("attnquiz.celery.task_publish") as publish:
         assert tasks.fit_skill_parameters.apply().get() == 1

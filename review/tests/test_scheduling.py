@@ -144,16 +144,19 @@ def test_an_assignment_that_does_not_feed_review_schedules_nothing(clock, answer
     assert card.due_at == at(3)
 
 
-def test_the_receiver_adds_no_query_and_waits_for_the_commit(variant, student, django_assert_num_queries):
+def test_the_grade_event_adds_no_query_for_review_and_waits_for_the_commit(
+    variant, student, django_assert_num_queries, django_capture_on_commit_callbacks
+):
+    from grading.events import _followups_on_commit, followups_registered
     from grading.models import Submission
-    from grading.signals import submission_scored
-    from review.receivers import schedule_review
+    from review.services import reviews_after_grades
 
-    sync_receivers, _ = submission_scored._live_receivers(Submission)
-    assert schedule_review in sync_receivers
+    assert followups_registered()["review"] is reviews_after_grades
     submission = Submission.objects.create(variant=variant, student=student, part="weights", raw_answer="[1]")
-    with django_assert_num_queries(0):
-        schedule_review(sender=Submission, submission=submission)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        with django_assert_num_queries(0):
+            _followups_on_commit([submission.pk])
+    assert len(callbacks) == 1
     assert not ReviewEntry.objects.exists()  # nothing ran: the test transaction never commits
 
 
@@ -172,7 +175,7 @@ def test_a_broken_review_never_reaches_grading(monkeypatch, answer, demo, studen
 def test_the_sweeper_records_a_review_whose_task_was_lost(clock, answer, monkeypatch, item, student):
     from review import services
 
-    monkeypatch.setattr(services, "review_enqueue", lambda **kwargs: None)  # the broker was down
+    monkeypatch.setattr("grading.events.followups_enqueue", lambda **kwargs: None)  # the broker was down
     submission = answer(variant_create_practice(item=item, student=student), "slip")
     assert not ReviewEntry.objects.exists()
     assert services.reviews_record_missing() == 0  # within a minute of the grade: the task's turn
@@ -197,7 +200,7 @@ def test_a_withheld_exam_grade_is_not_reviewed_even_by_the_sweeper(clock, answer
     from review import services
 
     review_settings_update(course=demo.course, enabled=True, feeding_assignments=[demo.assignment])
-    monkeypatch.setattr(services, "review_enqueue", lambda **kwargs: None)
+    monkeypatch.setattr("grading.events.followups_enqueue", lambda **kwargs: None)
     answer(variant_get_or_create_for_item(item=item, student=student), "slip")
     clock.advance(minutes=2)
     monkeypatch.setattr(services, "grade_withheld", lambda submission: True)

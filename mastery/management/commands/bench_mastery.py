@@ -1,6 +1,6 @@
 """manage.py bench_mastery: the cost of one mastery update and of one refit.
 
-(1) One update, end to end: the ``submission_scored`` signal sent for a graded answer,
+(1) One update, end to end: the ``grade_changed`` event published for a graded answer,
     every receiver (mastery's and the other apps'), the commit, and the update that follows
     (run in this process, as the worker runs it), for a student who already has
     ``--history`` graded answers; the median over ``--updates`` answers, with the queries
@@ -32,7 +32,7 @@ from courses.services import demo_course_ensure
 from exercises.services import variant_get_or_create_for_item
 from exercises.services_bank import bank_load
 from grading.models import Submission, SubmissionStatus
-from grading.signals import send_submission_scored
+from grading.events import GradeChange, grade_changed_publish
 from mastery import bkt, services
 from mastery.models import Observation, SkillParameters
 
@@ -118,7 +118,7 @@ class Command(BaseCommand):
                 with CaptureQueriesContext(connection) as captured:
                     started = time.perf_counter()
                     with transaction.atomic():
-                        send_submission_scored(submission)
+                        grade_changed_publish(submission=submission, change=GradeChange.GRADED)
                     seconds.append(time.perf_counter() - started)
                 queries.append(len(captured.captured_queries))
                 # the update alone, as the worker's task runs it (idempotent: same work again)

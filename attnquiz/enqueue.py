@@ -1,0 +1,34 @@
+"""Enqueue a Celery task by its name, so a service never imports the tasks that call it.
+
+Tasks import services; services hand work to a worker through here. The task is looked
+up in the Celery app's registry by name (every app's ``tasks`` module is imported the
+first time a name is unknown), then published through the app's pooled producer
+(``attnquiz.celery.task_publish``): the same message as ``send_task``, with the task's
+own options. ``task_send_on_commit`` waits for the caller's transaction to commit, so a
+worker never reads a row that is not there yet.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+
+def registered_task(name: str):
+    """The task registered under ``name``; KeyError when no app defines it."""
+    from attnquiz.celery import app
+
+    if name not in app.tasks:
+        app.loader.import_default_modules()  # the tasks modules of every installed app
+    return app.tasks[name]
+
+
+def task_send(name: str, *, args: list, queue: str | None = None) -> None:
+    """Publish now; raise if the broker cannot take it (the caller decides what is lost)."""
+    from attnquiz.celery import task_publish
+
+    task_publish(registered_task(name), args=args, queue=queue)
+
+
+def task_send_on_commit(name: str, *, args: list, queue: str | None = None) -> None:
+    """Publish once the current transaction commits (at once outside one)."""
+    transaction.on_commit(lambda: task_send(name, args=args, queue=queue))

@@ -1,0 +1,33 @@
+"""The exam attempt's row lock that an answer takes while it is stored.
+
+Low in the layers: it reads the exam records only, so the grading pipeline can lock the
+attempt without importing the exam services above it.
+"""
+
+from __future__ import annotations
+
+from courses.models import Assignment, AssignmentKind
+
+from .models import AssignmentAttempt
+
+
+def attempt_lock_for_answer(*, assignment: Assignment | None, student) -> tuple[str, str] | None:
+    """Why an answer to this assignment must be refused now (code, message), or None.
+
+    Call inside the transaction that stores the answer: it locks the student's attempt
+    row, so an attempt cannot end between this check and the answer's commit."""
+    if assignment is None or assignment.kind != AssignmentKind.EXAM:
+        return None
+    attempt = (
+        AssignmentAttempt.objects.select_for_update()
+        .filter(assignment=assignment, student=student)
+        .first()
+    )
+    if attempt is None:
+        return ("not_started", "Start the exam on its assignment page before answering.")
+    if attempt.finished_at is not None:
+        return (
+            "attempt_finished",
+            "Your attempt is finished: it takes no more answers. The answers you saved count.",
+        )
+    return None
