@@ -649,8 +649,56 @@ def _node_count(node: ast.AST) -> int:
     return sum(1 for child in ast.walk(node) if not isinstance(child, (ast.expr_context, ast.operator, ast.unaryop)))
 
 
+# --------------------------------------------------------------------------- misconceptions
+# The symbolic answer's known mistakes (their messages are in misconceptions.MISCONCEPTIONS).
+
+
+def _sigma_free(expression):
+    sigmas = {symbol: sympy.Integer(1) for symbol in expression.free_symbols if symbol.name.startswith("sigma")}
+    return expression.xreplace(sigmas) if sigmas else None
+
+
+def _rescaled_d_k(expression, exponent_factor):
+    """Replace every d_k**(r) with half-integer r by d_k**(r * factor) (factor 2: √d_k -> d_k,
+    factor 0: drop the √d_k)."""
+    d_k = next((symbol for symbol in expression.free_symbols if symbol.name == "d_k"), None)
+    if d_k is None:
+        return None
+    replaced = expression.replace(
+        lambda node: node.is_Pow and node.base == d_k and node.exp.is_Rational and node.exp.q == 2,
+        lambda node: sympy.Pow(d_k, node.exp * exponent_factor),
+    )
+    return None if replaced == expression else replaced
+
+
+def _d_model_for_d_k(expression, answer_expression):
+    d_k = next((symbol for symbol in expression.free_symbols if symbol.name == "d_k"), None)
+    d_model = next((symbol for symbol in answer_expression.free_symbols if symbol.name == "d_model"), None)
+    if d_k is None or d_model is None:
+        return None
+    return expression.xreplace({d_k: d_model})
+
+
+def diagnose_symbolic(expected_expr, answer_expr) -> str | None:
+    """forgot_sigma / divided_by_d_k / d_model_scale / no_scaling for symbolic answers."""
+    if screen_equal(expected_expr, answer_expr):
+        return None
+    variants = (
+        ("forgot_sigma", _sigma_free(expected_expr)),
+        ("divided_by_d_k", _rescaled_d_k(expected_expr, 2)),
+        ("d_model_scale", _d_model_for_d_k(expected_expr, answer_expr)),
+        ("no_scaling", _rescaled_d_k(expected_expr, 0)),
+    )
+    for code, variant in variants:
+        if variant is None or screen_equal(variant, expected_expr):
+            continue
+        if screen_equal(variant, answer_expr):
+            return code
+    return None
+
+
 def _wrong_expression(expected_expr, answer_expr, options: dict) -> Grade:
-    code = misconceptions.diagnose_symbolic(expected_expr, answer_expr)
+    code = diagnose_symbolic(expected_expr, answer_expr)
     if code is not None:
         return wrong(f"Not equivalent to the correct expression. {misconceptions.MISCONCEPTIONS[code]}", misconception=code)
     return wrong(_hint(expected_expr, answer_expr))

@@ -2,11 +2,10 @@
 
 import numpy as np
 import pytest
-import sympy
 
 from grading.core import attention, misconceptions
 from grading.core.answers import check
-from grading.core.misconceptions import MISCONCEPTIONS, attention_quantity, diagnose_attention, diagnose_symbolic
+from grading.core.misconceptions import MISCONCEPTIONS, attention_quantity, diagnose_attention
 
 X = np.array(attention.WORKED_EXAMPLE_X, dtype=float)
 Q, K, V = attention.qkv_projections(X, attention.WORKED_EXAMPLE_W_Q, attention.WORKED_EXAMPLE_W_K, attention.WORKED_EXAMPLE_W_V)
@@ -102,26 +101,6 @@ def test_matrix_check_reports_the_misconception():
     assert MISCONCEPTIONS["no_scaling"] in grade.feedback
     right = check("matrix", [0.3875, 0.1425, 0.2350, 0.2350], "[0.3875, 0.1425, 0.2350, 0.2350]", {"diagnose": spec})
     assert (right.correct, right.misconception) == (True, None)
-
-
-D_K, SQ, SK, D_MODEL = sympy.symbols("d_k sigma_q sigma_k d_model", positive=True)
-
-
-@pytest.mark.parametrize(
-    "expected, answer, code",
-    [
-        (sympy.sqrt(D_K) * SQ * SK, sympy.sqrt(D_K), "forgot_sigma"),
-        (D_K * SQ**2 * SK**2, D_K, "forgot_sigma"),
-        (1 / sympy.sqrt(D_K), 1 / D_K, "divided_by_d_k"),
-        (sympy.sqrt(D_K) * SQ * SK, sympy.sqrt(D_MODEL) * SQ * SK, "d_model_scale"),
-        (1 / sympy.sqrt(D_K), sympy.Integer(1), "no_scaling"),
-        (sympy.sqrt(D_K) * SQ * SK, sympy.sqrt(D_K) * SQ * SK, None),
-        (sympy.sqrt(D_K) * SQ * SK, SK * SQ * sympy.sqrt(D_K), None),
-        (sympy.sqrt(D_K) * SQ * SK, 2 * sympy.sqrt(D_K) * SQ * SK, None),
-    ],
-)
-def test_symbolic_diagnosis(expected, answer, code):
-    assert diagnose_symbolic(expected, answer) == code
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import sympy
 from grading.core import safe_expr, symbolic
 from grading.core.answers import check, parse
 from grading.core.grades import AnswerFormatError, InvalidRequest
+from grading.core.symbolic import diagnose_symbolic
 
 ATTENTION = {"symbols": {"d_k": "positive", "sigma_q": "positive", "sigma_k": "positive", "d_model": "positive", "h": "positive"}}
 
@@ -88,3 +89,24 @@ def test_numeric_screen_rejects_without_simplify(monkeypatch):
     monkeypatch.setattr(sympy, "simplify", lambda *args: pytest.fail("simplify must not run"))
     symbolic.decide_equivalent.cache_clear()
     assert check("symbolic", "sqrt(d_k)*sigma_q*sigma_k", "sqrt(d_k)*sigma_q", ATTENTION).correct is False
+
+
+# The symbolic answer's known mistakes, diagnosed by the symbolic checker.
+D_K, SQ, SK, D_MODEL = sympy.symbols("d_k sigma_q sigma_k d_model", positive=True)
+
+
+@pytest.mark.parametrize(
+    "expected, answer, code",
+    [
+        (sympy.sqrt(D_K) * SQ * SK, sympy.sqrt(D_K), "forgot_sigma"),
+        (D_K * SQ**2 * SK**2, D_K, "forgot_sigma"),
+        (1 / sympy.sqrt(D_K), 1 / D_K, "divided_by_d_k"),
+        (sympy.sqrt(D_K) * SQ * SK, sympy.sqrt(D_MODEL) * SQ * SK, "d_model_scale"),
+        (1 / sympy.sqrt(D_K), sympy.Integer(1), "no_scaling"),
+        (sympy.sqrt(D_K) * SQ * SK, sympy.sqrt(D_K) * SQ * SK, None),
+        (sympy.sqrt(D_K) * SQ * SK, SK * SQ * sympy.sqrt(D_K), None),
+        (sympy.sqrt(D_K) * SQ * SK, 2 * sympy.sqrt(D_K) * SQ * SK, None),
+    ],
+)
+def test_symbolic_diagnosis(expected, answer, code):
+    assert diagnose_symbolic(expected, answer) == code
