@@ -111,8 +111,9 @@ class CeleryWorker:
         self.process: subprocess.Popen | None = None
         self.log: list[str] = []
 
-    def start(self, *, concurrency: int = 1, queues: str = "grading,practice") -> None:
-        """Start and wait until ready; by default one worker serves both grading queues."""
+    def start(self, *, concurrency: int = 1, queues: str = "grading,practice,followups") -> None:
+        """Start and wait until ready; by default one worker serves both grading queues and
+        the grades' follow-ups."""
         command = [
             sys.executable, "-m", "celery", "-A", "attnquiz", "worker",
             "--loglevel=INFO", f"--concurrency={concurrency}", "--pool=prefork", "-Q", queues,

@@ -111,7 +111,7 @@ def main() -> int:
             env.update(REDIS_URL=redis_url, GRADING_MODE="celery")
             grading = f"Grading: through Celery workers, Redis at {redis_url}."
             hostname = socket.gethostname()
-            worker_names = [f"grading@{hostname}", f"practice@{hostname}"]
+            worker_names = [f"grading@{hostname}", f"practice@{hostname}", f"followups@{hostname}"]
             processes.append(subprocess.Popen(
                 [python, "-m", "celery", "-A", "attnquiz", "worker", "--beat",
                  "--schedule", "var/celerybeat-schedule",
@@ -122,6 +122,11 @@ def main() -> int:
                 [python, "-m", "celery", "-A", "attnquiz", "worker",
                  "--loglevel=WARNING", "--concurrency=1", "--pool=prefork",
                  "-Q", "practice", "-n", worker_names[1]], env=env, cwd=ROOT))
+            # What a grade feeds (mastery, spaced review): one task per grade, on its own queue.
+            processes.append(subprocess.Popen(
+                [python, "-m", "celery", "-A", "attnquiz", "worker",
+                 "--loglevel=WARNING", "--concurrency=1", "--pool=prefork",
+                 "-Q", "followups", "-n", worker_names[2]], env=env, cwd=ROOT))
         else:
             env.update(REDIS_URL="", GRADING_MODE="inline")
             grading = f"Grading: in the web process (no Redis answered at {redis_url})."

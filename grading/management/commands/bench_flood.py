@@ -59,6 +59,7 @@ class Command(BaseCommand):
         settings.GRADING_MODE = "celery"
         url = database_url(connection.settings_dict, vendor=connection.vendor)
         layout = [("grading", 2)] if single_queue else [("grading", 1), ("practice", 1)]
+        layout.append((settings.FOLLOWUP_QUEUE, 1))  # the grades' follow-ups, never on practice
         workers = [CeleryWorker(broker_url=redis.url, database_url=url) for _ in layout]
         try:
             for worker, (queues, concurrency) in zip(workers, layout):

@@ -73,7 +73,7 @@ class Command(BaseCommand):
         web = Gunicorn(env=env)
         figures = {name: [] for name in ("noop", "worker", "http", "page", "bare")}
         try:
-            worker.start(concurrency=2, queues=settings.CELERY_TASK_DEFAULT_QUEUE)
+            worker.start(concurrency=2, queues=f"{settings.CELERY_TASK_DEFAULT_QUEUE},{settings.FOLLOWUP_QUEUE}")
             web.start()
             self.broker = redis.Redis.from_url(broker.url)
             item = self.bench_item()

@@ -140,7 +140,7 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 class QueueSampler(threading.Thread):
-    """LLEN of the grading and practice queues (and unacked tasks) once a second."""
+    """LLEN of the grading, practice and follow-up queues (and unacked tasks) once a second."""
 
     def __init__(self, url: str, queues: tuple[str, ...], *, max_seconds: float):
         super().__init__(daemon=True)
@@ -203,17 +203,18 @@ class Command(BaseCommand):
             redis_url=broker.url, secret_key=settings.SECRET_KEY,
             variant_seed_secret=settings.VARIANT_SEED_SECRET,
         )
-        workers = [CeleryWorker(broker_url=broker.url, database_url=env["DATABASE_URL"]) for _ in range(2)]
+        workers = [CeleryWorker(broker_url=broker.url, database_url=env["DATABASE_URL"]) for _ in range(3)]
         for worker in workers:
             worker.env.update(env)
         beat = CeleryBeat(env=env)
         web = Gunicorn(env=env)
-        queues = (settings.CELERY_TASK_DEFAULT_QUEUE, settings.PRACTICE_QUEUE)
+        queues = (settings.CELERY_TASK_DEFAULT_QUEUE, settings.PRACTICE_QUEUE, settings.FOLLOWUP_QUEUE)
         run_seconds = int(login_seconds + 2 * think_range[1] + 240)
         sampler = QueueSampler(broker.url, queues, max_seconds=run_seconds + DRAIN_SECONDS + 120)
         try:
             workers[0].start(concurrency=2, queues=queues[0])
             workers[1].start(concurrency=1, queues=queues[1])
+            workers[2].start(concurrency=1, queues=queues[2])
             beat.start()
             web.start()
             sampler.start()
