@@ -28,6 +28,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 test: install
 	bash scripts/services.sh
 	bash scripts/install_browser.sh
+	$(VENV)/bin/lint-imports
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -q -n 2 --dist loadgroup
 
 # Exam-start spike of N students on the production stack: `make load` (2,000 students,
