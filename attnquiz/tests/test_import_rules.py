@@ -66,8 +66,8 @@ def _cycles(graph, modules) -> list[set[str]]:
     return found
 
 
-def test_no_import_cycle_runs_through_two_apps():
-    sys.path.insert(0, str(PROJECT_DIR))
+def test_no_import_cycle_runs_through_two_apps(monkeypatch):
+    monkeypatch.syspath_prepend(str(PROJECT_DIR))
     graph = grimp.build_graph(*APPS, cache_dir=None)
     modules = {module for module in graph.modules if ".tests" not in module and ".migrations" not in module}
     across_apps = [
