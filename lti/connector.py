@@ -66,7 +66,7 @@ class ToolRegistration(Registration):
 
 def registration_for(*, platform: Platform) -> Registration:
     """The library's view of a platform registration, signing with our newest active key."""
-    from .services import tool_key_ensure
+    from .keys import tool_key_ensure
 
     key = tool_key_ensure()
     return (

@@ -170,8 +170,9 @@ def passbacks_enqueue(*, passback_ids: list[int]) -> None:
             except Exception:
                 logger.warning("LTI passback %s failed", passback_id, exc_info=True)
         return
-    from .tasks import send_passback
+    from attnquiz.enqueue import registered_task
 
+    send_passback = registered_task("lti.tasks.send_passback")
     try:
         with send_passback.app.connection_for_write() as connection:
             for passback_id in passback_ids:

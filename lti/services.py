@@ -20,18 +20,18 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 import jwt
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 import requests
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from attnquiz.enqueue import registered_task, task_send
 from courses.models import Assignment, Course, EnrolmentSource, Role
 from courses.services import enrolment_ensure
 
 from . import selectors
+from .keys import tool_key_create, tool_key_ensure  # noqa: F401  (callers use them from here)
 from .models import (
     Deployment,
     LoginState,
@@ -39,7 +39,6 @@ from .models import (
     LtiIdentity,
     Platform,
     ResourceLink,
-    ToolKey,
 )
 
 logger = logging.getLogger(__name__)
@@ -74,22 +73,6 @@ class LtiRefused(Exception):
 
 
 # --- Our keys ---------------------------------------------------------------------------
-
-
-def tool_key_create() -> ToolKey:
-    """A fresh 2048-bit RSA key pair; it becomes the signing key (the newest active one)."""
-    private_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = private_key.private_bytes(
-        encoding=serialization.Encoding.PEM,
-        format=serialization.PrivateFormat.PKCS8,
-        encryption_algorithm=serialization.NoEncryption(),
-    ).decode()
-    return ToolKey.objects.create(kid=secrets.token_hex(16), private_key_pem=pem)
-
-
-def tool_key_ensure() -> ToolKey:
-    """The signing key, created on first need."""
-    return selectors.tool_key_signing() or tool_key_create()
 
 
 # --- Registration -----------------------------------------------------------------------
@@ -548,13 +531,9 @@ def roster_sync_schedule(*, context: LtiContext, force: bool = False) -> bool:
     def run():
         try:
             if settings.GRADING_MODE == "inline":
-                from .roster import roster_sync
-
-                roster_sync(context_id=context.pk)
+                registered_task("lti.tasks.sync_roster")(context.pk)  # the task's body, here
             else:
-                from .tasks import sync_roster
-
-                sync_roster.apply_async(args=[context.pk], retry=False)
+                task_send("lti.tasks.sync_roster", args=[context.pk])
         except Exception:
             logger.warning("roster sync of context %s not started", context.pk, exc_info=True)
 
