@@ -4,13 +4,11 @@ Tasks import services; services hand work to a worker through here. The task is 
 up in the Celery app's registry by name (every app's ``tasks`` module is imported the
 first time a name is unknown), then published through the app's pooled producer
 (``attnquiz.celery.task_publish``): the same message as ``send_task``, with the task's
-own options. ``task_send_on_commit`` waits for the caller's transaction to commit, so a
-worker never reads a row that is not there yet.
+own options. Callers send from a ``transaction.on_commit`` callback, so a worker never
+reads a row that is not there yet.
 """
 
 from __future__ import annotations
-
-from django.db import transaction
 
 
 def registered_task(name: str):
@@ -27,8 +25,3 @@ def task_send(name: str, *, args: list, queue: str | None = None) -> None:
     from attnquiz.celery import task_publish
 
     task_publish(registered_task(name), args=args, queue=queue)
-
-
-def task_send_on_commit(name: str, *, args: list, queue: str | None = None) -> None:
-    """Publish once the current transaction commits (at once outside one)."""
-    transaction.on_commit(lambda: task_send(name, args=args, queue=queue))
