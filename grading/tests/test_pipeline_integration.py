@@ -155,3 +155,21 @@ def test_result_request_waits_for_the_grade_then_answers(start_worker, variant, 
     assert response.status_code == 200
     html = response.content.decode()
     assert 'data-result="graded"' in html and "Correct" in html
+
+
+def test_the_grades_followup_runs_on_the_worker_from_the_followup_queue(start_worker, variant, student):
+    from mastery.models import Observation
+
+    start_worker()
+    submission = services.submission_create(
+        variant=variant, student=student, part="weights", raw_answer=right_answer(variant)
+    )
+    wait_graded(submission.pk)
+    wait_until(
+        lambda: Observation.objects.filter(submission_id=submission.pk).exists(),
+        timeout=30, what="the follow-up to record the mastery evidence",
+    )
+    recorded = Observation.objects.filter(submission_id=submission.pk).order_by("skill")
+    assert list(recorded.values_list("skill", "correct")) == [
+        ("dot-product-scores", True), ("scaling", True), ("softmax", True),
+    ]
