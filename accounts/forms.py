@@ -8,6 +8,7 @@ from django.contrib.auth.forms import (
 from django.contrib.auth.password_validation import password_validators_help_texts
 
 from .selectors import email_in_use
+from .services import sign_in_failures_clear
 
 
 class PlainPasswordHelp:
@@ -25,7 +26,13 @@ class PasswordChangeFormPlain(PlainPasswordHelp, PasswordChangeForm):
 
 
 class SetPasswordFormPlain(PlainPasswordHelp, SetPasswordForm):
-    pass
+    """The reset form: a new password proves the mailbox, so the account's sign-in pause ends."""
+
+    def save(self, commit=True):
+        user = super().save(commit=commit)
+        if commit:
+            sign_in_failures_clear(username=user.get_username())
+        return user
 
 
 class LoginForm(AuthenticationForm):

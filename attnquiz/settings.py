@@ -145,7 +145,7 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
 
-# --- Sign-in throttling (django-axes): N failures lock the username, and the address, out ---
+# --- Sign-in throttling (django-axes): failures lock a username at one address, not everywhere ---
 # Only password sign-ins go through authenticate(); LTI launches log in without it, so an
 # LMS user is never locked out by this.
 AUTHENTICATION_BACKENDS = [
@@ -154,7 +154,13 @@ AUTHENTICATION_BACKENDS = [
 ]
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one alone locks out
+# Three tiers (attnquiz/lockout.py): the username from one address, one address over all
+# usernames, and a much higher limit for one username over all addresses.
+AXES_HANDLER = "attnquiz.lockout.TieredLockoutHandler"  # in the database: holds with Redis down
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # what a successful sign-in clears
+LOGIN_ADDRESS_FAILURE_LIMIT = env.int("LOGIN_ADDRESS_FAILURE_LIMIT", default=30)
+LOGIN_USERNAME_FAILURE_LIMIT = env.int("LOGIN_USERNAME_FAILURE_LIMIT", default=100)
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # a refused try does not restart it
 AXES_USERNAME_FORM_FIELD = "username"  # the field name of Django's AuthenticationForm
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "attnquiz.lockout.lockout_response"
