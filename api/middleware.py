@@ -7,6 +7,8 @@ import logging
 from django.core.exceptions import PermissionDenied, SuspiciousOperation
 from django.http import Http404
 
+from attnquiz.input_limits import UnstorableText
+
 from .problems import json_problem
 
 logger = logging.getLogger(__name__)
@@ -28,6 +30,8 @@ class ApiProblemMiddleware:
             return json_problem(status_code=404, code="not_found", detail=str(exception) or "Not found.")
         if isinstance(exception, PermissionDenied):
             return json_problem(status_code=403, code="permission_denied", detail=str(exception) or "Forbidden.")
+        if isinstance(exception, UnstorableText):
+            return json_problem(status_code=422, code="unstorable_text", detail=exception.messages[0])
         if isinstance(exception, SuspiciousOperation):
             return json_problem(status_code=400, code="bad_request", detail="The request was malformed.")
         logger.exception("unhandled error in %s %s", request.method, request.path)

@@ -11,6 +11,8 @@ from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from attnquiz.input_limits import UnstorableText
+
 logger = logging.getLogger(__name__)
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
@@ -74,6 +76,11 @@ def exception_handler(exc, context):
         exc = exceptions.NotFound(str(exc) or "Not found.")
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied(str(exc) or "You may not do this.")
+    if isinstance(exc, UnstorableText):  # from a model's save: the text can never be stored
+        return problem_response(problem_body(
+            status_code=422, code="unstorable_text", detail=exc.messages[0],
+            errors={exc.field: exc.messages} if exc.field else None,
+        ))
     if isinstance(exc, Problem):
         return problem_response(
             problem_body(status_code=exc.status_code, code=exc.problem_code, detail=str(exc.detail), **exc.extra)
