@@ -8,15 +8,20 @@ from http import HTTPStatus
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
+from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
+from rest_framework.views import set_rollback
 
+from attnquiz.errors import DATABASE_OUTAGE_ERRORS, RETRY_AFTER_SECONDS
 from attnquiz.input_limits import UnstorableText
 
 logger = logging.getLogger(__name__)
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 PROBLEM_TYPE_BASE = "urn:attnquiz:problem:"
+# What makes the API answer 503 rather than 500: the database or Redis out of reach.
+OUTAGE_ERRORS = (*DATABASE_OUTAGE_ERRORS, RedisConnectionError, RedisTimeoutError)
 
 
 def problem_type(code: str) -> str:
@@ -70,8 +75,24 @@ def _flatten_errors(detail) -> dict:
     return flat
 
 
+def service_unavailable(error) -> JsonResponse:
+    """503 with Retry-After: the database or Redis cannot be reached; nothing was done."""
+    logger.error("API unavailable: %s: %s", type(error).__name__, error)
+    response = json_problem(
+        status_code=503,
+        code="service_unavailable",
+        detail="attnquiz is temporarily unavailable (a database or cache outage). "
+        "Nothing was changed; send the request again in a moment.",
+    )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
 def exception_handler(exc, context):
     """DRF's exception handler: every error it sees becomes a problem document."""
+    if isinstance(exc, OUTAGE_ERRORS):
+        set_rollback()
+        return service_unavailable(exc)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(str(exc) or "Not found.")
     elif isinstance(exc, PermissionDenied):

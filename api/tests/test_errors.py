@@ -112,3 +112,36 @@ def test_a_number_past_the_float_range_is_refused(world):
     )
     assert response.status_code == 400
     assert response.json()["detail"] == "JSON parse error - The number 1e400 is too large."
+
+
+@pytest.mark.parametrize("outage", [
+    pytest.param(lambda: __import__("django.db").db.OperationalError("could not connect to server"), id="database"),
+    pytest.param(lambda: __import__("redis").exceptions.ConnectionError("Error 111 connecting to redis"), id="redis"),
+    pytest.param(lambda: __import__("redis").exceptions.TimeoutError("Timeout reading from socket"), id="redis-timeout"),
+])
+def test_an_outage_is_a_503_problem_with_retry_after(world, monkeypatch, outage):
+    from courses import selectors
+
+    def unreachable(**kwargs):
+        raise outage()
+
+    monkeypatch.setattr(selectors, "enrolments_for_user", unreachable)
+    response = api_client(world.tokens["student"]).get("/api/v1/courses/")
+    assert response.status_code == 503
+    assert response["Content-Type"] == "application/problem+json"
+    assert response["Retry-After"] == "30"
+    assert response.json()["type"] == "urn:attnquiz:problem:service-unavailable"
+
+
+def test_an_outage_outside_a_view_is_still_a_json_503():
+    from django.db import OperationalError
+    from django.test import RequestFactory
+
+    from attnquiz.errors import server_error
+
+    request = RequestFactory().get("/api/v1/courses/")
+    try:
+        raise OperationalError("server closed the connection unexpectedly")
+    except OperationalError:
+        response = server_error(request)
+    assert (response.status_code, response["Content-Type"], response["Retry-After"]) == (503, "application/problem+json", "30")
