@@ -15,6 +15,7 @@ from rest_framework.views import set_rollback
 
 from attnquiz.errors import DATABASE_OUTAGE_ERRORS, RETRY_AFTER_SECONDS
 from attnquiz.input_limits import UnstorableText
+from courses.services import CourseArchived
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +98,8 @@ def exception_handler(exc, context):
         exc = exceptions.NotFound(str(exc) or "Not found.")
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied(str(exc) or "You may not do this.")
+    if isinstance(exc, CourseArchived):
+        return problem_response(problem_body(status_code=409, code="archived", detail=exc.message))
     if isinstance(exc, UnstorableText):  # from a model's save: the text can never be stored
         return problem_response(problem_body(
             status_code=422, code="unstorable_text", detail=exc.messages[0],

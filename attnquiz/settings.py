@@ -62,6 +62,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "courses.middleware.CourseTimeZoneMiddleware",  # a course's pages speak its time zone
+    "courses.middleware.ArchivedCourseMiddleware",  # an archived course refuses every write
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "lti.middleware.LmsFramingMiddleware",  # after XFrameOptions: it may relax DENY for the LMS
     "axes.middleware.AxesMiddleware",  # last: turns a refused sign-in into the lockout page

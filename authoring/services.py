@@ -21,6 +21,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from courses.models import Course
+from courses.services import require_course_writable
 from exercises import engine
 from exercises.engine.source import read_yaml
 from exercises.models import Exercise, ExerciseVersion, VersionStatus
@@ -87,6 +88,13 @@ def working_spec(source: str) -> engine.ExerciseSpec:
     return engine.load_spec(source)
 
 
+def _require_owner_writable(version: ExerciseVersion) -> None:
+    """An exercise owned by an archived course is read-only with it (built-in ones have no owner)."""
+    owner = ExerciseOwner.objects.select_related("course").filter(exercise_id=version.exercise_id).first()
+    if owner is not None:
+        require_course_writable(course=owner.course)
+
+
 def _event(*, version: ExerciseVersion, actor, kind: str, **fields) -> ExerciseEvent:
     return ExerciseEvent.objects.create(
         exercise=version.exercise,
@@ -107,6 +115,7 @@ def exercise_create(
     Raises SpecError (with lines) for an invalid source, one that cannot produce a
     working variant, or a slug already taken.
     """
+    require_course_writable(course=course)
     spec = working_spec(source)
     if Exercise.objects.filter(slug=spec.slug).exists():
         raise _slug_issue(
@@ -138,6 +147,7 @@ def version_save(
     review or a newer draft already exists.
     """
     version = ExerciseVersion.objects.select_for_update().get(pk=version.pk)
+    _require_owner_writable(version)
     spec = working_spec(source)
     exercise = version.exercise
     if spec.slug != exercise.slug:
@@ -198,6 +208,7 @@ def version_transition(
     version = ExerciseVersion.objects.select_for_update().select_related("exercise").get(
         pk=version.pk
     )
+    _require_owner_writable(version)
     from_status = version.status
     kind = TRANSITIONS.get((from_status, to_status))
     if kind is None:
@@ -233,6 +244,7 @@ def version_comment(*, version: ExerciseVersion, actor, message: str) -> Exercis
     message = message.strip()
     if not message:
         raise AuthoringRefused("A comment cannot be empty.")
+    _require_owner_writable(version)
     return _event(version=version, actor=actor, kind=EventKind.COMMENTED, message=message)
 
 
@@ -252,6 +264,7 @@ def source_from_upload(data: bytes) -> str:
 def exercise_import(*, course: Course, actor, data: bytes) -> ExerciseVersion:
     """Import an exercise file: a new exercise, or an edit of one this course owns
     (its latest version: a draft is replaced, a published one gets version n + 1)."""
+    require_course_writable(course=course)
     source = source_from_upload(data)
     spec = working_spec(source)
     exercise = Exercise.objects.select_related("owner").filter(slug=spec.slug).first()

@@ -132,6 +132,15 @@ class CourseRefused(Exception):
         self.message = message
 
 
+class CourseArchived(CourseRefused):
+    """A write to an archived course; pages answer it 409 wherever it is raised."""
+
+    MESSAGE = "This course is archived: it is read-only (it can still be exported)."
+
+    def __init__(self, message: str = MESSAGE):
+        super().__init__(message)
+
+
 # ---------------------------------------------------------------------------
 # Courses
 # ---------------------------------------------------------------------------
@@ -152,8 +161,10 @@ def course_creation_grant(*, user, granted: bool = True) -> None:
 
 
 def require_course_writable(*, course: Course) -> None:
+    """The one guard every write to a course passes (pages, API, LTI, tasks): an archived
+    course takes no change but being brought back (``course_archive``) or copied."""
     if course.archived_at is not None:
-        raise CourseRefused("This course is archived: it is read-only (it can still be exported).")
+        raise CourseArchived()
 
 
 def _check_time_zone(time_zone: str) -> None:

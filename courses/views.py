@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from .middleware import allowed_when_archived
 from . import selectors, services
 from .forms import CopyForm, CourseForm, JoinCodeForm, JoinSettingsForm, PersonAddForm, RosterForm
 from .models import Role
@@ -104,6 +105,7 @@ def join_settings(request, course_slug: str):
     )
 
 
+@allowed_when_archived
 @login_required
 @require_POST
 def course_archive(request, course_slug: str):
@@ -118,6 +120,7 @@ def course_archive(request, course_slug: str):
     return redirect("courses:settings", course.slug)
 
 
+@allowed_when_archived
 @login_required
 @require_http_methods(["GET", "POST"])
 def course_copy(request, course_slug: str):

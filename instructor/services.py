@@ -246,7 +246,9 @@ def regrade_job_create(
     preview_of: RegradeJob | None = None, enqueue: bool = True,
 ) -> RegradeJob:
     """Store a regrade job and (unless ``enqueue`` is False) start it once the
-    transaction commits. A dry run only reads, so an archived course allows it."""
+    transaction commits. A dry run only reads grades, so this service allows it in an
+    archived course (no page or API request reaches it there: archived is read-only at
+    every URL)."""
     if not dry_run:
         _require_writable(assignment.course)
     valid_items = set(assignment.items.values_list("pk", flat=True))
@@ -320,9 +322,11 @@ def regrade_job_run(*, job_id: int, batch_size: int = REGRADE_BATCH_SIZE) -> Reg
     """Run (or resume) one regrade job. Idempotent: a second delivery finds it claimed."""
     if not _claim(job_id):
         return RegradeJob.objects.filter(pk=job_id).first()
-    job = RegradeJob.objects.select_related("assignment").get(pk=job_id)
+    job = RegradeJob.objects.select_related("assignment__course").get(pk=job_id)
     grader = _Regrader(job)
     try:
+        if not job.dry_run:
+            _require_writable(job.assignment.course)  # archived after the job was queued
         job.total = regrade_queryset(job).count()
         RegradeJob.objects.filter(pk=job.pk).update(total=job.total)
         while True:
