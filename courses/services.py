@@ -24,6 +24,7 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.identifiers import email_normalise, identifier_normalise
 from accounts.selectors import user_by_identifier
 from exercises.models import ExerciseVersion, VersionStatus
 
@@ -458,6 +459,8 @@ def _roster_clean(row) -> dict[str, str]:
         key: str(row.get(key) or "").strip()
         for key in ("username", "email", "name", "first_name", "last_name", "student_id", "role")
     }
+    values["username"] = identifier_normalise(values["username"])
+    values["email"] = email_normalise(values["email"])
     if not values["username"] and not values["email"]:
         raise _RowError("needs a username or an e-mail")
     if values["username"]:

@@ -28,6 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from accounts.identifiers import email_normalise
 from courses.models import Assignment, Course, EnrolmentSource, Role
 from courses.services import enrolment_ensure
 
@@ -580,6 +581,8 @@ def lti_user_ensure(*, platform: Platform, sub: str, claims: dict):
         ("email", "email", 254),
     ):
         value = claims.get(claim)
+        if attribute == "email" and isinstance(value, str):
+            value = email_normalise(value)  # the one form every uniqueness check compares
         if isinstance(value, str) and value and getattr(user, attribute) != value[:limit]:
             setattr(user, attribute, value[:limit])
             changed.append(attribute)
