@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+from datetime import timedelta
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -26,7 +28,7 @@ from exercises import engine
 from exercises.engine.source import read_yaml
 from exercises.models import Exercise, ExerciseVersion, VersionStatus
 
-from .models import EventKind, ExerciseEvent, ExerciseOwner
+from .models import EventKind, ExerciseEvent, ExerciseOwner, VariantTestRun
 
 MAX_SOURCE_BYTES = 200_000
 
@@ -279,3 +281,36 @@ def exercise_import(*, course: Course, actor, data: bytes) -> ExerciseVersion:
         )
     latest = exercise.versions.order_by("-number").first()
     return version_save(version=latest, actor=actor, source=source, kind=EventKind.IMPORTED)
+
+
+# ---------------------------------------------------------------------------
+# "Test N variants": at most two at once per person
+# ---------------------------------------------------------------------------
+
+MAX_VARIANT_TESTS_PER_USER = 2
+# Longer than any one test may run (its sandbox's wall-clock limit is 25 s): a row left by
+# a process that died stops counting after this.
+VARIANT_TEST_LEASE = timedelta(seconds=90)
+
+
+def variant_test_start(*, user) -> VariantTestRun:
+    """Take one of the person's variant-test places, or raise AuthoringRefused (code
+    ``busy``). The count is decided with the person's row locked, so two requests at once
+    cannot both take the last place."""
+    User = get_user_model()
+    now = timezone.now()
+    with transaction.atomic():
+        User._default_manager.select_for_update().filter(pk=user.pk).first()
+        running = VariantTestRun.objects.filter(user=user, started_at__gt=now - VARIANT_TEST_LEASE)
+        if running.count() >= MAX_VARIANT_TESTS_PER_USER:
+            raise AuthoringRefused(
+                f"You already have {MAX_VARIANT_TESTS_PER_USER} variant tests running. Wait for "
+                "one to finish (at most half a minute) and start this one again.",
+                code="busy",
+            )
+        VariantTestRun.objects.filter(user=user, started_at__lte=now - VARIANT_TEST_LEASE).delete()
+        return VariantTestRun.objects.create(user=user, started_at=now)
+
+
+def variant_test_finish(*, run: VariantTestRun) -> None:
+    VariantTestRun.objects.filter(pk=run.pk).delete()
