@@ -303,6 +303,10 @@ GRADING_MAX_DELIVERIES = env.int("GRADING_MAX_DELIVERIES", default=3)
 # a steady rate; a post over it is answered 429 and nothing is stored. 0 switches it off.
 SUBMIT_RATE_BURST = env.int("SUBMIT_RATE_BURST", default=10)
 SUBMIT_RATE_PER_SECOND = env.float("SUBMIT_RATE_PER_SECOND", default=1.0)
+# Join-code look-ups per address (a burst, then a steady rate): a class behind one NAT joins
+# within a couple of minutes, while guessing an 8-letter code stays out of reach.
+JOIN_RATE_BURST = env.int("JOIN_RATE_BURST", default=30)
+JOIN_RATE_PER_SECOND = env.float("JOIN_RATE_PER_SECOND", default=1.0)
 # Fault-injection only: hold each claimed submission this long so tests can kill a worker mid-grade.
 GRADING_FAULT_DELAY_SECONDS = env.float("GRADING_FAULT_DELAY_SECONDS", default=0.0)
 

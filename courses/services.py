@@ -295,6 +295,18 @@ def join_refusal(*, course: Course | None) -> str | None:
 
 
 @transaction.atomic
+def join_code_guess_wait(*, address: str) -> float:
+    """Take one join-code look-up from the address's bucket: 0.0, or seconds to wait.
+    Every look-up counts, found or not, so a refusal says nothing about the code."""
+    from django.conf import settings
+
+    from grading.throttle import token_take
+
+    return token_take(
+        key=f"join:{address}", burst=settings.JOIN_RATE_BURST, per_second=settings.JOIN_RATE_PER_SECOND,
+    )
+
+
 def course_join(*, code: str, user) -> Enrolment:
     """Enrol the user as a student through a join code. Idempotent: someone already in the
     course keeps their role; a dropped student is not let back in by the code."""
