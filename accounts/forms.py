@@ -7,7 +7,16 @@ from django.contrib.auth.forms import (
 )
 from django.contrib.auth.password_validation import password_validators_help_texts
 
+from .identifiers import email_normalise, identifier_normalise
 from .selectors import email_in_use
+from .services import sign_in_failures_clear
+
+
+class NormalisedEmailField(forms.EmailField):
+    """An e-mail in its normal form before it is validated or compared (see identifiers)."""
+
+    def to_python(self, value):
+        return email_normalise(super().to_python(value))
 
 
 class PlainPasswordHelp:
@@ -25,7 +34,13 @@ class PasswordChangeFormPlain(PlainPasswordHelp, PasswordChangeForm):
 
 
 class SetPasswordFormPlain(PlainPasswordHelp, SetPasswordForm):
-    pass
+    """The reset form: a new password proves the mailbox, so the account's sign-in pause ends."""
+
+    def save(self, commit=True):
+        user = super().save(commit=commit)
+        if commit:
+            sign_in_failures_clear(username=user.get_username())
+        return user
 
 
 class LoginForm(AuthenticationForm):
@@ -50,7 +65,7 @@ class LoginForm(AuthenticationForm):
 class SignUpForm(PlainPasswordHelp, UserCreationForm):
     password_field = "password1"
 
-    email = forms.EmailField(
+    email = NormalisedEmailField(
         label="E-mail", max_length=254, help_text="For resetting a forgotten password.",
         widget=forms.EmailInput(attrs={"autocomplete": "email"}),
     )
@@ -59,8 +74,13 @@ class SignUpForm(PlainPasswordHelp, UserCreationForm):
         model = get_user_model()
         fields = ("username", "email", "first_name", "last_name")
 
+    def clean_username(self):
+        # Before Django's own check, so "sam\u200b" meets the existing "sam" (case-insensitively).
+        self.cleaned_data["username"] = identifier_normalise(self.cleaned_data.get("username", ""))
+        return super().clean_username()
+
     def clean_email(self):
-        email = self.cleaned_data["email"].strip()
+        email = email_normalise(self.cleaned_data["email"])
         if email_in_use(email=email):
             raise forms.ValidationError(
                 "An account already uses this e-mail. Log in, or reset its password."
@@ -69,14 +89,14 @@ class SignUpForm(PlainPasswordHelp, UserCreationForm):
 
 
 class ProfileForm(forms.ModelForm):
-    email = forms.EmailField(label="E-mail", max_length=254)
+    email = NormalisedEmailField(label="E-mail", max_length=254)
 
     class Meta:
         model = get_user_model()
         fields = ("first_name", "last_name", "email")
 
     def clean_email(self):
-        email = self.cleaned_data["email"].strip()
+        email = email_normalise(self.cleaned_data["email"])
         if email_in_use(email=email, exclude_user=self.instance):
             raise forms.ValidationError("Another account already uses this e-mail.")
         return email

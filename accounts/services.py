@@ -74,3 +74,10 @@ def email_verify(*, token: str) -> tuple[object, str]:
     user.email, user.is_active = email, True
     user.save(update_fields=["email", "is_active"])
     return user, str(data.get("j") or "")
+
+
+def sign_in_failures_clear(*, username: str) -> int:
+    """Forget the account's failed sign-ins from every address (after a password reset)."""
+    from axes.utils import reset
+
+    return reset(username=username)

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from courses import selectors as course_selectors
 from courses.services import CourseRefused, course_join, join_refusal
+from courses.views import join_guesses_refused
 
 from . import services
 from .forms import SignUpForm, ProfileForm
@@ -45,6 +46,8 @@ def signup(request):
     if request.user.is_authenticated:
         return redirect(_safe_next(request) or "dashboard")
     code = (request.POST.get("join") or request.GET.get("join") or "").strip()[:16]
+    if code and (refused := join_guesses_refused(request)):
+        return refused
     course = course_selectors.course_by_join_code(code=code) if code else None
     if course is not None and join_refusal(course=course):
         course = None

@@ -1,4 +1,5 @@
-"""Answers an unhandled error under /api/ with a JSON problem, never Django's HTML page."""
+"""Answers an unhandled error under /api/ with a JSON problem, never Django's HTML page:
+an outage of the database or Redis is a 503 with Retry-After, anything else a logged 500."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import logging
 from django.core.exceptions import PermissionDenied, SuspiciousOperation
 from django.http import Http404
 
-from .problems import json_problem
+from attnquiz.input_limits import UnstorableText
+
+from .problems import OUTAGE_ERRORS, json_problem, service_unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +31,10 @@ class ApiProblemMiddleware:
             return json_problem(status_code=404, code="not_found", detail=str(exception) or "Not found.")
         if isinstance(exception, PermissionDenied):
             return json_problem(status_code=403, code="permission_denied", detail=str(exception) or "Forbidden.")
+        if isinstance(exception, OUTAGE_ERRORS):
+            return service_unavailable(exception)
+        if isinstance(exception, UnstorableText):
+            return json_problem(status_code=422, code="unstorable_text", detail=exception.messages[0])
         if isinstance(exception, SuspiciousOperation):
             return json_problem(status_code=400, code="bad_request", detail="The request was malformed.")
         logger.exception("unhandled error in %s %s", request.method, request.path)

@@ -8,13 +8,21 @@ from http import HTTPStatus
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
+from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
+from rest_framework.views import set_rollback
+
+from attnquiz.errors import DATABASE_OUTAGE_ERRORS, RETRY_AFTER_SECONDS
+from attnquiz.input_limits import UnstorableText
+from courses.services import CourseArchived
 
 logger = logging.getLogger(__name__)
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 PROBLEM_TYPE_BASE = "urn:attnquiz:problem:"
+# What makes the API answer 503 rather than 500: the database or Redis out of reach.
+OUTAGE_ERRORS = (*DATABASE_OUTAGE_ERRORS, RedisConnectionError, RedisTimeoutError)
 
 
 def problem_type(code: str) -> str:
@@ -68,12 +76,35 @@ def _flatten_errors(detail) -> dict:
     return flat
 
 
+def service_unavailable(error) -> JsonResponse:
+    """503 with Retry-After: the database or Redis cannot be reached; nothing was done."""
+    logger.error("API unavailable: %s: %s", type(error).__name__, error)
+    response = json_problem(
+        status_code=503,
+        code="service_unavailable",
+        detail="attnquiz is temporarily unavailable (a database or cache outage). "
+        "Nothing was changed; send the request again in a moment.",
+    )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
 def exception_handler(exc, context):
     """DRF's exception handler: every error it sees becomes a problem document."""
+    if isinstance(exc, OUTAGE_ERRORS):
+        set_rollback()
+        return service_unavailable(exc)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(str(exc) or "Not found.")
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied(str(exc) or "You may not do this.")
+    if isinstance(exc, CourseArchived):
+        return problem_response(problem_body(status_code=409, code="archived", detail=exc.message))
+    if isinstance(exc, UnstorableText):  # from a model's save: the text can never be stored
+        return problem_response(problem_body(
+            status_code=422, code="unstorable_text", detail=exc.messages[0],
+            errors={exc.field: exc.messages} if exc.field else None,
+        ))
     if isinstance(exc, Problem):
         return problem_response(
             problem_body(status_code=exc.status_code, code=exc.problem_code, detail=str(exc.detail), **exc.extra)

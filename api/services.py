@@ -8,6 +8,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from attnquiz.input_limits import unstorable_reason
+
 from .models import ApiToken, TokenScope
 
 TOKEN_PREFIX = "aq_"
@@ -31,6 +33,8 @@ def api_token_create(*, user, name: str, scope: str, lifetime_days: int) -> tupl
     name = name.strip()
     if not name or len(name) > 100:
         raise TokenRefused("Give the token a name of 1 to 100 characters.")
+    if unstorable := unstorable_reason(name):
+        raise TokenRefused(f"The token's name {unstorable}; choose another.")
     if scope not in TokenScope.values:
         raise TokenRefused(f"Unknown scope '{scope}'; choose read or write.")
     if lifetime_days not in ALLOWED_LIFETIMES_DAYS:

@@ -1,4 +1,9 @@
-"""Rate limits per token, per signed-in user, or per address, kept in the shared cache.
+"""Rate limits per token, per signed-in user, or per address: a token bucket per client on
+the same atomic Redis script as the answer limit (``grading.throttle.token_take``).
+
+A rate "N/min" lets N requests through at once and then one every minute/N: concurrent
+requests cannot overshoot it (the take is one Lua script on Redis), and with Redis
+unreachable each process keeps its own bucket instead of failing the request.
 
 Rates come from ``settings.API_RATE_LIMITS`` at each request, so a test or an operator
 can change them without a restart of DRF's settings.
@@ -6,6 +11,8 @@ can change them without a restart of DRF's settings.
 
 from django.conf import settings
 from rest_framework.throttling import SimpleRateThrottle
+
+from grading.throttle import token_take
 
 from .models import ApiToken
 
@@ -24,14 +31,15 @@ class ApiRateThrottle(SimpleRateThrottle):
             self.scope, ident = "anon", self.get_ident(request)
         self.rate = settings.API_RATE_LIMITS[self.scope]
         self.num_requests, self.duration = self.parse_rate(self.rate)
-        self.key = f"api-throttle:{self.scope}:{ident}"
-        self.history = self.cache.get(self.key, [])
-        self.now = self.timer()
-        while self.history and self.history[-1] <= self.now - self.duration:
-            self.history.pop()
-        if len(self.history) >= self.num_requests:
-            return self.throttle_failure()
-        return self.throttle_success()
+        self.seconds_to_wait = token_take(
+            key=f"api:{self.scope}:{ident}",
+            burst=self.num_requests,
+            per_second=self.num_requests / self.duration,
+        )
+        return self.seconds_to_wait == 0
 
-    def get_cache_key(self, request, view):  # pragma: no cover - allow_request sets the key
-        return self.key
+    def wait(self):
+        return self.seconds_to_wait
+
+    def get_cache_key(self, request, view):  # pragma: no cover - token_take keys the bucket
+        return None

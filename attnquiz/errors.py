@@ -44,6 +44,12 @@ class DatabaseUnavailableMiddleware:
 
 def server_error(request, *args, **kwargs) -> HttpResponse:
     """handler500: called while the uncaught exception is being handled."""
+    if request.path.startswith("/api/"):  # raised outside a view (a middleware): still JSON
+        from api.problems import OUTAGE_ERRORS, json_problem, service_unavailable
+
+        if isinstance(sys.exc_info()[1], OUTAGE_ERRORS):
+            return service_unavailable(sys.exc_info()[1])
+        return json_problem(status_code=500, code="server_error", detail="Something went wrong on our side; the error was logged.")
     if isinstance(sys.exc_info()[1], DATABASE_OUTAGE_ERRORS):
         return database_unavailable_response()
     return HttpResponse(render_to_string("500.html"), status=500)

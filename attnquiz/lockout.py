@@ -1,29 +1,104 @@
-"""The page django-axes shows when sign-in is paused: it says when to try again."""
+"""Sign-in throttling on django-axes' database handler, in three tiers nobody can aim.
+
+A wrong password is recorded per (username, address). Three counts over the cool-off
+window are then compared, each with its own limit:
+
+- the username *from this address* (``LOGIN_FAILURE_LIMIT``, 5): the ordinary lock;
+- this address over every username (``LOGIN_ADDRESS_FAILURE_LIMIT``, 30): one address
+  spraying many accounts;
+- the username over every address (``LOGIN_USERNAME_FAILURE_LIMIT``, 100): a distributed
+  guess at one account. One address can add at most 5 failures to it before its own
+  (username, address) lock stops it, so reaching it takes twenty addresses — nobody at one
+  address can lock another person out.
+
+A refused try during a lockout is not recorded, so it neither restarts the cool-off nor
+adds to the other counts; the lock ends one cool-off after the failure that set it. A
+successful sign-in clears its own (username, address) count only — signing in to one's own
+account must not wipe an address's spray count — and a password reset clears every count
+against the account (``accounts.services.sign_in_failures_clear``). Everything lives in the database (axes' database handler,
+no cache), so the lockout holds while Redis is down.
+"""
 
 from __future__ import annotations
 
 import math
+from datetime import datetime
 
-from axes.helpers import get_cool_off, get_failure_limit
+from axes.attempts import get_cool_off_threshold
+from axes.handlers.database import AxesDatabaseHandler
+from axes.helpers import get_client_username, get_cool_off
+from axes.models import AccessAttempt
+from django.conf import settings
+from django.db.models import Max, Sum
 from django.shortcuts import render
 from django.utils import timezone
 
+PAIR, ADDRESS, USERNAME = "username and address", "address", "username"
+
+
+def tier_limits() -> dict[str, int]:
+    return {
+        PAIR: settings.AXES_FAILURE_LIMIT,
+        ADDRESS: settings.LOGIN_ADDRESS_FAILURE_LIMIT,
+        USERNAME: settings.LOGIN_USERNAME_FAILURE_LIMIT,
+    }
+
+
+class TieredLockoutHandler(AxesDatabaseHandler):
+    """axes' database handler, with a limit per tier instead of one for all."""
+
+    def tier_failures(self, request, credentials=None) -> dict[str, tuple[int, datetime | None]]:
+        """Per tier: (failures in the cool-off window, time of the latest one)."""
+        username = get_client_username(request, credentials)
+        address = request.axes_ip_address
+        recent = AccessAttempt.objects.filter(attempt_time__gte=get_cool_off_threshold(request))
+        tiers = {
+            PAIR: recent.filter(username=username, ip_address=address),
+            ADDRESS: recent.filter(ip_address=address),
+            USERNAME: recent.filter(username=username),
+        }
+        counts = {}
+        for tier, attempts in tiers.items():
+            totals = attempts.aggregate(failures=Sum("failures_since_start"), latest=Max("attempt_time"))
+            counts[tier] = (totals["failures"] or 0, totals["latest"])
+        return counts
+
+    def locked_tiers(self, request, credentials=None) -> dict[str, datetime]:
+        """The tiers at their limit, each with the moment its lock ends."""
+        cool_off = get_cool_off(request)
+        limits = tier_limits()
+        return {
+            tier: latest + cool_off
+            for tier, (failures, latest) in self.tier_failures(request, credentials).items()
+            if failures >= limits[tier] and latest is not None
+        }
+
+    def get_failures(self, request, credentials=None) -> int:
+        # axes compares this one number with AXES_FAILURE_LIMIT: report the limit itself
+        # when any tier is locked, else the count of the ordinary (username, address) tier.
+        if self.locked_tiers(request, credentials):
+            return settings.AXES_FAILURE_LIMIT
+        return self.tier_failures(request, credentials)[PAIR][0]
+
 
 def lockout_response(request, original_response=None, credentials=None):
-    # Each refused attempt during a lockout restarts the cool-off, so "from now" is exact.
-    cool_off = get_cool_off(request)
-    minutes = math.ceil(cool_off.total_seconds() / 60)
+    ends = TieredLockoutHandler().locked_tiers(request, credentials)
+    now = timezone.now()
+    retry_at = max(ends.values()) if ends else now + get_cool_off(request)
+    seconds = max(1, math.ceil((retry_at - now).total_seconds()))
     response = render(
         request,
         "registration/locked_out.html",
         {
-            "failure_limit": get_failure_limit(request, credentials),
-            "minutes": minutes,
-            "retry_at": timezone.now() + cool_off,
+            "by_address": ADDRESS in ends and PAIR not in ends,
+            "by_account": USERNAME in ends and PAIR not in ends and ADDRESS not in ends,
+            "failure_limit": settings.AXES_FAILURE_LIMIT,
+            "minutes": math.ceil(seconds / 60),
+            "retry_at": retry_at,
         },
         status=429,
     )
-    response["Retry-After"] = str(int(cool_off.total_seconds()))
+    response["Retry-After"] = str(seconds)
     return response
 
 
@@ -37,3 +112,4 @@ def lockout_username(request, credentials=None) -> str:
     typed = str(typed).replace("\x00", "")[:254]
     user = user_by_identifier(identifier=typed)
     return user.get_username() if user is not None else typed
+

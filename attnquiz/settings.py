@@ -58,9 +58,11 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
+    "attnquiz.input_limits.StorableTextMiddleware",  # a NUL refused by a save is a 400, not a 500
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "courses.middleware.CourseTimeZoneMiddleware",  # a course's pages speak its time zone
+    "courses.middleware.ArchivedCourseMiddleware",  # an archived course refuses every write
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "lti.middleware.LmsFramingMiddleware",  # after XFrameOptions: it may relax DENY for the LMS
     "axes.middleware.AxesMiddleware",  # last: turns a refused sign-in into the lockout page
@@ -145,7 +147,7 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
 
-# --- Sign-in throttling (django-axes): N failures lock the username, and the address, out ---
+# --- Sign-in throttling (django-axes): failures lock a username at one address, not everywhere ---
 # Only password sign-ins go through authenticate(); LTI launches log in without it, so an
 # LMS user is never locked out by this.
 AUTHENTICATION_BACKENDS = [
@@ -154,7 +156,13 @@ AUTHENTICATION_BACKENDS = [
 ]
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one alone locks out
+# Three tiers (attnquiz/lockout.py): the username from one address, one address over all
+# usernames, and a much higher limit for one username over all addresses.
+AXES_HANDLER = "attnquiz.lockout.TieredLockoutHandler"  # in the database: holds with Redis down
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # what a successful sign-in clears
+LOGIN_ADDRESS_FAILURE_LIMIT = env.int("LOGIN_ADDRESS_FAILURE_LIMIT", default=30)
+LOGIN_USERNAME_FAILURE_LIMIT = env.int("LOGIN_USERNAME_FAILURE_LIMIT", default=100)
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # a refused try does not restart it
 AXES_USERNAME_FORM_FIELD = "username"  # the field name of Django's AuthenticationForm
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "attnquiz.lockout.lockout_response"
@@ -297,6 +305,10 @@ GRADING_MAX_DELIVERIES = env.int("GRADING_MAX_DELIVERIES", default=3)
 # a steady rate; a post over it is answered 429 and nothing is stored. 0 switches it off.
 SUBMIT_RATE_BURST = env.int("SUBMIT_RATE_BURST", default=10)
 SUBMIT_RATE_PER_SECOND = env.float("SUBMIT_RATE_PER_SECOND", default=1.0)
+# Join-code look-ups per address (a burst, then a steady rate): a class behind one NAT joins
+# within a couple of minutes, while guessing an 8-letter code stays out of reach.
+JOIN_RATE_BURST = env.int("JOIN_RATE_BURST", default=30)
+JOIN_RATE_PER_SECOND = env.float("JOIN_RATE_PER_SECOND", default=1.0)
 # Fault-injection only: hold each claimed submission this long so tests can kill a worker mid-grade.
 GRADING_FAULT_DELAY_SECONDS = env.float("GRADING_FAULT_DELAY_SECONDS", default=0.0)
 
@@ -338,7 +350,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_THROTTLE_CLASSES": ["api.throttling.ApiRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],  # depth <= 64, storable text
     "DEFAULT_SCHEMA_CLASS": "api.schema.ApiAutoSchema",
     "EXCEPTION_HANDLER": "api.problems.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",

@@ -30,4 +30,5 @@ AXES_ENABLED = False
 # Answers are not rate-limited in tests unless a test asks (tests reuse user ids quickly);
 # each xdist worker gets its own cache key space in a shared Redis.
 SUBMIT_RATE_BURST = int(os.environ.get("SUBMIT_RATE_BURST", "0"))
+JOIN_RATE_BURST = int(os.environ.get("JOIN_RATE_BURST", "0"))
 CACHES["default"]["KEY_PREFIX"] = os.environ.get("PYTEST_XDIST_WORKER", "")  # noqa: F405

@@ -63,3 +63,14 @@ class ExerciseEvent(models.Model):
 
     def __str__(self):
         return f"{self.exercise} v{self.version_number}: {self.get_kind_display()} by {self.actor}"
+
+
+class VariantTestRun(models.Model):
+    """One "Test N variants" under way: at most ``MAX_VARIANT_TESTS_PER_USER`` per person, so
+    nobody holds the web workers. A row whose process died is ignored after the lease."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    started_at = models.DateTimeField(db_index=True)
+
+    def __str__(self):
+        return f"variant test by {self.user_id} since {self.started_at:%H:%M:%S}"

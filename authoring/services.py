@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+from datetime import timedelta
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from courses.models import Course
+from courses.services import require_course_writable
 from exercises import engine
 from exercises.engine.source import read_yaml
 from exercises.models import Exercise, ExerciseVersion, VersionStatus
 
-from .models import EventKind, ExerciseEvent, ExerciseOwner
+from .models import EventKind, ExerciseEvent, ExerciseOwner, VariantTestRun
 
 MAX_SOURCE_BYTES = 200_000
 
@@ -87,6 +90,13 @@ def working_spec(source: str) -> engine.ExerciseSpec:
     return engine.load_spec(source)
 
 
+def _require_owner_writable(version: ExerciseVersion) -> None:
+    """An exercise owned by an archived course is read-only with it (built-in ones have no owner)."""
+    owner = ExerciseOwner.objects.select_related("course").filter(exercise_id=version.exercise_id).first()
+    if owner is not None:
+        require_course_writable(course=owner.course)
+
+
 def _event(*, version: ExerciseVersion, actor, kind: str, **fields) -> ExerciseEvent:
     return ExerciseEvent.objects.create(
         exercise=version.exercise,
@@ -107,6 +117,7 @@ def exercise_create(
     Raises SpecError (with lines) for an invalid source, one that cannot produce a
     working variant, or a slug already taken.
     """
+    require_course_writable(course=course)
     spec = working_spec(source)
     if Exercise.objects.filter(slug=spec.slug).exists():
         raise _slug_issue(
@@ -138,6 +149,7 @@ def version_save(
     review or a newer draft already exists.
     """
     version = ExerciseVersion.objects.select_for_update().get(pk=version.pk)
+    _require_owner_writable(version)
     spec = working_spec(source)
     exercise = version.exercise
     if spec.slug != exercise.slug:
@@ -198,6 +210,7 @@ def version_transition(
     version = ExerciseVersion.objects.select_for_update().select_related("exercise").get(
         pk=version.pk
     )
+    _require_owner_writable(version)
     from_status = version.status
     kind = TRANSITIONS.get((from_status, to_status))
     if kind is None:
@@ -233,6 +246,7 @@ def version_comment(*, version: ExerciseVersion, actor, message: str) -> Exercis
     message = message.strip()
     if not message:
         raise AuthoringRefused("A comment cannot be empty.")
+    _require_owner_writable(version)
     return _event(version=version, actor=actor, kind=EventKind.COMMENTED, message=message)
 
 
@@ -252,6 +266,7 @@ def source_from_upload(data: bytes) -> str:
 def exercise_import(*, course: Course, actor, data: bytes) -> ExerciseVersion:
     """Import an exercise file: a new exercise, or an edit of one this course owns
     (its latest version: a draft is replaced, a published one gets version n + 1)."""
+    require_course_writable(course=course)
     source = source_from_upload(data)
     spec = working_spec(source)
     exercise = Exercise.objects.select_related("owner").filter(slug=spec.slug).first()
@@ -266,3 +281,36 @@ def exercise_import(*, course: Course, actor, data: bytes) -> ExerciseVersion:
         )
     latest = exercise.versions.order_by("-number").first()
     return version_save(version=latest, actor=actor, source=source, kind=EventKind.IMPORTED)
+
+
+# ---------------------------------------------------------------------------
+# "Test N variants": at most two at once per person
+# ---------------------------------------------------------------------------
+
+MAX_VARIANT_TESTS_PER_USER = 2
+# Longer than any one test may run (its sandbox's wall-clock limit is 25 s): a row left by
+# a process that died stops counting after this.
+VARIANT_TEST_LEASE = timedelta(seconds=90)
+
+
+def variant_test_start(*, user) -> VariantTestRun:
+    """Take one of the person's variant-test places, or raise AuthoringRefused (code
+    ``busy``). The count is decided with the person's row locked, so two requests at once
+    cannot both take the last place."""
+    User = get_user_model()
+    now = timezone.now()
+    with transaction.atomic():
+        User._default_manager.select_for_update().filter(pk=user.pk).first()
+        running = VariantTestRun.objects.filter(user=user, started_at__gt=now - VARIANT_TEST_LEASE)
+        if running.count() >= MAX_VARIANT_TESTS_PER_USER:
+            raise AuthoringRefused(
+                f"You already have {MAX_VARIANT_TESTS_PER_USER} variant tests running. Wait for "
+                "one to finish (at most half a minute) and start this one again.",
+                code="busy",
+            )
+        VariantTestRun.objects.filter(user=user, started_at__lte=now - VARIANT_TEST_LEASE).delete()
+        return VariantTestRun.objects.create(user=user, started_at=now)
+
+
+def variant_test_finish(*, run: VariantTestRun) -> None:
+    VariantTestRun.objects.filter(pk=run.pk).delete()

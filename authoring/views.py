@@ -287,14 +287,22 @@ def version_test(request, course_slug: str, slug: str, number: int):
     )
     form = VariantTestForm(request.POST or None, initial={"first_seed": 0})
     report, stopped = None, None
+    busy = False
     if request.method == "POST" and form.is_valid():
         try:
-            report = selectors.version_test_variants_limited(
-                spec=version_spec(access.version),
-                first_seed=form.cleaned_data["first_seed"],
-            )
-        except selectors.SourceCheckStopped as problem:
-            stopped = problem.message
+            run = services.variant_test_start(user=request.user)
+        except services.AuthoringRefused as refused:
+            stopped, busy = refused.message, True
+        else:
+            try:
+                report = selectors.version_test_variants_limited(
+                    spec=version_spec(access.version),
+                    first_seed=form.cleaned_data["first_seed"],
+                )
+            except selectors.SourceCheckStopped as problem:
+                stopped = problem.message
+            finally:
+                services.variant_test_finish(run=run)
     return render(
         request,
         "authoring/variant_test.html",
@@ -305,7 +313,7 @@ def version_test(request, course_slug: str, slug: str, number: int):
             "report": report,
             "stopped": stopped,
         },
-        status=400 if form.errors else 200,
+        status=429 if busy else (400 if form.errors else 200),
     )
 
 

@@ -1,10 +1,13 @@
-"""Pages of one course show and read dates in that course's time zone."""
+"""Pages of one course show and read dates in that course's time zone; an archived course
+refuses every write request before its view runs."""
 
 import zoneinfo
 
 from django.utils import timezone
 
 from .models import Course
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
 
 
 class CourseTimeZoneMiddleware:
@@ -30,3 +33,58 @@ class CourseTimeZoneMiddleware:
             except (zoneinfo.ZoneInfoNotFoundError, ValueError):
                 pass  # a stored name the system no longer knows: the site's zone
         return None
+
+
+def allowed_when_archived(view):
+    """Mark a view whose writes an archived course still takes (archiving, copying)."""
+    view.allowed_when_archived = True
+    return view
+
+
+class ArchivedCourseMiddleware:
+    """Archived means read-only: a POST, PUT, PATCH or DELETE to any URL that names a course
+    (by slug, assignment item or variant) of an archived course is answered 409, on pages
+    and in the API alike, and so is ``CourseArchived`` raised by a service behind any view."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        if request.method in SAFE_METHODS or getattr(view_func, "allowed_when_archived", False):
+            return None
+        from .selectors import course_named_by_url
+
+        course = course_named_by_url(view_kwargs)
+        if course is not None and course.archived_at is not None:
+            return archived_response(request)
+        return None
+
+    def process_exception(self, request, exception):
+        from .services import CourseArchived
+
+        if isinstance(exception, CourseArchived):
+            return archived_response(request)
+        return None
+
+
+def archived_response(request):
+    from django.http import HttpResponse
+    from django.template.loader import render_to_string
+
+    from .services import CourseArchived
+
+    if request.path.startswith("/api/"):
+        from api.problems import json_problem
+
+        return json_problem(status_code=409, code="archived", detail=CourseArchived.MESSAGE)
+    return HttpResponse(
+        render_to_string("400.html", {
+            "status": 409, "title": "This course is archived",
+            "message": "Nothing was changed: an archived course is read-only. Its instructor can "
+            "bring it back from the course settings, or copy it for a new term.",
+        }),
+        status=409,
+    )

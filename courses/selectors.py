@@ -174,3 +174,21 @@ def course_by_join_code(*, code: str) -> Course | None:
     if not code or len(code) > 16:
         return None
     return Course.objects.filter(join_code=code).first()
+
+
+def course_named_by_url(view_kwargs: dict) -> Course | None:
+    """The course a URL names: by ``course_slug``, an assignment ``item_id`` or a ``variant_id``."""
+    from exercises.models import Variant
+
+    if view_kwargs.get("course_slug"):
+        return Course.objects.filter(slug=view_kwargs["course_slug"]).first()
+    if isinstance(view_kwargs.get("item_id"), int):
+        item = AssignmentItem.objects.select_related("assignment__course").filter(pk=view_kwargs["item_id"]).first()
+        return item.assignment.course if item else None
+    if isinstance(view_kwargs.get("variant_id"), int):
+        variant = (
+            Variant.objects.select_related("assignment_item__assignment__course")
+            .filter(pk=view_kwargs["variant_id"]).first()
+        )
+        return variant.assignment_item.assignment.course if variant and variant.assignment_item_id else None
+    return None

@@ -24,6 +24,7 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.identifiers import email_normalise, identifier_normalise
 from accounts.selectors import user_by_identifier
 from exercises.models import ExerciseVersion, VersionStatus
 
@@ -132,6 +133,15 @@ class CourseRefused(Exception):
         self.message = message
 
 
+class CourseArchived(CourseRefused):
+    """A write to an archived course; pages answer it 409 wherever it is raised."""
+
+    MESSAGE = "This course is archived: it is read-only (it can still be exported)."
+
+    def __init__(self, message: str = MESSAGE):
+        super().__init__(message)
+
+
 # ---------------------------------------------------------------------------
 # Courses
 # ---------------------------------------------------------------------------
@@ -152,8 +162,10 @@ def course_creation_grant(*, user, granted: bool = True) -> None:
 
 
 def require_course_writable(*, course: Course) -> None:
+    """The one guard every write to a course passes (pages, API, LTI, tasks): an archived
+    course takes no change but being brought back (``course_archive``) or copied."""
     if course.archived_at is not None:
-        raise CourseRefused("This course is archived: it is read-only (it can still be exported).")
+        raise CourseArchived()
 
 
 # ---------------------------------------------------------------------------
@@ -335,6 +347,18 @@ def join_refusal(*, course: Course | None) -> str | None:
 
 
 @transaction.atomic
+def join_code_guess_wait(*, address: str) -> float:
+    """Take one join-code look-up from the address's bucket: 0.0, or seconds to wait.
+    Every look-up counts, found or not, so a refusal says nothing about the code."""
+    from django.conf import settings
+
+    from grading.throttle import token_take
+
+    return token_take(
+        key=f"join:{address}", burst=settings.JOIN_RATE_BURST, per_second=settings.JOIN_RATE_PER_SECOND,
+    )
+
+
 def course_join(*, code: str, user) -> Enrolment:
     """Enrol the user as a student through a join code. Idempotent: someone already in the
     course keeps their role; a dropped student is not let back in by the code."""
@@ -499,6 +523,8 @@ def _roster_clean(row) -> dict[str, str]:
         key: str(row.get(key) or "").strip()
         for key in ("username", "email", "name", "first_name", "last_name", "student_id", "role")
     }
+    values["username"] = identifier_normalise(values["username"])
+    values["email"] = email_normalise(values["email"])
     if not values["username"] and not values["email"]:
         raise _RowError("needs a username or an e-mail")
     if values["username"]:

@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from .middleware import allowed_when_archived
 from . import selectors, services
 from .forms import CopyForm, CourseForm, JoinCodeForm, JoinSettingsForm, PersonAddForm, RosterForm
 from .models import Role
@@ -104,6 +105,7 @@ def join_settings(request, course_slug: str):
     )
 
 
+@allowed_when_archived
 @login_required
 @require_POST
 def course_archive(request, course_slug: str):
@@ -118,6 +120,7 @@ def course_archive(request, course_slug: str):
     return redirect("courses:settings", course.slug)
 
 
+@allowed_when_archived
 @login_required
 @require_http_methods(["GET", "POST"])
 def course_copy(request, course_slug: str):
@@ -241,10 +244,31 @@ def roster(request, course_slug: str):
     )
 
 
+def join_guesses_refused(request):
+    """A 429 page when this address looked up too many join codes, else None."""
+    import math
+
+    from axes.helpers import get_client_ip_address
+
+    wait = services.join_code_guess_wait(address=get_client_ip_address(request) or "unknown")
+    if not wait:
+        return None
+    seconds = math.ceil(wait)
+    response = render(request, "400.html", {
+        "status": 429, "title": "Too many join codes tried",
+        "message": f"This network tried many join codes in a short time. Wait {seconds} second"
+        f"{'s' * (seconds != 1)} and try again; check the code with your instructor.",
+    }, status=429)
+    response["Retry-After"] = str(seconds)
+    return response
+
+
 @require_http_methods(["GET", "POST"])
 def join(request, code: str):
     """The invite link: anyone may open it; a signed-in person joins with one click, a new
     visitor signs up (and is enrolled by the sign-up) or logs in first."""
+    if refused := join_guesses_refused(request):
+        return refused
     course = selectors.course_by_join_code(code=code)
     refusal = services.join_refusal(course=course)
     enrolment = None
@@ -272,6 +296,8 @@ def join(request, code: str):
 @require_POST
 def join_enter(request):
     """The dashboard's “join a course” box."""
+    if refused := join_guesses_refused(request):
+        return refused
     form = JoinCodeForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Type the join code your instructor gave you.")

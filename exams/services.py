@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from courses.models import Assignment
+from courses.services import require_course_writable
 from exercises.selectors import student_limits
 from grading.events import grades_release_changed_publish, grades_visible_publish
 
@@ -172,6 +173,7 @@ def grades_withdraw(*, assignment: Assignment, by, via: str = "page") -> Assignm
 
 
 def _release_set(*, assignment: Assignment, by, via: str, release: bool) -> Assignment:
+    require_course_writable(course=assignment.course)
     with transaction.atomic():
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         if release and locked.grades_released_at is not None:

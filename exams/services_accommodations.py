@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from courses.import_report import ImportLine, LineReport
 from courses.models import Assignment, EnrolmentStatus, Role
+from courses.services import require_course_writable
 
 from .models import (
     Accommodation,
@@ -156,6 +157,7 @@ def _store(
 ) -> tuple[str, str]:
     """Create, change or remove one accommodation; returns (what happened, in words).
     Call inside a transaction; the values are checked."""
+    require_course_writable(course=assignment.course)
     current = (
         Accommodation.objects.select_for_update()
         .filter(assignment=assignment, student_id=student_id)
@@ -223,6 +225,7 @@ def accommodation_extend(*, assignment: Assignment, student, minutes, actor) -> 
     themselves, or an instructor closed, stays closed. Logged."""
     if not isinstance(minutes, int) or not 1 <= minutes <= MAX_EXTEND_MINUTES:
         raise AccommodationRefused(f"Give between 1 and {MAX_EXTEND_MINUTES} minutes.")
+    require_course_writable(course=assignment.course)
     with transaction.atomic():
         attempt = (
             AssignmentAttempt.objects.select_for_update()

@@ -12,15 +12,24 @@ The read-modify-write must be atomic across web processes: on Redis it is one Lu
 (run atomically by the server, timed by the server's clock, so hosts with skewed clocks
 agree); on the per-process local-memory cache a lock is enough, because that cache is not
 shared between processes anyway.
+
+When Redis cannot be reached the bucket is kept in this process instead (the safe default:
+each web process then limits on its own, so the limit holds per process and nothing is
+let through unlimited, and no request fails because of it). The answer API's throttle and
+the submission limit both use ``token_take``.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+from redis.exceptions import RedisError
+
+logger = logging.getLogger(__name__)
 
 # KEYS[1]: the bucket; ARGV[1]: seconds per token; ARGV[2]: burst. Returns the wait in
 # seconds as a string: "0" when the request was let through (and counted).
@@ -39,6 +48,10 @@ return '0'
 """
 
 _local_lock = threading.Lock()
+# The buckets of this process while Redis is unreachable: name -> theoretical arrival time.
+_fallback_buckets: dict[str, float] = {}
+FALLBACK_MAX_BUCKETS = 50_000
+REDIS_FAILURES = (RedisError, OSError)
 
 
 def token_take(*, key: str, burst: int, per_second: float, clock=time.time) -> float:
@@ -52,11 +65,14 @@ def token_take(*, key: str, burst: int, per_second: float, clock=time.time) -> f
     interval = 1.0 / per_second
     cache = caches["default"]
     name = f"token-bucket:{key}"
-    if isinstance(cache, RedisCache):
-        full_key = cache.make_and_validate_key(name)
-        # Django's RedisCache keeps its redis-py client pool here; reusing it avoids a second.
-        client = cache._cache.get_client(full_key, write=True)
-        return float(client.eval(_GCRA_SCRIPT, 1, full_key, repr(interval), burst))
+    redis = _redis_client(cache, name)
+    if redis is not None:
+        client, full_key = redis
+        try:
+            return float(client.eval(_GCRA_SCRIPT, 1, full_key, repr(interval), burst))
+        except REDIS_FAILURES as error:
+            logger.warning("rate limit %s kept in this process: Redis unreachable (%s)", key, error)
+            return _take_in_process(name=name, interval=interval, burst=burst, now=clock())
     with _local_lock:
         now = clock()
         tat = max(float(cache.get(name) or 0.0), now)
@@ -65,4 +81,28 @@ def token_take(*, key: str, burst: int, per_second: float, clock=time.time) -> f
             return wait
         new_tat = tat + interval
         cache.set(name, new_tat, timeout=(new_tat - now) + 1)
+        return 0.0
+
+
+def _redis_client(cache, name: str):
+    """(redis-py client, full key) when the cache is Redis (Django's or django-redis), else None."""
+    if isinstance(cache, RedisCache):
+        full_key = cache.make_and_validate_key(name)
+        # Django's RedisCache keeps its redis-py client pool here; reusing it avoids a second.
+        return cache._cache.get_client(full_key, write=True), full_key
+    if type(cache).__module__.startswith("django_redis"):
+        return cache.client.get_client(write=True), str(cache.make_key(name))
+    return None
+
+
+def _take_in_process(*, name: str, interval: float, burst: int, now: float) -> float:
+    with _local_lock:
+        if len(_fallback_buckets) > FALLBACK_MAX_BUCKETS:
+            for stale in [k for k, tat in _fallback_buckets.items() if tat < now]:
+                del _fallback_buckets[stale]
+        tat = max(_fallback_buckets.get(name, 0.0), now)
+        wait = tat + interval - burst * interval - now
+        if wait > 0:
+            return wait
+        _fallback_buckets[name] = tat + interval
         return 0.0

@@ -13,6 +13,8 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from attnquiz.input_limits import UnreadableJson, json_loads_bounded
+
 from courses import pools
 from courses.selectors import STAFF_ROLES, course_role_annotation, require_item_open
 from exams.selectors_accommodations import with_own_accommodation
@@ -160,13 +162,15 @@ def preview_answer(request):
     if len(body) > MAX_ANSWER_BYTES:
         return JsonResponse({"latex": None, "error": "That answer is too long."}, status=413)
     try:
-        payload = json.loads(body or b"{}")
+        payload = json_loads_bounded(body or b"{}")
         answer_type = str(payload.get("type", ""))
         options = payload.get("options") or {}
         answer = payload.get("answer", "")
         if answer_type not in answers.ANSWER_TYPES or not isinstance(options, dict):
             raise ValueError
-    except (ValueError, AttributeError, RecursionError, MemoryError):
+    except UnreadableJson as error:
+        return JsonResponse({"latex": None, "error": f"Malformed preview request: {error}"}, status=400)
+    except (ValueError, AttributeError):
         return JsonResponse({"latex": None, "error": "Malformed preview request."}, status=400)
     try:
         parsed = answers.parse(answer_type, answer, options)

@@ -226,7 +226,9 @@ def regrade_job_create(
     preview_of: RegradeJob | None = None, enqueue: bool = True,
 ) -> RegradeJob:
     """Store a regrade job and (unless ``enqueue`` is False) start it once the
-    transaction commits. A dry run only reads, so an archived course allows it."""
+    transaction commits. A dry run only reads grades, so this service allows it in an
+    archived course (no page or API request reaches it there: archived is read-only at
+    every URL)."""
     if not dry_run:
         _require_writable(assignment.course)
     valid_items = set(assignment.items.values_list("pk", flat=True))
@@ -234,23 +236,48 @@ def regrade_job_create(
     unknown = [item_id for item_id in item_ids if item_id not in valid_items]
     if unknown:
         raise InstructorRefused(f"Items {unknown} are not in this assignment.")
-    job = RegradeJob.objects.create(
-        assignment=assignment, created_by=actor, dry_run=dry_run, allow_lower=allow_lower,
-        item_ids=item_ids, parts=sorted(set(parts or [])), preview_of=preview_of,
-    )
+    parts = sorted(set(parts or []))
+    with transaction.atomic():
+        if dry_run:
+            waiting = _dry_run_waiting(assignment=assignment, allow_lower=allow_lower, item_ids=item_ids, parts=parts)
+            if waiting is not None:
+                return waiting
+        job = RegradeJob.objects.create(
+            assignment=assignment, created_by=actor, dry_run=dry_run, allow_lower=allow_lower,
+            item_ids=item_ids, parts=parts, preview_of=preview_of,
+        )
     if enqueue:
         transaction.on_commit(lambda: regrade_job_enqueue(job_id=job.pk))
     return job
 
 
+def _dry_run_waiting(*, assignment: Assignment, allow_lower: bool, item_ids: list, parts: list):
+    """The dry run of this very scope still waiting or running, if any: asking again while
+    one is under way returns it. Call inside a transaction (the assignment row is locked)."""
+    Assignment.objects.select_for_update().filter(pk=assignment.pk).first()
+    return RegradeJob.objects.filter(
+        assignment=assignment, dry_run=True, allow_lower=allow_lower, item_ids=item_ids, parts=parts,
+        status__in=[RegradeStatus.PENDING, RegradeStatus.RUNNING],
+    ).order_by("-pk").first()
+
+
 def regrade_job_apply(*, dry_run: RegradeJob, actor) -> RegradeJob:
-    """Apply what a finished dry run previewed, with the same scope and lowering rule."""
+    """Apply what a finished dry run previewed, with the same scope and lowering rule.
+
+    Idempotent: a dry run is applied once. Asking again (a double click, a retried request)
+    returns the application already queued, running or done; only after one failed does
+    asking start another. Decided under a lock on the dry run's row."""
     if not dry_run.dry_run or dry_run.status != RegradeStatus.DONE:
         raise InstructorRefused("Only a finished dry run can be applied.")
-    return regrade_job_create(
-        assignment=dry_run.assignment, actor=actor, dry_run=False, allow_lower=dry_run.allow_lower,
-        item_ids=dry_run.item_ids, parts=dry_run.parts, preview_of=dry_run,
-    )
+    with transaction.atomic():
+        locked = RegradeJob.objects.select_for_update().get(pk=dry_run.pk)
+        existing = locked.applications.exclude(status=RegradeStatus.FAILED).order_by("-pk").first()
+        if existing is not None:
+            return existing
+        return regrade_job_create(
+            assignment=dry_run.assignment, actor=actor, dry_run=False, allow_lower=dry_run.allow_lower,
+            item_ids=dry_run.item_ids, parts=dry_run.parts, preview_of=dry_run,
+        )
 
 
 def regrade_job_enqueue(*, job_id: int) -> bool:
@@ -300,9 +327,11 @@ def regrade_job_run(*, job_id: int, batch_size: int = REGRADE_BATCH_SIZE) -> Reg
     """Run (or resume) one regrade job. Idempotent: a second delivery finds it claimed."""
     if not _claim(job_id):
         return RegradeJob.objects.filter(pk=job_id).first()
-    job = RegradeJob.objects.select_related("assignment").get(pk=job_id)
+    job = RegradeJob.objects.select_related("assignment__course").get(pk=job_id)
     grader = _Regrader(job)
     try:
+        if not job.dry_run:
+            _require_writable(job.assignment.course)  # archived after the job was queued
         job.total = regrade_queryset(job).count()
         RegradeJob.objects.filter(pk=job.pk).update(total=job.total)
         while True:

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from accounts.identifiers import email_normalise
 from attnquiz.enqueue import registered_task, task_send
 from courses.models import Assignment, Course, EnrolmentSource, Role
 from courses.services import enrolment_ensure
@@ -60,6 +61,7 @@ DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
 LOGIN_STATE_SECONDS = 600
 CLOCK_LEEWAY_SECONDS = 60
+MAX_TOKEN_LIFETIME_SECONDS = 3600  # exp at most this long after iat
 ROSTER_SYNC_EVERY_SECONDS = 600  # an instructor launch re-syncs a roster at most this often
 
 
@@ -343,6 +345,17 @@ def launch_from_claims(*, platform: Platform, claims: dict) -> Launch:
 
 
 def _decode_verified(id_token: str, *, key: jwt.PyJWK, platform: Platform) -> dict:
+    claims = _decode_signed(id_token, key=key, platform=platform)
+    # A token that "expires" ages after it was issued is a replayable credential.
+    if claims["exp"] - claims["iat"] > MAX_TOKEN_LIFETIME_SECONDS:
+        raise LtiRefused(
+            "The id_token is valid for more than an hour after it was issued (its exp is too "
+            "far past its iat); open the link from the LMS again."
+        )
+    return claims
+
+
+def _decode_signed(id_token: str, *, key: jwt.PyJWK, platform: Platform) -> dict:
     try:
         return jwt.decode(
             id_token,
@@ -559,6 +572,8 @@ def lti_user_ensure(*, platform: Platform, sub: str, claims: dict):
         ("email", "email", 254),
     ):
         value = claims.get(claim)
+        if attribute == "email" and isinstance(value, str):
+            value = email_normalise(value)  # the one form every uniqueness check compares
         if isinstance(value, str) and value and getattr(user, attribute) != value[:limit]:
             setattr(user, attribute, value[:limit])
             changed.append(attribute)

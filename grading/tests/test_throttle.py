@@ -113,3 +113,15 @@ def test_a_plain_form_post_over_the_limit_is_a_429_too(client, rate_limited, var
     response = client.post(url, {"answer": "[0.1, 0.2, 0.3, 0.4]"})
     assert response.status_code == 429
     assert Submission.objects.count() == 1
+
+
+def test_with_redis_unreachable_the_bucket_is_kept_in_this_process(settings):
+    settings.CACHES = {"default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0",
+    }}
+    clock = FakeClock()
+    take = lambda: token_take(key="unreachable", burst=2, per_second=1.0, clock=clock)  # noqa: E731
+    assert [take(), take()] == [0.0, 0.0]
+    assert take() == pytest.approx(1.0)
+    clock.now += 1.0
+    assert take() == 0.0

@@ -124,6 +124,18 @@ BAD_LAUNCHES = {
         lambda lms, nonce, other: _expired(lms, nonce),
         "The id_token has expired; open the link from the LMS again.",
     ),
+    "valid for ages": (
+        lambda lms, nonce, other: lms.sign(lms.claims(nonce=nonce, exp=10**30)),
+        "The id_token is valid for more than an hour after it was issued (its exp is too far "
+        "past its iat); open the link from the LMS again.",
+    ),
+    "valid for an hour and a second": (
+        lambda lms, nonce, other: lms.sign(
+            lms.claims(nonce=nonce, iat=int(time.time()), exp=int(time.time()) + 3601)
+        ),
+        "The id_token is valid for more than an hour after it was issued (its exp is too far "
+        "past its iat); open the link from the LMS again.",
+    ),
     "issued in the future": (
         lambda lms, nonce, other: lms.sign(lms.claims(nonce=nonce, iat=int(time.time()) + 600)),
         "The id_token was issued in the future; check the LMS's clock.",
@@ -518,6 +530,7 @@ def test_jwks_publishes_our_public_key_only(client, db):
 def test_a_launch_is_not_locked_out_by_sign_in_throttling(client, lms, settings):
     """Failed password sign-ins from the LMS's address must not block its launches."""
     settings.AXES_ENABLED = True
+    settings.LOGIN_ADDRESS_FAILURE_LIMIT = settings.AXES_FAILURE_LIMIT  # the address pause, sooner
     for attempt in range(settings.AXES_FAILURE_LIMIT + 1):
         client.post("/login/", {"username": f"guess{attempt}", "password": "x"})
     assert client.post("/login/", {"username": "guess", "password": "x"}).status_code == 429
