@@ -301,6 +301,12 @@ class FactorTest:
         return self.adjusted_p is not None and self.adjusted_p < ALPHA
 
     @property
+    def factor_label(self) -> str:
+        if self.factor == "exercise":
+            return "exercise of the pool"
+        return FEATURE_LABELS.get(self.factor, f"parameter {self.factor}")
+
+    @property
     def hardest(self) -> BinCount | None:
         return min(self.bins, key=lambda b: b.share) if self.tested else None
 
