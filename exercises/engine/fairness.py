@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import ExpressionError
 from .reference import reference_answers
 from .spec import ExerciseSpec
 from .variants import draw_variant
@@ -197,7 +198,8 @@ def variant_spread(
 ) -> dict:
     """Each feature over ``seeds`` drawn variants, and how often each value of every drawn
     scalar parameter (``d_k``, ``h``, …) comes up. ``draw(spec, seed) -> params`` defaults
-    to the engine's gated draw."""
+    to the engine's gated draw; a draw that returns None (no acceptable variant) or whose
+    answers cannot be computed is counted in ``unusable`` and otherwise left out."""
     if draw is None:
         def draw(spec, seed):
             return draw_variant(spec, seed).params
@@ -205,15 +207,24 @@ def variant_spread(
     values: dict[str, list[float]] = {feature: [] for feature in FEATURES}
     parameter_counts: dict[str, Counter] = {}
     scalars = scalar_parameters(spec)
+    unusable = 0
     for seed in range(seeds):
         params = draw(spec, seed)
-        for feature, value in variant_features(spec, params).items():
+        try:
+            features = variant_features(spec, params) if params is not None else None
+        except (ExpressionError, ValueError, KeyError):
+            features = None
+        if features is None:
+            unusable += 1
+            continue
+        for feature, value in features.items():
             values[feature].append(value)
         for name in scalars:
             parameter_counts.setdefault(name, Counter())[_label(params.get(name))] += 1
     spreads = [_spread(feature, found, bins) for feature, found in values.items() if found]
     return {
         "seeds": seeds,
+        "unusable": unusable,
         "features": spreads,
         "parameters": {name: sorted(counts.items(), key=lambda kv: _sort_key(kv[0])) for name, counts in parameter_counts.items()},
     }
