@@ -262,10 +262,20 @@ def _label(value) -> str:
 
 
 def _sort_key(label: str):
+    """Numbers in order; tercile labels low, middle, high; anything else after, by text."""
+    for prefix, rank in (("≤ ", 0), ("> ", 2)):
+        if label.startswith(prefix):
+            return _number_key(label[len(prefix):], rank, label)
+    if " – " in label:
+        return _number_key(label.split(" – ", 1)[0], 1, label)
+    return _number_key(label, 0, label)
+
+
+def _number_key(text: str, rank: int, label: str):
     try:
-        return (0, float(label), label)
+        return (0, float(text), rank, label)
     except ValueError:
-        return (1, 0.0, label)
+        return (1, 0.0, rank, label)
 
 
 # ---------------------------------------------------------------------------
@@ -377,16 +387,30 @@ def factor_test(subject: str, factor: str, labels: Sequence[str], outcomes: Sequ
 
 
 def exercise_tests(subject: str, observations: Sequence[Observation]) -> list[FactorTest]:
-    """One test per factor that varies among the observations."""
+    """One test per factor that varies among the observations. A factor that groups the
+    students exactly as an earlier one does (``magnitude`` when it is ``d_k`` itself) is the
+    same test and is not repeated, so it does not cost the family power."""
     names = sorted({name for observation in observations for name in observation.factors})
-    tests = []
+    tests, partitions = [], set()
     for name in names:
-        present = [o for o in observations if name in o.factors]
-        values = [o.factors[name] for o in present]
+        present = [index for index, o in enumerate(observations) if name in o.factors]
+        values = [observations[index].factors[name] for index in present]
         if len(set(values)) < 2:
             continue
-        tests.append(factor_test(subject, name, bin_labels(values), [o.correct for o in present]))
+        labels = bin_labels(values)
+        partition = _partition(present, labels)
+        if partition in partitions:
+            continue
+        partitions.add(partition)
+        tests.append(factor_test(subject, name, labels, [observations[index].correct for index in present]))
     return tests
+
+
+def _partition(indices: Sequence[int], labels: Sequence[str]) -> frozenset:
+    groups: dict[str, list[int]] = {}
+    for index, label in zip(indices, labels):
+        groups.setdefault(label, []).append(index)
+    return frozenset(tuple(group) for group in groups.values())
 
 
 def adjust_family(tests: Sequence[FactorTest]) -> None:

@@ -80,6 +80,18 @@ def test_a_clearly_harder_family_is_flagged_after_correction():
     assert [(b.label, b.right, b.total) for b in test.bins] == [("4", 35, 50), ("9", 36, 50), ("16", 15, 50)]
 
 
+def test_a_factor_grouping_students_like_an_earlier_one_is_not_tested_twice():
+    observations = [Observation(correct=i % 3 == 0, factors={"d_k": d, "magnitude": d * 2, "digits": i % 2})
+                    for i, d in enumerate([4, 9, 16] * 30)]
+    assert [test.factor for test in exercise_tests("ex", observations)] == ["d_k", "digits"]
+
+
+def test_tercile_bins_are_listed_low_to_high():
+    observations = [Observation(correct=i % 2 == 0, factors={"top_weight": i / 100}) for i in range(90)]
+    (test,) = exercise_tests("ex", observations)
+    assert [b.label for b in test.bins] == ["≤ 0.2967", "0.2967 – 0.5933", "> 0.5933"]
+
+
 def _class(rng, students: int, share_by_d_k: dict) -> list[Observation]:
     """Simulated first tries: d_k drawn uniformly from 4, 9, 16, and an irrelevant second
     factor, so every class is a family of two tests, as on a real report."""

@@ -57,7 +57,8 @@ class Command(BaseCommand):
     def _line(test) -> str:
         bins = ", ".join(f"{b.label}: {b.right}/{b.total}" for b in test.bins)
         if test.left_out:
-            bins += "; too few: " + ", ".join(f"{b.label}: {b.right}/{b.total}" for b in test.left_out)
+            few = "too few: " + ", ".join(f"{b.label}: {b.right}/{b.total}" for b in test.left_out)
+            bins = f"{bins}; {few}" if bins else few
         if not test.tested:
             return f"{test.factor:<12} [{bins}]  not tested: {test.reason}"
         verdict = f"FLAG hardest {test.hardest.label}" if test.flagged else "ok"
