@@ -44,6 +44,7 @@ MIN_PER_BIN = 20
 MIN_EXPECTED = 5.0
 MAX_VALUE_BINS = 4  # a factor with more distinct values is cut into terciles
 FEATURES = ("top_weight", "magnitude", "digits")
+FEATURE_SHORT_LABELS = {"top_weight": "largest weight", "magnitude": "largest entry", "digits": "digits needed"}
 FEATURE_LABELS = {
     "top_weight": "largest attention weight (1/m is uniform)",
     "magnitude": "largest absolute entry of the parameters",
@@ -320,6 +321,22 @@ class FactorTest:
     @property
     def flagged(self) -> bool:
         return self.adjusted_p is not None and self.adjusted_p < ALPHA
+
+    @property
+    def factor_short(self) -> str:
+        if self.factor == "exercise":
+            return "exercise"
+        return FEATURE_SHORT_LABELS.get(self.factor, self.factor)
+
+    @property
+    def others_share(self) -> float | None:
+        """The share right at the first try outside the hardest group."""
+        hardest = self.hardest
+        if hardest is None:
+            return None
+        right = sum(b.right for b in self.bins if b is not hardest)
+        total = sum(b.total for b in self.bins if b is not hardest)
+        return right / total if total else None
 
     @property
     def factor_label(self) -> str:
