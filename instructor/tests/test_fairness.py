@@ -141,6 +141,8 @@ def test_the_analytics_page_shows_the_flag(client, people, unfair):
     assert page.count('class="is-flagged" data-exercise="harder"') == 1
     assert 'class="" data-exercise="fair" data-factor="d_k"' in page
     assert "Holm over all 2 tests on this page" in page
+    assert ("students with <strong>d_k 16</strong> were right at the first try 12 of 50 times (24 %), "
+            "the others 71 %") in page
 
 
 def test_the_command_prints_the_same_tests(people, unfair):
