@@ -10,8 +10,12 @@ assignment are one Holm family.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
+
+from django.core.cache import cache
 
 from courses import pools
 from courses.models import Assignment, Course
@@ -24,6 +28,12 @@ from grading.models import Submission, SubmissionStatus
 from .selectors import ItemInfo, assignment_items_info, items_draws
 
 MANUAL_TYPES = ("free_text",)
+# Features need each variant's reference answers (about 1–2 ms a variant). A variant never
+# changes, so they are cached; and past this many students an exercise's feature tests use
+# the first ones (by student id), which keeps a large course's page to seconds. The drawn
+# parameters are read for every student.
+MAX_FEATURE_OBSERVATIONS = 400
+FEATURE_CACHE_SECONDS = 7 * 24 * 3600
 
 
 @dataclass
@@ -82,14 +92,20 @@ def assignment_fairness(*, assignment: Assignment) -> FairnessReport:
     by_student: dict[int, dict[int, bool]] = defaultdict(dict)  # student -> item -> correct
     for info in infos:
         spec = specs[info.item.pk]
+        given = [
+            (student, variant, correct)
+            for (student, variant), correct in sorted(outcomes.get(info.item.pk, {}).items())
+            if pools.item_given(item=info.item, draws=draws.get(student, {}))
+        ]
+        features = _features(
+            spec, info.item.exercise_version_id,
+            [(variant, params.get(variant)) for _, variant, _ in given[:MAX_FEATURE_OBSERVATIONS]],
+        )
         observations = []
-        for (student, variant), correct in sorted(outcomes.get(info.item.pk, {}).items()):
-            if not pools.item_given(item=info.item, draws=draws.get(student, {})):
-                continue
+        for student, variant, correct in given:
             by_student[student][info.item.pk] = correct
-            observations.append(
-                fairness.Observation(correct=correct, factors=_variant_factors(spec, params.get(variant)))
-            )
+            factors = {**_scalar_factors(spec, params.get(variant)), **features.get(variant, {})}
+            observations.append(fairness.Observation(correct=correct, factors=factors))
         report.exercises.append(
             ExerciseFairness(info=info, observations=len(observations),
                              tests=fairness.exercise_tests(info.slug, observations))
@@ -121,18 +137,39 @@ def _first_try_outcomes(*, assignment: Assignment, infos: list[ItemInfo]) -> dic
     return outcomes
 
 
-def _variant_factors(spec: engine.ExerciseSpec, params: dict | None) -> dict:
+def _feature_key(version_id: int, variant_id: int, params) -> str:
+    digest = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return f"variant-features:1:{version_id}:{variant_id}:{digest}"
+
+
+def _scalar_factors(spec: engine.ExerciseSpec, params: dict | None) -> dict:
     if not isinstance(params, dict):
         return {}
-    factors = {
+    return {
         name: params[name] for name in fairness.scalar_parameters(spec)
         if isinstance(params.get(name), (int, float, str)) and not isinstance(params.get(name), bool)
     }
-    try:
-        factors.update(fairness.variant_features(spec, params))
-    except (engine.ExpressionError, ValueError, KeyError):
-        pass  # a variant stored under older code: its parameters still bin it
-    return factors
+
+
+def _features(spec: engine.ExerciseSpec, version_id: int, variants: list[tuple[int, dict | None]]) -> dict[int, dict]:
+    """Variant id -> its features, from the cache where they are. The key holds the version
+    and a digest of the parameters, so a reused id (a restored database) never reads
+    another variant's features."""
+    keys = {variant: _feature_key(version_id, variant, params) for variant, params in variants}
+    cached = cache.get_many(list(keys.values()))
+    found, fresh = {}, {}
+    for variant, params in variants:
+        if keys[variant] in cached:
+            found[variant] = cached[keys[variant]]
+            continue
+        try:
+            features = fairness.variant_features(spec, params) if isinstance(params, dict) else {}
+        except (engine.ExpressionError, ValueError, KeyError, TypeError):
+            features = {}  # a variant stored under older code: its parameters still bin it
+        found[variant] = fresh[keys[variant]] = features
+    if fresh:
+        cache.set_many(fresh, FEATURE_CACHE_SECONDS)
+    return found
 
 
 def _pool_tests(*, infos: list[ItemInfo], by_student: dict[int, dict[int, bool]]) -> list[PoolFairness]:

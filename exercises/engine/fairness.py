@@ -129,7 +129,7 @@ def variant_features(spec: ExerciseSpec, params: dict, references: dict | None =
     weights += [vector for vector in _numeric_arrays(params.values()) if _is_weight_vector(vector)]
     if weights:
         features["top_weight"] = round(max(float(vector.max()) for vector in weights), 6)
-    entries = [float(np.abs(array).max()) for array in _numeric_arrays(params.values()) if array.size]
+    entries = [float(np.abs(array).max()) for array in _numeric_arrays(params.values())]
     if entries:
         features["magnitude"] = round(max(entries), 6)
     digits = [
@@ -145,23 +145,24 @@ def variant_features(spec: ExerciseSpec, params: dict, references: dict | None =
 def _numeric_arrays(values: Iterable) -> list[np.ndarray]:
     arrays = []
     for value in values:
-        if isinstance(value, bool) or isinstance(value, str) or value is None:
+        if isinstance(value, (bool, str)) or value is None:
             continue
         try:
             array = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
             continue
-        if np.all(np.isfinite(array)):
+        if array.size and np.isfinite(array).all():
             arrays.append(array)
     return arrays
 
 
 def _is_weight_vector(array: np.ndarray) -> bool:
     """A vector of at least two entries in [0, 1] that sums to 1 (each row of a matrix counts)."""
-    rows = np.atleast_2d(array) if array.ndim <= 2 else None
-    if rows is None or rows.shape[-1] < 2:
+    if array.ndim not in (1, 2) or array.shape[-1] < 2:
         return False
-    return bool(np.all(rows >= 0) and np.all(rows <= 1) and np.allclose(rows.sum(axis=-1), 1.0, atol=1e-9))
+    if array.min() < 0 or array.max() > 1:
+        return False
+    return bool((np.abs(array.sum(axis=-1) - 1.0) <= 1e-9).all())
 
 
 def _answer_digits(value, decimals: int) -> int:

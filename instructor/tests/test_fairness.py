@@ -162,3 +162,21 @@ def test_the_command_refuses_an_unknown_course_or_assignment(people):
         call_command("variant_fairness", "nope", stdout=StringIO())
     with pytest.raises(CommandError, match="No assignment 'x' in course 'attn'"):
         call_command("variant_fairness", "attn", "--assignment", "x", stdout=StringIO())
+
+
+def test_features_are_read_from_the_cache_the_second_time(people, monkeypatch):
+    from exercises.engine import fairness
+    from instructor import selectors_fairness
+
+    version = published_version(source=DIVISOR_YAML.format(slug="cached", title="Cached"))
+    assignment = assignment_create(people.course, [version])
+    first_tries(assignment.items.get(), students(60), right_by_group={4: 10, 9: 10, 16: 10}, groups=[4, 9, 16])
+    before = factor_tests_of(assignment_fairness(assignment=assignment), "cached")[0]
+    monkeypatch.setattr(fairness, "variant_features", lambda *args, **kwargs: 1 / 0)
+    after = factor_tests_of(assignment_fairness(assignment=assignment), "cached")[0]
+    assert sorted(after) == sorted(before) == ["d_k"]
+    # past the cap, later students are binned by their drawn parameters only
+    monkeypatch.setattr(selectors_fairness, "MAX_FEATURE_OBSERVATIONS", 0)
+    monkeypatch.setattr(fairness, "variant_features", lambda *args, **kwargs: {"digits": 3.0})
+    tests = factor_tests_of(assignment_fairness(assignment=assignment), "cached")[0]
+    assert [(b.label, b.total) for b in tests["d_k"].bins] == [("4", 20), ("9", 20), ("16", 20)]
