@@ -235,8 +235,10 @@ def variant_spread(
 def _spread(feature: str, found: list[float], bins: int) -> FeatureSpread:
     array = np.asarray(found, dtype=float)
     low, high = float(array.min()), float(array.max())
-    if high == low:
-        histogram = [(_label(low), len(found))]
+    distinct = sorted(set(found))
+    if len(distinct) <= bins:  # few values (digits, small integers): one bar per value
+        counts = Counter(found)
+        histogram = [(_label(value), counts[value]) for value in distinct]
     else:
         edges = np.linspace(low, high, bins + 1)
         counts, _ = np.histogram(array, bins=edges)

@@ -146,3 +146,10 @@ def test_spread_over_seeds_summarises_every_feature_and_scalar_parameter():
     assert sum(count for _, count in spread["features"][0].histogram) == 40
     assert sorted(spread["parameters"]) == ["d_k", "gap"]
     assert sum(count for _, count in spread["parameters"]["d_k"]) == 40
+
+
+def test_a_feature_with_few_values_gets_one_bar_per_value():
+    spec = load_spec((BANK / "heatmap-reading.yaml").read_text())
+    spread = {f.feature: f for f in variant_spread(spec, seeds=30)["features"]}
+    assert [label for label, _ in spread["magnitude"].histogram] == ["2", "3"]
+    assert sum(count for _, count in spread["digits"].histogram) == 30
