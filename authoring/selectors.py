@@ -24,6 +24,7 @@ from django.http import Http404
 from courses.models import Course, Role
 from courses.selectors import access_course, require_staff
 from exercises import engine
+from exercises.engine import fairness
 from exercises.models import Exercise, ExerciseVersion, VersionStatus
 
 from .models import ExerciseEvent
@@ -260,6 +261,52 @@ def version_preview_limited(
 def version_test_variants_limited(*, spec: engine.ExerciseSpec, first_seed: int = 0) -> dict:
     """``version_test_variants`` in a sandboxed process; raises SourceCheckStopped."""
     return _limited(version_test_variants, VARIANT_TEST_LIMITS, spec=spec, first_seed=first_seed)
+
+
+PREFLIGHT_SEEDS = 200
+SPREAD_BAR_WIDTH = 240
+
+
+def version_variant_spread(*, spec: engine.ExerciseSpec, seeds: int = PREFLIGHT_SEEDS) -> dict:
+    """Before any student answers: across ``seeds`` drawn variants, how close the weights
+    are to uniform, how large the entries are, how many digits the answers need, and how
+    often each value of a drawn parameter comes up, with bar lengths for the page."""
+    def draw(spec, seed):
+        try:
+            return engine.draw_variant(spec, seed).params
+        except (engine.VariantError, engine.ExpressionError, ValueError):
+            return None
+
+    spread = fairness.variant_spread(spec, seeds=seeds, draw=draw)
+    features = [
+        {"spread": feature, "chart": _spread_chart(feature.histogram)} for feature in spread["features"]
+    ]
+    parameters = []
+    for name, counts in spread["parameters"].items():
+        parameters.append({
+            "name": name,
+            "bars": counts[:30],
+            "more": max(0, len(counts) - 30),
+        })
+    return {"seeds": spread["seeds"], "unusable": spread["unusable"], "features": features,
+            "parameters": parameters, "bar_width": SPREAD_BAR_WIDTH}
+
+
+def _spread_chart(histogram: list[tuple[str, int]], *, row: int = 22, label_width: int = 150) -> dict:
+    """Geometry of a horizontal SVG bar chart of seeds per bin."""
+    top = max((count for _, count in histogram), default=1) or 1
+    bars = []
+    for index, (label, count) in enumerate(histogram):
+        length = round(SPREAD_BAR_WIDTH * count / top, 1)
+        bars.append({"label": label, "count": count, "y": index * row, "text_y": index * row + 13,
+                     "length": length, "value_x": round(label_width + 6 + length + 6, 1)})
+    return {"bars": bars, "height": max(1, len(histogram)) * row, "width": label_width + SPREAD_BAR_WIDTH + 60,
+            "label_x": label_width, "bar_x": label_width + 6}
+
+
+def version_variant_spread_limited(*, spec: engine.ExerciseSpec) -> dict:
+    """``version_variant_spread`` in a sandboxed process; raises SourceCheckStopped."""
+    return _limited(version_variant_spread, VARIANT_TEST_LIMITS, spec=spec)
 
 
 def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str | None = None) -> dict:

@@ -18,6 +18,7 @@ urlpatterns = [
         name="preview",
     ),
     path("<slug:course_slug>/e/<slug:slug>/v<int:number>/test/", views.version_test, name="test"),
+    path("<slug:course_slug>/e/<slug:slug>/v<int:number>/preflight/", views.version_preflight, name="preflight"),
     path(
         "<slug:course_slug>/e/<slug:slug>/v<int:number>/export/",
         views.version_export,

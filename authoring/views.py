@@ -318,6 +318,27 @@ def version_test(request, course_slug: str, slug: str, number: int):
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
+def version_preflight(request, course_slug: str, slug: str, number: int):
+    """Before any student answers: the spread over 200 seeds of what makes a variant easier."""
+    access = selectors.access_version(
+        user=request.user, course_slug=course_slug, slug=slug, number=number
+    )
+    spread, stopped = None, None
+    if request.method == "POST":
+        try:
+            spread = selectors.version_variant_spread_limited(spec=version_spec(access.version))
+        except selectors.SourceCheckStopped as problem:
+            stopped = problem.message
+    return render(
+        request,
+        "authoring/preflight.html",
+        {"access": access, "version": access.version, "spread": spread, "stopped": stopped,
+         "seeds": selectors.PREFLIGHT_SEEDS},
+    )
+
+
+@login_required
 @require_GET
 def version_export(request, course_slug: str, slug: str, number: int):
     access = selectors.access_version(

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import views, views_pools
 
 app_name = "instructor"
 
@@ -13,6 +13,7 @@ urlpatterns = [
     path(A + "edit/", views.assignment_edit, name="assignment_edit"),
     path(A + "items/add/", views.item_add, name="item_add"),
     path(A + "items/pools/", views.item_pools, name="item_pools"),
+    path(A + "items/pool-by-skill/", views_pools.pool_by_skill, name="pool_by_skill"),
     path(A + "items/<int:item_id>/", views.item_update, name="item_update"),
     path(A + "items/<int:item_id>/remove/", views.item_remove, name="item_remove"),
     path(A + "gradebook/", views.gradebook, name="gradebook"),

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from authoring.selectors import published_versions
 from courses.models import Role
 
-from . import selectors, services
+from . import selectors, selectors_fairness, services
 from .csv_response import csv_streaming_response
 from .forms import AssignmentForm, ItemAddForm, ItemPoolsForm, ItemUpdateForm, ManualGradeForm, RegradeForm
 from .models import RegradeStatus
@@ -428,5 +428,8 @@ def analytics(request, course_slug: str, assignment_slug: str):
     return render(
         request,
         "instructor/analytics.html",
-        {"course": assignment.course, "assignment": assignment, "report": report},
+        {
+            "course": assignment.course, "assignment": assignment, "report": report,
+            "fairness": selectors_fairness.assignment_fairness(assignment=assignment),
+        },
     )

@@ -44,6 +44,7 @@ def urls(world):
         ("submissions_csv", "get", reverse("instructor:submissions_csv", args=[c, a]), None, (302, 403, 200, 200, 404)),
         ("student", "get", reverse("instructor:student", args=[c, a, world["student"].pk]), None, (302, 403, 200, 200, 404)),
         ("analytics", "get", reverse("instructor:analytics", args=[c, a]), None, (302, 403, 200, 200, 404)),
+        ("pool_by_skill", "get", reverse("instructor:pool_by_skill", args=[c, a]), None, (302, 403, 403, 200, 404)),
         ("regrade_new", "get", reverse("instructor:regrade_new", args=[c, a]), None, (302, 403, 403, 200, 404)),
         ("submission", "get", reverse("instructor:submission", args=[c, world["manual"].pk]), None, (302, 403, 200, 200, 404)),
         ("manual_queue", "get", reverse("instructor:manual_queue", args=[c]), None, (302, 403, 200, 200, 404)),
@@ -56,7 +57,7 @@ def urls(world):
 
 URL_NAMES = [
     "course", "assignment_new", "assignment", "assignment_edit", "item_add", "item_pools", "item_update", "item_remove",
-    "gradebook", "gradebook_csv", "submissions_csv", "student", "analytics", "regrade_new", "submission",
+    "gradebook", "gradebook_csv", "submissions_csv", "student", "analytics", "pool_by_skill", "regrade_new", "submission",
     "manual_queue", "manual_grade", "regrade", "regrade_progress", "regrade_apply",
 ]
 
