@@ -231,3 +231,9 @@ class RegradeForm(forms.Form):
 
     def clean_parts(self) -> list[str]:
         return [key.strip() for key in self.cleaned_data["parts"].split(",") if key.strip()]
+
+
+class GradeCategoryForm(forms.Form):
+    name = forms.CharField(max_length=100)
+    weight = forms.FloatField(min_value=0, max_value=100, help_text="Percent of the course total.")
+    drop_lowest = forms.IntegerField(min_value=0, max_value=50, initial=0, label="Drop lowest")

@@ -113,3 +113,29 @@ class RegradeChange(models.Model):
 
     def __str__(self):
         return f"{self.submission_id}: {self.old_awarded} -> {self.new_awarded} ({self.outcome})"
+
+
+class GradeCategory(models.Model):
+    """A weighted group of a course's assignments in the course gradebook (e.g. homework
+    40 %, exams 60 %), optionally dropping each student's lowest results."""
+
+    course = models.ForeignKey("courses.Course", on_delete=models.CASCADE, related_name="grade_categories")
+    name = models.CharField(max_length=100)
+    weight = models.FloatField(default=0.0, help_text="Share of the course total, in percent.")
+    drop_lowest = models.PositiveSmallIntegerField(
+        default=0, help_text="How many of each student's lowest results in it are dropped."
+    )
+    position = models.PositiveIntegerField(default=0)
+    assignments = models.ManyToManyField(
+        "courses.Assignment", blank=True, related_name="grade_categories",
+        help_text="An assignment sits in at most one category (the service keeps it so).",
+    )
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["course", "name"], name="grade_category_name_per_course")
+        ]
+
+    def __str__(self):
+        return f"{self.name} ({self.weight:g} %)"

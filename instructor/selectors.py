@@ -203,6 +203,7 @@ def gradebook(
         rows.append(
             {
                 "student": student,
+                "attempted": any(score is not None for score in scores),
                 "scores": scores,
                 "given": given,
                 "cells": [score_shown(score, given=is_given) for score, is_given in zip(scores, given)],
@@ -237,6 +238,7 @@ def student_scores(
 
 
 NOT_GIVEN = "not given"
+NOT_ATTEMPTED = "not attempted"
 
 
 def score_shown(score: float | None, *, given: bool) -> str:
@@ -281,7 +283,7 @@ def csv_safe(value) -> str | float | int:
     return text
 
 
-WIDE_FIXED_COLUMNS = ["username", "first_name", "last_name"]
+WIDE_FIXED_COLUMNS = ["username", "student_id", "email", "first_name", "last_name"]
 LONG_COLUMNS = [
     "submission_id", "username", "assignment", "exercise", "version", "part", "attempt",
     "status", "raw_answer", "score", "awarded", "correct", "is_late", "misconception",
@@ -315,8 +317,9 @@ def part_best_of_students(*, assignment: Assignment, student_ids: list[int]) -> 
 
 
 def gradebook_csv_rows(*, assignment: Assignment) -> Iterator[list]:
-    """Header then one row per student: username, names, one score per exercise, total,
-    percent. A generator: memory bounded by one batch of students, not the roster.
+    """Header then one row per student: username, student ID, e-mail, names, one score per
+    exercise ("not attempted" when never answered, which is not a 0), total, percent. A
+    generator: memory bounded by one batch of students, not the roster.
 
     Students are read in order, and the best scores of each batch of them with one
     aggregate over their ids. (One ordered aggregate over the whole course, merged with
@@ -327,26 +330,30 @@ def gradebook_csv_rows(*, assignment: Assignment) -> Iterator[list]:
     draws = items_draws(infos=infos, assignment=assignment)
     yield WIDE_FIXED_COLUMNS + [info.label() for info in infos] + [f"total (/{max_points:g})", "percent"]
     students = (
-        course_students(course=assignment.course)
-        .order_by("username", "pk")
-        .values_list("pk", "username", "first_name", "last_name")
+        Enrolment.objects.filter(course=assignment.course, role=Role.STUDENT, status=EnrolmentStatus.ACTIVE)
+        .order_by("user__username", "user_id")
+        .values_list("user_id", "user__username", "student_id", "user__email", "user__first_name", "user__last_name")
         .iterator(chunk_size=GRADEBOOK_STUDENTS_PER_QUERY)
     )
     while batch := list(islice(students, GRADEBOOK_STUDENTS_PER_QUERY)):
         best = None  # the last batch's scores go before this batch's arrive
         best = part_best_of_students(assignment=assignment, student_ids=[row[0] for row in batch])
-        for student_id, username, first_name, last_name in batch:
+        for student_id, *person in batch:
             scores, given, out_of = student_scores(
                 infos=infos, student_id=student_id, best=best, draws=draws.get(student_id, {})
             )
+            attempted = any(score is not None for score in scores)
             total = sum(score or 0.0 for score in scores)
             yield (
-                [csv_safe(username), csv_safe(first_name), csv_safe(last_name)]
+                [csv_safe(value) for value in person]
                 + [
-                    NOT_GIVEN if not is_given else "" if score is None else round(score, 4)
+                    NOT_GIVEN if not is_given else NOT_ATTEMPTED if score is None else round(score, 4)
                     for score, is_given in zip(scores, given)
                 ]
-                + [round(total, 4), round(100 * total / out_of if out_of else 0.0, 2)]
+                + (
+                    [round(total, 4), round(100 * total / out_of if out_of else 0.0, 2)]
+                    if attempted else [NOT_ATTEMPTED, ""]
+                )
             )
 
 

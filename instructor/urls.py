@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import views, views_gradebook
 
 app_name = "instructor"
 
@@ -8,6 +8,18 @@ A = "<slug:course_slug>/a/<slug:assignment_slug>/"
 
 urlpatterns = [
     path("<slug:course_slug>/", views.course_home, name="course"),
+    path("<slug:course_slug>/gradebook/", views_gradebook.course_gradebook, name="course_gradebook"),
+    path("<slug:course_slug>/gradebook.csv", views_gradebook.course_gradebook_csv, name="course_gradebook_csv"),
+    path("<slug:course_slug>/gradebook.xlsx", views_gradebook.course_gradebook_xlsx, name="course_gradebook_xlsx"),
+    path("<slug:course_slug>/gradebook/categories/", views_gradebook.grade_category_add, name="grade_category_add"),
+    path(
+        "<slug:course_slug>/gradebook/categories/<int:category_id>/",
+        views_gradebook.grade_category_edit, name="grade_category_edit",
+    ),
+    path(
+        "<slug:course_slug>/gradebook/assignments/", views_gradebook.assignment_categories_set,
+        name="assignment_categories_set",
+    ),
     path("<slug:course_slug>/assignments/new/", views.assignment_new, name="assignment_new"),
     path(A, views.assignment_detail, name="assignment"),
     path(A + "edit/", views.assignment_edit, name="assignment_edit"),

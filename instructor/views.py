@@ -12,7 +12,7 @@ from authoring.selectors import published_versions
 from courses.models import Role
 
 from . import selectors, services
-from .csv_response import csv_streaming_response
+from .csv_response import csv_streaming_response, wants_excel_bom
 from .forms import AssignmentForm, ItemAddForm, ItemPoolsForm, ItemUpdateForm, ManualGradeForm, RegradeForm
 from .models import RegradeStatus
 
@@ -238,6 +238,7 @@ def gradebook_csv(request, course_slug: str, assignment_slug: str):
     return csv_streaming_response(
         selectors.gradebook_csv_rows(assignment=assignment),
         f"{assignment.course.slug}-{assignment.slug}-scores.csv",
+        bom=wants_excel_bom(request),
     )
 
 
