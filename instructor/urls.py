@@ -1,10 +1,11 @@
 from django.urls import path
 
-from . import views, views_gradebook
+from . import views, views_gradebook, views_rubrics
 
 app_name = "instructor"
 
 A = "<slug:course_slug>/a/<slug:assignment_slug>/"
+Q = "<slug:course_slug>/grading/<int:item_id>/<slug:part>/"
 
 urlpatterns = [
     path("<slug:course_slug>/", views.course_home, name="course"),
@@ -19,6 +20,16 @@ urlpatterns = [
     path(
         "<slug:course_slug>/gradebook/assignments/", views_gradebook.assignment_categories_set,
         name="assignment_categories_set",
+    ),
+    path("<slug:course_slug>/grading/", views_rubrics.grading_home, name="grading"),
+    path(Q, views_rubrics.grading_question, name="grading_question"),
+    path(Q + "answers/<int:submission_id>/", views_rubrics.grading_answer, name="grading_answer"),
+    path(Q + "rubric/", views_rubrics.grading_rubric_edit, name="grading_rubric"),
+    path(Q + "apply/", views_rubrics.grading_apply, name="grading_apply"),
+    path("<slug:course_slug>/regrade-requests/", views_rubrics.regrade_requests, name="regrade_requests"),
+    path(
+        "<slug:course_slug>/regrade-requests/<int:request_id>/reply/", views_rubrics.regrade_request_reply,
+        name="regrade_request_reply",
     ),
     path("<slug:course_slug>/assignments/new/", views.assignment_new, name="assignment_new"),
     path(A, views.assignment_detail, name="assignment"),
