@@ -65,11 +65,24 @@ def test_course_gradebook_with_categories_and_a_csv_with_student_ids(page, teach
     from courses.models import Assignment, Enrolment
     from django.utils import timezone
 
+    from authoring.tests.factories import submission_add, variant_for
+    from courses.models import AssignmentItem
+    from django.contrib.auth import get_user_model
+    from exercises import engine
+    from exercises.specs import version_spec
+
     site = teaching_site
     Enrolment.objects.filter(course=site.course, user__username="student1").update(student_id="S-0001")
     exam = Assignment.objects.create(
         course=site.course, slug="midterm", title="Midterm", kind="exam", due_at=timezone.now() - timedelta(days=1)
     )
+    first = site.assignment.items.order_by("position").first()
+    AssignmentItem.objects.create(assignment=exam, exercise_version=first.exercise_version, points=10)
+    spec = version_spec(first.exercise_version)
+    for seed, (username, awarded) in enumerate((("student1", 1.0), ("student2", 0.5), ("student3", 0.0)), start=1):
+        user = get_user_model().objects.get(username=username)
+        variant = variant_for(first, user, params=engine.draw_variant(spec, seed).params, seed=seed)
+        submission_add(variant, spec.parts[0].key, "1", awarded=awarded)
     log_in(page, "instructor")
     page.goto(f"/teach/{COURSE}/")
     page.get_by_role("link", name="Course gradebook").click()
@@ -99,7 +112,7 @@ def test_course_gradebook_with_categories_and_a_csv_with_student_ids(page, teach
     assert rows[0][:5] == ["username", "student_id", "email", "first_name", "last_name"]
     assert rows[0][-3:] == ["Homework (40 %) %", "Exams (60 %) %", "total %"]
     student1 = next(r for r in rows if r[0] == "student1")
-    assert student1[1] == "S-0001" and student1[rows[0].index("Midterm (/0)")] == "not attempted"
+    assert student1[1] == "S-0001" and student1[rows[0].index("Midterm (/10)")] == "not attempted"
 
 
 def test_rubric_grading_of_one_part_across_five_students(page, teaching_site, live_server):
@@ -233,4 +246,4 @@ def test_every_staff_page_at_390_px(page, watch, teaching_site, live_server):
             problems[url + " (axe)"] = violations
         if url.endswith("/people/"):
             _shot(page, "staff-390")
-    assert problems == {}
+    assert problems == {}, "\n".join(f"{url}: {found}" for url, found in problems.items())
