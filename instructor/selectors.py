@@ -30,7 +30,7 @@ from exams.selectors_accommodations import (
 )
 from exercises import engine
 from exercises.models import Variant
-from exercises.specs import version_spec
+from exercises.specs import part_label, version_spec
 from grading.answer_input import answer_latex
 from grading.answer_input import answer_text  # noqa: F401  (views and CSV use it from here)
 from grading.models import Submission, SubmissionStatus
@@ -530,6 +530,7 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
     exercises = []
     for info in infos:
         parts = []
+        spec = version_spec(info.item.exercise_version)
         for part in info.parts:
             rows = by_part.get((info.item.pk, part.key), [])
             seen_by = takers[info.item.pk]
@@ -541,6 +542,7 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
             parts.append(
                 {
                     "key": part.key,
+                    "label": part_label(spec, part.key),
                     "type": part.type,
                     "points": part.points,
                     "attempts": len(rows),

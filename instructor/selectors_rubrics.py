@@ -4,27 +4,17 @@ regrade requests. ``access_*`` fetch with the permission check (course staff onl
 
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass
 
 from django.db.models import Count, Q
 from django.http import Http404
 
 from courses.models import AssignmentItem, Course
-from exercises.specs import version_spec
+from exercises.specs import part_label, version_spec
 from grading.models import Submission, SubmissionStatus
 
 from .models import ManualGrade, RegradeRequest, RegradeRequestStatus, Rubric
 from .selectors import MANUAL_ANSWER_TYPES, access_teaching
-
-
-def part_label(spec, key: str) -> str:
-    """A part as people name it: "(a)", "(b)", … in the exercise's order."""
-    keys = [part.key for part in spec.parts]
-    if key not in keys:
-        return "(?)"
-    index = keys.index(key)
-    return f"({string.ascii_lowercase[index]})" if index < 26 else f"({index + 1})"
 
 
 @dataclass(frozen=True)

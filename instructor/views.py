@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from authoring.selectors import published_versions
 from courses.models import Role
+from grading.core.misconceptions import MISCONCEPTION_LABELS
 
 from . import selectors, services
 from .csv_response import csv_streaming_response, wants_excel_bom
@@ -422,10 +423,11 @@ def analytics(request, course_slug: str, assignment_slug: str):
     report = selectors.assignment_analytics(assignment=assignment)
     for exercise in report["exercises"]:
         exercise["facility_chart"] = selectors.bar_chart(
-            [(part["key"], part["facility"] or 0.0) for part in exercise["parts"]], maximum=1.0
+            [(f"part {part['label']}", part["facility"] or 0.0) for part in exercise["parts"]], maximum=1.0
         )
         for part in exercise["parts"]:
-            part["misconception_chart"] = selectors.bar_chart(part["misconceptions"]) if part["misconceptions"] else None
+            named = [(MISCONCEPTION_LABELS.get(code, code), count) for code, count in part["misconceptions"]]
+            part["misconception_chart"] = selectors.bar_chart(named) if named else None
     return render(
         request,
         "instructor/analytics.html",
