@@ -20,7 +20,9 @@ from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from courses import pools
-from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, Role
+from courses.models import (
+    Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, ReleaseMoment, Role, SolutionPolicy,
+)
 from courses.selectors import access_course_staff, require_instructor  # noqa: F401
 from exams.selectors_accommodations import (
     accommodation_summary,
@@ -133,6 +135,18 @@ def assignment_items_info(*, assignment: Assignment) -> list[ItemInfo]:
         parts = tuple(PartInfo(p.key, p.type, float(p.points)) for p in spec.parts)
         infos.append(ItemInfo(item=item, slug=item.exercise_version.exercise.slug, title=spec.title, parts=parts))
     return infos
+
+
+def solutions_in_words(*, assignment: Assignment) -> str:
+    """When students see worked solutions, in words: both the solution policy and the
+    review policy's "show solutions" must allow it, so "never" when either says never."""
+    policy, shown = assignment.solution_policy, assignment.show_solutions
+    if policy == SolutionPolicy.NEVER or shown == ReleaseMoment.NEVER:
+        return "solutions never shown"
+    words = f"solutions: {assignment.get_solution_policy_display().lower()}"
+    if shown != ReleaseMoment.DURING:
+        words += f", and only {assignment.get_show_solutions_display().lower()}"
+    return words
 
 
 def assignment_submissions(*, assignment: Assignment) -> QuerySet[Submission]:

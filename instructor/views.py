@@ -105,6 +105,7 @@ def _render_assignment_detail(request, *, assignment, role: str, pools_form=None
             "pools_form": pools_form or ItemPoolsForm(items=[info.item for info in items]),
             "versions": published_versions(),
             "jobs": assignment.regrade_jobs.all()[:5],
+            "solutions_shown": selectors.solutions_in_words(assignment=assignment),
         },
         status=status,
     )
