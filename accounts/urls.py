@@ -29,5 +29,6 @@ urlpatterns = [
         ),
         name="password_reset_confirm",
     ),
+    path("invitation/<uidb64>/<token>/", views.InvitationAccept.as_view(), name="invitation_accept"),
     path("password/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
 ]

@@ -6,17 +6,20 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods
 
 from courses import selectors as course_selectors
+from courses.invitations import invitations_accepted
 from courses.services import CourseRefused, course_join, join_refusal
 from courses.views import join_guesses_refused
 
 from . import services
-from .forms import SignUpForm, ProfileForm
+from .forms import ProfileForm, SetPasswordFormPlain, SignUpForm
 
 BACKEND = "accounts.backends.UsernameOrEmailBackend"
 
@@ -112,3 +115,17 @@ def profile(request):
         },
         status=422 if form.errors else 200,
     )
+
+
+class InvitationAccept(auth_views.PasswordResetConfirmView):
+    """The invitation link: Django's set-password view (token checked, single use, expiring),
+    which also records that the person accepted their invitations."""
+
+    form_class = SetPasswordFormPlain
+    template_name = "registration/invitation_accept.html"
+    success_url = reverse_lazy("password_reset_complete")
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        invitations_accepted(user=form.user)
+        return response

@@ -530,3 +530,42 @@ class TransitionSerializer(serializers.Serializer):
     message = serializers.CharField(
         max_length=2000, required=False, default="", allow_blank=True, validators=[_refuse_unencodable]
     )
+
+
+class CourseGradebookColumnSerializer(serializers.Serializer):
+    assignment = serializers.SlugField(source="assignment.slug")
+    title = serializers.CharField(source="assignment.title")
+    kind = serializers.CharField(source="assignment.kind")
+    max_points = serializers.FloatField()
+    category_id = serializers.IntegerField(allow_null=True)
+
+
+class CourseGradebookCategorySerializer(serializers.Serializer):
+    id = serializers.IntegerField(allow_null=True, help_text="null for the implicit category.")
+    name = serializers.CharField()
+    weight = serializers.FloatField(help_text="Percent of the course total.")
+    drop_lowest = serializers.IntegerField()
+
+
+class CourseGradebookCellSerializer(serializers.Serializer):
+    earned = serializers.FloatField(allow_null=True, help_text="Points earned; null when not attempted (not a 0).")
+    out_of = serializers.FloatField()
+    accommodated = serializers.BooleanField()
+    dropped = serializers.BooleanField(help_text="Dropped as one of the category's lowest results.")
+
+
+class CourseGradebookRowSerializer(serializers.Serializer):
+    username = serializers.CharField(source="student.username")
+    student_id = serializers.CharField(source="enrolment.student_id")
+    email = serializers.CharField(source="student.email")
+    first_name = serializers.CharField(source="student.first_name")
+    last_name = serializers.CharField(source="student.last_name")
+    cells = CourseGradebookCellSerializer(many=True, help_text="One per assignment, in column order.")
+    category_percents = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    total = serializers.FloatField(allow_null=True, help_text="Course percent; null while nothing counts.")
+
+
+class CourseGradebookSerializer(serializers.Serializer):
+    columns = CourseGradebookColumnSerializer(many=True)
+    categories = CourseGradebookCategorySerializer(many=True)
+    rows = CourseGradebookRowSerializer(many=True)

@@ -45,6 +45,8 @@ urlpatterns = [
     path(ASSIGNMENT + "release/", views_teaching.GradesRelease.as_view(), name="grades_release"),
     path(COURSE + "regrades/<int:job_id>/", views_teaching.RegradeDetail.as_view(), name="regrade"),
     path(COURSE + "regrades/<int:job_id>/apply/", views_teaching.RegradeApply.as_view(), name="regrade_apply"),
+    path(COURSE + "gradebook/", views_teaching.CourseGradebook.as_view(), name="course_gradebook"),
+    path(COURSE + "gradebook.csv", views_teaching.CourseGradebookCsv.as_view(), name="course_gradebook_csv"),
     path(COURSE + "roster/", views_teaching.Roster.as_view(), name="roster"),
     # Exercise banks
     path(COURSE + "exercises/", views_bank.ExerciseList.as_view(), name="bank_exercises"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
@@ -16,7 +16,8 @@ from courses import services as course_services
 from exams import services as exam_services
 from instructor import selectors as teaching
 from instructor import services as teaching_services
-from instructor.csv_response import csv_streaming_response
+from instructor import selectors_gradebook
+from instructor.csv_response import csv_streaming_response, wants_excel_bom
 
 from . import serializers
 from .problems import Problem
@@ -217,3 +218,31 @@ class GradesRelease(APIView):
         except exam_services.ExamRefused as refused:
             raise Problem(refused.message, status_code=status.HTTP_409_CONFLICT, code=refused.code)
         return Response(serializers.GradeReleaseSerializer(assignment).data)
+
+
+@extend_schema(tags=["teaching"], responses=serializers.CourseGradebookSerializer)
+class CourseGradebook(APIView):
+    """Students × assignments of the course with weighted category percents and the total
+    (TAs and instructors); a not-attempted assignment has ``earned`` null, not 0."""
+
+    def get(self, request, course_slug: str):
+        course, _ = teaching.access_teaching(user=request.user, course_slug=course_slug)
+        book = selectors_gradebook.course_gradebook(course=course)
+        return Response(serializers.CourseGradebookSerializer(book).data)
+
+
+@extend_schema(
+    tags=["teaching"],
+    parameters=[OpenApiParameter("excel", bool, description="Start with the UTF-8 byte-order mark Excel needs.")],
+    responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="The course gradebook as CSV.")},
+)
+class CourseGradebookCsv(APIView):
+    """The course gradebook as the CSV its page exports."""
+
+    def get(self, request, course_slug: str):
+        course, _ = teaching.access_teaching(user=request.user, course_slug=course_slug)
+        book = selectors_gradebook.course_gradebook(course=course)
+        return csv_streaming_response(
+            iter(selectors_gradebook.course_gradebook_table(book=book)),
+            f"{course.slug}-gradebook.csv", bom=wants_excel_bom(request),
+        )

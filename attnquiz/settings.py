@@ -405,6 +405,7 @@ EXAM_CODE_PER_MINUTE = env.float("EXAM_CODE_PER_MINUTE", default=2.0)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"client_errors_plain": {"()": "attnquiz.log_filters.ClientErrorWithoutTraceback"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["client_errors_plain"]}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
 }

@@ -20,6 +20,7 @@ urlpatterns = [
     path("explore/", include("explorations.urls")),
     path("author/", include("authoring.urls")),
     path("teach/", include("instructor.urls")),
+    path("grades/", include("instructor.urls_student")),
     path("teach/", include("exams.urls_proctor")),
     path("teach/", include("mastery.urls")),
     path("exam/", include("exams.urls")),

@@ -7,6 +7,7 @@ from django import forms
 
 from exercises.engine.variants import SEED_BITS
 
+from .models import SecondReviewer
 from .services import MAX_SOURCE_BYTES
 
 
@@ -52,3 +53,9 @@ class CommentForm(forms.Form):
 class TransitionForm(forms.Form):
     to_status = forms.CharField(max_length=20)
     message = forms.CharField(required=False, max_length=5000)
+
+
+class ReviewSettingForm(forms.Form):
+    second_reviewer = forms.ChoiceField(
+        choices=SecondReviewer.choices, widget=forms.RadioSelect, label="Require a second reviewer"
+    )

@@ -8,6 +8,8 @@ instructors edit, review and publish it; its published versions join the shared 
 from django.conf import settings
 from django.db import models
 
+from exercises.models import VersionStatus
+
 
 class ExerciseOwner(models.Model):
     exercise = models.OneToOneField(
@@ -30,6 +32,8 @@ class EventKind(models.TextChoices):
     SUBMITTED = "submitted", "Sent to review"
     WITHDRAWN = "withdrawn", "Returned to draft"
     APPROVED = "approved", "Approved and published"
+    # The course asks for no second reviewer (e.g. a course with one instructor).
+    SELF_PUBLISHED = "self_published", "Published without a second reviewer"
     RETIRED = "retired", "Retired"
     COMMENTED = "commented", "Commented"
 
@@ -64,6 +68,16 @@ class ExerciseEvent(models.Model):
     def __str__(self):
         return f"{self.exercise} v{self.version_number}: {self.get_kind_display()} by {self.actor}"
 
+    @property
+    def status_change(self) -> str:
+        """The move in words, "from in review to published"; empty when the state stayed."""
+        def words(status: str) -> str:
+            return VersionStatus(status).label.lower() if status in VersionStatus.values else status
+
+        if not self.from_status:
+            return ""
+        return f"from {words(self.from_status)} to {words(self.to_status)}"
+
 
 class VariantTestRun(models.Model):
     """One "Test N variants" under way: at most ``MAX_VARIANT_TESTS_PER_USER`` per person, so
@@ -74,3 +88,26 @@ class VariantTestRun(models.Model):
 
     def __str__(self):
         return f"variant test by {self.user_id} since {self.started_at:%H:%M:%S}"
+
+
+class SecondReviewer(models.TextChoices):
+    AUTO = "auto", "Only when the course has more than one instructor"
+    ALWAYS = "always", "Always: another instructor approves every version"
+    NEVER = "never", "Never: an instructor may publish their own versions"
+
+
+class CourseReviewSetting(models.Model):
+    """Whether a version needs another instructor's approval to be published in this course.
+    A course without a row behaves as ``AUTO``."""
+
+    course = models.OneToOneField("courses.Course", on_delete=models.CASCADE, related_name="review_setting")
+    second_reviewer = models.CharField(
+        max_length=10, choices=SecondReviewer.choices, default=SecondReviewer.AUTO
+    )
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.course}: second reviewer {self.second_reviewer}"

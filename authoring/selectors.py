@@ -21,13 +21,13 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from courses.models import Course, Role
+from courses.models import Course, Enrolment, EnrolmentStatus, Role
 from courses.selectors import access_course, require_staff
 from exercises import engine
 from exercises.engine import fairness
 from exercises.models import Exercise, ExerciseVersion, VersionStatus
 
-from .models import ExerciseEvent
+from .models import CourseReviewSetting, ExerciseEvent, SecondReviewer
 
 LIBRARY_STATUSES = (VersionStatus.PUBLISHED, VersionStatus.RETIRED)
 VARIANT_TEST_COUNT = 100
@@ -146,6 +146,29 @@ def exercises_for_course(*, course: Course) -> list[dict]:
         )
     rows.sort(key=lambda row: (not row["owned"], row["exercise"].slug))
     return rows
+
+
+def course_instructor_count(*, course: Course) -> int:
+    return Enrolment.objects.filter(
+        course=course, role=Role.INSTRUCTOR, status=EnrolmentStatus.ACTIVE
+    ).count()
+
+
+def second_reviewer_setting(*, course: Course) -> str:
+    stored = CourseReviewSetting.objects.filter(course=course).values_list("second_reviewer", flat=True).first()
+    return stored or SecondReviewer.AUTO
+
+
+def second_reviewer_required(*, course: Course | None) -> bool:
+    """Whether publishing a version of this course needs an instructor other than its
+    author: always, never, or (the default) when the course has more than one instructor.
+    Library exercises (no course) always need one."""
+    if course is None:
+        return True
+    setting = second_reviewer_setting(course=course)
+    if setting == SecondReviewer.AUTO:
+        return course_instructor_count(course=course) > 1
+    return setting == SecondReviewer.ALWAYS
 
 
 def versions_in_review(*, course: Course) -> QuerySet[ExerciseVersion]:

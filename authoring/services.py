@@ -8,7 +8,10 @@ The review workflow is a small state machine::
 
 A published (or retired) version never changes: saving an edit of one starts version
 n + 1 as a draft. Approval must come from an instructor other than the version's
-author. Every change is recorded as an ``ExerciseEvent``.
+author, unless the course asks for no second reviewer (by default: a course with one
+instructor), where the author publishes a draft or a version in review directly and the
+history records it as published by its author. Every change is recorded as an
+``ExerciseEvent``.
 """
 
 from __future__ import annotations
@@ -28,12 +31,15 @@ from exercises import engine
 from exercises.engine.source import read_yaml
 from exercises.models import Exercise, ExerciseVersion, VersionStatus
 
-from .models import EventKind, ExerciseEvent, ExerciseOwner, VariantTestRun
+from .models import CourseReviewSetting, EventKind, ExerciseEvent, ExerciseOwner, SecondReviewer, VariantTestRun
+from .selectors import second_reviewer_required
 
 MAX_SOURCE_BYTES = 200_000
 
 TRANSITIONS: dict[tuple[str, str], str] = {
     (VersionStatus.DRAFT, VersionStatus.IN_REVIEW): EventKind.SUBMITTED,
+    # Only where the course asks for no second reviewer (see _publishing_kind).
+    (VersionStatus.DRAFT, VersionStatus.PUBLISHED): EventKind.SELF_PUBLISHED,
     (VersionStatus.IN_REVIEW, VersionStatus.DRAFT): EventKind.WITHDRAWN,
     (VersionStatus.IN_REVIEW, VersionStatus.PUBLISHED): EventKind.APPROVED,
     (VersionStatus.PUBLISHED, VersionStatus.RETIRED): EventKind.RETIRED,
@@ -218,18 +224,14 @@ def version_transition(
             f"A {VersionStatus(from_status).label.lower()} version cannot become "
             f"{VersionStatus(to_status).label.lower()}."
         )
-    if kind == EventKind.APPROVED:
-        if version.created_by_id is not None and version.created_by_id == actor.pk:
-            raise AuthoringRefused(
-                "You wrote this version, so you cannot approve it: another instructor must review it.",
-                code="self_approval",
-            )
+    if kind in (EventKind.APPROVED, EventKind.SELF_PUBLISHED):
+        kind = _publishing_kind(version=version, actor=actor, kind=kind)
         # The stored spec must still load: the engine may have become stricter since saving.
         engine.load_spec(version.source)
         version.published_at = timezone.now()
     version.status = to_status
     version.save(update_fields=["status", "published_at"])
-    if kind == EventKind.APPROVED and version.exercise.title != version.title:
+    if to_status == VersionStatus.PUBLISHED and version.exercise.title != version.title:
         Exercise.objects.filter(pk=version.exercise_id).update(title=version.title)
     _event(
         version=version,
@@ -240,6 +242,41 @@ def version_transition(
         message=message.strip(),
     )
     return version
+
+
+def _owner_course(version: ExerciseVersion) -> Course | None:
+    owner = ExerciseOwner.objects.select_related("course").filter(exercise_id=version.exercise_id).first()
+    return owner.course if owner else None
+
+
+def _publishing_kind(*, version: ExerciseVersion, actor, kind: str) -> str:
+    """APPROVED when someone other than the author publishes; SELF_PUBLISHED when the
+    author does, which only a course asking for no second reviewer allows (the history
+    records which). A draft goes straight to published only by SELF_PUBLISHED."""
+    by_author = version.created_by_id is not None and version.created_by_id == actor.pk
+    if kind == EventKind.APPROVED and not by_author:
+        return EventKind.APPROVED
+    if second_reviewer_required(course=_owner_course(version)):
+        if kind == EventKind.SELF_PUBLISHED:
+            raise AuthoringRefused(
+                "This course requires a second reviewer: send the version to review first.",
+                code="second_reviewer_required",
+            )
+        raise AuthoringRefused(
+            "You wrote this version, so you cannot approve it: another instructor must review it.",
+            code="self_approval",
+        )
+    return EventKind.SELF_PUBLISHED
+
+
+@transaction.atomic
+def course_review_setting_save(*, course: Course, actor, second_reviewer: str):
+    if second_reviewer not in SecondReviewer.values:
+        raise AuthoringRefused("Choose when a second reviewer is required.")
+    setting, _ = CourseReviewSetting.objects.update_or_create(
+        course=course, defaults={"second_reviewer": second_reviewer, "updated_by": actor}
+    )
+    return setting
 
 
 def version_comment(*, version: ExerciseVersion, actor, message: str) -> ExerciseEvent:

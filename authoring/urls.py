@@ -7,6 +7,7 @@ app_name = "authoring"
 urlpatterns = [
     path("<slug:course_slug>/", views.exercise_list, name="list"),
     path("<slug:course_slug>/new/", views.exercise_new, name="new"),
+    path("<slug:course_slug>/review-setting/", views.review_setting, name="review_setting"),
     path("<slug:course_slug>/import/", views.exercise_import, name="import"),
     path("<slug:course_slug>/check/", views.source_check, name="check"),
     path("<slug:course_slug>/e/<slug:slug>/", views.exercise_detail, name="exercise"),

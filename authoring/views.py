@@ -16,7 +16,7 @@ from exercises.models import VersionStatus
 from exercises.specs import version_spec
 
 from . import selectors, services
-from .forms import CommentForm, ImportForm, PreviewForm, SourceForm, TransitionForm, VariantTestForm
+from .forms import CommentForm, ImportForm, PreviewForm, ReviewSettingForm, SourceForm, TransitionForm, VariantTestForm
 from .selectors import Action
 
 NEW_EXERCISE_TEMPLATE = """\
@@ -63,8 +63,29 @@ def exercise_list(request, course_slug: str):
             "can_edit": role == Role.INSTRUCTOR,
             "rows": selectors.exercises_for_course(course=course),
             "in_review": selectors.versions_in_review(course=course),
+            "review_form": ReviewSettingForm(
+                initial={"second_reviewer": selectors.second_reviewer_setting(course=course)}
+            ),
+            "second_reviewer": selectors.second_reviewer_required(course=course),
+            "instructors": selectors.course_instructor_count(course=course),
         },
     )
+
+
+@login_required
+@require_POST
+def review_setting(request, course_slug: str):
+    """Whether publishing in this course needs a second reviewer (instructors only)."""
+    course, role = selectors.access_authoring(user=request.user, course_slug=course_slug, action=Action.EDIT)
+    form = ReviewSettingForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose when a second reviewer is required.")
+    else:
+        services.course_review_setting_save(
+            course=course, actor=request.user, second_reviewer=form.cleaned_data["second_reviewer"]
+        )
+        messages.success(request, "Saved when a second reviewer is required.")
+    return redirect("authoring:list", course.slug)
 
 
 @login_required
@@ -175,6 +196,7 @@ def version_detail(request, course_slug: str, slug: str, number: int):
     version = access.version
     spec = version_spec(version)
     is_instructor = access.owned and access.role == Role.INSTRUCTOR
+    second_reviewer = selectors.second_reviewer_required(course=access.course)
     return render(
         request,
         "authoring/version_detail.html",
@@ -190,7 +212,9 @@ def version_detail(request, course_slug: str, slug: str, number: int):
             "can_withdraw": is_instructor and version.status == VersionStatus.IN_REVIEW,
             "can_approve": is_instructor
             and version.status == VersionStatus.IN_REVIEW
-            and version.created_by_id != request.user.pk,
+            and (version.created_by_id != request.user.pk or not second_reviewer),
+            "can_publish_directly": is_instructor and version.status == VersionStatus.DRAFT and not second_reviewer,
+            "second_reviewer": second_reviewer,
             "is_author": version.created_by_id == request.user.pk,
             "can_retire": is_instructor and version.status == VersionStatus.PUBLISHED,
             "can_comment": access.owned,

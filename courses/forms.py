@@ -68,6 +68,10 @@ class PersonAddForm(forms.Form):
     identifier = forms.CharField(max_length=254, label="Username or e-mail")
     role = forms.ChoiceField(choices=Role.choices, initial=Role.STUDENT)
     student_id = forms.CharField(max_length=64, required=False, label="Student id (optional)")
+    invite = forms.BooleanField(
+        required=False, label="Send an invitation e-mail with a link to choose a password",
+        help_text="With an e-mail address and no account yet, this also creates the account.",
+    )
 
 
 class RosterForm(forms.Form):
@@ -75,6 +79,9 @@ class RosterForm(forms.Form):
     text = forms.CharField(
         required=False, max_length=MAX_ROSTER_BYTES, label="…or paste the CSV",
         widget=forms.Textarea(attrs={"rows": 8, "class": "source"}),
+    )
+    invite = forms.BooleanField(
+        required=False, label="Send each new account an invitation e-mail with a link to choose a password",
     )
 
     def clean(self):

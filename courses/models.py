@@ -240,3 +240,26 @@ class PoolDraw(models.Model):
 
     def __str__(self):
         return f"{self.student} drew {self.item} from pool {self.pool!r}"
+
+
+class Invitation(models.Model):
+    """The invitation e-mail sent to a person of a course: a link to choose their password
+    (Django's password-reset token, so it expires after PASSWORD_RESET_TIMEOUT and works
+    once). Resending refreshes it; accepting (setting the password) is recorded."""
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="invitations")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="invitations")
+    sent_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    sent_at = models.DateTimeField()
+    times_sent = models.PositiveIntegerField(default=1)
+    accepted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["course", "user"], name="one_invitation_per_course_user")
+        ]
+
+    def __str__(self):
+        return f"invitation of {self.user} to {self.course}"

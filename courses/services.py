@@ -12,7 +12,7 @@ import io
 import re
 import secrets
 import zoneinfo
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 
@@ -471,8 +471,11 @@ ROSTER_ACTIONS = ("create", "enrol", "re-enrol", "change role", "update", "skip"
 RosterLine = ImportLine
 
 
+@dataclass
 class RosterReport(LineReport):
     ACTIONS = ROSTER_ACTIONS
+    # The accounts this import created (none in a dry run): whom to send invitations.
+    created_user_ids: list[int] = field(default_factory=list)
 
 
 def roster_rows_from_csv(text: str) -> list[dict[str, str]]:
@@ -651,6 +654,7 @@ def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int
                             password=secrets.token_urlsafe(32),
                         )
                         seen[f"user:{user.pk}"] = line
+                        report.created_user_ids.append(user.pk)
                         _enrol(course=course, user=user, role=values["role"],
                                source=EnrolmentSource.ROSTER, student_id=values["student_id"])
                         report.lines.append(RosterLine(
@@ -679,4 +683,5 @@ def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int
             report.lines.append(RosterLine(line, who, action, detail))
         if dry_run:
             transaction.set_rollback(True)
+            report.created_user_ids = []
     return report

@@ -17,6 +17,7 @@ urlpatterns = [
     path(C + "people/roster/", views.roster, name="roster"),
     path(C + "people/<int:enrolment_id>/remove/", views.person_remove, name="person_remove"),
     path(C + "people/<int:enrolment_id>/restore/", views.person_restore, name="person_restore"),
+    path(C + "people/<int:enrolment_id>/invite/", views.person_invite, name="person_invite"),
     path("join/", views.join_enter, name="join_enter"),
     path("join/<str:code>/", views.join, name="join"),
 ]

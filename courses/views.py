@@ -7,13 +7,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from .middleware import allowed_when_archived
-from . import selectors, services
+from . import invitations, selectors, services
 from .forms import CopyForm, CourseForm, JoinCodeForm, JoinSettingsForm, PersonAddForm, RosterForm
 from .models import Role
 
@@ -156,12 +157,38 @@ def people(request, course_slug: str):
 
 
 def _people_context(course, role, form) -> dict:
+    enrolments = list(selectors.course_people(course=course))
+    sent = invitations.invitations_of_course(course=course)
+    for enrolment in enrolments:
+        enrolment.invitation = invitations.invitation_status(sent.get(enrolment.user_id))
     return {
         "course": course,
         "is_instructor": role == Role.INSTRUCTOR,
-        "enrolments": selectors.course_people(course=course),
+        "enrolments": enrolments,
         "form": form,
     }
+
+
+def _site_url(request) -> str:
+    return request.build_absolute_uri("/")
+
+
+def _add_by_invitation(request, course, form):
+    """An e-mail without an account, with "send an invitation" ticked: the account is made
+    as the roster import makes it (one row), then invited. Returns the enrolment change
+    text, or None after adding the form's error."""
+    data = form.cleaned_data
+    report = services.roster_import(
+        course=course, rows=[{"email": data["identifier"], "role": data["role"], "student_id": data["student_id"]}],
+        dry_run=False, actor=request.user,
+    )
+    line = report.lines[0]
+    if line.action == "error":
+        form.add_error("identifier", line.detail)
+        return None
+    users = get_user_model().objects.filter(pk__in=report.created_user_ids)
+    invitations.invitations_send(course=course, users=users, actor=request.user, base_url=_site_url(request))
+    return f"{line.detail}; invitation sent"
 
 
 @login_required
@@ -170,18 +197,31 @@ def person_add(request, course_slug: str):
     course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
     form = PersonAddForm(request.POST)
     if form.is_valid():
+        invite = form.cleaned_data["invite"]
         try:
             change = services.enrolment_add(
                 course=course, identifier=form.cleaned_data["identifier"], role=form.cleaned_data["role"],
                 actor=request.user, student_id=form.cleaned_data["student_id"],
             )
         except services.CourseRefused as refused:
-            form.add_error("identifier", refused.message)
+            if invite and "@" in form.cleaned_data["identifier"] and not course.is_archived:
+                done = _add_by_invitation(request, course, form)
+                if done is not None:
+                    messages.success(request, done)
+                    return redirect("courses:people", course.slug)
+            else:
+                form.add_error("identifier", refused.message)
         else:
             enrolment = change.enrolment
+            sent = ""
+            if invite:
+                invited = invitations.invitations_send(
+                    course=course, users=[enrolment.user], actor=request.user, base_url=_site_url(request)
+                )
+                sent = "; invitation sent" if invited else "; no invitation: the account has no e-mail address"
             messages.success(
                 request,
-                f"{enrolment.user.get_username()}: {change.action} ({enrolment.get_role_display().lower()}).",
+                f"{enrolment.user.get_username()}: {change.action} ({enrolment.get_role_display().lower()}){sent}.",
             )
             return redirect("courses:people", course.slug)
     return render(request, "courses/people.html", _people_context(course, role, form), status=422)
@@ -203,6 +243,23 @@ def person_remove(request, course_slug: str, enrolment_id: int):
             f"Dropped {username}: hidden from the gradebook, every submission kept."
             if outcome == "dropped" else f"Removed {username} from the course staff.",
         )
+    return redirect("courses:people", course.slug)
+
+
+@login_required
+@require_POST
+def person_invite(request, course_slug: str, enrolment_id: int):
+    """Send (again) the invitation e-mail to one person of the course."""
+    course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
+    enrolment = selectors.access_course_enrolment(course=course, enrolment_id=enrolment_id)
+    if course.is_archived:
+        messages.error(request, "This course is archived: nobody is invited to it.")
+    elif invitations.invitations_send(
+        course=course, users=[enrolment.user], actor=request.user, base_url=_site_url(request)
+    ):
+        messages.success(request, f"Sent {enrolment.user.get_username()} an invitation e-mail.")
+    else:
+        messages.error(request, f"{enrolment.user.get_username()} has no e-mail address to send an invitation to.")
     return redirect("courses:people", course.slug)
 
 
@@ -236,7 +293,16 @@ def roster(request, course_slug: str):
             problem = refused.message
         else:
             if not dry_run:
-                messages.success(request, f"Imported the roster: {report.changes} change{'s' if report.changes != 1 else ''}.")
+                invited = []
+                if form.cleaned_data["invite"]:
+                    invited = invitations.invitations_send(
+                        course=course, users=get_user_model().objects.filter(pk__in=report.created_user_ids),
+                        actor=request.user, base_url=_site_url(request),
+                    )
+                sent = f"; {len(invited)} invitation{'s' * (len(invited) != 1)} sent" if invited else ""
+                messages.success(
+                    request, f"Imported the roster: {report.changes} change{'s' if report.changes != 1 else ''}{sent}."
+                )
     return render(
         request, "courses/roster.html",
         {"course": course, "form": form, "report": report, "problem": problem, "text": text},

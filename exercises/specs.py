@@ -24,3 +24,13 @@ def version_spec(version: ExerciseVersion) -> engine.ExerciseSpec:
         if version.pk is not None:
             _specs[key] = spec
     return spec
+
+
+def part_label(spec: engine.ExerciseSpec, key: str) -> str:
+    """A part as people name it: "(a)", "(b)", … in the exercise's order ("(?)" for a key
+    the spec no longer has). Pages show this, never the part's key."""
+    keys = [part.key for part in spec.parts]
+    if key not in keys:
+        return "(?)"
+    index = keys.index(key)
+    return f"({chr(ord('a') + index)})" if index < 26 else f"({index + 1})"

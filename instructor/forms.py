@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 from django import forms
+from django.utils.text import slugify
 
 from courses.forms import DateTimeInput
 from courses.models import Assignment, AssignmentKind, ReleaseMoment, SessionPolicy
@@ -82,6 +85,16 @@ class AssignmentForm(forms.ModelForm):
         self.order_fields(names)
         for name in ("opens_at", "due_at", "closes_at"):
             self.fields[name].input_formats = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
+        self.fields["slug"].required = False
+        self.fields["slug"].help_text = "Its address in the course; made from the title when left empty."
+        # The preset's values ride on its select, so static/attnquiz/assignment_form.js can
+        # show them in the six fields as soon as one is chosen (the CSP forbids inline script).
+        self.fields["review_preset"].widget.attrs["data-presets"] = json.dumps(REVIEW_PRESETS)
+
+    def clean_slug(self):
+        """Left empty: the one it had, or (new) one made from the title."""
+        slug = self.cleaned_data.get("slug") or (self.instance.pk and self.instance.slug)
+        return slug or slugify(str(self.data.get("title", "")))[:50].strip("-") or "assignment"
 
     def clean(self):
         cleaned = super().clean()
@@ -231,3 +244,9 @@ class RegradeForm(forms.Form):
 
     def clean_parts(self) -> list[str]:
         return [key.strip() for key in self.cleaned_data["parts"].split(",") if key.strip()]
+
+
+class GradeCategoryForm(forms.Form):
+    name = forms.CharField(max_length=100)
+    weight = forms.FloatField(min_value=0, max_value=100, help_text="Percent of the course total.")
+    drop_lowest = forms.IntegerField(min_value=0, max_value=50, initial=0, label="Drop lowest")

@@ -16,6 +16,9 @@ class ManualGrade(models.Model):
     )
     score = models.FloatField(help_text="Raw score in [0, 1], before penalties.")
     criteria_met = models.JSONField(default=list, blank=True, help_text="Indexes of rubric criteria ticked.")
+    rubric_items = models.ManyToManyField(
+        "RubricItem", blank=True, related_name="grades", help_text="The course rubric's items ticked."
+    )
     comment = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -113,3 +116,99 @@ class RegradeChange(models.Model):
 
     def __str__(self):
         return f"{self.submission_id}: {self.old_awarded} -> {self.new_awarded} ({self.outcome})"
+
+
+class GradeCategory(models.Model):
+    """A weighted group of a course's assignments in the course gradebook (e.g. homework
+    40 %, exams 60 %), optionally dropping each student's lowest results."""
+
+    course = models.ForeignKey("courses.Course", on_delete=models.CASCADE, related_name="grade_categories")
+    name = models.CharField(max_length=100)
+    weight = models.FloatField(default=0.0, help_text="Share of the course total, in percent.")
+    drop_lowest = models.PositiveSmallIntegerField(
+        default=0, help_text="How many of each student's lowest results in it are dropped."
+    )
+    position = models.PositiveIntegerField(default=0)
+    assignments = models.ManyToManyField(
+        "courses.Assignment", blank=True, related_name="grade_categories",
+        help_text="An assignment sits in at most one category (the service keeps it so).",
+    )
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["course", "name"], name="grade_category_name_per_course")
+        ]
+
+    def __str__(self):
+        return f"{self.name} ({self.weight:g} %)"
+
+
+class Rubric(models.Model):
+    """The grading guide of one part of one exercise in one course: items with points,
+    reused by every assignment (and version) that asks that part."""
+
+    course = models.ForeignKey("courses.Course", on_delete=models.CASCADE, related_name="rubrics")
+    exercise = models.ForeignKey("exercises.Exercise", on_delete=models.CASCADE, related_name="rubrics")
+    part = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["course", "exercise", "part"], name="one_rubric_per_course_part")
+        ]
+
+    def __str__(self):
+        return f"rubric of {self.exercise_id}/{self.part} in {self.course_id}"
+
+
+class RubricItem(models.Model):
+    """One criterion: points earned when ticked (negative for a deduction)."""
+
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="items")
+    text = models.CharField(max_length=300)
+    points = models.FloatField()
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+
+    def __str__(self):
+        return f"{self.text} ({self.points:+g})"
+
+
+class RegradeRequestStatus(models.TextChoices):
+    OPEN = "open", "Waiting for a reply"
+    ANSWERED = "answered", "Answered"
+
+
+class RegradeRequest(models.Model):
+    """A student's request to look at a grade again, and the staff's reply."""
+
+    submission = models.ForeignKey(
+        "grading.Submission", on_delete=models.CASCADE, related_name="regrade_requests"
+    )
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    message = models.TextField()
+    status = models.CharField(
+        max_length=10, choices=RegradeRequestStatus.choices, default=RegradeRequestStatus.OPEN, db_index=True
+    )
+    reply = models.TextField(blank=True)
+    replied_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    score_before = models.FloatField(null=True, blank=True)
+    score_after = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    replied_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission"], condition=models.Q(status="open"), name="one_open_regrade_request"
+            )
+        ]
+
+    def __str__(self):
+        return f"regrade request {self.pk} on {self.submission_id} ({self.status})"

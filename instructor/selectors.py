@@ -20,7 +20,9 @@ from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from courses import pools
-from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, Role
+from courses.models import (
+    Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, ReleaseMoment, Role, SolutionPolicy,
+)
 from courses.selectors import access_course_staff, access_staff_assignment, require_instructor  # noqa: F401
 from exams.selectors_accommodations import (
     accommodation_summary,
@@ -30,7 +32,7 @@ from exams.selectors_accommodations import (
 )
 from exercises import engine
 from exercises.models import Variant
-from exercises.specs import version_spec
+from exercises.specs import part_label, version_spec
 from grading.answer_input import answer_latex
 from grading.answer_input import answer_text  # noqa: F401  (views and CSV use it from here)
 from grading.models import Submission, SubmissionStatus
@@ -125,6 +127,18 @@ def assignment_items_info(*, assignment: Assignment) -> list[ItemInfo]:
     return infos
 
 
+def solutions_in_words(*, assignment: Assignment) -> str:
+    """When students see worked solutions, in words: both the solution policy and the
+    review policy's "show solutions" must allow it, so "never" when either says never."""
+    policy, shown = assignment.solution_policy, assignment.show_solutions
+    if policy == SolutionPolicy.NEVER or shown == ReleaseMoment.NEVER:
+        return "solutions never shown"
+    words = f"solutions: {assignment.get_solution_policy_display().lower()}"
+    if shown != ReleaseMoment.DURING:
+        words += f", and only {assignment.get_show_solutions_display().lower()}"
+    return words
+
+
 def assignment_submissions(*, assignment: Assignment) -> QuerySet[Submission]:
     return Submission.objects.filter(variant__assignment_item__assignment=assignment)
 
@@ -193,6 +207,7 @@ def gradebook(
         rows.append(
             {
                 "student": student,
+                "attempted": any(score is not None for score in scores),
                 "scores": scores,
                 "given": given,
                 "cells": [score_shown(score, given=is_given) for score, is_given in zip(scores, given)],
@@ -227,6 +242,7 @@ def student_scores(
 
 
 NOT_GIVEN = "not given"
+NOT_ATTEMPTED = "not attempted"
 
 
 def score_shown(score: float | None, *, given: bool) -> str:
@@ -271,7 +287,7 @@ def csv_safe(value) -> str | float | int:
     return text
 
 
-WIDE_FIXED_COLUMNS = ["username", "first_name", "last_name"]
+WIDE_FIXED_COLUMNS = ["username", "student_id", "email", "first_name", "last_name"]
 LONG_COLUMNS = [
     "submission_id", "username", "assignment", "exercise", "version", "part", "attempt",
     "status", "raw_answer", "score", "awarded", "correct", "is_late", "misconception",
@@ -305,8 +321,9 @@ def part_best_of_students(*, assignment: Assignment, student_ids: list[int]) -> 
 
 
 def gradebook_csv_rows(*, assignment: Assignment) -> Iterator[list]:
-    """Header then one row per student: username, names, one score per exercise, total,
-    percent. A generator: memory bounded by one batch of students, not the roster.
+    """Header then one row per student: username, student ID, e-mail, names, one score per
+    exercise ("not attempted" when never answered, which is not a 0), total, percent. A
+    generator: memory bounded by one batch of students, not the roster.
 
     Students are read in order, and the best scores of each batch of them with one
     aggregate over their ids. (One ordered aggregate over the whole course, merged with
@@ -317,26 +334,30 @@ def gradebook_csv_rows(*, assignment: Assignment) -> Iterator[list]:
     draws = items_draws(infos=infos, assignment=assignment)
     yield WIDE_FIXED_COLUMNS + [info.label() for info in infos] + [f"total (/{max_points:g})", "percent"]
     students = (
-        course_students(course=assignment.course)
-        .order_by("username", "pk")
-        .values_list("pk", "username", "first_name", "last_name")
+        Enrolment.objects.filter(course=assignment.course, role=Role.STUDENT, status=EnrolmentStatus.ACTIVE)
+        .order_by("user__username", "user_id")
+        .values_list("user_id", "user__username", "student_id", "user__email", "user__first_name", "user__last_name")
         .iterator(chunk_size=GRADEBOOK_STUDENTS_PER_QUERY)
     )
     while batch := list(islice(students, GRADEBOOK_STUDENTS_PER_QUERY)):
         best = None  # the last batch's scores go before this batch's arrive
         best = part_best_of_students(assignment=assignment, student_ids=[row[0] for row in batch])
-        for student_id, username, first_name, last_name in batch:
+        for student_id, *person in batch:
             scores, given, out_of = student_scores(
                 infos=infos, student_id=student_id, best=best, draws=draws.get(student_id, {})
             )
+            attempted = any(score is not None for score in scores)
             total = sum(score or 0.0 for score in scores)
             yield (
-                [csv_safe(username), csv_safe(first_name), csv_safe(last_name)]
+                [csv_safe(value) for value in person]
                 + [
-                    NOT_GIVEN if not is_given else "" if score is None else round(score, 4)
+                    NOT_GIVEN if not is_given else NOT_ATTEMPTED if score is None else round(score, 4)
                     for score, is_given in zip(scores, given)
                 ]
-                + [round(total, 4), round(100 * total / out_of if out_of else 0.0, 2)]
+                + (
+                    [round(total, 4), round(100 * total / out_of if out_of else 0.0, 2)]
+                    if attempted else [NOT_ATTEMPTED, ""]
+                )
             )
 
 
@@ -513,6 +534,7 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
     exercises = []
     for info in infos:
         parts = []
+        spec = version_spec(info.item.exercise_version)
         for part in info.parts:
             rows = by_part.get((info.item.pk, part.key), [])
             seen_by = takers[info.item.pk]
@@ -524,6 +546,7 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
             parts.append(
                 {
                     "key": part.key,
+                    "label": part_label(spec, part.key),
                     "type": part.type,
                     "points": part.points,
                     "attempts": len(rows),

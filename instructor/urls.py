@@ -1,13 +1,36 @@
 from django.urls import path
 
-from . import views, views_pools
+from . import views, views_gradebook, views_pools, views_rubrics
 
 app_name = "instructor"
 
 A = "<slug:course_slug>/a/<slug:assignment_slug>/"
+Q = "<slug:course_slug>/grading/<int:item_id>/<slug:part>/"
 
 urlpatterns = [
     path("<slug:course_slug>/", views.course_home, name="course"),
+    path("<slug:course_slug>/gradebook/", views_gradebook.course_gradebook, name="course_gradebook"),
+    path("<slug:course_slug>/gradebook.csv", views_gradebook.course_gradebook_csv, name="course_gradebook_csv"),
+    path("<slug:course_slug>/gradebook.xlsx", views_gradebook.course_gradebook_xlsx, name="course_gradebook_xlsx"),
+    path("<slug:course_slug>/gradebook/categories/", views_gradebook.grade_category_add, name="grade_category_add"),
+    path(
+        "<slug:course_slug>/gradebook/categories/<int:category_id>/",
+        views_gradebook.grade_category_edit, name="grade_category_edit",
+    ),
+    path(
+        "<slug:course_slug>/gradebook/assignments/", views_gradebook.assignment_categories_set,
+        name="assignment_categories_set",
+    ),
+    path("<slug:course_slug>/grading/", views_rubrics.grading_home, name="grading"),
+    path(Q, views_rubrics.grading_question, name="grading_question"),
+    path(Q + "answers/<int:submission_id>/", views_rubrics.grading_answer, name="grading_answer"),
+    path(Q + "rubric/", views_rubrics.grading_rubric_edit, name="grading_rubric"),
+    path(Q + "apply/", views_rubrics.grading_apply, name="grading_apply"),
+    path("<slug:course_slug>/regrade-requests/", views_rubrics.regrade_requests, name="regrade_requests"),
+    path(
+        "<slug:course_slug>/regrade-requests/<int:request_id>/reply/", views_rubrics.regrade_request_reply,
+        name="regrade_request_reply",
+    ),
     path("<slug:course_slug>/assignments/new/", views.assignment_new, name="assignment_new"),
     path(A, views.assignment_detail, name="assignment"),
     path(A + "edit/", views.assignment_edit, name="assignment_edit"),

@@ -10,9 +10,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from authoring.selectors import published_versions
 from courses.models import Role
+from grading.core.misconceptions import MISCONCEPTION_LABELS
 
 from . import selectors, selectors_fairness, services
-from .csv_response import csv_streaming_response
+from .csv_response import csv_streaming_response, wants_excel_bom
 from .forms import AssignmentForm, ItemAddForm, ItemPoolsForm, ItemUpdateForm, ManualGradeForm, RegradeForm
 from .models import RegradeStatus
 
@@ -104,6 +105,7 @@ def _render_assignment_detail(request, *, assignment, role: str, pools_form=None
             "pools_form": pools_form or ItemPoolsForm(items=[info.item for info in items]),
             "versions": published_versions(),
             "jobs": assignment.regrade_jobs.all()[:5],
+            "solutions_shown": selectors.solutions_in_words(assignment=assignment),
         },
         status=status,
     )
@@ -238,6 +240,7 @@ def gradebook_csv(request, course_slug: str, assignment_slug: str):
     return csv_streaming_response(
         selectors.gradebook_csv_rows(assignment=assignment),
         f"{assignment.course.slug}-{assignment.slug}-scores.csv",
+        bom=wants_excel_bom(request),
     )
 
 
@@ -421,10 +424,11 @@ def analytics(request, course_slug: str, assignment_slug: str):
     report = selectors.assignment_analytics(assignment=assignment)
     for exercise in report["exercises"]:
         exercise["facility_chart"] = selectors.bar_chart(
-            [(part["key"], part["facility"] or 0.0) for part in exercise["parts"]], maximum=1.0
+            [(f"part {part['label']}", part["facility"] or 0.0) for part in exercise["parts"]], maximum=1.0
         )
         for part in exercise["parts"]:
-            part["misconception_chart"] = selectors.bar_chart(part["misconceptions"]) if part["misconceptions"] else None
+            named = [(MISCONCEPTION_LABELS.get(code, code), count) for code, count in part["misconceptions"]]
+            part["misconception_chart"] = selectors.bar_chart(named) if named else None
     return render(
         request,
         "instructor/analytics.html",

@@ -96,7 +96,7 @@ class AttnquizRegistration(DynamicRegistration):
         return SCOPES
 
     def get_claims(self) -> list[str]:
-        return ["iss", "sub", "name", "given_name", "family_name", "email"]
+        return ["iss", "sub", "name", "given_name", "family_name", "preferred_username", "email"]
 
     def get_messages(self) -> list[dict]:
         return [

@@ -22,6 +22,8 @@ from datetime import timedelta
 import jwt
 import requests
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -554,8 +556,46 @@ def roster_sync_schedule(*, context: LtiContext, force: bool = False) -> bool:
     return True
 
 
+def _claim_text(claims: dict, name: str, limit: int) -> str:
+    value = claims.get(name)
+    if not isinstance(value, str):
+        return ""
+    return " ".join("".join(ch for ch in value if ch.isprintable()).split())[:limit]
+
+
+def names_from_claims(claims: dict) -> dict[str, str]:
+    """The person's names and e-mail from the OpenID Connect standard claims an LTI 1.3
+    launch (or a names-and-roles member) carries: ``given_name`` and ``family_name``; else
+    ``name`` (the full name), split at its last space; else ``preferred_username`` as the
+    first name, so nobody is shown without a name; and ``email`` when it is an address.
+    Only what the claims say is returned: a claim left out changes nothing."""
+    names = {}
+    given, family = _claim_text(claims, "given_name", 150), _claim_text(claims, "family_name", 150)
+    full = _claim_text(claims, "name", 301)
+    if given or family:
+        if given:
+            names["first_name"] = given
+        if family:
+            names["last_name"] = family
+    elif full:
+        first, _, last = full.rpartition(" ")
+        names["first_name"], names["last_name"] = (first[:150], last[:150]) if first else (last[:150], "")
+    elif preferred := _claim_text(claims, "preferred_username", 150):
+        names["first_name"] = preferred
+    email = _claim_text(claims, "email", 254)
+    if email:
+        try:
+            validate_email(email)
+        except ValidationError:
+            pass
+        else:
+            names["email"] = email_normalise(email)  # the one form every uniqueness check compares
+    return names
+
+
 def lti_user_ensure(*, platform: Platform, sub: str, claims: dict):
-    """The Django user for an LTI user; created on first launch, name and email kept current."""
+    """The Django user for an LTI user; created on first launch, names and e-mail updated
+    from the claims on every launch and roster sync (``names_from_claims``)."""
     User = get_user_model()
     identity = LtiIdentity.objects.select_related("user").filter(platform=platform, sub=sub).first()
     if identity is None:
@@ -566,16 +606,9 @@ def lti_user_ensure(*, platform: Platform, sub: str, claims: dict):
         identity = LtiIdentity.objects.create(platform=platform, sub=sub, user=user)
     user = identity.user
     changed = []
-    for attribute, claim, limit in (
-        ("first_name", "given_name", 150),
-        ("last_name", "family_name", 150),
-        ("email", "email", 254),
-    ):
-        value = claims.get(claim)
-        if attribute == "email" and isinstance(value, str):
-            value = email_normalise(value)  # the one form every uniqueness check compares
-        if isinstance(value, str) and value and getattr(user, attribute) != value[:limit]:
-            setattr(user, attribute, value[:limit])
+    for attribute, value in names_from_claims(claims).items():
+        if getattr(user, attribute) != value:
+            setattr(user, attribute, value)
             changed.append(attribute)
     if changed:
         user.save(update_fields=changed)

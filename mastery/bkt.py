@@ -58,17 +58,30 @@ def posterior(p_known: float, correct: bool, params: BKTParams) -> float:
     return known / total if total > 0.0 else p_known
 
 
-def update(p_known: float, correct: bool, params: BKTParams) -> float:
-    """P(known) after one attempt: the Bayes posterior, then the learning step."""
-    conditioned = posterior(p_known, correct, params)
+def posterior_partial(p_known: float, credit: float, params: BKTParams) -> float:
+    """P(known) after an answer given partial credit in [0, 1] (a person's 0.8): the right
+    and the wrong posteriors weighed by the credit. Credit 1 and 0 are the plain updates;
+    any credit above P(right answer | p_known) raises P(known)."""
+    credit = min(max(float(credit), 0.0), 1.0)
+    return credit * posterior(p_known, True, params) + (1.0 - credit) * posterior(p_known, False, params)
+
+
+def update(p_known: float, correct: bool | float, params: BKTParams) -> float:
+    """P(known) after one attempt: the Bayes posterior, then the learning step. A float
+    outcome is partial credit (``posterior_partial``)."""
+    if isinstance(correct, bool):
+        conditioned = posterior(p_known, correct, params)
+    else:
+        conditioned = posterior_partial(p_known, correct, params)
     return conditioned * (1.0 - params.forget) + (1.0 - conditioned) * params.learn
 
 
-def replay(outcomes: Iterable[bool], params: BKTParams) -> float:
-    """P(known) after a whole ordered history of outcomes, starting from the prior."""
+def replay(outcomes: Iterable[bool | float], params: BKTParams) -> float:
+    """P(known) after a whole ordered history of outcomes (right/wrong, or partial credit
+    as a float), starting from the prior."""
     p_known = params.prior
     for correct in outcomes:
-        p_known = update(p_known, bool(correct), params)
+        p_known = update(p_known, correct if isinstance(correct, float) else bool(correct), params)
     return p_known
 
 

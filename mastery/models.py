@@ -49,6 +49,9 @@ class Observation(models.Model):
     course = models.ForeignKey("courses.Course", on_delete=models.CASCADE, related_name="mastery_observations")
     skill = models.CharField(max_length=64)
     correct = models.BooleanField()
+    # A person's partial grade (e.g. 0.8 on a free-text part) is partial evidence: the
+    # update weighs the right and wrong posteriors by it. Null: all or nothing by ``correct``.
+    credit = models.FloatField(null=True, blank=True)
     misconception = models.CharField(max_length=64, blank=True)
     is_practice = models.BooleanField(default=False)
     observed_at = models.DateTimeField(help_text="When the answer was submitted: the order of attempts.")

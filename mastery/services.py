@@ -39,17 +39,37 @@ class Evidence:
     skill: str
     correct: bool
     misconception: str
+    credit: float | None = None
 
 
-def submission_evidence(*, spec_data: dict, part: str, correct: bool | None, misconception: str) -> list[Evidence]:
+# A person's partial grade counts as right for the (boolean) parameter fit from here up.
+PARTIAL_CREDIT_RIGHT_FROM = 0.5
+
+
+def submission_evidence(
+    *, spec_data: dict, part: str, correct: bool | None, misconception: str, credit: float | None = None
+) -> list[Evidence]:
     """What one graded answer says about each skill (see the module docstring); [] for an
-    answer without a right/wrong outcome (still waiting for a manual grade)."""
+    answer without a right/wrong outcome (still waiting for a manual grade). ``credit``, a
+    manual grade strictly between 0 and 1, makes it partial evidence for every skill of
+    the part (docs/mastery.md, "Partial credit")."""
+    if credit is not None and 0.0 < credit < 1.0:
+        right = credit >= PARTIAL_CREDIT_RIGHT_FROM
+        return [Evidence(skill, right, "", credit) for skill in part_skills(spec_data, part)]
     if correct is None:
         return []
     revealed = None if correct else skill_for_misconception(misconception)
     if revealed is not None:
         return [Evidence(revealed, False, misconception)]
     return [Evidence(skill, bool(correct), "") for skill in part_skills(spec_data, part)]
+
+
+def _manual_credit(submission: Submission) -> float | None:
+    """A person's grade of the answer (its raw score), or None for a machine grade."""
+    details = (submission.feedback or {}).get("details") if isinstance(submission.feedback, dict) else None
+    if isinstance(details, dict) and details.get("manual") and submission.score is not None:
+        return float(submission.score)
+    return None
 
 
 def _outcome(submission: Submission) -> bool | None:
@@ -92,7 +112,7 @@ def mastery_record_submission(*, submission_id: int) -> list[str]:
     recomputed."""
     submission = (
         Submission.objects.select_related("variant__exercise_version", "variant__assignment_item__assignment")
-        .only("id", "student_id", "part", "status", "score", "correct", "misconception", "created_at",
+        .only("id", "student_id", "part", "status", "score", "correct", "misconception", "created_at", "feedback",
               "variant__context", "variant__exercise_version__spec",
               "variant__assignment_item__assignment__course_id")
         .filter(pk=submission_id)
@@ -112,6 +132,7 @@ def mastery_record_submission(*, submission_id: int) -> list[str]:
             part=submission.part,
             correct=_outcome(submission),
             misconception=submission.misconception,
+            credit=_manual_credit(submission),
         )
         now = {(course_id, item.skill) for item in evidence}
         if before - now:
@@ -123,7 +144,7 @@ def mastery_record_submission(*, submission_id: int) -> list[str]:
                 [
                     Observation(
                         submission_id=submission.pk, student_id=submission.student_id, course_id=course_id,
-                        skill=item.skill, correct=item.correct, misconception=item.misconception,
+                        skill=item.skill, correct=item.correct, misconception=item.misconception, credit=item.credit,
                         is_practice=submission.variant.context.startswith("practice:"),
                         observed_at=submission.created_at,
                     )
@@ -131,7 +152,7 @@ def mastery_record_submission(*, submission_id: int) -> list[str]:
                 ],
                 update_conflicts=True,
                 unique_fields=["submission", "skill"],
-                update_fields=["course", "correct", "misconception", "is_practice", "observed_at"],
+                update_fields=["course", "correct", "credit", "misconception", "is_practice", "observed_at"],
             )
         by_course: dict[int, set[str]] = defaultdict(set)
         for touched_course, skill in before | now:
@@ -144,14 +165,14 @@ def mastery_record_submission(*, submission_id: int) -> list[str]:
 def masteries_recompute(*, student_id: int, course_id: int, skills: list[str]) -> None:
     """Replay the student's history of each skill in one course through BKT and store the
     result. Call inside the transaction that holds the student's lock."""
-    history: dict[str, list[tuple[bool, str]]] = defaultdict(list)
+    history: dict[str, list[tuple[bool | float, str]]] = defaultdict(list)
     rows = (
         Observation.objects.filter(student_id=student_id, course_id=course_id, skill__in=skills)
         .order_by("observed_at", "submission_id")
-        .values_list("skill", "correct", "misconception")
+        .values_list("skill", "correct", "credit", "misconception")
     )
-    for skill, correct, misconception in rows:
-        history[skill].append((correct, misconception))
+    for skill, correct, credit, misconception in rows:
+        history[skill].append((correct if credit is None else float(credit), misconception))
     params = parameters_for(skills)
     keep = [SkillMastery(student_id=student_id, course_id=course_id, skill=skill,
                          **_summary(history[skill], params[skill]))
@@ -163,7 +184,7 @@ def masteries_recompute(*, student_id: int, course_id: int, skills: list[str]) -
         _masteries_store(keep)
 
 
-def _summary(history: list[tuple[bool, str]], params: bkt.BKTParams) -> dict:
+def _summary(history: list[tuple[bool | float, str]], params: bkt.BKTParams) -> dict:
     return {
         "p_known": bkt.replay((correct for correct, _ in history), params),
         "attempts": len(history),
@@ -244,11 +265,16 @@ def skill_histories(*, skill: str) -> dict[tuple[int, int], list[tuple[bool, str
     rows = (
         Observation.objects.filter(skill=skill)
         .order_by("student_id", "course_id", "observed_at", "submission_id")
-        .values_list("student_id", "course_id", "correct", "misconception")
+        .values_list("student_id", "course_id", "correct", "credit", "misconception")
     )
-    for student_id, course_id, correct, misconception in rows.iterator(chunk_size=5000):
-        histories[(student_id, course_id)].append((correct, misconception))
+    for student_id, course_id, correct, credit, misconception in rows.iterator(chunk_size=5000):
+        histories[(student_id, course_id)].append((correct if credit is None else float(credit), misconception))
     return histories
+
+
+def _as_right_or_wrong(outcome: bool | float) -> bool:
+    """The fit's (boolean) reading of an outcome: partial credit from the threshold up is right."""
+    return outcome if isinstance(outcome, bool) else outcome >= PARTIAL_CREDIT_RIGHT_FROM
 
 
 def skill_parameters_fit(*, skill: str) -> SkillFit:
@@ -260,7 +286,7 @@ def skill_parameters_fit(*, skill: str) -> SkillFit:
     student. Each (student, course) history is one sequence, the same history the mastery
     shown to that course's staff is replayed from."""
     histories = skill_histories(skill=skill)
-    sequences = [[correct for correct, _ in history] for history in histories.values()]
+    sequences = [[_as_right_or_wrong(outcome) for outcome, _ in history] for history in histories.values()]
     observations = sum(len(sequence) for sequence in sequences)
     students = len({student_id for student_id, _ in histories})
     if students < MIN_FIT_STUDENTS or observations < MIN_FIT_OBSERVATIONS:

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from courses.models import Course
 from courses.selectors import access_course_staff
+from exercises.specs import part_label, version_spec
 
 from .models import ReviewCard, ReviewSettings
 
@@ -46,11 +47,13 @@ def due_cards_by_course(*, student, now=None) -> dict[int, list[ReviewCard]]:
             student=student, due_at__lte=now, origin_item__assignment__is_published=True
         )
         .filter(Q(course__review_settings__isnull=True) | Q(course__review_settings__enabled=True))
-        .select_related("exercise")
+        .select_related("exercise", "origin_item__exercise_version")
         .order_by("due_at", "pk")[: DUE_SHOWN * 5]
     )
     by_course: dict[int, list[ReviewCard]] = {}
     for card in cards:
+        # "(b)", not the part's key: the page is for people.
+        card.part_label = part_label(version_spec(card.origin_item.exercise_version), card.part)
         shown = by_course.setdefault(card.course_id, [])
         if len(shown) < DUE_SHOWN:
             shown.append(card)

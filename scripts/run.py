@@ -1,7 +1,10 @@
 """Serve attnquiz with demo data: `make run` calls this after installing and migrating.
 
-Grades through real Celery workers when Redis answers at REDIS_URL (default
-redis://127.0.0.1:6379/0), otherwise in the web process. The logins and the URL are
+Grades through real Celery workers when Redis answers at REDIS_URL, otherwise in the web
+process. Without REDIS_URL each checkout uses a Redis database of its own (1-15, from its
+path), and a clear warning is printed when another checkout already uses the one it gets,
+so two checkouts on one machine never take each other's tasks unannounced. HOST and PORT
+choose where the web server listens (127.0.0.1:8000). The logins and the URL are
 printed last, once the web server answers and the workers reply to a ping, so they are
 not lost above the servers' own start-up lines. Ctrl-C stops everything and exits 0.
 
@@ -18,10 +21,11 @@ import socket
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 from urllib.parse import urlparse
 
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"  # what REDIS_URL names when set by hand
 ROOT = Path(__file__).resolve().parent.parent
 DEV_SECRET_FILE = ROOT / "var" / "dev-secret-key"
 READY_TIMEOUT_SECONDS = 60
@@ -35,6 +39,40 @@ def redis_answers(url: str) -> bool:
             return s.recv(16).startswith(b"+PONG")
     except OSError:
         return False
+
+
+def checkout_redis_db(root: Path = ROOT) -> int:
+    """This checkout's own Redis database: 1-15 from its path (0 is left to hand-made set-ups)."""
+    return 1 + zlib.crc32(str(root).encode()) % 15
+
+
+def default_redis_url(root: Path = ROOT) -> str:
+    return f"redis://127.0.0.1:6379/{checkout_redis_db(root)}"
+
+
+CHECKOUT_KEY = "attnquiz:checkout"
+
+
+def redis_claimed_by(url: str, root: Path = ROOT) -> str | None:
+    """The other checkout already using this Redis database (its path), or None; claims the
+    database for this checkout when it is free. Any failure reads as free."""
+    try:
+        import redis
+
+        client = redis.Redis.from_url(url, socket_timeout=1)
+        owner = client.get(CHECKOUT_KEY)
+        if owner is not None and owner.decode() != str(root):
+            return owner.decode()
+        client.set(CHECKOUT_KEY, str(root))
+    except Exception:
+        return None
+    return None
+
+
+def shared_redis_warning(url: str, other: str) -> str:
+    return (f"Warning: the Redis database at {url} is also used by the checkout at {other}; "
+            "its workers would take this checkout's tasks. Set REDIS_URL to another database "
+            "(redis://127.0.0.1:6379/N, N from 1 to 15) to keep them apart.")
 
 
 def dev_secret_key() -> str:
@@ -89,7 +127,7 @@ def main() -> int:
     python = sys.executable
     host = os.environ.get("HOST", "127.0.0.1")
     port = os.environ.get("PORT", "8000")
-    redis_url = os.environ.get("REDIS_URL", DEFAULT_REDIS_URL)
+    redis_url = os.environ.get("REDIS_URL") or default_redis_url()
     env = serving_env()
     processes: list[subprocess.Popen] = []
     stopping = False
@@ -110,6 +148,9 @@ def main() -> int:
         if redis_answers(redis_url):
             env.update(REDIS_URL=redis_url, GRADING_MODE="celery")
             grading = f"Grading: through Celery workers, Redis at {redis_url}."
+            other = redis_claimed_by(redis_url)
+            if other:
+                grading += "\n" + shared_redis_warning(redis_url, other)
             hostname = socket.gethostname()
             worker_names = [f"grading@{hostname}", f"practice@{hostname}", f"followups@{hostname}"]
             processes.append(subprocess.Popen(

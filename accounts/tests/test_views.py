@@ -26,6 +26,7 @@ def urls():
         ("password_reset_done", reverse("password_reset_done"), (200, 200, 200, 200, 200)),
         ("password_reset_confirm", reverse("password_reset_confirm", args=["MQ", "bad-token"]), (200, 200, 200, 200, 200)),
         ("password_reset_complete", reverse("password_reset_complete"), (200, 200, 200, 200, 200)),
+        ("invitation_accept", reverse("invitation_accept", args=["MQ", "bad-token"]), (200, 200, 200, 200, 200)),
     ]
 
 

@@ -38,6 +38,8 @@ MATRIX = [
     # The job is a dry run still pending, so even its instructor is refused (409), not forbidden.
     ("post", C + "regrades/{job}/apply/", None, [401, 403, 403, 409, 404, 401, 403]),
     ("get", C + "roster/", None, [401, 403, 200, 200, 404, 401, 200]),
+    ("get", C + "gradebook/", None, [401, 403, 200, 200, 404, 401, 200]),
+    ("get", C + "gradebook.csv", None, [401, 403, 200, 200, 404, 401, 200]),
     ("post", C + "roster/", {"rows": [{"username": "sue"}]}, [401, 403, 403, 200, 404, 401, 403]),
     ("get", C + "exercises/", None, [401, 403, 200, 200, 404, 401, 200]),
     ("post", C + "exercises/validate/", {"source": "slug: x\n"}, [401, 403, 200, 200, 404, 401, 200]),
@@ -66,7 +68,7 @@ def test_the_matrix_names_every_operation_of_the_schema():
 
     schema = SchemaGenerator().get_schema(request=None, public=True)
     operations = {(method, path) for path, item in schema["paths"].items() for method in item}
-    assert len(operations) == len(MATRIX) == 22
+    assert len(operations) == len(MATRIX) == 24
 
 
 @pytest.mark.parametrize(("method", "path", "body", "expected"), CASES)

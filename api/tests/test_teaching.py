@@ -46,9 +46,9 @@ def test_gradebook_json_and_csv(graded, instructor):
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert rows == [
-        ["username", "first_name", "last_name", "product (/1)", "total (/1)", "percent"],
-        ["sam", "Sam", "Stone", "0.9", "0.9", "90.0"],
-        ["sue", "Sue", "Shaw", "0.0", "0.0", "0.0"],
+        ["username", "student_id", "email", "first_name", "last_name", "product (/1)", "total (/1)", "percent"],
+        ["sam", "", "", "Sam", "Stone", "0.9", "0.9", "90.0"],
+        ["sue", "", "", "Sue", "Shaw", "0.0", "0.0", "0.0"],
     ]
 
 
@@ -167,3 +167,19 @@ def test_roster_import_refuses_what_is_not_a_roster(world, instructor, body, sta
     assert response.status_code == status
     if field:
         assert list(response.json()["errors"]) == [field]
+
+
+def test_course_gradebook_json_csv_and_schema(graded, instructor):
+    Enrolment.objects.filter(user=graded.people.student).update(student_id="S-1")
+    book = instructor.get("/api/v1/courses/attn/gradebook/").json()
+    assert [column["assignment"] for column in book["columns"]] == ["week1"]
+    assert book["categories"] == [{"id": None, "name": "All assignments", "weight": 100.0, "drop_lowest": 0}]
+    rows = {row["username"]: row for row in book["rows"]}
+    assert rows["sam"]["student_id"] == "S-1"
+    assert rows["sam"]["cells"] == [{"earned": 0.9, "out_of": 1.0, "accommodated": False, "dropped": False}]
+    assert round(rows["sam"]["total"], 2) == 90.0
+    response = instructor.get("/api/v1/courses/attn/gradebook.csv?excel=1")
+    body = b"".join(response.streaming_content)
+    assert body.startswith(b"\xef\xbb\xbfusername,student_id,email,")
+    schema = instructor.get("/api/schema/").content.decode()
+    assert "/api/v1/courses/{course_slug}/gradebook/" in schema and "CourseGradebookRow" in schema

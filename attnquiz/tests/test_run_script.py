@@ -37,3 +37,36 @@ def test_debug_1_and_an_own_secret_key_are_left_alone(run, monkeypatch):
     monkeypatch.setenv("DEBUG", "1")
     assert run.serving_env() == dict(os.environ)  # DEBUG=1: nothing relaxed or added
     assert not run.DEV_SECRET_FILE.exists()
+
+
+def test_each_checkout_gets_a_redis_database_of_its_own(run, tmp_path):
+    first, second = tmp_path / "a" / "attnquiz", tmp_path / "b" / "attnquiz"
+    assert 1 <= run.checkout_redis_db(first) <= 15
+    assert run.checkout_redis_db(first) == run.checkout_redis_db(first)  # stable
+    assert run.default_redis_url(first) == f"redis://127.0.0.1:6379/{run.checkout_redis_db(first)}"
+    assert {run.checkout_redis_db(tmp_path / str(n)) for n in range(40)} - set(range(1, 16)) == set()
+
+
+def test_a_database_another_checkout_uses_is_announced(run, tmp_path, monkeypatch):
+    store = {}
+
+    class FakeRedis:
+        @classmethod
+        def from_url(cls, url, **kwargs):
+            return cls()
+
+        def get(self, key):
+            return store.get(key)
+
+        def set(self, key, value):
+            store[key] = value.encode()
+
+    import redis
+
+    monkeypatch.setattr(redis, "Redis", FakeRedis)
+    url = "redis://127.0.0.1:6379/5"
+    assert run.redis_claimed_by(url, tmp_path / "one") is None
+    assert run.redis_claimed_by(url, tmp_path / "one") is None  # its own claim
+    other = run.redis_claimed_by(url, tmp_path / "two")
+    assert other == str(tmp_path / "one")
+    assert "also used by the checkout at" in run.shared_redis_warning(url, other)

@@ -34,6 +34,7 @@ def urls(world):
         ("roster", "get", reverse("courses:roster", args=[c]), None, (302, 403, 403, 200, 404)),
         ("person_remove", "post", reverse("courses:person_remove", args=[c, sue]), {}, (302, 403, 403, 302, 404)),
         ("person_restore", "post", reverse("courses:person_restore", args=[c, sue]), {}, (302, 403, 403, 302, 404)),
+        ("person_invite", "post", reverse("courses:person_invite", args=[c, sue]), {}, (302, 403, 403, 302, 404)),
         ("join_enter", "post", reverse("courses:join_enter"), {"code": code}, (302, 302, 302, 302, 302)),
         ("join", "get", reverse("courses:join", args=[code]), None, (200, 200, 200, 200, 200)),
         ("join_post", "post", reverse("courses:join", args=[code]), {}, (302, 302, 302, 302, 302)),
@@ -42,7 +43,7 @@ def urls(world):
 
 URL_NAMES = [
     "new", "settings", "join_settings", "archive", "copy", "people", "person_add", "roster",
-    "person_remove", "person_restore", "join_enter", "join",
+    "person_remove", "person_restore", "person_invite", "join_enter", "join",
 ]
 
 

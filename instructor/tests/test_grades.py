@@ -75,10 +75,30 @@ def test_wide_csv_columns_and_a_row(client, people, known):
     assert response["Content-Disposition"] == 'attachment; filename="attn-week1-scores.csv"'
     assert response.streaming
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
-    assert rows[0] == ["username", "first_name", "last_name", "product (/3)", "total (/3)", "percent"]
-    assert rows[1] == ["sam", "Sam", "Stone", "3.0", "3.0", "100.0"]
-    assert rows[4] == ["uma", "", "", "1.0", "1.0", "33.33"]
+    assert rows[0] == [
+        "username", "student_id", "email", "first_name", "last_name", "product (/3)", "total (/3)", "percent",
+    ]
+    assert rows[1] == ["sam", "", "", "Sam", "Stone", "3.0", "3.0", "100.0"]
+    assert rows[4] == ["uma", "", "", "", "", "1.0", "1.0", "33.33"]
     assert len(rows) == 5
+
+
+def test_wide_csv_has_student_ids_emails_an_excel_mark_and_not_attempted(client, people, known):
+    """A student who never answered is "not attempted", not a 0 like tom's real zero."""
+    Enrolment.objects.filter(user=people.student).update(student_id="S-17")
+    people.student.email = "sam@example.org"
+    people.student.save()
+    Enrolment.objects.create(course=people.course, user=user_create("vic"), role=Role.STUDENT, student_id="S-99")
+    client.login(username="ines", password=PASSWORD)
+    url = reverse("instructor:gradebook_csv", args=["attn", "week1"])
+    excel = b"".join(client.get(url, {"excel": "1"}).streaming_content)
+    assert excel.startswith("\ufeffusername,".encode())
+    rows = list(csv.reader(io.StringIO(excel.decode("utf-8-sig"))))
+    assert rows[1] == ["sam", "S-17", "sam@example.org", "Sam", "Stone", "3.0", "3.0", "100.0"]
+    assert rows[3] == ["tom", "", "", "", "", "0.0", "0.0", "0.0"]
+    assert rows[5] == ["vic", "S-99", "", "", "", "not attempted", "not attempted", ""]
+    page = client.get(reverse("instructor:gradebook", args=["attn", "week1"])).content.decode()
+    assert page.count("not attempted</td>") == 1
 
 
 @pytest.mark.parametrize("per_query", [1, 3, 200])
@@ -90,10 +110,10 @@ def test_wide_csv_rows_are_the_same_whatever_the_batch_of_students(people, known
     monkeypatch.setattr(selectors, "GRADEBOOK_STUDENTS_PER_QUERY", per_query)
     rows = list(selectors.gradebook_csv_rows(assignment=known["assignment"]))
     assert rows[1:] == [
-        ["sam", "Sam", "Stone", 3.0, 3.0, 100.0],
-        ["sue", "Sue", "Shaw", 1.0, 1.0, 33.33],
-        ["tom", "", "", 0.0, 0.0, 0.0],
-        ["uma", "", "", 1.0, 1.0, 33.33],
+        ["sam", "", "", "Sam", "Stone", 3.0, 3.0, 100.0],
+        ["sue", "", "", "Sue", "Shaw", 1.0, 1.0, 33.33],
+        ["tom", "", "", "", "", 0.0, 0.0, 0.0],
+        ["uma", "", "", "", "", 1.0, 1.0, 33.33],
     ]
 
 

@@ -78,10 +78,11 @@ def test_the_gradebook_page_and_csv_say_not_given(client, people, pooled):
     response = client.get(reverse("instructor:gradebook_csv", args=["attn", "week1"]))
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert rows == [
-        ["username", "first_name", "last_name", "pa (/2)", "pb (/2)", "pc (/1)", "total (/3)", "percent"],
-        ["sam", "Sam", "Stone", "2.0", "not given", "", "2.0", "66.67"],
-        ["sue", "Sue", "Shaw", "not given", "1.0", "0.5", "1.5", "50.0"],
-        ["tom", "", "", "not given", "not given", "", "0.0", "0.0"],
+        ["username", "student_id", "email", "first_name", "last_name", "pa (/2)", "pb (/2)", "pc (/1)",
+         "total (/3)", "percent"],
+        ["sam", "", "", "Sam", "Stone", "2.0", "not given", "not attempted", "2.0", "66.67"],
+        ["sue", "", "", "Sue", "Shaw", "not given", "1.0", "0.5", "1.5", "50.0"],
+        ["tom", "", "", "", "", "not given", "not given", "not attempted", "not attempted", ""],
     ]
 
 

@@ -9,6 +9,7 @@ from authoring.tests.factories import (
 from courses.models import Assignment
 from grading.models import SubmissionStatus
 from instructor import services
+from instructor.models import GradeCategory, RegradeRequest
 
 
 
@@ -24,12 +25,17 @@ def world(people):
     manual = submission_add(essay_variant, "why", "Because variance grows.", awarded=None, status=SubmissionStatus.MANUAL)
     job = services.regrade_job_create(assignment=assignment, actor=people.instructor)
     job.refresh_from_db()
-    return {"assignment": assignment, "item": product_item, "manual": manual, "job": job, "student": people.student}
+    category = GradeCategory.objects.create(course=people.course, name="Exams", weight=60)
+    graded = submission_add(essay_variant, "why", "Second try.", awarded=0.5)
+    request = RegradeRequest.objects.create(submission=graded, student=people.student, message="Look again")
+    return {"assignment": assignment, "item": product_item, "manual": manual, "job": job, "student": people.student,
+            "category": category, "request": request}
 
 
 def urls(world):
     c, a = "attn", world["assignment"].slug
     item = world["item"].pk
+    essay = world["manual"].variant.assignment_item_id
     return [
         ("course", "get", reverse("instructor:course", args=[c]), None, (302, 403, 200, 200, 404)),
         ("assignment_new", "get", reverse("instructor:assignment_new", args=[c]), None, (302, 403, 403, 200, 404)),
@@ -52,6 +58,25 @@ def urls(world):
         ("regrade", "get", reverse("instructor:regrade", args=[c, world["job"].pk]), None, (302, 403, 403, 200, 404)),
         ("regrade_progress", "get", reverse("instructor:regrade_progress", args=[c, world["job"].pk]), None, (302, 403, 403, 200, 404)),
         ("regrade_apply", "post", reverse("instructor:regrade_apply", args=[c, world["job"].pk]), {}, (302, 403, 403, 302, 404)),
+        ("course_gradebook", "get", reverse("instructor:course_gradebook", args=[c]), {"student": "s"}, (302, 403, 200, 200, 404)),
+        ("course_gradebook_csv", "get", reverse("instructor:course_gradebook_csv", args=[c]), None, (302, 403, 200, 200, 404)),
+        ("course_gradebook_xlsx", "get", reverse("instructor:course_gradebook_xlsx", args=[c]), None, (302, 403, 200, 200, 404)),
+        ("grade_category_add", "post", reverse("instructor:grade_category_add", args=[c]),
+         {"name": "Homework", "weight": "40", "drop_lowest": "0"}, (302, 403, 403, 302, 404)),
+        ("grade_category_edit", "post", reverse("instructor:grade_category_edit", args=[c, world["category"].pk]),
+         {"name": "Exams", "weight": "60", "drop_lowest": "1"}, (302, 403, 403, 302, 404)),
+        ("assignment_categories_set", "post", reverse("instructor:assignment_categories_set", args=[c]),
+         {f"category-{world['assignment'].pk}": str(world["category"].pk)}, (302, 403, 403, 302, 404)),
+        ("grading", "get", reverse("instructor:grading", args=[c]), None, (302, 403, 200, 200, 404)),
+        ("grading_question", "get", reverse("instructor:grading_question", args=[c, essay, "why"]), None, (302, 403, 200, 200, 404)),
+        ("grading_answer", "get", reverse("instructor:grading_answer", args=[c, essay, "why", world["request"].submission_id]), None,
+         (302, 403, 200, 200, 404)),
+        ("grading_rubric", "post", reverse("instructor:grading_rubric", args=[c, essay, "why"]), {"text": "t", "points": "1"},
+         (302, 403, 302, 302, 404)),
+        ("grading_apply", "post", reverse("instructor:grading_apply", args=[c, essay, "why"]), {}, (302, 403, 302, 302, 404)),
+        ("regrade_requests", "get", reverse("instructor:regrade_requests", args=[c]), None, (302, 403, 200, 200, 404)),
+        ("regrade_request_reply", "post", reverse("instructor:regrade_request_reply", args=[c, world["request"].pk]),
+         {"reply": "ok"}, (302, 403, 302, 302, 404)),
     ]
 
 
@@ -59,6 +84,9 @@ URL_NAMES = [
     "course", "assignment_new", "assignment", "assignment_edit", "item_add", "item_pools", "item_update", "item_remove",
     "gradebook", "gradebook_csv", "submissions_csv", "student", "analytics", "pool_by_skill", "regrade_new", "submission",
     "manual_queue", "manual_grade", "regrade", "regrade_progress", "regrade_apply",
+    "course_gradebook", "course_gradebook_csv", "course_gradebook_xlsx", "grade_category_add", "grade_category_edit",
+    "assignment_categories_set", "grading", "grading_question", "grading_answer", "grading_rubric", "grading_apply",
+    "regrade_requests", "regrade_request_reply",
 ]
 
 

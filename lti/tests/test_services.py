@@ -100,3 +100,40 @@ def test_add_platform_command_refuses_without_usable_keys(db, extra, message):
             *extra,
         )
     assert Platform.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "claims, expected",
+    [
+        ({"given_name": "Ada", "family_name": "Lovelace", "name": "Ada Lovelace", "email": "ada@x.edu"},
+         {"first_name": "Ada", "last_name": "Lovelace", "email": "ada@x.edu"}),
+        # Only the full name (what attnquiz's dynamic registration asks for): split at the last space.
+        ({"name": "Grace Brewster Hopper"}, {"first_name": "Grace Brewster", "last_name": "Hopper"}),
+        ({"name": "Plato"}, {"first_name": "Plato", "last_name": ""}),
+        ({"name": "  Ada \n Lovelace\x00 "}, {"first_name": "Ada", "last_name": "Lovelace"}),
+        ({"given_name": "Ada"}, {"first_name": "Ada"}),
+        # No name at all: the username the platform prefers, so nobody is shown nameless.
+        ({"preferred_username": "alovelace", "email": "not an address"}, {"first_name": "alovelace"}),
+        ({"name": "Ada Lovelace", "preferred_username": "alovelace"}, {"first_name": "Ada", "last_name": "Lovelace"}),
+        ({"given_name": 7, "name": ["x"], "email": None}, {}),
+        ({}, {}),
+    ],
+)
+def test_names_from_the_standard_claims(claims, expected):
+    assert services.names_from_claims(claims) == expected
+
+
+def test_names_are_updated_on_every_launch(db):
+    platform = Platform.objects.create(issuer="https://lms.example", client_id="c1")
+    user = services.lti_user_ensure(platform=platform, sub="u1", claims={"name": "Ada Byron"})
+    assert (user.first_name, user.last_name, user.email) == ("Ada", "Byron", "")
+    again = services.lti_user_ensure(
+        platform=platform, sub="u1", claims={"given_name": "Ada", "family_name": "Lovelace", "email": "ada@x.edu"}
+    )
+    assert again.pk == user.pk
+    again.refresh_from_db()
+    assert (again.first_name, again.last_name, again.email) == ("Ada", "Lovelace", "ada@x.edu")
+    # A launch that leaves the claims out keeps what is known.
+    services.lti_user_ensure(platform=platform, sub="u1", claims={})
+    again.refresh_from_db()
+    assert (again.first_name, again.last_name) == ("Ada", "Lovelace")

@@ -202,3 +202,17 @@ def test_one_em_step_equals_the_expected_counts_over_every_hidden_path():
     assert stepped.learn == pytest.approx(learned / unknown_before, abs=1e-12)
     assert stepped.guess == pytest.approx(min(right_unknown / total_unknown, bkt.MAX_GUESS), abs=1e-12)
     assert stepped.slip == pytest.approx(min(1 - right_known / total_known, bkt.MAX_SLIP), abs=1e-12)
+
+
+def test_partial_credit_weighs_the_right_and_wrong_posteriors():
+    params = bkt.DEFAULT_PARAMS
+    # P(L | right) = 27/34, P(L | wrong) = 1/22 at 0.3; 0.8 of each: 241/374, then learning.
+    conditioned = Fraction(4, 5) * Fraction(27, 34) + Fraction(1, 5) * Fraction(1, 22)
+    assert conditioned == Fraction(241, 374)
+    assert bkt.posterior_partial(0.3, 0.8, params) == pytest.approx(float(conditioned), abs=1e-12)
+    assert bkt.update(0.3, 0.8, params) == pytest.approx(float(conditioned + (1 - conditioned) * Fraction(3, 20)), abs=1e-12)
+    # 0.8 raises P(known) from the prior; a plain wrong answer lowers it to 83/440.
+    assert bkt.update(0.3, 0.8, params) > 0.3 > bkt.update(0.3, False, params) == pytest.approx(83 / 440)
+    assert bkt.update(0.3, 1.0, params) == pytest.approx(bkt.update(0.3, True, params))
+    assert bkt.update(0.3, 0.0, params) == pytest.approx(bkt.update(0.3, False, params))
+    assert bkt.replay([True, 0.8], params) == pytest.approx(bkt.update(bkt.update(0.3, True, params), 0.8, params))

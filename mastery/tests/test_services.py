@@ -71,6 +71,26 @@ def test_evidence_of_one_answer(part, correct, misconception, expected):
     assert [(e.skill, e.correct, e.misconception) for e in evidence] == expected
 
 
+@pytest.mark.parametrize(
+    ("credit", "correct", "expected"),
+    [
+        # a person's partial grade is partial evidence for every skill of the part
+        (0.8, False, [("scaling", True, 0.8), ("softmax", True, 0.8)]),
+        (0.3, False, [("scaling", False, 0.3), ("softmax", False, 0.3)]),
+        (0.5, False, [("scaling", True, 0.5), ("softmax", True, 0.5)]),
+        # full and no credit are plain right and wrong answers
+        (1.0, True, [("scaling", True, None), ("softmax", True, None)]),
+        (0.0, False, [("scaling", False, None), ("softmax", False, None)]),
+        (None, False, [("scaling", False, None), ("softmax", False, None)]),
+    ],
+)
+def test_evidence_of_a_manual_grade(credit, correct, expected):
+    evidence = services.submission_evidence(
+        spec_data=SPEC, part="both", correct=correct, misconception="", credit=credit
+    )
+    assert [(e.skill, e.correct, e.credit) for e in evidence] == expected
+
+
 # --------------------------------------------------------------------------- from grades
 
 

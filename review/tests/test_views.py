@@ -11,6 +11,7 @@ from authoring.tests.factories import (
 )
 from courses.models import Enrolment, Role
 from exercises.services import variant_create_practice
+from exercises.specs import part_label, version_spec
 from review.models import ReviewCard, ReviewSettings
 from review.services import review_settings_update
 
@@ -132,7 +133,9 @@ def test_a_due_part_offers_a_fresh_practice_variant(client, demo, student, item,
     page = client.get(reverse("dashboard")).content.decode()
     assert "Due for review" in page
     assert f'action="{reverse("practice_start", args=[item.pk])}"' in page
-    assert 'aria-label="Review now: Attention weights and context vector for one query, part weights"' in page
+    label = part_label(version_spec(item.exercise_version), "weights")
+    assert label.startswith("(")  # "(b)": the part as people name it, not its key
+    assert f'aria-label="Review now: Attention weights and context vector for one query, part {label}"' in page
     before = set(student.variants.values_list("pk", flat=True))
     response = client.post(reverse("practice_start", args=[item.pk]))
     new = student.variants.exclude(pk__in=before).get()

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('authoring', '0001_initial'),
+        ('authoring', '0002_course_review_setting'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,0 +1,125 @@
+"""Invitation e-mails: a person added to a course (by the roster import or by hand) gets a
+link to choose their own password, instead of finding "Forgot your password?" alone.
+
+The link is Django's password-reset link (``default_token_generator``): it expires after
+``PASSWORD_RESET_TIMEOUT`` (3 days by default) and stops working once the password is set.
+Resending makes a new link; the people page shows each invitation's status.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth.tokens import default_token_generator
+from django.core.mail import EmailMessage, get_connection
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
+
+from .models import Course, Invitation
+
+logger = logging.getLogger(__name__)
+
+MAX_INVITATIONS_AT_ONCE = 2000
+
+
+class InvitationStatus:
+    NONE = "not invited"
+    SENT = "sent"
+    EXPIRED = "link expired"
+    ACCEPTED = "accepted"
+
+
+@dataclass(frozen=True)
+class InvitationShown:
+    status: str
+    invitation: Invitation | None
+
+    @property
+    def words(self) -> str:
+        if self.invitation is None:
+            return "not invited"
+        if self.status == InvitationStatus.ACCEPTED:
+            return f"accepted {timezone.localtime(self.invitation.accepted_at):%Y-%m-%d}"
+        sent = f"{timezone.localtime(self.invitation.sent_at):%Y-%m-%d %H:%M}"
+        if self.status == InvitationStatus.EXPIRED:
+            return f"link expired (sent {sent})"
+        return f"sent {sent}" + (f", {self.invitation.times_sent} times" if self.invitation.times_sent > 1 else "")
+
+
+def invitation_status(invitation: Invitation | None, *, now=None) -> InvitationShown:
+    if invitation is None:
+        return InvitationShown(InvitationStatus.NONE, None)
+    if invitation.accepted_at is not None:
+        return InvitationShown(InvitationStatus.ACCEPTED, invitation)
+    now = now or timezone.now()
+    if invitation.sent_at + timedelta(seconds=settings.PASSWORD_RESET_TIMEOUT) < now:
+        return InvitationShown(InvitationStatus.EXPIRED, invitation)
+    return InvitationShown(InvitationStatus.SENT, invitation)
+
+
+def invitations_of_course(*, course: Course) -> dict[int, Invitation]:
+    """user id -> invitation, one query (the people page)."""
+    return {invitation.user_id: invitation for invitation in Invitation.objects.filter(course=course)}
+
+
+def invitation_link(*, user, base_url: str) -> str:
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    token = default_token_generator.make_token(user)
+    return base_url.rstrip("/") + reverse("invitation_accept", kwargs={"uidb64": uid, "token": token})
+
+
+def _message(*, course: Course, user, actor, base_url: str) -> EmailMessage:
+    context = {
+        "course": course, "user": user, "inviter": actor,
+        "link": invitation_link(user=user, base_url=base_url),
+        "valid_days": max(1, settings.PASSWORD_RESET_TIMEOUT // 86400),
+    }
+    subject = render_to_string("registration/invitation_subject.txt", context).strip().splitlines()[0]
+    body = render_to_string("registration/invitation_email.txt", context)
+    return EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [user.email])
+
+
+def invitations_send(*, course: Course, users, actor, base_url: str) -> list:
+    """Send each user with an e-mail address an invitation to ``course`` (after the commit
+    of the caller's transaction, over one mail connection); returns the users invited.
+
+    ``base_url`` is the site's address as the instructor reached it (the link's host)."""
+    users = [user for user in users if user.email][:MAX_INVITATIONS_AT_ONCE]
+    if not users:
+        return []
+    now = timezone.now()
+    with transaction.atomic():
+        existing = {i.user_id: i for i in Invitation.objects.select_for_update().filter(course=course, user__in=users)}
+        for user in users:
+            invitation = existing.get(user.pk)
+            if invitation is None:
+                Invitation.objects.create(course=course, user=user, sent_by=actor, sent_at=now)
+            else:
+                invitation.sent_at, invitation.sent_by = now, actor
+                invitation.times_sent += 1
+                invitation.save(update_fields=["sent_at", "sent_by", "times_sent"])
+        messages = [_message(course=course, user=user, actor=actor, base_url=base_url) for user in users]
+        transaction.on_commit(lambda: _send(messages))
+    return users
+
+
+def _send(messages: list[EmailMessage]) -> None:
+    """A mail server that is down must not turn the import into an error page: the
+    invitations stay recorded (the people page offers "resend")."""
+    try:
+        get_connection(fail_silently=False).send_messages(messages)
+    except Exception:
+        logger.exception("could not send %d invitation e-mails", len(messages))
+
+
+def invitations_accepted(*, user) -> int:
+    """The user has chosen their password through an invitation link: every pending
+    invitation of theirs is accepted."""
+    return Invitation.objects.filter(user=user, accepted_at__isnull=True).update(accepted_at=timezone.now())

@@ -1,0 +1,121 @@
+"""Invitation e-mails: the roster import and "add someone" send a link to choose a
+password (Django's expiring, single-use token), resend works, and the people page shows
+each invitation's status."""
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core import mail
+from django.urls import reverse
+from django.utils import timezone
+
+from authoring.tests.factories import PASSWORD, user_create
+from courses import invitations
+from courses.models import Enrolment, Invitation, Role
+
+LINK = re.compile(r"http://testserver(/accounts/invitation/[^/\s]+/[^/\s]+/)")
+
+
+def _link(message) -> str:
+    return LINK.search(message.body).group(1)
+
+
+@pytest.fixture
+def instructor(client, people):
+    client.login(username="ines", password=PASSWORD)
+    return people.instructor
+
+
+def test_a_roster_import_invites_the_new_accounts_only(client, people, instructor, django_capture_on_commit_callbacks):
+    text = "email,name,student_id\nada@example.org,Ada Lovelace,S-1\nsam@example.org,,\n"
+    people.student.email = "sam@example.org"
+    people.student.save()
+    url = reverse("courses:roster", args=["attn"])
+    with django_capture_on_commit_callbacks(execute=True):
+        dry = client.post(url, {"text": text, "invite": "on"})
+    assert dry.status_code == 200 and mail.outbox == [] and Invitation.objects.count() == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, {"text": text, "invite": "on", "apply": "1"})
+    assert "1 invitation sent" in response.content.decode()
+    assert [m.to for m in mail.outbox] == [["ada@example.org"]]
+    message = mail.outbox[0]
+    assert message.subject == "You are invited to Attention on attnquiz"
+    assert "Your username is ada." in message.body and "for 3 days" in message.body
+    invitation = Invitation.objects.get()
+    assert (invitation.user.username, invitation.course, invitation.sent_by) == ("ada", people.course, instructor)
+
+
+def test_the_link_sets_a_password_once_and_the_invitation_is_accepted(client, people, instructor, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("courses:roster", args=["attn"]), {"text": "email\nada@example.org\n", "invite": "on", "apply": "1"})
+    link = _link(mail.outbox[0])
+    client.logout()
+    form_page = client.get(link, follow=True)
+    assert "Welcome to attnquiz" in form_page.content.decode()
+    set_url = form_page.redirect_chain[-1][0]
+    done = client.post(set_url, {"new_password1": "a-long-new-pass-42", "new_password2": "a-long-new-pass-42"})
+    assert done.status_code == 302
+    ada = get_user_model().objects.get(username="ada")
+    assert ada.check_password("a-long-new-pass-42")
+    assert Invitation.objects.get().accepted_at is not None
+    assert client.login(username="ada", password="a-long-new-pass-42")
+    client.logout()
+    again = client.get(link, follow=True).content.decode()
+    assert "That invitation link did not work" in again
+
+
+def test_add_someone_by_email_creates_the_account_and_invites(client, people, instructor, django_capture_on_commit_callbacks):
+    url = reverse("courses:person_add", args=["attn"])
+    refused = client.post(url, {"identifier": "grace@example.org", "role": "student"})
+    assert refused.status_code == 422  # without the invitation box no account is made
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url, {"identifier": "grace@example.org", "role": "student", "student_id": "S-7", "invite": "on"})
+    grace = get_user_model().objects.get(email="grace@example.org")
+    assert Enrolment.objects.get(user=grace, course=people.course).student_id == "S-7"
+    assert [m.to for m in mail.outbox] == [["grace@example.org"]]
+
+
+def test_resend_and_the_status_column(client, people, instructor, django_capture_on_commit_callbacks, settings):
+    people.student2.email = "sue@example.org"
+    people.student2.save()
+    enrolment = Enrolment.objects.get(user=people.student2, course=people.course)
+    page = client.get(reverse("courses:people", args=["attn"])).content.decode()
+    assert "not invited" in page and "Send invitation" in page
+    invite = reverse("courses:person_invite", args=["attn", enrolment.pk])
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(invite)
+        client.post(invite)
+    assert [m.to for m in mail.outbox] == [["sue@example.org"], ["sue@example.org"]]
+    invitation = Invitation.objects.get()
+    assert invitation.times_sent == 2
+    page = client.get(reverse("courses:people", args=["attn"])).content.decode()
+    assert ", 2 times" in page and "Resend invitation" in page
+    Invitation.objects.update(sent_at=timezone.now() - timedelta(seconds=settings.PASSWORD_RESET_TIMEOUT + 60))
+    assert "link expired (sent" in client.get(reverse("courses:people", args=["attn"])).content.decode()
+    # Someone without an e-mail cannot be invited.
+    no_mail = Enrolment.objects.get(user=people.student, course=people.course)
+    client.post(reverse("courses:person_invite", args=["attn", no_mail.pk]))
+    assert Invitation.objects.count() == 1
+
+
+def test_only_instructors_invite(client, people):
+    enrolment = Enrolment.objects.get(user=people.student2, course=people.course)
+    client.login(username="tariq", password=PASSWORD)
+    assert client.post(reverse("courses:person_invite", args=["attn", enrolment.pk])).status_code == 403
+    client.login(username="otto", password=PASSWORD)
+    assert client.post(reverse("courses:person_invite", args=["attn", enrolment.pk])).status_code == 404
+
+
+def test_a_mail_server_that_is_down_loses_no_invitation(people, django_capture_on_commit_callbacks, monkeypatch):
+    user = user_create("zed", email="zed@example.org")
+    Enrolment.objects.create(course=people.course, user=user, role=Role.STUDENT)
+
+    def broken(*args, **kwargs):
+        raise OSError("connection refused")
+
+    monkeypatch.setattr("django.core.mail.backends.locmem.EmailBackend.send_messages", broken)
+    with django_capture_on_commit_callbacks(execute=True):
+        invitations.invitations_send(course=people.course, users=[user], actor=people.instructor, base_url="http://x/")
+    assert Invitation.objects.filter(user=user).exists()

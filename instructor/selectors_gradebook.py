@@ -1,0 +1,266 @@
+"""The course gradebook: every active student x every assignment of the course, with the
+weighted category percents and the course total (rules in ``grade_totals``), and its rows
+for CSV and XLSX.
+
+It reads in a fixed number of queries whatever the roster: the assignments, their items,
+the categories and their assignments, the students with their enrolments, one aggregate of
+best part scores over the course, the accommodations, and (only with pools) the draws.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Case, FloatField, Max, Q, Value, When
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from courses import pools
+from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, PoolDraw, Role
+from exams.models import Accommodation
+from exercises.specs import version_spec
+from grading.models import Submission, SubmissionStatus
+
+from . import grade_totals
+from .models import GradeCategory
+from .selectors import ItemInfo, PartInfo, csv_safe, student_scores
+
+UNCATEGORISED = "Not in a category"
+NOT_ATTEMPTED = "not attempted"
+
+
+@dataclass
+class GradebookColumn:
+    assignment: Assignment
+    items: list[ItemInfo]
+    max_points: float
+    category_id: int | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.assignment.title} (/{self.max_points:g})"
+
+
+@dataclass
+class GradebookCategory:
+    id: int | None
+    name: str
+    weight: float
+    drop_lowest: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.weight:g} %)"
+
+
+@dataclass
+class GradebookCell:
+    earned: float | None  # None: not attempted
+    out_of: float
+    accommodated: bool = False
+    dropped: bool = False
+
+    @property
+    def shown(self) -> str:
+        return NOT_ATTEMPTED if self.earned is None else f"{self.earned:.2f}"
+
+
+@dataclass
+class GradebookRow:
+    enrolment: Enrolment
+    cells: list[GradebookCell]
+    category_percents: list[float | None]
+    total: float | None
+
+    @property
+    def student(self):
+        return self.enrolment.user
+
+    @property
+    def accommodated(self) -> bool:
+        return any(cell.accommodated for cell in self.cells)
+
+
+@dataclass
+class CourseGradebook:
+    course: Course
+    columns: list[GradebookColumn]
+    categories: list[GradebookCategory]
+    rows: list[GradebookRow] = field(default_factory=list)
+
+
+def _columns(*, course: Course) -> list[GradebookColumn]:
+    assignments = list(course.assignments.order_by("due_at", "title", "pk"))
+    items_by_assignment: dict[int, list[ItemInfo]] = defaultdict(list)
+    for item in AssignmentItem.objects.filter(assignment__course=course).select_related(
+        "exercise_version__exercise"
+    ):
+        spec = version_spec(item.exercise_version)
+        parts = tuple(PartInfo(p.key, p.type, float(p.points)) for p in spec.parts)
+        items_by_assignment[item.assignment_id].append(
+            ItemInfo(item=item, slug=item.exercise_version.exercise.slug, title=spec.title, parts=parts)
+        )
+    category_of = dict(
+        GradeCategory.assignments.through.objects.filter(gradecategory__course=course).values_list(
+            "assignment_id", "gradecategory_id"
+        )
+    )
+    columns = []
+    for assignment in assignments:
+        infos = sorted(items_by_assignment[assignment.pk], key=lambda info: (info.item.position, info.item.pk))
+        columns.append(
+            GradebookColumn(
+                assignment=assignment, items=infos, category_id=category_of.get(assignment.pk),
+                max_points=pools.slot_points(info.item for info in infos),
+            )
+        )
+    return columns
+
+
+def _categories(*, course: Course, columns: list[GradebookColumn]) -> list[GradebookCategory]:
+    stored = [
+        GradebookCategory(id=c.pk, name=c.name, weight=c.weight, drop_lowest=c.drop_lowest)
+        for c in GradeCategory.objects.filter(course=course)
+    ]
+    if not stored:
+        return [GradebookCategory(id=None, name="All assignments", weight=100.0, drop_lowest=0)]
+    if any(column.category_id is None for column in columns):
+        stored.append(GradebookCategory(id=None, name=UNCATEGORISED, weight=0.0, drop_lowest=0))
+    return stored
+
+
+def _best_part_scores(*, course: Course) -> dict[tuple[int, int, str], float]:
+    """(student id, item id, part) -> best awarded score over the course, in one aggregate
+    (ungraded attempts count 0, as in the assignment gradebook)."""
+    rows = (
+        Submission.objects.filter(variant__assignment_item__assignment__course=course)
+        .values("student_id", "variant__assignment_item_id", "part")
+        .annotate(
+            best=Max(
+                Case(
+                    When(status=SubmissionStatus.GRADED, then=Coalesce("awarded", Value(0.0))),
+                    default=Value(0.0),
+                    output_field=FloatField(),
+                )
+            )
+        )
+        .order_by()
+        .values_list("student_id", "variant__assignment_item_id", "part", "best")
+    )
+    return {(student_id, item_id, part): best for student_id, item_id, part, best in rows}
+
+
+def _course_draws(*, course: Course, columns: list[GradebookColumn]) -> dict[tuple[int, int], dict[str, int]]:
+    """(assignment id, student id) -> {pool: item id}; no query when no assignment has pools."""
+    if not any(pools.has_pools(info.item for info in column.items) for column in columns):
+        return {}
+    draws: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
+    for assignment_id, student_id, pool, item_id in PoolDraw.objects.filter(
+        assignment__course=course
+    ).values_list("assignment_id", "student_id", "pool", "item_id"):
+        draws[(assignment_id, student_id)][pool] = item_id
+    return draws
+
+
+def course_gradebook_students(*, course: Course, student_filter: str = ""):
+    enrolments = (
+        Enrolment.objects.filter(course=course, role=Role.STUDENT, status=EnrolmentStatus.ACTIVE)
+        .select_related("user")
+        .order_by("user__last_name", "user__first_name", "user__username")
+    )
+    if student_filter:
+        enrolments = enrolments.filter(
+            Q(user__username__icontains=student_filter)
+            | Q(user__first_name__icontains=student_filter)
+            | Q(user__last_name__icontains=student_filter)
+            | Q(student_id__icontains=student_filter)
+            | Q(user__email__icontains=student_filter)
+        )
+    return enrolments
+
+
+def _is_over(assignment: Assignment, now) -> bool:
+    end = assignment.closes_at or assignment.due_at
+    return end is not None and end <= now
+
+
+def course_gradebook(*, course: Course, student_filter: str = "") -> CourseGradebook:
+    """The whole course gradebook (see the module docstring for its queries)."""
+    columns = _columns(course=course)
+    categories = _categories(course=course, columns=columns)
+    rules = [grade_totals.CategoryRule(c.id, c.weight, c.drop_lowest) for c in categories]
+    has_stored_categories = categories[0].id is not None
+    book = CourseGradebook(course=course, columns=columns, categories=categories)
+    enrolments = list(course_gradebook_students(course=course, student_filter=student_filter))
+    if not enrolments:
+        return book
+    best = _best_part_scores(course=course)
+    draws = _course_draws(course=course, columns=columns)
+    accommodated = set(
+        Accommodation.objects.filter(assignment__course=course).values_list("student_id", "assignment_id")
+    )
+    now = timezone.now()
+    for enrolment in enrolments:
+        student_id = enrolment.user_id
+        cells, results = [], defaultdict(list)
+        for column in columns:
+            assignment_draws = draws.get((column.assignment.pk, student_id), {})
+            scores, _given, out_of = student_scores(
+                infos=column.items, student_id=student_id, best=best, draws=assignment_draws
+            )
+            attempted = any(score is not None for score in scores)
+            earned = sum(score or 0.0 for score in scores) if attempted else None
+            cells.append(
+                GradebookCell(
+                    earned=earned, out_of=out_of,
+                    accommodated=(student_id, column.assignment.pk) in accommodated,
+                )
+            )
+            key = column.category_id if has_stored_categories else None
+            results[key].append(
+                grade_totals.AssignmentResult(
+                    assignment_id=column.assignment.pk, earned=earned, out_of=out_of,
+                    is_over=_is_over(column.assignment, now),
+                )
+            )
+        category_results = [grade_totals.category_result(rule, results[rule.key]) for rule in rules]
+        dropped = {assignment_id for result in category_results for assignment_id in result.dropped}
+        for cell, column in zip(cells, columns):
+            cell.dropped = column.assignment.pk in dropped
+        book.rows.append(
+            GradebookRow(
+                enrolment=enrolment, cells=cells,
+                category_percents=[result.percent for result in category_results],
+                total=grade_totals.weighted_total(rules, category_results),
+            )
+        )
+    return book
+
+
+def _number(value: float | None, digits: int) -> float | str:
+    return "" if value is None else round(value, digits)
+
+
+def course_gradebook_table(*, book: CourseGradebook) -> list[list]:
+    """Header then one row per student: username, student ID, e-mail, names, each
+    assignment's points ("not attempted" when never answered), each category's percent,
+    the total percent. Text cells are made formula-safe."""
+    header = ["username", "student_id", "email", "first_name", "last_name"]
+    header += [column.label for column in book.columns]
+    if book.categories[0].id is not None:
+        header += [f"{category.label} %" for category in book.categories]
+    header.append("total %")
+    table = [header]
+    for row in book.rows:
+        user = row.student
+        line = [
+            csv_safe(user.username), csv_safe(row.enrolment.student_id), csv_safe(user.email),
+            csv_safe(user.first_name), csv_safe(user.last_name),
+        ]
+        line += [NOT_ATTEMPTED if cell.earned is None else round(cell.earned, 4) for cell in row.cells]
+        if book.categories[0].id is not None:
+            line += [_number(percent, 2) for percent in row.category_percents]
+        line.append(_number(row.total, 2))
+        table.append(line)
+    return table

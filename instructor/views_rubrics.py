@@ -1,0 +1,274 @@
+"""Rubric grading by question: the course's hand-graded parts, every student's answer to
+one part with "next waiting", anonymous mode and an item applied to many answers, the
+rubric's items, and regrade requests (the staff's replies and the student's requests).
+Thin: reads through ``selectors_rubrics``, writes through ``services_rubrics``."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from exams.selectors import grade_withheld
+
+from . import selectors, selectors_rubrics, services_rubrics
+from .services import InstructorRefused
+
+
+def _anonymous(request, course) -> bool:
+    """Anonymous mode is kept per course in the grader's session; ``?anonymous=1|0`` sets it."""
+    key = f"aq-anonymous-grading-{course.pk}"
+    if "anonymous" in request.GET:
+        request.session[key] = request.GET["anonymous"] == "1"
+    return bool(request.session.get(key, False))
+
+
+def _int_list(values) -> list[int]:
+    numbers = []
+    for value in values[:1000]:
+        try:
+            numbers.append(int(value))
+        except (TypeError, ValueError):
+            continue
+    return numbers
+
+
+def _question_url(course, item, part: str) -> str:
+    return reverse("instructor:grading_question", args=[course.slug, item.pk, part])
+
+
+@login_required
+@require_GET
+def grading_home(request, course_slug: str):
+    course, role = selectors.access_teaching(user=request.user, course_slug=course_slug)
+    return render(
+        request,
+        "instructor/grading_home.html",
+        {
+            "course": course,
+            "parts": selectors_rubrics.course_manual_parts(course=course),
+            "open_requests": selectors_rubrics.course_regrade_requests(course=course).count(),
+        },
+    )
+
+
+def _seed_criteria(item, part: str):
+    """The author's criteria of the part, to start a new course rubric from."""
+    submission = selectors.assignment_submissions(assignment=item.assignment).filter(
+        variant__assignment_item=item, part=part
+    ).select_related("variant__exercise_version").first()
+    return selectors.rubric_for(submission=submission).criteria if submission else ()
+
+
+def _rubric(course, item, part: str):
+    return selectors_rubrics.question_rubric(course=course, item=item, part=part) or services_rubrics.rubric_for_part(
+        course=course, item=item, part=part, seed_criteria=_seed_criteria(item, part)
+    )
+
+
+@login_required
+@require_GET
+def grading_question(request, course_slug: str, item_id: int, part: str):
+    course, item, spec_part, role = selectors_rubrics.access_question(
+        user=request.user, course_slug=course_slug, item_id=item_id, part=part
+    )
+    answers = selectors_rubrics.question_answers(item=item, part=part)
+    spec = selectors.version_spec(item.exercise_version)
+    return render(
+        request,
+        "instructor/grading_question.html",
+        {
+            "course": course,
+            "item": item,
+            "part": part,
+            "part_label": selectors_rubrics.part_label(spec, part),
+            "spec": spec,
+            "rubric": _rubric(course, item, part),
+            "answers": answers,
+            "next_waiting": selectors_rubrics.next_waiting(answers),
+            "waiting": sum(1 for answer in answers if answer.waiting),
+            "anonymous": _anonymous(request, course),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def grading_answer(request, course_slug: str, item_id: int, part: str, submission_id: int):
+    course, item, spec_part, role = selectors_rubrics.access_question(
+        user=request.user, course_slug=course_slug, item_id=item_id, part=part
+    )
+    answers = selectors_rubrics.question_answers(item=item, part=part)
+    answer = next((a for a in answers if a.submission.pk == submission_id), None)
+    if answer is None:
+        raise Http404("No such answer to this part.")
+    rubric = _rubric(course, item, part)
+    refusal = None
+    if request.method == "POST":
+        try:
+            services_rubrics.submission_grade_with_rubric(
+                submission=answer.submission, rubric=rubric, grader=request.user,
+                item_ids=_int_list(request.POST.getlist("items")), comment=request.POST.get("comment", "")[:5000],
+            )
+        except InstructorRefused as refused:
+            refusal = refused.message
+        else:
+            label = "this answer" if _anonymous(request, course) else answer.submission.student.username
+            messages.success(request, f"Graded {label}.")
+            following = selectors_rubrics.next_waiting(
+                selectors_rubrics.question_answers(item=item, part=part), after=submission_id
+            )
+            if following is None:
+                messages.info(request, "Every answer to this part is graded.")
+                return redirect(_question_url(course, item, part))
+            return redirect("instructor:grading_answer", course.slug, item.pk, part, following.submission.pk)
+    spec = selectors.version_spec(item.exercise_version)
+    index = answers.index(answer)
+    return render(
+        request,
+        "instructor/grading_answer.html",
+        {
+            "course": course,
+            "item": item,
+            "part": part,
+            "part_label": selectors_rubrics.part_label(spec, part),
+            "spec": spec,
+            "spec_part": spec_part,
+            "rubric": rubric,
+            "answer": answer,
+            "shown": selectors.submission_answer_shown(submission=answer.submission),
+            "comment": request.POST.get("comment", "") if request.method == "POST" else
+            (answer.submission.feedback or {}).get("grader_comment", ""),
+            "ticked": set(_int_list(request.POST.getlist("items"))) if request.method == "POST" else set(answer.ticked),
+            "previous": answers[index - 1] if index > 0 else None,
+            "following": answers[index + 1] if index + 1 < len(answers) else None,
+            "next_waiting": selectors_rubrics.next_waiting(answers, after=submission_id),
+            "count": len(answers),
+            "anonymous": _anonymous(request, course),
+            "refusal": refusal,
+        },
+        status=422 if refusal else 200,
+    )
+
+
+@login_required
+@require_POST
+def grading_rubric_edit(request, course_slug: str, item_id: int, part: str):
+    course, item, spec_part, role = selectors_rubrics.access_question(
+        user=request.user, course_slug=course_slug, item_id=item_id, part=part
+    )
+    rubric = _rubric(course, item, part)
+    try:
+        if request.POST.get("remove"):
+            removed = rubric.items.filter(pk=_int_list([request.POST["remove"]])[:1] or [0]).first()
+            if removed is None:
+                raise InstructorRefused("No such rubric item.")
+            services_rubrics.rubric_item_remove(item=removed)
+            messages.success(request, "Removed the item.")
+        else:
+            try:
+                points = float(request.POST.get("points", ""))
+            except ValueError:
+                raise InstructorRefused("An item's points are a number, e.g. 2 or -1.") from None
+            if points != points:  # NaN
+                raise InstructorRefused("An item's points are a number, e.g. 2 or -1.")
+            services_rubrics.rubric_item_add(rubric=rubric, text=request.POST.get("text", ""), points=points)
+            messages.success(request, "Added the item.")
+    except InstructorRefused as refused:
+        messages.error(request, refused.message)
+    back_to = _int_list([request.POST.get("back_to")])
+    if back_to:  # from an answer's page: back to that answer
+        return redirect("instructor:grading_answer", course.slug, item.pk, part, back_to[0])
+    return redirect(_question_url(course, item, part))
+
+
+@login_required
+@require_POST
+def grading_apply(request, course_slug: str, item_id: int, part: str):
+    """Tick one rubric item on every answer chosen."""
+    course, item, spec_part, role = selectors_rubrics.access_question(
+        user=request.user, course_slug=course_slug, item_id=item_id, part=part
+    )
+    rubric = _rubric(course, item, part)
+    rubric_item = rubric.items.filter(pk=(_int_list([request.POST.get("item")]) or [0])[0]).first()
+    chosen = set(_int_list(request.POST.getlist("answers")))
+    submissions = [a.submission for a in selectors_rubrics.question_answers(item=item, part=part) if a.submission.pk in chosen]
+    if rubric_item is None or not submissions:
+        messages.error(request, "Choose a rubric item and at least one answer.")
+    else:
+        try:
+            count = services_rubrics.rubric_item_apply(
+                rubric=rubric, item=rubric_item, submissions=submissions, grader=request.user
+            )
+        except InstructorRefused as refused:
+            messages.error(request, refused.message)
+        else:
+            messages.success(request, f"Applied “{rubric_item.text}” to {count} answer{'s' * (count != 1)}.")
+    return redirect(_question_url(course, item, part))
+
+
+# ---------------------------------------------------------------------------
+# Regrade requests
+# ---------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def regrade_requests(request, course_slug: str):
+    course, role = selectors.access_teaching(user=request.user, course_slug=course_slug)
+    show_all = request.GET.get("all") == "1"
+    return render(
+        request,
+        "instructor/regrade_requests.html",
+        {
+            "course": course,
+            "requests": selectors_rubrics.course_regrade_requests(course=course, open_only=not show_all)[:500],
+            "show_all": show_all,
+        },
+    )
+
+
+@login_required
+@require_POST
+def regrade_request_reply(request, course_slug: str, request_id: int):
+    regrade_request, role = selectors_rubrics.access_regrade_request(
+        user=request.user, course_slug=course_slug, request_id=request_id
+    )
+    try:
+        services_rubrics.regrade_request_reply(
+            request=regrade_request, replier=request.user, reply=request.POST.get("reply", "")
+        )
+    except InstructorRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(request, "Sent the reply.")
+    return redirect("instructor:regrade_requests", course_slug)
+
+
+@login_required
+@require_GET
+def my_manual_grades(request):
+    """A student's answers graded by a person, the replies to their requests, and the form
+    to ask for another look."""
+    graded = [s for s in selectors_rubrics.student_manual_grades(student=request.user) if not grade_withheld(s)]
+    return render(request, "instructor/my_manual_grades.html", {"submissions": graded})
+
+
+@login_required
+@require_POST
+def my_regrade_request(request, submission_id: int):
+    submission = selectors_rubrics.access_own_graded_submission(user=request.user, submission_id=submission_id)
+    if grade_withheld(submission):
+        raise Http404("No such answer.")
+    try:
+        services_rubrics.regrade_request_create(
+            submission=submission, student=request.user, message=request.POST.get("message", "")
+        )
+    except InstructorRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(request, "Sent your request; the reply will appear here.")
+    return redirect("grades:mine")
