@@ -47,11 +47,24 @@ class RSum(sympy.Function):
     nargs = 2
 
 
+class DSum(sympy.Function):
+    """DSum(term, count): the double sum over indices m and n (both 1..count) of ``term``,
+    whose random variables carry the index m or n and sit inside moments."""
+
+    nargs = 2
+
+
+class PSum(sympy.Function):
+    """PSum(term, count): the sum of ``term`` over the count·(count − 1) pairs m ≠ n."""
+
+    nargs = 2
+
+
 class Unsupported(AnswerFormatError):
     """A well-formed step that uses moment algebra this checker does not evaluate."""
 
 
-MOMENT_TYPES = (Ex, Vr, Cv, RSum)
+MOMENT_TYPES = (Ex, Vr, Cv, RSum, DSum, PSum)
 
 LINEARITY = "linearity"
 VARIANCE_SCALING = "variance_scaling"
@@ -61,22 +74,37 @@ VARIANCE_OF_SUM = "variance_of_sum"
 SQUARE_OF_SUM = "square_of_sum"
 IDENTICAL_TERMS = "identical_terms"
 SUBSTITUTION = "substitution"
+COVARIANCE_OF_ITSELF = "covariance_of_itself"
+VARIANCE_AS_COVARIANCE = "variance_as_covariance"
+COVARIANCE_OF_SUMS = "covariance_of_sums"
+SPLIT_DOUBLE_SUM = "split_double_sum"
 
 RULE_NAMES = {
-    LINEARITY: "linearity of E",
+    LINEARITY: "linearity of expectation",
     VARIANCE_SCALING: "Var(aX + b) = a² Var(X)",
     VARIANCE_DEFINITION: "the definition Var(X) = E[X²] − E[X]²",
-    INDEPENDENCE: "independence, E[XY] = E[X] E[Y]",
+    INDEPENDENCE: "independence: E[XY] = E[X]E[Y]",
     VARIANCE_OF_SUM: "the variance of a sum of independent terms (the sum of their variances)",
     SQUARE_OF_SUM: "expanding the square of a sum (its cross terms factor by independence)",
     IDENTICAL_TERMS: "a sum of identical terms (their number times one term)",
     SUBSTITUTION: "substituting the declared mean or variance",
+    COVARIANCE_OF_ITSELF: "Cov(X, X) = Var(X)",
+    VARIANCE_AS_COVARIANCE: "Var(X) = Cov(X, X)",
+    COVARIANCE_OF_SUMS: "bilinearity: Cov(Σ_m X_m, Σ_n Y_n) = Σ_m Σ_n Cov(X_m, Y_n)",
+    SPLIT_DOUBLE_SUM: "splitting a double sum into its m = n and m ≠ n terms",
 }
 # The order the normal form tries them in: outer structure first, declared values last.
-RULE_ORDER = (VARIANCE_SCALING, VARIANCE_OF_SUM, IDENTICAL_TERMS, LINEARITY, SQUARE_OF_SUM,
-              VARIANCE_DEFINITION, INDEPENDENCE, SUBSTITUTION)
+RULE_ORDER = (COVARIANCE_OF_ITSELF, VARIANCE_SCALING, VARIANCE_OF_SUM, SPLIT_DOUBLE_SUM, IDENTICAL_TERMS,
+              LINEARITY, SQUARE_OF_SUM, VARIANCE_DEFINITION, INDEPENDENCE, SUBSTITUTION)
+# Rules a student may apply that the normal form never needs (they lead away from a value,
+# towards another way of writing it); the search between two steps tries them too.
+SEARCH_ONLY_RULES = (VARIANCE_AS_COVARIANCE, COVARIANCE_OF_SUMS)
+SEARCH_ORDER = RULE_ORDER + SEARCH_ONLY_RULES
 MAX_NORMAL_FORM_ROUNDS = 40
 MAX_SEARCH_NODES = 400
+# Whether named rules reach a step at all (beyond the per-step limit) is searched deeper.
+REACH_DEPTH = 6
+MAX_REACH_NODES = 1500
 
 
 def is_random_symbol(symbol) -> bool:
@@ -267,12 +295,59 @@ def _square_of_sum(moment, model: Model):
 
 
 def _identical_terms(moment, model: Model):
+    if isinstance(moment, PSum):
+        term, count = moment.args
+        return None if is_random(term) else count * (count - 1) * term
     if not isinstance(moment, RSum):
         return None
     term, count = moment.args
     if is_random(term):
         return None
     return count * term
+
+
+SECOND_INDEX = "n"
+
+
+def rename_index(expression, old: str, new: str):
+    """``expression`` with every random symbol ``rv:<base>_<old>`` renamed to ``rv:<base>_<new>``."""
+    renamed = {}
+    for symbol in expression.free_symbols:
+        if is_random_symbol(symbol):
+            base, _, index = symbol.name[3:].partition("_")
+            if index == old:
+                renamed[symbol] = sympy.Symbol(f"rv:{base}_{new}", real=True)
+    return expression.xreplace(renamed)
+
+
+def _covariance_of_itself(moment, model: Model):
+    if isinstance(moment, Cv) and sympy.expand(moment.args[0] - moment.args[1]) == 0:
+        return Vr(moment.args[0])
+    return None
+
+
+def _variance_as_covariance(moment, model: Model):
+    if isinstance(moment, Vr) and is_random(moment.args[0]):
+        return Cv(moment.args[0], moment.args[0])
+    return None
+
+
+def _covariance_of_sums(moment, model: Model):
+    if not isinstance(moment, Cv):
+        return None
+    first, second = moment.args
+    if not (isinstance(first, RSum) and isinstance(second, RSum) and first.args[1] == second.args[1]):
+        return None
+    return DSum(Cv(first.args[0], rename_index(second.args[0], "m", SECOND_INDEX)), first.args[1])
+
+
+def _split_double_sum(moment, model: Model):
+    if not isinstance(moment, DSum):
+        return None
+    term, count = moment.args
+    if is_random(term):
+        return None
+    return RSum(rename_index(term, SECOND_INDEX, "m"), count) + PSum(term, count)
 
 
 def _substitution(moment, model: Model):
@@ -298,6 +373,10 @@ RULES = {
     SQUARE_OF_SUM: _square_of_sum,
     IDENTICAL_TERMS: _identical_terms,
     SUBSTITUTION: _substitution,
+    COVARIANCE_OF_ITSELF: _covariance_of_itself,
+    VARIANCE_AS_COVARIANCE: _variance_as_covariance,
+    COVARIANCE_OF_SUMS: _covariance_of_sums,
+    SPLIT_DOUBLE_SUM: _split_double_sum,
 }
 
 
@@ -309,11 +388,25 @@ def _moments_in(expression) -> list:
     return sorted(found, key=sympy.default_sort_key)
 
 
+# Inside Σ_m Σ_n the indices may coincide, so q_m and q_n there are not independent.
+_NOT_INSIDE_DOUBLE_SUMS = (INDEPENDENCE, VARIANCE_OF_SUM)
+
+
+def _inside_double_sums(expression) -> set:
+    inside = set()
+    for double in expression.atoms(DSum):
+        inside |= double.args[0].atoms(*MOMENT_TYPES) | {double.args[0]}
+    return inside
+
+
 def rewrites(expression, rule: str, model: Model) -> list:
     """Every (moment, replacement) the rule allows in ``expression``."""
     function = RULES[rule]
+    excluded = _inside_double_sums(expression) if rule in _NOT_INSIDE_DOUBLE_SUMS and expression.has(DSum) else set()
     result = []
     for moment in _moments_in(expression):
+        if moment in excluded:
+            continue
         replacement = function(moment, model)
         if replacement is not None:
             result.append((moment, replacement))
@@ -333,6 +426,21 @@ def apply_everywhere(expression, rule: str, model: Model):
 @lru_cache(maxsize=2048)
 def normal_form(expression, model_key) -> tuple:
     """(value with no moment left, rule names used in order). Raises Unsupported."""
+    value, path = normal_form_path(expression, model_key)
+    return value, tuple(rule for rule, _, _ in path)
+
+
+@lru_cache(maxsize=2048)
+def normal_form_path(expression, model_key) -> tuple:
+    """(value with no moment left, ((rule, moment, replacement), ...)): the rules the normal
+    form applies, each with its first site. Raises Unsupported."""
+    value, trajectory = _normal_form_trajectory(expression, model_key)
+    return value, tuple(site for _, site in trajectory)
+
+
+@lru_cache(maxsize=2048)
+def _normal_form_trajectory(expression, model_key) -> tuple:
+    """(value, ((expression after the rule, (rule, moment, replacement)), ...))."""
     model = _MODELS[model_key]
     current, used = canonical(expression), []
     for _ in range(MAX_NORMAL_FORM_ROUNDS):
@@ -342,7 +450,7 @@ def normal_form(expression, model_key) -> tuple:
             applied = apply_everywhere(current, rule, model)
             if applied is not None:
                 current = applied[0]
-                used.append(rule)
+                used.append((current, (rule, *applied[1])))
                 break
         else:
             leftover = _moments_in(current)[0]
@@ -366,10 +474,11 @@ def _same(left, right) -> bool:
 
 
 @lru_cache(maxsize=2048)
-def rules_between(previous, following, model_key, depth: int) -> tuple | None:
+def rules_between(previous, following, model_key, depth: int, max_nodes: int = MAX_SEARCH_NODES) -> tuple | None:
     """The shortest list of (rule, moment, replacement) turning ``previous`` into ``following``
-    modulo ordinary algebra, searching at most ``depth`` applications; None if not found.
-    An empty tuple means the two are the same up to algebra (a restatement)."""
+    modulo ordinary algebra, searching at most ``depth`` applications (and ``max_nodes``
+    expressions); None if not found. An empty tuple means the two are the same up to
+    algebra (a restatement)."""
     model = _MODELS[model_key]
     start, goal = canonical(previous), canonical(following)
     if _same(start, goal):
@@ -378,7 +487,7 @@ def rules_between(previous, following, model_key, depth: int) -> tuple | None:
     for _ in range(depth):
         next_frontier = []
         for expression, path in frontier:
-            for rule in RULE_ORDER:
+            for rule in SEARCH_ORDER:
                 for new, site in _neighbours(expression, rule, model):
                     visited += 1
                     if new in seen:
@@ -388,7 +497,7 @@ def rules_between(previous, following, model_key, depth: int) -> tuple | None:
                     if _same(new, goal):
                         return step_path
                     next_frontier.append((new, step_path))
-                    if visited > MAX_SEARCH_NODES:
+                    if visited > max_nodes:
                         return None
         frontier = next_frontier
     return None
@@ -405,6 +514,34 @@ def _neighbours(expression, rule: str, model: Model) -> list:
         if everywhere is not None:
             result.append(everywhere)
     return result
+
+
+@lru_cache(maxsize=2048)
+def rules_reaching(previous, following, model_key) -> tuple | None:
+    """Some list of (rule, moment, replacement) that leads from ``previous`` to ``following``
+    however many rules it takes, or None when no rule path is found: the step is then not
+    justified by the rules, whatever its value.
+
+    Precondition: the two have the same value. A step without moments is reached by the
+    normal form of ``previous``; one with moments by a deeper search, from ``previous`` and
+    from each expression on the normal form's way."""
+    if not has_moments(following):
+        try:
+            return normal_form_path(previous, model_key)[1]
+        except Unsupported:
+            return None
+    found = rules_between(previous, following, model_key, REACH_DEPTH, MAX_REACH_NODES)
+    if found is not None:
+        return found
+    try:
+        _, trajectory = _normal_form_trajectory(previous, model_key)
+    except Unsupported:
+        return None
+    for index, (expression, _) in enumerate(trajectory):
+        rest = rules_between(expression, following, model_key, 3)
+        if rest is not None:
+            return tuple(site for _, site in trajectory[:index + 1]) + rest
+    return None
 
 
 def rules_needed(previous, following, model_key) -> list[str]:
@@ -441,6 +578,14 @@ class _StepPrinter(StrPrinter):
     def _print_RSum(self, expr):
         term, count = expr.args
         return f"Sum({self._print(term)}, m, 1, {self._print(count)})"
+
+    def _print_DSum(self, expr):
+        term, count = expr.args
+        return f"Sum(Sum({self._print(term)}, n, 1, {self._print(count)}), m, 1, {self._print(count)})"
+
+    def _print_PSum(self, expr):
+        term, count = expr.args
+        return f"Σ_{{m≠n}} {self._print(term)}"
 
 
 def describe(expression) -> str:
