@@ -41,23 +41,29 @@ class Cv(sympy.Function):
     nargs = 2
 
 
-class RSum(sympy.Function):
-    """RSum(term, count): the sum over one index of ``count`` i.i.d. copies of ``term``."""
+class _SumOfTerms(sympy.Function):
+    """A sum whose terms are all 0 is 0 (ordinary algebra, not a rule)."""
 
     nargs = 2
 
+    @classmethod
+    def eval(cls, term, count):
+        if term == 0:
+            return sympy.Integer(0)
+        return None
 
-class DSum(sympy.Function):
+
+class RSum(_SumOfTerms):
+    """RSum(term, count): the sum over one index of ``count`` i.i.d. copies of ``term``."""
+
+
+class DSum(_SumOfTerms):
     """DSum(term, count): the double sum over indices m and n (both 1..count) of ``term``,
     whose random variables carry the index m or n and sit inside moments."""
 
-    nargs = 2
 
-
-class PSum(sympy.Function):
+class PSum(_SumOfTerms):
     """PSum(term, count): the sum of ``term`` over the count·(count − 1) pairs m ≠ n."""
-
-    nargs = 2
 
 
 class Unsupported(AnswerFormatError):

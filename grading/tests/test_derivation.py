@@ -144,3 +144,35 @@ def test_self_test_covers_the_derivation_kinds():
             assert (grade.correct, grade.error) == (expected_correct, None), (answer, grade)
             if kind == "hollow":
                 assert grade.score == 0.0, (answer, grade)
+
+
+def _derivation_rows(outcome: str):
+    from grading.tests.fixtures.answer_tests import ROWS
+
+    return [row for row in ROWS if row["type"] == "derivation" and row["outcome"] == outcome
+            and row["options"].get("start") and row["options"].get("max_rules_per_step") in (None, 2)]
+
+
+@pytest.mark.parametrize("limit", [None, 0])
+@pytest.mark.parametrize("row", _derivation_rows("right"), ids=lambda row: row["note"][:40] or repr(row["answer"])[:40])
+def test_every_rule_reached_chain_earns_full_credit_with_and_without_a_limit(row, limit):
+    options = row["options"] if limit is None else row["options"] | {"max_rules_per_step": limit}
+    grade = check("derivation", row["expected"], row["answer"], options)
+    assert (grade.correct, grade.score, grade.error) == (True, 1.0, None), grade
+
+
+HOLLOW_ROWS = [row for row in _derivation_rows("wrong") if row["note"].startswith("hollow:")]
+
+
+def test_every_hollow_class_is_in_the_table():
+    notes = " ".join(row["note"] for row in HOLLOW_ROWS)
+    for kind in ("bare result", "restated", "padding", "circular", "backward"):
+        assert kind in notes
+
+
+@pytest.mark.parametrize("options", [{}, {"max_rules_per_step": 0}, {"max_rules_per_step": 4}, {"partial_credit": True},
+                                     {"big_step_credit": 0.5}])
+@pytest.mark.parametrize("row", HOLLOW_ROWS, ids=lambda row: row["note"][:40])
+def test_every_hollow_class_earns_zero_under_any_options(row, options):
+    grade = check("derivation", row["expected"], row["answer"], row["options"] | options)
+    assert (grade.correct, grade.score, grade.error) == (False, 0.0, None), grade
