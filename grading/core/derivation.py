@@ -555,7 +555,9 @@ class StepReason:
                 "rule_count": self.rule_count, "too_big": self.kind == BIG,
                 "needed": self.rules if self.kind == BIG else [],
                 "because": [moment_rules.rule_phrase(rule, moment, replacement)
-                            for rule, moment, replacement in _first_of_each_rule(self.path) if moment is not None]}
+                            for rule, moment, replacement in _first_of_each_rule(self.path) if moment is not None],
+                "instances": [f"{moment_rules.describe(moment)} = {moment_rules.describe(replacement)}"
+                              for _, moment, replacement in _first_of_each_rule(self.path) if moment is not None]}
 
 
 def _first_of_each_rule(path: tuple) -> list:
@@ -603,7 +605,7 @@ def _step_details(canonicaliser: Canonicaliser, steps: list[str], reasons: list,
         else:
             kind = "wrong" if number == first_wrong else ("start" if number == 1 else "unchecked")
             entry = {"step": number, "kind": kind, "rules": [], "rule_words": [], "rule_count": 0,
-                     "too_big": False, "needed": [], "because": []}
+                     "too_big": False, "needed": [], "because": [], "instances": []}
         entry["text"] = text
         try:
             entry["latex"] = canonicaliser.latex_as_read(text)
