@@ -37,7 +37,7 @@ import re
 
 import sympy
 
-from grading.core import moment_rules, safe_expr, symbolic
+from grading.core import misconceptions, moment_rules, safe_expr, symbolic
 from grading.core.moment_rules import Unsupported  # noqa: F401  (raised by the rules, named here)
 from grading.core.grades import AnswerFormatError, Grade, InvalidRequest, Parsed, could_not_grade, invalid, right, wrong
 from grading.core.latex_as_read import latex_as_read
@@ -439,20 +439,25 @@ def check(expected, answer, options: dict) -> Grade:
             return could_not_grade(f"Deciding whether {name} follows from {previous_name} timed out; passed on for review.")
         if not verdict:
             reasons = _classify_chain(canonicaliser, chain[:index + 1], max_rules)
-            return _broken_chain(name, previous_name, reasons, steps, canonicaliser, options)
+            slip = moment_rules.slip_between(chain[index][1], chain[index + 1][1], canonicaliser.model.key)
+            return _broken_chain(name, previous_name, reasons, steps, canonicaliser, options, slip)
     reasons = _classify_chain(canonicaliser, chain, max_rules)
     details = {"steps": _step_details(canonicaliser, steps, reasons)}
     unjustified = next((reason for reason in reasons if reason.kind == UNJUSTIFIED), None)
     if unjustified is not None:
-        return wrong(unjustified.unjustified_feedback(), first_unjustified_step=unjustified.number, **details)
+        index = reasons.index(unjustified)
+        slip = moment_rules.slip_between(chain[index][1], chain[index + 1][1], canonicaliser.model.key)
+        return wrong(_with_slip(unjustified.unjustified_feedback(), slip), misconception=slip,
+                     first_unjustified_step=unjustified.number, **details)
     hollow = _is_hollow(reasons, structures)
     verdict = symbolic.decide_equivalent(target, values[-1], seconds)
     if verdict is None:
         return could_not_grade("Deciding whether the last step is the result timed out; passed on for review.")
     if not verdict:
         credit = 0.5 if options.get("partial_credit") and not hollow else 0.0
-        return wrong(f"Every step follows, but the last step (step {len(values)}) is not the required result.",
-                     score=credit, **details)
+        slip = misconceptions.diagnose_symbolic(target, values[-1])
+        return wrong(_with_slip(f"Every step follows, but the last step (step {len(values)}) is not the required result.", slip),
+                     score=credit, misconception=slip, **details)
     if moment_rules.has_moments(structures[-1]):
         return wrong(f"The last step still contains {moment_rules.describe(_first_moment(structures[-1]))}: "
                      "finish the derivation with a formula in the exercise's constants.", **details)
@@ -622,16 +627,21 @@ def _step(function, number: int, argument):
         raise AnswerFormatError(f"Step {number}: {problem}") from None
 
 
-def _broken_chain(name: str, previous_name: str, reasons: list, steps: list[str], canonicaliser, options: dict) -> Grade:
-    feedback = (f"{name[0].upper()}{name[1:]} does not follow from {previous_name}: "
-                f"under the exercise's assumptions the two are not equal.")
+def _with_slip(feedback: str, slip: str | None) -> str:
+    return f"{feedback} {misconceptions.MISCONCEPTIONS[slip]}" if slip else feedback
+
+
+def _broken_chain(name: str, previous_name: str, reasons: list, steps: list[str], canonicaliser, options: dict,
+                  slip: str | None = None) -> Grade:
+    feedback = _with_slip(f"{name[0].upper()}{name[1:]} does not follow from {previous_name}: "
+                          f"under the exercise's assumptions the two are not equal.", slip)
     step_number = int(name.split()[-1]) if name.startswith("step") else 1
     score = 0.0
     if options.get("partial_credit") and not any(reason.kind == UNJUSTIFIED for reason in reasons):
         ruled = sum(1 for reason in reasons if reason.kind in (RULE, BIG))
         score = round(0.5 * ruled / len(steps), 4)
     details = _step_details(canonicaliser, steps, reasons, first_wrong=step_number)
-    return wrong(feedback, score=score, first_wrong_step=step_number, steps=details)
+    return wrong(feedback, score=score, misconception=slip, first_wrong_step=step_number, steps=details)
 
 
 def parse_answer(answer, options: dict) -> Parsed:

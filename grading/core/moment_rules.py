@@ -565,6 +565,115 @@ def rules_needed(previous, following, model_key) -> list[str]:
     return needed or list(dict.fromkeys(before))
 
 
+# --------------------------------------------------------------------------- known slips
+# What students commonly write instead of a rule. Never used to award anything: a step that
+# only a slip explains is named (its code is a misconception of grading.core.misconceptions).
+
+
+def _slip_product_of_variances(moment, model: Model):
+    if not isinstance(moment, Vr):
+        return None
+    argument = sympy.expand(moment.args[0])
+    if argument.is_Add or argument.has(RSum):
+        return None
+    constant, random_part = _split_constant(argument)
+    groups = _independent_groups(sympy.Mul.make_args(random_part))
+    if len(groups) < 2:
+        return None
+    product = constant**2
+    for _, factor in groups:
+        product *= Vr(factor)
+    return product
+
+
+def _slip_count_squared(moment, model: Model):
+    if isinstance(moment, Vr) and isinstance(moment.args[0], RSum) and is_random(moment.args[0].args[0]):
+        term, count = moment.args[0].args
+        return count**2 * Vr(term)
+    return None
+
+
+def _slip_square_of_mean(moment, model: Model):
+    if not isinstance(moment, Ex):
+        return None
+    argument = sympy.expand(moment.args[0])
+    if argument.is_Add or not is_random(argument):
+        return None
+    root = sympy.Integer(1)
+    for factor in sympy.Mul.make_args(argument):
+        base, exponent = factor.as_base_exp()
+        if is_random(base) and not (exponent.is_Integer and exponent % 2 == 0):
+            return None
+        root *= base ** (exponent / 2) if is_random(base) else sympy.sqrt(factor)
+    return Ex(root) ** 2
+
+
+def _slip_dropped_mean_square(moment, model: Model):
+    if isinstance(moment, Vr) and is_random(moment.args[0]):
+        return Ex(sympy.expand(moment.args[0] ** 2))
+    return None
+
+
+def _slip_forgot_squares(moment, model: Model):
+    argument = moment.args[0]
+    if isinstance(moment, Ex):
+        base, exponent = argument.as_base_exp()
+        if is_random_symbol(base) and exponent == 2 and model.moment(base, 1) == 0:
+            return sympy.sqrt(model.moment(base, 2))
+    if isinstance(moment, Vr) and is_random_symbol(argument):
+        return sympy.sqrt(model.moment(argument, 2) - model.moment(argument, 1) ** 2)
+    return None
+
+
+SLIPS = {
+    "product_of_variances": _slip_product_of_variances,
+    "count_squared": _slip_count_squared,
+    "square_of_mean": _slip_square_of_mean,
+    "dropped_mean_square": _slip_dropped_mean_square,
+    "forgot_squares": _slip_forgot_squares,
+}
+
+
+def slip_between(previous, following, model_key) -> str | None:
+    """The code of a known slip that, applied once to ``previous`` (then any rules), gives
+    ``following`` — the same expression up to a couple of rules, or the same value."""
+    try:
+        goal_value = normal_form(following, model_key)[0]
+    except Unsupported:
+        goal_value = None
+    try:  # the slip may come after a few right rules in the same step
+        on_the_way = [expression for expression, _ in _normal_form_trajectory(previous, model_key)[1]]
+    except Unsupported:
+        on_the_way = []
+    for code in SLIPS:
+        for expression in [canonical(previous)] + on_the_way:
+            for slipped in _slipped(expression, code, _MODELS[model_key]):
+                if _same(slipped, following) or rules_between(slipped, following, model_key, 2) is not None:
+                    return code
+                try:
+                    if goal_value is not None and _same(normal_form(slipped, model_key)[0], goal_value):
+                        return code
+                except Unsupported:
+                    continue
+    return None
+
+
+def _slipped(expression, code: str, model: Model) -> list:
+    """``expression`` with the slip made at one site, for each site, and at every site at once."""
+    sites = {}
+    for moment in _moments_in(expression):
+        try:
+            replacement = SLIPS[code](moment, model)
+        except Unsupported:
+            continue
+        if replacement is not None:
+            sites[moment] = replacement
+    results = [canonical(expression.xreplace({moment: replacement})) for moment, replacement in sites.items()]
+    if len(sites) > 1:
+        results.append(canonical(expression.xreplace(sites)))
+    return results
+
+
 # --------------------------------------------------------------------------- printing
 
 
