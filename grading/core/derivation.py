@@ -10,16 +10,21 @@ Each step is read into a structure whose moments stay unevaluated
 1. values: both are evaluated by the rules and compared with the symbolic checker;
    the first pair that differs is "step N does not follow";
 2. rules: a bounded search of one-step rewrites finds the named rules that lead from
-   one to the next modulo ordinary algebra; a step that needs more than
-   ``max_rules_per_step`` (default 2; 0 means no limit) is "too big a step", naming the
-   rules it skips, and earns ``big_step_credit`` (default 0.5).
+   one to the next modulo ordinary algebra. A step is a rule step (at most
+   ``max_rules_per_step`` rules, default 2; 0 means any number), too big (rules reach it,
+   but more than the limit), a restatement (ordinary algebra only) or not justified
+   (no rule reaches it although the values agree: it scores 0 whatever the limit).
 
-A chain with no step, only restatements (``+ 0``), or a last step that still contains
-E/Var is not a derivation; ``min_steps`` counts only steps that apply a rule.
+A hollow chain — no rule step ends at a line that still has a moment: the bare result,
+the question restated or padded and then the result — scores 0. Otherwise the score is
+``derivation_score``: the share of the rule path shown within the limit, too-big steps
+counting ``big_step_credit`` (default and maximum 0.5) per rule. ``min_steps`` counts
+only rule steps. docs/exercise-format.md explains it for authors.
 Notation (square or round brackets):
     E[X], Var[X], Cov(X, Y)       expectation, variance, covariance
     Sum(term, m, 1, d_k), Σ_m …   sum over m = 1..d_k (also \\sum_{m=1}^{d_k})
-    dot(q, k), q·k                shorthand for Sum(q_m k_m, m, 1, <dimension>)
+    Σ_m Σ_j …, Σ_{m≠j} …          a double sum, the sum over pairs m ≠ j
+    dot(q, k), q·k, q^T k, qᵀk    shorthand for Sum(q_m k_m, m, 1, <dimension>)
 Random variables are declared in options ``random_variables``:
     {"q": {"mean": 0, "variance": "sigma_q**2"}, "k": {...}}
 plus optional "distribution": "normal" (gives higher moments). ``q`` and its components
