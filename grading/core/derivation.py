@@ -94,11 +94,20 @@ def _constant(value, symbols: dict, what: str):
     text = repr(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
     if not isinstance(text, str):
         raise InvalidRequest(f"{what} must be a number or an expression")
-    try:
-        checked = safe_expr.read_expression(text, safe_expr.SCALAR_GRAMMAR, frozenset(symbols))
-        return symbolic.SympyBuilder(symbols, allow_any_symbols=False, literals=checked.literals).build(checked.body)
-    except AnswerFormatError as problem:
-        raise InvalidRequest(f"{what} cannot be read: {problem}") from None
+    key = (text, tuple(sorted((name, symbol.assumptions0.__repr__()) for name, symbol in symbols.items())))
+    if key not in _CONSTANTS:
+        try:
+            checked = safe_expr.read_expression(text, safe_expr.SCALAR_GRAMMAR, frozenset(symbols))
+            built = symbolic.SympyBuilder(symbols, allow_any_symbols=False, literals=checked.literals).build(checked.body)
+        except AnswerFormatError as problem:
+            raise InvalidRequest(f"{what} cannot be read: {problem}") from None
+        if len(_CONSTANTS) >= MAX_CACHED_STRUCTURES:
+            _CONSTANTS.clear()
+        _CONSTANTS[key] = built
+    return _CONSTANTS[key]
+
+
+_CONSTANTS: dict = {}  # an exercise's declared means and variances, read once
 
 
 class StructureBuilder(symbolic.SympyBuilder):
@@ -360,8 +369,13 @@ class Canonicaliser:
         return result
 
     def latex_as_read(self, text: str) -> str:
-        checked = self.read(text)
-        return latex_as_read(checked.body, checked.literals)
+        key = (self._cache_key(), text)
+        if key not in _LATEX:
+            if len(_LATEX) >= MAX_CACHED_STRUCTURES:
+                _LATEX.clear()
+            checked = self.read(text)
+            _LATEX[key] = latex_as_read(checked.body, checked.literals)
+        return _LATEX[key]
 
     def _component_names(self, text: str) -> frozenset:
         # q_m, k_1 ... are names only when their base is a declared random variable.
@@ -380,6 +394,7 @@ class Canonicaliser:
 
 
 _STRUCTURES: dict = {}
+_LATEX: dict = {}
 MAX_CACHED_STRUCTURES = 4096
 
 
@@ -566,7 +581,7 @@ class StepReason:
                 "needed": self.rules if self.kind == BIG else [],
                 "because": [moment_rules.rule_phrase(rule, moment, replacement)
                             for rule, moment, replacement in _first_of_each_rule(self.path) if moment is not None],
-                "instances": [f"{moment_rules.describe(moment)} = {moment_rules.describe(replacement)}"
+                "instances": [moment_rules.instance_text(moment, replacement)
                               for _, moment, replacement in _first_of_each_rule(self.path) if moment is not None]}
 
 

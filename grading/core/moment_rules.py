@@ -110,7 +110,7 @@ MAX_NORMAL_FORM_ROUNDS = 40
 MAX_SEARCH_NODES = 400
 # Whether named rules reach a step at all (beyond the per-step limit) is searched deeper.
 REACH_DEPTH = 6
-MAX_REACH_NODES = 1500
+MAX_REACH_NODES = 300
 
 
 def is_random_symbol(symbol) -> bool:
@@ -476,7 +476,23 @@ def register_model(model: Model):
 
 
 def _same(left, right) -> bool:
-    return left == right or sympy.expand(left - right) == 0
+    """Equal up to ordinary algebra. Precondition: both are canonical (expanded), so a moment
+    in one and not the other cannot cancel away: that saves an expansion for almost every
+    node of a search."""
+    if left == right:
+        return True
+    if left.atoms(*MOMENT_TYPES) != right.atoms(*MOMENT_TYPES):
+        return False
+    return sympy.expand(left - right) == 0
+
+
+def _never_produced(previous, following) -> bool:
+    """A moment of ``following`` that no rule produces: one of a quantity that is not random
+    (Var(0), E[σ_q]), not already in ``previous``. Rules only take randomness apart."""
+    for moment in following.atoms(Ex, Vr, Cv):
+        if not any(is_random(argument) for argument in moment.args) and not previous.has(moment):
+            return True
+    return False
 
 
 @lru_cache(maxsize=2048)
@@ -536,6 +552,8 @@ def rules_reaching(previous, following, model_key) -> tuple | None:
             return normal_form_path(previous, model_key)[1]
         except Unsupported:
             return None
+    if _never_produced(previous, following):
+        return None
     found = rules_between(previous, following, model_key, REACH_DEPTH, MAX_REACH_NODES)
     if found is not None:
         return found
@@ -634,6 +652,7 @@ SLIPS = {
 }
 
 
+@lru_cache(maxsize=2048)
 def slip_between(previous, following, model_key) -> str | None:
     """The code of a known slip that, applied once to ``previous`` (then any rules), gives
     ``following`` — the same expression up to a couple of rules, or the same value."""
@@ -706,6 +725,11 @@ class _StepPrinter(StrPrinter):
 def describe(expression) -> str:
     """Plain text of a structure, in the syntax students type (``E[q_m^2]``)."""
     return _StepPrinter({"order": "none"}).doprint(expression).replace("**", "^")
+
+
+@lru_cache(maxsize=4096)
+def instance_text(moment, replacement) -> str:
+    return f"{describe(moment)} = {describe(replacement)}"
 
 
 @lru_cache(maxsize=4096)
