@@ -466,7 +466,7 @@ def check(expected, answer, options: dict) -> Grade:
     unjustified = next((reason for reason in reasons if reason.kind == UNJUSTIFIED), None)
     if unjustified is not None:
         index = reasons.index(unjustified)
-        slip = moment_rules.slip_between(chain[index][1], chain[index + 1][1], canonicaliser.model.key)
+        slip = moment_rules.slip_between(chain[index][1], chain[index + 1][1], canonicaliser.model.key, True)
         return wrong(_with_slip(unjustified.unjustified_feedback(), slip), misconception=slip,
                      first_unjustified_step=unjustified.number, **details)
     hollow = _is_hollow(reasons, structures)

@@ -389,9 +389,10 @@ RULES = {
 # --------------------------------------------------------------------------- applying rules
 
 
-def _moments_in(expression) -> list:
+@lru_cache(maxsize=8192)
+def _moments_in(expression) -> tuple:
     found = expression.atoms(*MOMENT_TYPES)
-    return sorted(found, key=sympy.default_sort_key)
+    return tuple(sorted(found, key=sympy.default_sort_key))
 
 
 # Inside Σ_m Σ_n the indices may coincide, so q_m and q_n there are not independent.
@@ -506,10 +507,12 @@ def rules_between(previous, following, model_key, depth: int, max_nodes: int = M
     if _same(start, goal):
         return ()
     frontier, seen, visited = [(start, ())], {start}, 0
+    # Writing a variance as a covariance only leads somewhere the next step shows a covariance.
+    order = SEARCH_ORDER if goal.has(Cv, DSum, PSum) else RULE_ORDER
     for _ in range(depth):
         next_frontier = []
         for expression, path in frontier:
-            for rule in SEARCH_ORDER:
+            for rule in order:
                 for new, site in _neighbours(expression, rule, model):
                     visited += 1
                     if new in seen:
@@ -653,9 +656,10 @@ SLIPS = {
 
 
 @lru_cache(maxsize=2048)
-def slip_between(previous, following, model_key) -> str | None:
+def slip_between(previous, following, model_key, same_value: bool = False) -> str | None:
     """The code of a known slip that, applied once to ``previous`` (then any rules), gives
-    ``following`` — the same expression up to a couple of rules, or the same value."""
+    ``following``: for a step whose value is right but no rule reaches (``same_value``), the
+    same expression up to a couple of rules; for a step that changes the value, the same value."""
     try:
         goal_value = normal_form(following, model_key)[0]
     except Unsupported:
@@ -667,8 +671,10 @@ def slip_between(previous, following, model_key) -> str | None:
     for code in SLIPS:
         for expression in [canonical(previous)] + on_the_way:
             for slipped in _slipped(expression, code, _MODELS[model_key]):
-                if _same(slipped, following) or rules_between(slipped, following, model_key, 2) is not None:
-                    return code
+                if same_value:
+                    if _same(slipped, following) or rules_between(slipped, following, model_key, 2) is not None:
+                        return code
+                    continue
                 try:
                     if goal_value is not None and _same(normal_form(slipped, model_key)[0], goal_value):
                         return code
