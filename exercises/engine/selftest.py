@@ -1,8 +1,9 @@
 """Self-test of an exercise variant: does the exercise grade its own answers correctly?
 
 For every part we ask the answer checker for right, wrong and malformed answers built
-from the reference answer, feed them back through grading, and collect every case the
-exercise gets wrong. Attention parts also check that unscaled weights (and the output
+from the reference answer (and, for derivations, hollow ones that apply no rule and must
+score exactly 0), feed them back through grading, and collect every case the exercise
+gets wrong. Attention parts also check that unscaled weights (and the output
 built from them) are diagnosed as the matching misconception, so the diagnosis wiring is tested with the content.
 """
 
@@ -48,7 +49,7 @@ def self_test_variant(spec: ExerciseSpec, params: dict) -> SelfTestResult:
         except Exception as exc:  # the report must name the broken part, not stop
             result.failures.append(f"{part.key}: the checker could not build test answers: {exc!r}")
             continue
-        for kind in ("right", "wrong", "invalid"):
+        for kind in ("right", "wrong", "hollow", "invalid"):
             for answer in samples.get(kind, []):
                 result.checked += 1
                 problem = _graded_problem(answers, part, expected, answer, options, kind)
@@ -73,6 +74,11 @@ def _mismatch(kind: str, grade) -> str | None:
         return "was accepted" if grade.correct else f"was called malformed ({grade.error})"
     if kind == "invalid" and grade.error is None:
         return "was not reported as malformed"
+    if kind == "hollow" and (grade.correct or grade.error is not None or grade.score != 0):
+        # A derivation that applies no rule must earn nothing, whatever the part's options.
+        if grade.error is not None:
+            return f"was called malformed ({grade.error})"
+        return f"scored {grade.score:g}: with these options an answer that applies no rule earns credit"
     return None
 
 

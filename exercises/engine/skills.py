@@ -51,6 +51,12 @@ MISCONCEPTION_SKILLS: dict[str, str] = {
     "transposed_result": "matrix-shapes",
     "dimension_as_number": "matrix-shapes",
     "forgot_sigma": "variance-derivation",
+    "forgot_squares": "variance-derivation",
+    "projections_swapped": "projections",
+    "product_of_variances": "variance-derivation",
+    "count_squared": "variance-derivation",
+    "square_of_mean": "variance-derivation",
+    "dropped_mean_square": "variance-derivation",
 }
 
 

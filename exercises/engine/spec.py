@@ -464,6 +464,8 @@ def _part(check: _Validator, data, path: Path, known: set[str], default_skills: 
     if not isinstance(options, dict):
         check.error(path + ("options",), "must be a mapping")
         options = {}
+    if answer_type == "derivation":
+        _derivation_options(check, options, path)
     skills = _skills(check, data["skills"], path + ("skills",)) if "skills" in data else default_skills
     if len(check.issues) > before:
         return None
@@ -474,6 +476,32 @@ def _part(check: _Validator, data, path: Path, known: set[str], default_skills: 
         choice_keys=choice_keys, hints=hints, diagnose=diagnose, symbols=symbols,
         choices=choices, options=options, skills=skills,
     )
+
+
+MAX_BIG_STEP_CREDIT = 0.5  # grading.core.derivation.MAX_BIG_STEP_CREDIT: the checker caps it too
+
+
+def _derivation_options(check: _Validator, options: dict, path: Path) -> None:
+    """A derivation starts from a stated expression, and its options must not let an
+    answer that skips the reasoning score (see docs/exercise-format.md, Derivations)."""
+    where = path + ("options",)  # the options' line, or the part's when it has none
+    start = options.get("start")
+    if not isinstance(start, str) or not start.strip():
+        check.error(where, "a derivation part needs options.start, the expression the derivation starts from "
+                    "(e.g. \"Var(dot(q, k))\"): without it a derivation of another quantity with the same value "
+                    "would be accepted")
+    credit = options.get("big_step_credit")
+    if credit is not None and (isinstance(credit, bool) or not isinstance(credit, (int, float))
+                               or not 0 <= credit <= MAX_BIG_STEP_CREDIT):
+        check.error(path + ("options", "big_step_credit"),
+                    f"must be a number from 0 to {MAX_BIG_STEP_CREDIT}: the credit per rule of a step that skips "
+                    "rules may not reach that of a step shown")
+    limit = options.get("max_rules_per_step")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= 4):
+        check.error(path + ("options", "max_rules_per_step"), "must be a whole number from 0 (no limit) to 4")
+    min_steps = options.get("min_steps")
+    if min_steps is not None and (isinstance(min_steps, bool) or not isinstance(min_steps, int) or min_steps < 1):
+        check.error(path + ("options", "min_steps"), "must be a whole number of at least 1")
 
 
 def _number(check, data: dict, name: str, path: Path, *, default, minimum, whole=False):

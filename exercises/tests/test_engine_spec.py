@@ -135,3 +135,46 @@ def test_a_control_character_is_an_issue_on_its_line_not_a_crash():
     assert [str(issue) for issue in error.value.errors] == [
         "line 2: character #x000f is not allowed in YAML; remove it"
     ]
+
+
+DERIVATION = """\
+slug: derive
+title: Derive
+version: 1
+parameters: {}
+prompt: Derive it.
+parts:
+  - key: variance
+    type: derivation
+    answer: "d_k"
+    symbols: {d_k: positive}
+    options:
+      random_variables: {q: {mean: 0, variance: 1}, k: {mean: 0, variance: 1}}
+      start: "Var(dot(q, k))"
+    solution: d_k.
+"""
+
+
+def test_a_derivation_part_loads_with_its_start():
+    assert load_spec(DERIVATION).part("variance").options["start"] == "Var(dot(q, k))"
+
+
+def test_a_derivation_part_without_a_start_is_refused_on_its_line():
+    text = DERIVATION.replace('      start: "Var(dot(q, k))"\n', "")
+    assert errors_of(text) == [
+        "line 11: parts[0].options: a derivation part needs options.start, the expression the derivation starts "
+        'from (e.g. "Var(dot(q, k))"): without it a derivation of another quantity with the same value would be accepted']
+    no_options = "\n".join(line for line in DERIVATION.splitlines() if not line.startswith("      ") and "options:" not in line)
+    assert errors_of(no_options + "\n")[0].startswith("line 7: parts[0].options: a derivation part needs options.start")
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("big_step_credit", "0.9", "must be a number from 0 to 0.5"),
+    ("big_step_credit", "yes", "must be a number from 0 to 0.5"),
+    ("max_rules_per_step", "7", "must be a whole number from 0 (no limit) to 4"),
+    ("min_steps", "0", "must be a whole number of at least 1"),
+])
+def test_derivation_options_that_would_let_reasoning_be_skipped_are_refused(option, value, message):
+    text = DERIVATION.replace('      start: "Var(dot(q, k))"\n', f'      start: "Var(dot(q, k))"\n      {option}: {value}\n')
+    (issue,) = errors_of(text)
+    assert issue.startswith(f"line 14: parts[0].options.{option}: {message}")

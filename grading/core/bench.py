@@ -75,6 +75,13 @@ def _clear_caches() -> None:
     moment_rules.normal_form.cache_clear()
     moment_rules.rules_between.cache_clear()
     moment_rules.rule_phrase.cache_clear()
+    moment_rules.instance_text.cache_clear()
+    moment_rules.slip_between.cache_clear()
+    moment_rules._moments_in.cache_clear()
+    moment_rules.rules_reaching.cache_clear()
+    moment_rules.normal_form_path.cache_clear()
+    moment_rules._normal_form_trajectory.cache_clear()
+    derivation._LATEX.clear()
     matrix_expression._prepared.cache_clear()
     derivation._STRUCTURES.clear()
 

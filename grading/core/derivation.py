@@ -10,16 +10,21 @@ Each step is read into a structure whose moments stay unevaluated
 1. values: both are evaluated by the rules and compared with the symbolic checker;
    the first pair that differs is "step N does not follow";
 2. rules: a bounded search of one-step rewrites finds the named rules that lead from
-   one to the next modulo ordinary algebra; a step that needs more than
-   ``max_rules_per_step`` (default 2; 0 means no limit) is "too big a step", naming the
-   rules it skips, and earns ``big_step_credit`` (default 0.5).
+   one to the next modulo ordinary algebra. A step is a rule step (at most
+   ``max_rules_per_step`` rules, default 2; 0 means any number), too big (rules reach it,
+   but more than the limit), a restatement (ordinary algebra only) or not justified
+   (no rule reaches it although the values agree: it scores 0 whatever the limit).
 
-A chain with no step, only restatements (``+ 0``), or a last step that still contains
-E/Var is not a derivation; ``min_steps`` counts only steps that apply a rule.
+A hollow chain — no rule step ends at a line that still has a moment: the bare result,
+the question restated or padded and then the result — scores 0. Otherwise the score is
+``derivation_score``: the share of the rule path shown within the limit, too-big steps
+counting ``big_step_credit`` (default and maximum 0.5) per rule. ``min_steps`` counts
+only rule steps. docs/exercise-format.md explains it for authors.
 Notation (square or round brackets):
     E[X], Var[X], Cov(X, Y)       expectation, variance, covariance
     Sum(term, m, 1, d_k), Σ_m …   sum over m = 1..d_k (also \\sum_{m=1}^{d_k})
-    dot(q, k), q·k                shorthand for Sum(q_m k_m, m, 1, <dimension>)
+    Σ_m Σ_j …, Σ_{m≠j} …          a double sum, the sum over pairs m ≠ j
+    dot(q, k), q·k, q^T k, qᵀk    shorthand for Sum(q_m k_m, m, 1, <dimension>)
 Random variables are declared in options ``random_variables``:
     {"q": {"mean": 0, "variance": "sigma_q**2"}, "k": {...}}
 plus optional "distribution": "normal" (gives higher moments). ``q`` and its components
@@ -37,18 +42,19 @@ import re
 
 import sympy
 
-from grading.core import moment_rules, safe_expr, symbolic
+from grading.core import misconceptions, moment_rules, safe_expr, symbolic
 from grading.core.moment_rules import Unsupported  # noqa: F401  (raised by the rules, named here)
 from grading.core.grades import AnswerFormatError, Grade, InvalidRequest, Parsed, could_not_grade, invalid, right, wrong
 from grading.core.latex_as_read import latex_as_read
 
 GRAMMAR = safe_expr.Grammar(
-    functions=safe_expr.SCALAR_FUNCTIONS | {"E", "Var", "Cov", "Sum", "dot"},
+    functions=safe_expr.SCALAR_FUNCTIONS | {"E", "Var", "Cov", "Sum", "PairSum", "dot"},
     bracket_functions=frozenset({"E", "Var", "Cov"}),
 )
 MAX_STEPS = 30
 DEFAULT_MAX_RULES_PER_STEP = 2
 DEFAULT_BIG_STEP_CREDIT = 0.5
+MAX_BIG_STEP_CREDIT = 0.5
 SEARCH_DEPTH_WITHOUT_LIMIT = 3
 
 
@@ -88,11 +94,20 @@ def _constant(value, symbols: dict, what: str):
     text = repr(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
     if not isinstance(text, str):
         raise InvalidRequest(f"{what} must be a number or an expression")
-    try:
-        checked = safe_expr.read_expression(text, safe_expr.SCALAR_GRAMMAR, frozenset(symbols))
-        return symbolic.SympyBuilder(symbols, allow_any_symbols=False, literals=checked.literals).build(checked.body)
-    except AnswerFormatError as problem:
-        raise InvalidRequest(f"{what} cannot be read: {problem}") from None
+    key = (text, tuple(sorted((name, symbol.assumptions0.__repr__()) for name, symbol in symbols.items())))
+    if key not in _CONSTANTS:
+        try:
+            checked = safe_expr.read_expression(text, safe_expr.SCALAR_GRAMMAR, frozenset(symbols))
+            built = symbolic.SympyBuilder(symbols, allow_any_symbols=False, literals=checked.literals).build(checked.body)
+        except AnswerFormatError as problem:
+            raise InvalidRequest(f"{what} cannot be read: {problem}") from None
+        if len(_CONSTANTS) >= MAX_CACHED_STRUCTURES:
+            _CONSTANTS.clear()
+        _CONSTANTS[key] = built
+    return _CONSTANTS[key]
+
+
+_CONSTANTS: dict = {}  # an exercise's declared means and variances, read once
 
 
 class StructureBuilder(symbolic.SympyBuilder):
@@ -124,6 +139,8 @@ class StructureBuilder(symbolic.SympyBuilder):
         name = node.func.id
         if name == "Sum":
             return self.random_sum(node)
+        if name == "PairSum":
+            return self.pair_sum(node)
         if name == "dot":
             if len(node.args) != 2 or not all(isinstance(arg, ast.Name) and arg.id in self.model.moments for arg in node.args):
                 raise AnswerFormatError("dot(q, k) takes two declared random vectors")
@@ -148,12 +165,50 @@ class StructureBuilder(symbolic.SympyBuilder):
         index = node.args[1].id
         lower, upper = self.build(node.args[2]), self.build(node.args[3])
         count = sympy.expand(upper - lower + 1)
+        inner = node.args[0]
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "Sum":
+            return self.double_sum(inner, index, count)
         term = self.build(node.args[0])
         foreign = [symbol.name[3:] for symbol in moment_rules.free_random(term)
                    if self.model.symbol_to_base.get(symbol, (None, None))[1] != index]
         if foreign:
             raise Unsupported(f"inside Sum over {index}, every random variable must carry the index {index} (found {foreign[0]})")
-        return moment_rules.RSum(term, count)
+        # The terms are identically distributed: the index letter carries no meaning.
+        return moment_rules.RSum(moment_rules.rename_index(term, index, "m") if index != "m" else term, count)
+
+    def double_sum(self, inner: ast.Call, outer_index: str, count):
+        """Σ_m Σ_n term: both indices over the same range, the term's randoms inside moments."""
+        if len(inner.args) != 4 or not isinstance(inner.args[1], ast.Name):
+            raise AnswerFormatError("write a sum as Sum(term, m, 1, d_k)")
+        inner_index = inner.args[1].id
+        inner_count = sympy.expand(self.build(inner.args[3]) - self.build(inner.args[2]) + 1)
+        if inner_index == outer_index:
+            raise AnswerFormatError("the two sums of a double sum need different index letters")
+        if sympy.expand(inner_count - count) != 0:
+            raise Unsupported("both sums of a double sum must run over the same range")
+        return moment_rules.DSum(self._pair_term(inner.args[0], outer_index, inner_index), count)
+
+    def pair_sum(self, node: ast.Call):
+        """PairSum(term, m, n, 1, d_k): the sum over the pairs m ≠ n."""
+        if len(node.args) != 5 or not all(isinstance(arg, ast.Name) for arg in node.args[1:3]):
+            raise AnswerFormatError("write a sum over pairs as Σ_{m≠n} term")
+        first, second = node.args[1].id, node.args[2].id
+        if first == second:
+            raise AnswerFormatError("a sum over m ≠ n needs two different index letters")
+        count = sympy.expand(self.build(node.args[4]) - self.build(node.args[3]) + 1)
+        return moment_rules.PSum(self._pair_term(node.args[0], first, second), count)
+
+    def _pair_term(self, node: ast.AST, first: str, second: str):
+        term = self.build(node)
+        if moment_rules.is_random(term):
+            raise Unsupported("inside a double sum, keep the random variables inside E[...], Var(...) or Cov(...)")
+        placeholder = "zz"  # the renaming m -> ... must not collide with the letters used
+        term = moment_rules.rename_index(term, first, placeholder)
+        term = moment_rules.rename_index(term, second, moment_rules.SECOND_INDEX)
+        term = moment_rules.rename_index(term, placeholder, "m")
+        for symbol in term.free_symbols:
+            self.model.symbol_to_base.setdefault(symbol, (symbol.name[3:].partition("_")[0], symbol.name[3:].partition("_")[2]))
+        return term
 
     def dot_product(self, first: str, second: str):
         terms = self.model.symbol_for(f"{first}_m") * self.model.symbol_for(f"{second}_m")
@@ -165,6 +220,18 @@ _SUM_OPENER = re.compile(
     r"(?:\s*\^\s*(?:\{(?P<upper>[^{}]*)\}|(?P<upper_plain>[A-Za-z0-9]+(?:_\{?[A-Za-z0-9]+\}?)?)))?"
 )
 _VECTOR_WRAPPER = re.compile(r"\\(?:mathbf|vec|boldsymbol|mathbfit|bm)\s*\{\s*([A-Za-z])\s*\}")
+_NOT_EQUAL = r"(?:≠|\\neq?|!=)"
+_SUM_SIGN = r"(?:Σ|∑|\\sum(?:\\limits)?|\\Sigma)"
+# Σ_m Σ_{n≠m} X is the same sum as Σ_{m≠n} X.
+_NESTED_PAIR_SUM = re.compile(
+    _SUM_SIGN + r"\s*_\s*\{?\s*(?P<first>[A-Za-z])\s*(?:=\s*1\s*)?\}?(?:\s*\^\s*(?:\{[^{}]*\}|[A-Za-z0-9]+(?:_\{?[A-Za-z0-9]+\}?)?))?\s*"
+    + _SUM_SIGN + r"\s*_\s*\{\s*(?P<second>[A-Za-z])\s*" + _NOT_EQUAL + r"\s*(?P=first)\s*\}"
+)
+_PAIR_SUM_OPENER = re.compile(
+    _SUM_SIGN + r"\s*_\s*\{\s*(?P<first>[A-Za-z])\s*" + _NOT_EQUAL + r"\s*(?P<second>[A-Za-z])\s*\}"
+    r"(?:\s*\^\s*(?:\{(?P<upper>[^{}]*)\}|(?P<upper_plain>[A-Za-z0-9]+(?:_\{?[A-Za-z0-9]+\}?)?)))?"
+)
+_TRANSPOSE = r"\s*(?:\^\s*(?:T|\{\s*T\s*\}|\\top|\{\s*\\top\s*\}|\\intercal|\{\s*\\intercal\s*\}|\\mathsf\{T\}|\{\\mathsf\{T\}\})|ᵀ|⊤)\s*(?:·|⋅|∙|\\cdot|\*)?\s*"
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 
 
@@ -175,6 +242,19 @@ def rewrite_notation(text: str, bases, dimension: str) -> str:
         names = "|".join(sorted(map(re.escape, bases)))
         text = re.sub(rf"(?<![A-Za-z0-9_])({names})\s*(?:·|⋅|∙|\\cdot|\\bullet)\s*({names})(?![A-Za-z0-9_])",
                       r" dot(\1, \2) ", text)
+        text = re.sub(rf"(?<![A-Za-z0-9_\\])({names}){_TRANSPOSE}({names})(?![A-Za-z0-9_])", r" dot(\1, \2) ", text)
+    text = _NESTED_PAIR_SUM.sub(lambda match: f"Σ_{{{match.group('first')}≠{match.group('second')}}}", text)
+    for _ in range(20):
+        match = _PAIR_SUM_OPENER.search(text)
+        if not match:
+            break
+        upper = (match.group("upper") or match.group("upper_plain") or dimension).strip()
+        end = _term_end(text, match.end())
+        term = text[match.end():end].strip()
+        if not term:
+            raise AnswerFormatError("a sum Σ needs a term after it, e.g. Σ_{m≠n} Cov(q_m k_m, q_n k_n)")
+        text = (f"{text[:match.start()]} PairSum({term}, {match.group('first')}, {match.group('second')}, 1, {upper})"
+                f" {text[end:]}")
     for _ in range(20):
         match = _SUM_OPENER.search(text)
         if not match:
@@ -202,6 +282,8 @@ def _term_end(text: str, position: int) -> int:
                 return position
             depth -= 1
         elif depth == 0 and char in "+-=−" and text[start:position].strip():
+            return position
+        elif depth == 0 and char == ",":  # the sum is one argument of Cov(…, …) or of an outer Sum
             return position
         elif depth == 0 and text.startswith("\\right", position):
             return position
@@ -287,8 +369,13 @@ class Canonicaliser:
         return result
 
     def latex_as_read(self, text: str) -> str:
-        checked = self.read(text)
-        return latex_as_read(checked.body, checked.literals)
+        key = (self._cache_key(), text)
+        if key not in _LATEX:
+            if len(_LATEX) >= MAX_CACHED_STRUCTURES:
+                _LATEX.clear()
+            checked = self.read(text)
+            _LATEX[key] = latex_as_read(checked.body, checked.literals)
+        return _LATEX[key]
 
     def _component_names(self, text: str) -> frozenset:
         # q_m, k_1 ... are names only when their base is a declared random variable.
@@ -296,18 +383,18 @@ class Canonicaliser:
         return frozenset(name for name in found if name.partition("_")[0] in self.model.moments)
 
     def _one_index_named_m(self, built):
+        """A step that uses one index only (q_i k_i, or a representative q_1 k_1) speaks of
+        any one of the identically distributed terms: name that index m."""
         indexed = [symbol for symbol in built.free_symbols if moment_rules.is_random_symbol(symbol)]
-        letters = {symbol.name.partition("_")[2] for symbol in indexed} - {""}
-        letters = {letter for letter in letters if not letter.isdigit()}
-        if len(letters) != 1 or letters == {"m"}:
+        indices = {symbol.name.partition("_")[2] for symbol in indexed}
+        if len(indices) != 1 or indices <= {"m", ""}:
             return built
-        (letter,) = letters
-        renamed = {symbol: self.model.symbol_for(symbol.name[3:].partition("_")[0] + "_m")
-                   for symbol in indexed if symbol.name.endswith("_" + letter)}
-        return built.xreplace(renamed)
+        (index,) = indices
+        return moment_rules.rename_index(built, index, "m")
 
 
 _STRUCTURES: dict = {}
+_LATEX: dict = {}
 MAX_CACHED_STRUCTURES = 4096
 
 
@@ -342,6 +429,13 @@ def _max_rules(options: dict) -> int | None:
     return value
 
 
+def big_step_credit(options: dict) -> float:
+    """The credit per rule of a step that skips rules; at most MAX_BIG_STEP_CREDIT, so a
+    derivation shown in too few lines never scores like one shown rule by rule."""
+    credit = symbolic.option_float(options, "big_step_credit", DEFAULT_BIG_STEP_CREDIT)
+    return min(max(credit, 0.0), MAX_BIG_STEP_CREDIT)
+
+
 def check(expected, answer, options: dict) -> Grade:
     canonicaliser = Canonicaliser(options)
     _, target = _target_structure(canonicaliser, expected, "expected")
@@ -359,37 +453,78 @@ def check(expected, answer, options: dict) -> Grade:
     if len(chain) < 2:
         return invalid("A derivation is a chain: write the expression you start from, then one step per line.")
     seconds = symbolic.option_float(options, "time_limit", symbolic.DEFAULT_TIME_LIMIT)
-    for (previous_name, _, previous), (name, _, value) in zip(chain, chain[1:]):
+    for index, ((previous_name, _, previous), (name, _, value)) in enumerate(zip(chain, chain[1:])):
         verdict = symbolic.decide_equivalent(previous, value, seconds)
         if verdict is None:
             return could_not_grade(f"Deciding whether {name} follows from {previous_name} timed out; passed on for review.")
         if not verdict:
-            return _broken_chain(name, previous_name, values, options)
+            reasons = _classify_chain(canonicaliser, chain[:index + 1], max_rules)
+            slip = moment_rules.slip_between(chain[index][1], chain[index + 1][1], canonicaliser.model.key)
+            return _broken_chain(name, previous_name, reasons, steps, canonicaliser, options, slip)
+    reasons = _classify_chain(canonicaliser, chain, max_rules)
+    details = {"steps": _step_details(canonicaliser, steps, reasons)}
+    unjustified = next((reason for reason in reasons if reason.kind == UNJUSTIFIED), None)
+    if unjustified is not None:
+        index = reasons.index(unjustified)
+        slip = moment_rules.slip_between(chain[index][1], chain[index + 1][1], canonicaliser.model.key, True)
+        return wrong(_with_slip(unjustified.unjustified_feedback(), slip), misconception=slip,
+                     first_unjustified_step=unjustified.number, **details)
+    hollow = _is_hollow(reasons, structures)
     verdict = symbolic.decide_equivalent(target, values[-1], seconds)
     if verdict is None:
         return could_not_grade("Deciding whether the last step is the result timed out; passed on for review.")
     if not verdict:
-        return wrong(f"Every step follows, but the last step (step {len(values)}) is not the required result.",
-                     score=0.5 if options.get("partial_credit") else 0.0)
-    reasons = [_step_rules(canonicaliser, before, after, max_rules) for before, after in zip(chain, chain[1:])]
-    details = {"steps": [reason.as_dict() for reason in reasons]}
-    ruled = [reason for reason in reasons if reason.rules]
+        credit = 0.5 if options.get("partial_credit") and not hollow else 0.0
+        slip = symbolic.diagnose_symbolic(target, values[-1])
+        return wrong(_with_slip(f"Every step follows, but the last step (step {len(values)}) is not the required result.", slip),
+                     score=credit, misconception=slip, **details)
     if moment_rules.has_moments(structures[-1]):
         return wrong(f"The last step still contains {moment_rules.describe(_first_moment(structures[-1]))}: "
                      "finish the derivation with a formula in the exercise's constants.", **details)
-    if not ruled and not any(reason.too_big for reason in reasons):
-        return wrong("This only restates the expression: a derivation must apply at least one rule "
-                     "(linearity, independence, the definition of variance, ...).", **details)
+    if hollow:
+        return wrong(_hollow_feedback(reasons, start is not None), hollow=True, **details)
+    ruled = [reason for reason in reasons if reason.kind == RULE]
+    big = [reason for reason in reasons if reason.kind == BIG]
     min_steps = int(options.get("min_steps", 1))
-    big = next((reason for reason in reasons if reason.too_big), None)
-    if big is None and len(ruled) < min_steps:
+    if not big and len(ruled) < min_steps:
         return wrong(f"Show at least {min_steps} steps that each apply a rule; restating or padding "
                      f"(such as + 0) does not count. Yours has {len(ruled)}.", **details)
-    if big is not None:
-        credit = symbolic.option_float(options, "big_step_credit", DEFAULT_BIG_STEP_CREDIT)
-        return wrong(big.too_big_feedback(max_rules), score=min(credit, 0.99), too_big_step=big.number, **details)
+    score = derivation_score(reasons, big_step_credit(options))
+    if big:
+        return wrong(big[0].too_big_feedback(max_rules), score=score, too_big_step=big[0].number, **details)
     summary = "; ".join(reason.summary() for reason in ruled)
     return right(f"Correct: every step follows by a named rule and the last is the result. {summary}.", **details)
+
+
+def derivation_score(reasons: list, credit: float) -> float:
+    """The share of the rule path the student justified: every rule of a step within the
+    limit counts 1, every rule of a too-big step counts ``credit``; restatements count
+    nothing. (Hollow and unjustified derivations score 0 before this is asked.)"""
+    total = sum(reason.rule_count for reason in reasons if reason.kind in (RULE, BIG))
+    if not total:
+        return 0.0
+    earned = sum(reason.rule_count * (1.0 if reason.kind == RULE else credit)
+                 for reason in reasons if reason.kind in (RULE, BIG))
+    return round(min(earned / total, 1.0), 4)
+
+
+def _is_hollow(reasons: list, structures: list) -> bool:
+    """No line shows an intermediate result: no step that applies a rule ends at a line
+    that still has a moment in it, so every rule is hidden in one leap to a formula and
+    the other lines only restate or pad the question or the result."""
+    offset = len(structures) - len(reasons)  # 1 without a start: step 1 has no reason
+    return not any(reason.kind in (RULE, BIG) and moment_rules.has_moments(structures[index + offset])
+                   for index, reason in enumerate(reasons))
+
+
+def _hollow_feedback(reasons: list, has_start: bool) -> str:
+    restated = next((reason for reason in reasons if reason.kind == RESTATEMENT), None)
+    if restated is None:
+        return ("This line only states the result: no step applies a rule. Show how the rules "
+                "lead from the question to it, a few at a time.")
+    what = "only restates the question" if has_start and restated is reasons[0] else f"only restates {restated.previous_name}"
+    return (f"Step {restated.number} {what}, and no step applies a rule to show an intermediate result: "
+            "padding (+ 0, · 1, + σ − σ) and restating are not steps. Show how the rules lead to the result.")
 
 
 def _first_moment(structure):
@@ -398,37 +533,56 @@ def _first_moment(structure):
     return sorted(outermost, key=sympy.default_sort_key)[0]
 
 
-class StepReason:
-    """Which rules turn one step into the next (or that none within the limit does)."""
+RULE, BIG, RESTATEMENT, UNJUSTIFIED = "rule", "too_big", "restatement", "not_justified"
 
-    def __init__(self, number: int, previous_name: str, path: tuple | None, needed: list[str]):
+
+class StepReason:
+    """How one step follows from the one before: by ``rule_count`` named rules within the
+    limit (RULE) or beyond it (BIG), by ordinary algebra only (RESTATEMENT), or by no rule
+    at all although the values agree (UNJUSTIFIED)."""
+
+    def __init__(self, number: int, previous_name: str, kind: str, path: tuple = ()):
         self.number = number
         self.previous_name = previous_name
+        self.kind = kind
         self.path = path or ()
-        self.too_big = path is None
-        self.needed = needed
 
     @property
     def rules(self) -> list[str]:
         return list(dict.fromkeys(rule for rule, _, _ in self.path))
 
+    @property
+    def rule_count(self) -> int:
+        return len(self.path)
+
+    @property
+    def rule_words(self) -> list[str]:
+        return [moment_rules.RULE_NAMES[rule] for rule in self.rules]
+
     def summary(self) -> str:
-        phrases = [moment_rules.rule_phrase(rule, moment, replacement) for rule, moment, replacement in
-                   _first_of_each_rule(self.path)]
-        return f"step {self.number}: by " + " and ".join(phrases)
+        return f"step {self.number}: by " + " and ".join(self.rule_words)
 
     def too_big_feedback(self, max_rules: int | None) -> str:
-        words = [moment_rules.RULE_NAMES[rule] for rule in self.needed]
+        words = self.rule_words
         names = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
         limit = f" (this exercise allows {max_rules} rule{'s' if max_rules != 1 else ''} per step)" if max_rules else ""
         return (f"The values are right, but step {self.number} is too big a step from {self.previous_name}: "
-                f"it needs {names} — show them{limit}.")
+                f"it takes {self.rule_count} rules ({names}) — show them{limit}.")
+
+    def unjustified_feedback(self) -> str:
+        return (f"Step {self.number} is not justified: its value agrees with {self.previous_name}, but no rule "
+                f"leads from {self.previous_name} to it. The rules turn a moment into simpler ones; a line "
+                "that undoes a rule, goes back to an earlier line, or only holds because of the declared "
+                "means and variances is not a step.")
 
     def as_dict(self) -> dict:
-        return {"step": self.number, "rules": self.rules, "too_big": self.too_big,
-                "needed": self.needed if self.too_big else [],
+        return {"step": self.number, "kind": self.kind, "rules": self.rules, "rule_words": self.rule_words,
+                "rule_count": self.rule_count, "too_big": self.kind == BIG,
+                "needed": self.rules if self.kind == BIG else [],
                 "because": [moment_rules.rule_phrase(rule, moment, replacement)
-                            for rule, moment, replacement in _first_of_each_rule(self.path)]}
+                            for rule, moment, replacement in _first_of_each_rule(self.path) if moment is not None],
+                "instances": [moment_rules.instance_text(moment, replacement)
+                              for _, moment, replacement in _first_of_each_rule(self.path) if moment is not None]}
 
 
 def _first_of_each_rule(path: tuple) -> list:
@@ -440,18 +594,50 @@ def _first_of_each_rule(path: tuple) -> list:
     return result
 
 
+def _classify_chain(canonicaliser: Canonicaliser, chain: list, max_rules: int | None) -> list:
+    return [_step_rules(canonicaliser, before, after, max_rules) for before, after in zip(chain, chain[1:])]
+
+
 def _step_rules(canonicaliser: Canonicaliser, before: tuple, after: tuple, max_rules: int | None) -> StepReason:
+    """Precondition: the two steps have the same value."""
     previous_name, previous, _ = before
     name, following, _ = after
     number = int(name.split()[-1])
+    key = canonicaliser.model.key
     depth = max_rules if max_rules is not None else SEARCH_DEPTH_WITHOUT_LIMIT
-    path = moment_rules.rules_between(previous, following, canonicaliser.model.key, depth)
-    if path is None and max_rules is None:
-        # No limit: a bigger step is fine; name the rules it used for the feedback.
-        needed = moment_rules.rules_needed(previous, following, canonicaliser.model.key)
-        return StepReason(number, previous_name, tuple((rule, None, None) for rule in needed), [])
-    needed = moment_rules.rules_needed(previous, following, canonicaliser.model.key) if path is None else []
-    return StepReason(number, previous_name, path, needed)
+    path = moment_rules.rules_between(previous, following, key, depth)
+    if path == ():
+        return StepReason(number, previous_name, RESTATEMENT)
+    if path is not None:
+        return StepReason(number, previous_name, RULE, path)
+    reached = moment_rules.rules_reaching(previous, following, key)
+    if reached is None:
+        return StepReason(number, previous_name, UNJUSTIFIED)
+    if not reached:  # neither has a moment left: ordinary algebra between two formulas
+        return StepReason(number, previous_name, RESTATEMENT)
+    return StepReason(number, previous_name, RULE if max_rules is None else BIG, reached)
+
+
+def _step_details(canonicaliser: Canonicaliser, steps: list[str], reasons: list, first_wrong: int | None = None) -> list[dict]:
+    """One entry per step the student wrote: the text as written, the LaTeX of what was read
+    (typeset in the feedback), and how it follows from the line before."""
+    by_number = {reason.number: reason for reason in reasons}
+    details = []
+    for number, text in enumerate(steps, start=1):
+        reason = by_number.get(number)
+        if reason is not None:
+            entry = reason.as_dict()
+        else:
+            kind = "wrong" if number == first_wrong else ("start" if number == 1 else "unchecked")
+            entry = {"step": number, "kind": kind, "rules": [], "rule_words": [], "rule_count": 0,
+                     "too_big": False, "needed": [], "because": [], "instances": []}
+        entry["text"] = text
+        try:
+            entry["latex"] = canonicaliser.latex_as_read(text)
+        except AnswerFormatError:
+            entry["latex"] = ""
+        details.append(entry)
+    return details
 
 
 def _step(function, number: int, argument):
@@ -461,12 +647,21 @@ def _step(function, number: int, argument):
         raise AnswerFormatError(f"Step {number}: {problem}") from None
 
 
-def _broken_chain(name: str, previous_name: str, values: list, options: dict) -> Grade:
-    feedback = (f"{name[0].upper()}{name[1:]} does not follow from {previous_name}: "
-                f"under the exercise's assumptions the two are not equal.")
+def _with_slip(feedback: str, slip: str | None) -> str:
+    return f"{feedback} {misconceptions.MISCONCEPTIONS[slip]}" if slip else feedback
+
+
+def _broken_chain(name: str, previous_name: str, reasons: list, steps: list[str], canonicaliser, options: dict,
+                  slip: str | None = None) -> Grade:
+    feedback = _with_slip(f"{name[0].upper()}{name[1:]} does not follow from {previous_name}: "
+                          f"under the exercise's assumptions the two are not equal.", slip)
     step_number = int(name.split()[-1]) if name.startswith("step") else 1
-    score = 0.5 * (step_number - 1) / len(values) if options.get("partial_credit") else 0.0
-    return wrong(feedback, score=score, first_wrong_step=step_number)
+    score = 0.0
+    if options.get("partial_credit") and not any(reason.kind == UNJUSTIFIED for reason in reasons):
+        ruled = sum(1 for reason in reasons if reason.kind in (RULE, BIG))
+        score = round(0.5 * ruled / len(steps), 4)
+    details = _step_details(canonicaliser, steps, reasons, first_wrong=step_number)
+    return wrong(feedback, score=score, misconception=slip, first_wrong_step=step_number, steps=details)
 
 
 def parse_answer(answer, options: dict) -> Parsed:
@@ -482,30 +677,37 @@ def parse_answer(answer, options: dict) -> Parsed:
 
 
 def self_test(expected, options: dict) -> dict[str, list]:
-    """Right, wrong and invalid derivations. With a ``start``, the right ones include a
-    derivation built rule by rule by the checker itself, and the wrong ones a one-line
-    answer, a padded one, one that skips rules and one with a wrong step; the exercise's
-    own ``examples`` ({right: [...], wrong: [...]}) are added."""
+    """Right, wrong, hollow and invalid derivations. With a ``start``, the right ones include
+    a derivation built rule by rule by the checker itself, the wrong ones one that skips
+    rules and ones with a wrong step, and the hollow ones (which must score exactly 0) the
+    bare result, the question restated or padded and then the result, and a chain that goes
+    back to the question; the exercise's own ``examples`` ({right, wrong, hollow}) are added."""
     text = expected if isinstance(expected, str) else repr(expected)
     examples = options.get("examples") or {}
     right_answers, wrong_answers = list(examples.get("right", [])), list(examples.get("wrong", []))
+    hollow_answers = list(examples.get("hollow", [])) + [[text], [text, f"{text} + 0"]]
     invalid_answers = ["", [], ["E[("], ["__import__('os')"]]
     if not options.get("start"):
-        return {"right": right_answers or [[text, f"({text})*1 + 0*{text}"][:1] + [text]],
-                "wrong": wrong_answers, "invalid": invalid_answers + [[text]]}
+        return {"right": right_answers, "wrong": wrong_answers, "hollow": hollow_answers, "invalid": invalid_answers}
     canonicaliser = Canonicaliser(options)
-    derivation = rule_by_rule(canonicaliser, options["start"], _max_rules(options) or 1)
+    start = options["start"]
+    derivation = rule_by_rule(canonicaliser, start, _max_rules(options) or 1)
     right_answers.append(derivation)
     right_answers.append(" = ".join(derivation))
     wrong_answers += [
-        [text],  # one line: the result without any step
-        [f"{options['start']} + 0", text],  # padded, then the result
-        [derivation[0], derivation[-1]] if len(derivation) > 2 else [text],  # skips rules
         derivation[:-1] + [f"2*({text})"],  # a wrong last step
         derivation[:1] + [f"2*({derivation[1]})"] + derivation[2:],  # a wrong first step
     ]
-    invalid_answers.append([options["start"], "E[("])
-    return {"right": right_answers, "wrong": wrong_answers, "invalid": invalid_answers}
+    if len(derivation) > 3:
+        wrong_answers.append([derivation[0], derivation[-2], derivation[-1]])  # skips rules
+    hollow_answers += [
+        [start, text],  # the question restated, then the result
+        [f"{start} + 0", f"({start}) * 1", text],  # padded, then the result
+        [f"{start} + 1 - 1", text],
+        derivation[:2] + [start] + derivation[1:],  # goes back to the question
+    ]
+    invalid_answers.append([start, "E[("])
+    return {"right": right_answers, "wrong": wrong_answers, "hollow": hollow_answers, "invalid": invalid_answers}
 
 
 def rule_by_rule(canonicaliser: Canonicaliser, start: str, rules_per_step: int = 1) -> list[str]:

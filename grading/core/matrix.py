@@ -23,8 +23,11 @@ from grading.core.grades import (
     wrong,
 )
 
-MAX_TEXT_CHARS = 20_000
 MAX_ENTRIES = 10_000
+# Room for every allowed entry typed in full (a sign, 20 digits, an exponent, a separator),
+# so the text limit never refuses a matrix the entry limit accepts.
+MAX_CHARS_PER_ENTRY = 32
+MAX_TEXT_CHARS = MAX_ENTRIES * MAX_CHARS_PER_ENTRY
 _ENTRY_SEPARATORS = re.compile(r"[,\s]+")
 
 

@@ -212,6 +212,11 @@ class _SlipEvaluator(_Evaluator):
             if "Q" not in values or "K" not in values:
                 raise ShapeMismatch("no Q and K to swap")
             values = {**values, "Q": values["K"], "K": values["Q"]}
+        if slip.startswith("projections_swapped:"):  # e.g. projections_swapped:W_Q>W_K, W_K used for W_Q
+            meant, used = slip.partition(":")[2].split(">")
+            if meant not in values or used not in values:
+                raise ShapeMismatch("no projections to swap")
+            values = {**values, meant: values[used]}
         super().__init__(checked, values)
         self.slip = slip
 
@@ -240,8 +245,10 @@ class _SlipEvaluator(_Evaluator):
         return super().call(node)
 
 
+_PROJECTIONS = ("W_Q", "W_K", "W_V")
 SLIPS = ("no_scaling", "divided_by_d_k", "softmax_wrong_axis", "scale_after_softmax", "keys_queries_swapped",
-         "d_model_scale")
+         "d_model_scale") + tuple(f"projections_swapped:{meant}>{used}" for meant in _PROJECTIONS
+                                  for used in _PROJECTIONS if used != meant)
 
 
 def diagnose_slip(expected_checked, answer_values: list, draws: list, expected_values: list | None = None) -> str | None:
@@ -256,7 +263,7 @@ def diagnose_slip(expected_checked, answer_values: list, draws: list, expected_v
             continue
         if all(np.shape(s) == np.shape(a) and _close(a, s) for s, a in zip(slipped, answer_values)):
             if not all(np.shape(s) == np.shape(e) and _close(s, e) for s, e in zip(slipped, expected_values)):
-                return slip
+                return slip.partition(":")[0]
     return None
 
 

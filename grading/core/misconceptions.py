@@ -41,6 +41,28 @@ MISCONCEPTIONS: dict[str, str] = {
         "Your expression is right only for unit-variance queries and keys: "
         "the standard deviation also carries the factors σ_q and σ_k."
     ),
+    "forgot_squares": (
+        "It looks as if the squares on σ were forgotten: E[q_m²] = σ_q², so a variance carries "
+        "σ_q² σ_k²; σ_q σ_k belongs to the standard deviation."
+    ),
+    "projections_swapped": (
+        "It looks as if the wrong projection was used: Q = X W_Q, K = X W_K and V = X W_V each have their own matrix."
+    ),
+    "product_of_variances": (
+        "Var(q_m k_m) is not Var(q_m) Var(k_m): for independent factors Var(XY) = E[X²] E[Y²] − E[X]² E[Y]². "
+        "The two agree here only because the means are 0, which is not a rule."
+    ),
+    "count_squared": (
+        "The variance of a sum of d_k independent terms is d_k times the variance of one term, not d_k² times: "
+        "Var(aX) = a² Var(X) scales one variable, it does not add up independent copies."
+    ),
+    "square_of_mean": (
+        "E[X²] is not E[X]²: the mean of a square is the variance plus the square of the mean."
+    ),
+    "dropped_mean_square": (
+        "Var(X) = E[X²] − E[X]²: the second term was dropped. It is 0 here only because the means are 0; "
+        "say so with a rule (independence, then the declared means) instead of leaving it out."
+    ),
 }
 
 # What the slip was, for "This is the third time ..." when a student makes it again.
@@ -57,6 +79,12 @@ REPEATED_SLIPS: dict[str, str] = {
     "transposed_result": "the result came out transposed",
     "dimension_as_number": "a dimension was written as a number",
     "forgot_sigma": "the σ factors were left out",
+    "forgot_squares": "the squares on σ were forgotten",
+    "projections_swapped": "a projection was swapped",
+    "product_of_variances": "Var(XY) became Var(X) Var(Y)",
+    "count_squared": "the variance of the sum was taken d_k² times",
+    "square_of_mean": "E[X²] became E[X]²",
+    "dropped_mean_square": "the E[X]² term of the variance was dropped",
 }
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
@@ -93,6 +121,12 @@ MISCONCEPTION_LABELS: dict[str, str] = {
     "transposed_result": "transposed result",
     "dimension_as_number": "a dimension as a number",
     "forgot_sigma": "forgot σ",
+    "forgot_squares": "forgot the squares on σ",
+    "projections_swapped": "swapped projections",
+    "product_of_variances": "Var(XY) = Var(X) Var(Y)",
+    "count_squared": "d_k² instead of d_k",
+    "square_of_mean": "E[X²] = E[X]²",
+    "dropped_mean_square": "dropped E[X]² from Var(X)",
 }
 
 QUANTITIES = ("scores", "scaled_scores", "weights", "output")

@@ -41,17 +41,36 @@ class Cv(sympy.Function):
     nargs = 2
 
 
-class RSum(sympy.Function):
-    """RSum(term, count): the sum over one index of ``count`` i.i.d. copies of ``term``."""
+class _SumOfTerms(sympy.Function):
+    """A sum whose terms are all 0 is 0 (ordinary algebra, not a rule)."""
 
     nargs = 2
+
+    @classmethod
+    def eval(cls, term, count):
+        if term == 0:
+            return sympy.Integer(0)
+        return None
+
+
+class RSum(_SumOfTerms):
+    """RSum(term, count): the sum over one index of ``count`` i.i.d. copies of ``term``."""
+
+
+class DSum(_SumOfTerms):
+    """DSum(term, count): the double sum over indices m and n (both 1..count) of ``term``,
+    whose random variables carry the index m or n and sit inside moments."""
+
+
+class PSum(_SumOfTerms):
+    """PSum(term, count): the sum of ``term`` over the count·(count − 1) pairs m ≠ n."""
 
 
 class Unsupported(AnswerFormatError):
     """A well-formed step that uses moment algebra this checker does not evaluate."""
 
 
-MOMENT_TYPES = (Ex, Vr, Cv, RSum)
+MOMENT_TYPES = (Ex, Vr, Cv, RSum, DSum, PSum)
 
 LINEARITY = "linearity"
 VARIANCE_SCALING = "variance_scaling"
@@ -61,22 +80,37 @@ VARIANCE_OF_SUM = "variance_of_sum"
 SQUARE_OF_SUM = "square_of_sum"
 IDENTICAL_TERMS = "identical_terms"
 SUBSTITUTION = "substitution"
+COVARIANCE_OF_ITSELF = "covariance_of_itself"
+VARIANCE_AS_COVARIANCE = "variance_as_covariance"
+COVARIANCE_OF_SUMS = "covariance_of_sums"
+SPLIT_DOUBLE_SUM = "split_double_sum"
 
 RULE_NAMES = {
-    LINEARITY: "linearity of E",
+    LINEARITY: "linearity of expectation",
     VARIANCE_SCALING: "Var(aX + b) = a² Var(X)",
     VARIANCE_DEFINITION: "the definition Var(X) = E[X²] − E[X]²",
-    INDEPENDENCE: "independence, E[XY] = E[X] E[Y]",
+    INDEPENDENCE: "independence: E[XY] = E[X]E[Y]",
     VARIANCE_OF_SUM: "the variance of a sum of independent terms (the sum of their variances)",
     SQUARE_OF_SUM: "expanding the square of a sum (its cross terms factor by independence)",
     IDENTICAL_TERMS: "a sum of identical terms (their number times one term)",
     SUBSTITUTION: "substituting the declared mean or variance",
+    COVARIANCE_OF_ITSELF: "Cov(X, X) = Var(X)",
+    VARIANCE_AS_COVARIANCE: "Var(X) = Cov(X, X)",
+    COVARIANCE_OF_SUMS: "bilinearity: Cov(Σ_m X_m, Σ_n Y_n) = Σ_m Σ_n Cov(X_m, Y_n)",
+    SPLIT_DOUBLE_SUM: "splitting a double sum into its m = n and m ≠ n terms",
 }
 # The order the normal form tries them in: outer structure first, declared values last.
-RULE_ORDER = (VARIANCE_SCALING, VARIANCE_OF_SUM, IDENTICAL_TERMS, LINEARITY, SQUARE_OF_SUM,
-              VARIANCE_DEFINITION, INDEPENDENCE, SUBSTITUTION)
+RULE_ORDER = (COVARIANCE_OF_ITSELF, VARIANCE_SCALING, VARIANCE_OF_SUM, SPLIT_DOUBLE_SUM, IDENTICAL_TERMS,
+              LINEARITY, SQUARE_OF_SUM, VARIANCE_DEFINITION, INDEPENDENCE, SUBSTITUTION)
+# Rules a student may apply that the normal form never needs (they lead away from a value,
+# towards another way of writing it); the search between two steps tries them too.
+SEARCH_ONLY_RULES = (VARIANCE_AS_COVARIANCE, COVARIANCE_OF_SUMS)
+SEARCH_ORDER = RULE_ORDER + SEARCH_ONLY_RULES
 MAX_NORMAL_FORM_ROUNDS = 40
 MAX_SEARCH_NODES = 400
+# Whether named rules reach a step at all (beyond the per-step limit) is searched deeper.
+REACH_DEPTH = 6
+MAX_REACH_NODES = 300
 
 
 def is_random_symbol(symbol) -> bool:
@@ -267,12 +301,59 @@ def _square_of_sum(moment, model: Model):
 
 
 def _identical_terms(moment, model: Model):
+    if isinstance(moment, PSum):
+        term, count = moment.args
+        return None if is_random(term) else count * (count - 1) * term
     if not isinstance(moment, RSum):
         return None
     term, count = moment.args
     if is_random(term):
         return None
     return count * term
+
+
+SECOND_INDEX = "n"
+
+
+def rename_index(expression, old: str, new: str):
+    """``expression`` with every random symbol ``rv:<base>_<old>`` renamed to ``rv:<base>_<new>``."""
+    renamed = {}
+    for symbol in expression.free_symbols:
+        if is_random_symbol(symbol):
+            base, _, index = symbol.name[3:].partition("_")
+            if index == old:
+                renamed[symbol] = sympy.Symbol(f"rv:{base}_{new}", real=True)
+    return expression.xreplace(renamed)
+
+
+def _covariance_of_itself(moment, model: Model):
+    if isinstance(moment, Cv) and sympy.expand(moment.args[0] - moment.args[1]) == 0:
+        return Vr(moment.args[0])
+    return None
+
+
+def _variance_as_covariance(moment, model: Model):
+    if isinstance(moment, Vr) and is_random(moment.args[0]):
+        return Cv(moment.args[0], moment.args[0])
+    return None
+
+
+def _covariance_of_sums(moment, model: Model):
+    if not isinstance(moment, Cv):
+        return None
+    first, second = moment.args
+    if not (isinstance(first, RSum) and isinstance(second, RSum) and first.args[1] == second.args[1]):
+        return None
+    return DSum(Cv(first.args[0], rename_index(second.args[0], "m", SECOND_INDEX)), first.args[1])
+
+
+def _split_double_sum(moment, model: Model):
+    if not isinstance(moment, DSum):
+        return None
+    term, count = moment.args
+    if is_random(term):
+        return None
+    return RSum(rename_index(term, SECOND_INDEX, "m"), count) + PSum(term, count)
 
 
 def _substitution(moment, model: Model):
@@ -298,22 +379,41 @@ RULES = {
     SQUARE_OF_SUM: _square_of_sum,
     IDENTICAL_TERMS: _identical_terms,
     SUBSTITUTION: _substitution,
+    COVARIANCE_OF_ITSELF: _covariance_of_itself,
+    VARIANCE_AS_COVARIANCE: _variance_as_covariance,
+    COVARIANCE_OF_SUMS: _covariance_of_sums,
+    SPLIT_DOUBLE_SUM: _split_double_sum,
 }
 
 
 # --------------------------------------------------------------------------- applying rules
 
 
-def _moments_in(expression) -> list:
+@lru_cache(maxsize=8192)
+def _moments_in(expression) -> tuple:
     found = expression.atoms(*MOMENT_TYPES)
-    return sorted(found, key=sympy.default_sort_key)
+    return tuple(sorted(found, key=sympy.default_sort_key))
+
+
+# Inside Σ_m Σ_n the indices may coincide, so q_m and q_n there are not independent.
+_NOT_INSIDE_DOUBLE_SUMS = (INDEPENDENCE, VARIANCE_OF_SUM)
+
+
+def _inside_double_sums(expression) -> set:
+    inside = set()
+    for double in expression.atoms(DSum):
+        inside |= double.args[0].atoms(*MOMENT_TYPES) | {double.args[0]}
+    return inside
 
 
 def rewrites(expression, rule: str, model: Model) -> list:
     """Every (moment, replacement) the rule allows in ``expression``."""
     function = RULES[rule]
+    excluded = _inside_double_sums(expression) if rule in _NOT_INSIDE_DOUBLE_SUMS and expression.has(DSum) else set()
     result = []
     for moment in _moments_in(expression):
+        if moment in excluded:
+            continue
         replacement = function(moment, model)
         if replacement is not None:
             result.append((moment, replacement))
@@ -333,6 +433,21 @@ def apply_everywhere(expression, rule: str, model: Model):
 @lru_cache(maxsize=2048)
 def normal_form(expression, model_key) -> tuple:
     """(value with no moment left, rule names used in order). Raises Unsupported."""
+    value, path = normal_form_path(expression, model_key)
+    return value, tuple(rule for rule, _, _ in path)
+
+
+@lru_cache(maxsize=2048)
+def normal_form_path(expression, model_key) -> tuple:
+    """(value with no moment left, ((rule, moment, replacement), ...)): the rules the normal
+    form applies, each with its first site. Raises Unsupported."""
+    value, trajectory = _normal_form_trajectory(expression, model_key)
+    return value, tuple(site for _, site in trajectory)
+
+
+@lru_cache(maxsize=2048)
+def _normal_form_trajectory(expression, model_key) -> tuple:
+    """(value, ((expression after the rule, (rule, moment, replacement)), ...))."""
     model = _MODELS[model_key]
     current, used = canonical(expression), []
     for _ in range(MAX_NORMAL_FORM_ROUNDS):
@@ -342,7 +457,7 @@ def normal_form(expression, model_key) -> tuple:
             applied = apply_everywhere(current, rule, model)
             if applied is not None:
                 current = applied[0]
-                used.append(rule)
+                used.append((current, (rule, *applied[1])))
                 break
         else:
             leftover = _moments_in(current)[0]
@@ -362,23 +477,42 @@ def register_model(model: Model):
 
 
 def _same(left, right) -> bool:
-    return left == right or sympy.expand(left - right) == 0
+    """Equal up to ordinary algebra. Precondition: both are canonical (expanded), so a moment
+    in one and not the other cannot cancel away: that saves an expansion for almost every
+    node of a search."""
+    if left == right:
+        return True
+    if left.atoms(*MOMENT_TYPES) != right.atoms(*MOMENT_TYPES):
+        return False
+    return sympy.expand(left - right) == 0
+
+
+def _never_produced(previous, following) -> bool:
+    """A moment of ``following`` that no rule produces: one of a quantity that is not random
+    (Var(0), E[σ_q]), not already in ``previous``. Rules only take randomness apart."""
+    for moment in following.atoms(Ex, Vr, Cv):
+        if not any(is_random(argument) for argument in moment.args) and not previous.has(moment):
+            return True
+    return False
 
 
 @lru_cache(maxsize=2048)
-def rules_between(previous, following, model_key, depth: int) -> tuple | None:
+def rules_between(previous, following, model_key, depth: int, max_nodes: int = MAX_SEARCH_NODES) -> tuple | None:
     """The shortest list of (rule, moment, replacement) turning ``previous`` into ``following``
-    modulo ordinary algebra, searching at most ``depth`` applications; None if not found.
-    An empty tuple means the two are the same up to algebra (a restatement)."""
+    modulo ordinary algebra, searching at most ``depth`` applications (and ``max_nodes``
+    expressions); None if not found. An empty tuple means the two are the same up to
+    algebra (a restatement)."""
     model = _MODELS[model_key]
     start, goal = canonical(previous), canonical(following)
     if _same(start, goal):
         return ()
     frontier, seen, visited = [(start, ())], {start}, 0
+    # Writing a variance as a covariance only leads somewhere the next step shows a covariance.
+    order = SEARCH_ORDER if goal.has(Cv, DSum, PSum) else RULE_ORDER
     for _ in range(depth):
         next_frontier = []
         for expression, path in frontier:
-            for rule in RULE_ORDER:
+            for rule in order:
                 for new, site in _neighbours(expression, rule, model):
                     visited += 1
                     if new in seen:
@@ -388,7 +522,7 @@ def rules_between(previous, following, model_key, depth: int) -> tuple | None:
                     if _same(new, goal):
                         return step_path
                     next_frontier.append((new, step_path))
-                    if visited > MAX_SEARCH_NODES:
+                    if visited > max_nodes:
                         return None
         frontier = next_frontier
     return None
@@ -407,6 +541,36 @@ def _neighbours(expression, rule: str, model: Model) -> list:
     return result
 
 
+@lru_cache(maxsize=2048)
+def rules_reaching(previous, following, model_key) -> tuple | None:
+    """Some list of (rule, moment, replacement) that leads from ``previous`` to ``following``
+    however many rules it takes, or None when no rule path is found: the step is then not
+    justified by the rules, whatever its value.
+
+    Precondition: the two have the same value. A step without moments is reached by the
+    normal form of ``previous``; one with moments by a deeper search, from ``previous`` and
+    from each expression on the normal form's way."""
+    if not has_moments(following):
+        try:
+            return normal_form_path(previous, model_key)[1]
+        except Unsupported:
+            return None
+    if _never_produced(previous, following):
+        return None
+    found = rules_between(previous, following, model_key, REACH_DEPTH, MAX_REACH_NODES)
+    if found is not None:
+        return found
+    try:
+        _, trajectory = _normal_form_trajectory(previous, model_key)
+    except Unsupported:
+        return None
+    for index, (expression, _) in enumerate(trajectory):
+        rest = rules_between(expression, following, model_key, 3)
+        if rest is not None:
+            return tuple(site for _, site in trajectory[:index + 1]) + rest
+    return None
+
+
 def rules_needed(previous, following, model_key) -> list[str]:
     """Rule names the normal form of ``previous`` uses that ``following`` does not: what a
     too-big step skipped."""
@@ -420,6 +584,119 @@ def rules_needed(previous, following, model_key) -> list[str]:
         elif rule not in needed:
             needed.append(rule)
     return needed or list(dict.fromkeys(before))
+
+
+# --------------------------------------------------------------------------- known slips
+# What students commonly write instead of a rule. Never used to award anything: a step that
+# only a slip explains is named (its code is a misconception of grading.core.misconceptions).
+
+
+def _slip_product_of_variances(moment, model: Model):
+    if not isinstance(moment, Vr):
+        return None
+    argument = sympy.expand(moment.args[0])
+    if argument.is_Add or argument.has(RSum):
+        return None
+    constant, random_part = _split_constant(argument)
+    groups = _independent_groups(sympy.Mul.make_args(random_part))
+    if len(groups) < 2:
+        return None
+    product = constant**2
+    for _, factor in groups:
+        product *= Vr(factor)
+    return product
+
+
+def _slip_count_squared(moment, model: Model):
+    if isinstance(moment, Vr) and isinstance(moment.args[0], RSum) and is_random(moment.args[0].args[0]):
+        term, count = moment.args[0].args
+        return count**2 * Vr(term)
+    return None
+
+
+def _slip_square_of_mean(moment, model: Model):
+    if not isinstance(moment, Ex):
+        return None
+    argument = sympy.expand(moment.args[0])
+    if argument.is_Add or not is_random(argument):
+        return None
+    root = sympy.Integer(1)
+    for factor in sympy.Mul.make_args(argument):
+        base, exponent = factor.as_base_exp()
+        if is_random(base) and not (exponent.is_Integer and exponent % 2 == 0):
+            return None
+        root *= base ** (exponent / 2) if is_random(base) else sympy.sqrt(factor)
+    return Ex(root) ** 2
+
+
+def _slip_dropped_mean_square(moment, model: Model):
+    if isinstance(moment, Vr) and is_random(moment.args[0]):
+        return Ex(sympy.expand(moment.args[0] ** 2))
+    return None
+
+
+def _slip_forgot_squares(moment, model: Model):
+    argument = moment.args[0]
+    if isinstance(moment, Ex):
+        base, exponent = argument.as_base_exp()
+        if is_random_symbol(base) and exponent == 2 and model.moment(base, 1) == 0:
+            return sympy.sqrt(model.moment(base, 2))
+    if isinstance(moment, Vr) and is_random_symbol(argument):
+        return sympy.sqrt(model.moment(argument, 2) - model.moment(argument, 1) ** 2)
+    return None
+
+
+SLIPS = {
+    "product_of_variances": _slip_product_of_variances,
+    "count_squared": _slip_count_squared,
+    "square_of_mean": _slip_square_of_mean,
+    "dropped_mean_square": _slip_dropped_mean_square,
+    "forgot_squares": _slip_forgot_squares,
+}
+
+
+@lru_cache(maxsize=2048)
+def slip_between(previous, following, model_key, same_value: bool = False) -> str | None:
+    """The code of a known slip that, applied once to ``previous`` (then any rules), gives
+    ``following``: for a step whose value is right but no rule reaches (``same_value``), the
+    same expression up to a couple of rules; for a step that changes the value, the same value."""
+    try:
+        goal_value = normal_form(following, model_key)[0]
+    except Unsupported:
+        goal_value = None
+    try:  # the slip may come after a few right rules in the same step
+        on_the_way = [expression for expression, _ in _normal_form_trajectory(previous, model_key)[1]]
+    except Unsupported:
+        on_the_way = []
+    for code in SLIPS:
+        for expression in [canonical(previous)] + on_the_way:
+            for slipped in _slipped(expression, code, _MODELS[model_key]):
+                if same_value:
+                    if _same(slipped, following) or rules_between(slipped, following, model_key, 2) is not None:
+                        return code
+                    continue
+                try:
+                    if goal_value is not None and _same(normal_form(slipped, model_key)[0], goal_value):
+                        return code
+                except Unsupported:
+                    continue
+    return None
+
+
+def _slipped(expression, code: str, model: Model) -> list:
+    """``expression`` with the slip made at one site, for each site, and at every site at once."""
+    sites = {}
+    for moment in _moments_in(expression):
+        try:
+            replacement = SLIPS[code](moment, model)
+        except Unsupported:
+            continue
+        if replacement is not None:
+            sites[moment] = replacement
+    results = [canonical(expression.xreplace({moment: replacement})) for moment, replacement in sites.items()]
+    if len(sites) > 1:
+        results.append(canonical(expression.xreplace(sites)))
+    return results
 
 
 # --------------------------------------------------------------------------- printing
@@ -442,10 +719,23 @@ class _StepPrinter(StrPrinter):
         term, count = expr.args
         return f"Sum({self._print(term)}, m, 1, {self._print(count)})"
 
+    def _print_DSum(self, expr):
+        term, count = expr.args
+        return f"Sum(Sum({self._print(term)}, n, 1, {self._print(count)}), m, 1, {self._print(count)})"
+
+    def _print_PSum(self, expr):
+        term, count = expr.args
+        return f"Σ_{{m≠n}} {self._print(term)}"
+
 
 def describe(expression) -> str:
     """Plain text of a structure, in the syntax students type (``E[q_m^2]``)."""
     return _StepPrinter({"order": "none"}).doprint(expression).replace("**", "^")
+
+
+@lru_cache(maxsize=4096)
+def instance_text(moment, replacement) -> str:
+    return f"{describe(moment)} = {describe(replacement)}"
 
 
 @lru_cache(maxsize=4096)

@@ -51,7 +51,7 @@ _ASSUMPTION_WORDS = {
     "nonzero": {"nonzero": True},
     "real": {"real": True},
     "integer": {"integer": True},
-    "complex": {},
+    "complex": {"complex": True},
     "": {},
 }
 _CONSTANTS = {"pi": sympy.pi, "e": sympy.E, "E": sympy.E}
@@ -255,8 +255,14 @@ def numeric_value(expression, values: dict) -> complex:
     function = _NUMERIC_FUNCTIONS.get(expression.func)
     if function is not None and len(args) == 1:
         return function(numeric_value(args[0], values))
-    substituted = expression.xreplace({symbol: sympy.Float(value.real, 20) for symbol, value in values.items()})
+    substituted = expression.xreplace({symbol: _sympy_number(value, 20) for symbol, value in values.items()})
     return complex(substituted.evalf(20))
+
+
+def _sympy_number(value, digits: int):
+    """A SymPy number for a point's coordinate (complex only when it is off the real line)."""
+    real, imaginary = sympy.Float(str(value.real), digits), value.imag
+    return real if not imaginary else real + sympy.I * sympy.Float(str(imaginary), digits)
 
 
 _NUMERIC_FUNCTIONS = {
@@ -276,7 +282,20 @@ def sample_points(symbols, count: int = SCREEN_POINTS, seed: int = 20240611) -> 
     return [{symbol: complex(_sample_value(symbol, rng)) for symbol in ordered} for _ in range(count)]
 
 
-def _sample_value(symbol, rng: random.Random) -> float:
+def is_complex_symbol(symbol) -> bool:
+    """Declared complex (not known to be real): identities are checked off the real line,
+    so sqrt(x^2) = abs(x) or log(exp(x)) = x, true only for real x, are not accepted."""
+    return bool(symbol.is_complex) and symbol.is_real is None
+
+
+def _off_the_real_line(magnitude: float, rng: random.Random) -> complex:
+    angle = rng.uniform(0.6, 2.6) * (1 if rng.random() < 0.5 else -1)
+    return cmath.rect(magnitude, angle)
+
+
+def _sample_value(symbol, rng: random.Random) -> complex:
+    if is_complex_symbol(symbol):
+        return _off_the_real_line(rng.uniform(0.3, 3.0), rng)
     if symbol.is_integer:
         magnitude = rng.randint(1, 9)
         if symbol.is_positive or symbol.is_nonnegative:
@@ -310,6 +329,8 @@ def wide_points(symbols, count: int = WIDE_POINTS, seed: int = 20240612) -> list
                 magnitude = 0  # the edge of a nonnegative symbol
             negative = symbol.is_negative or (not (symbol.is_positive or symbol.is_nonnegative) and index % 2 == 1)
             point[symbol] = complex(-magnitude if negative else magnitude)
+            if is_complex_symbol(symbol):
+                point[symbol] = _off_the_real_line(magnitude or 1.0, rng)
         points.append(point)
     return points
 
@@ -403,14 +424,15 @@ def mp_value(expression, values: dict):
     function = _MP_FUNCTIONS.get(expression.func)
     if function is not None and len(args) == 1:
         return function(mp_value(args[0], values))
-    substituted = expression.xreplace({symbol: sympy.Float(mpmath.nstr(value.real, mpmath.mp.dps), mpmath.mp.dps)
+    substituted = expression.xreplace({symbol: _sympy_number(mpmath.mpc(value), mpmath.mp.dps)
                                        for symbol, value in values.items()})
     return mpmath.mpmathify(complex(substituted.evalf(mpmath.mp.dps)))
 
 
 def _mp_difference(left, right, point: dict, digits: int):
     with mpmath.workdps(digits):
-        exact_point = {symbol: mpmath.mpf(value.real) for symbol, value in point.items()}
+        exact_point = {symbol: mpmath.mpc(value.real, value.imag) if value.imag else mpmath.mpf(value.real)
+                       for symbol, value in point.items()}
         left_value, right_value = mp_value(left, exact_point), mp_value(right, exact_point)
         if not (mpmath.isfinite(left_value) and mpmath.isfinite(right_value)):
             return None
@@ -658,6 +680,18 @@ def _sigma_free(expression):
     return expression.xreplace(sigmas) if sigmas else None
 
 
+def _sigma_squares_dropped(expression):
+    """σ² -> σ for every σ symbol (the variance written with standard deviations)."""
+    sigmas = [symbol for symbol in expression.free_symbols if symbol.name.startswith("sigma")]
+    if not sigmas:
+        return None
+    replaced = expression.replace(
+        lambda node: node.is_Pow and node.base in sigmas and node.exp.is_Integer and node.exp % 2 == 0,
+        lambda node: sympy.Pow(node.base, node.exp / 2),
+    )
+    return None if replaced == expression else replaced
+
+
 def _rescaled_d_k(expression, exponent_factor):
     """Replace every d_k**(r) with half-integer r by d_k**(r * factor) (factor 2: √d_k -> d_k,
     factor 0: drop the √d_k)."""
@@ -680,11 +714,12 @@ def _d_model_for_d_k(expression, answer_expression):
 
 
 def diagnose_symbolic(expected_expr, answer_expr) -> str | None:
-    """forgot_sigma / divided_by_d_k / d_model_scale / no_scaling for symbolic answers."""
+    """forgot_sigma / forgot_squares / divided_by_d_k / d_model_scale / no_scaling for symbolic answers."""
     if screen_equal(expected_expr, answer_expr):
         return None
     variants = (
         ("forgot_sigma", _sigma_free(expected_expr)),
+        ("forgot_squares", _sigma_squares_dropped(expected_expr)),
         ("divided_by_d_k", _rescaled_d_k(expected_expr, 2)),
         ("d_model_scale", _d_model_for_d_k(expected_expr, answer_expr)),
         ("no_scaling", _rescaled_d_k(expected_expr, 0)),

@@ -35,3 +35,18 @@ def test_transpose_is_pointed_out():
 def test_entry_error_points_at_row_and_entry():
     assert check([[1, 2], [3, 4]], "[[1, 2], [3, q]]", {}).error.startswith("row 2, entry 2:")
     assert check([[1, 2], [3, 4]], "[[1, 2], [3]]", {}).error.startswith("row 2 has 1 entries but row 1 has 2")
+
+
+def test_a_100_by_100_matrix_typed_as_text_is_inside_the_limits():
+    import time
+
+    from grading.core.matrix import MAX_ENTRIES, MAX_TEXT_CHARS
+
+    text = "\n".join(" ".join(f"{-0.123456789 * (row + 1) * (column + 1):.9f}" for column in range(100)) for row in range(100))
+    assert len(text) > 120_000 and 100 * 100 == MAX_ENTRIES
+    started = time.perf_counter()
+    grade = check([[-0.123456789 * (row + 1) * (column + 1) for column in range(100)] for row in range(100)],
+                  text, {"decimals": 6})
+    assert (grade.error, grade.correct) == (None, True)
+    assert time.perf_counter() - started < 10.0  # no quadratic reading
+    assert check([[1]], "1 " * (MAX_TEXT_CHARS // 2 + 1), {}).error.startswith("the answer is too long")
