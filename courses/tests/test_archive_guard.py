@@ -18,7 +18,7 @@ from courses.models import Enrolment
 from exams.models import Accommodation
 from exercises.models import Exercise, ExerciseVersion
 from grading.models import Submission
-from instructor.models import RegradeJob, RegradeStatus
+from instructor.models import GradeCategory, RegradeJob, RegradeRequest, RegradeStatus
 from instructor.services import regrade_job_create, regrade_job_run
 
 COURSE_KWARGS = ("course_slug", "item_id", "variant_id")
@@ -65,6 +65,8 @@ def archived_world(people, django_capture_on_commit_callbacks):
     job = regrade_job_create(assignment=assignment, actor=people.instructor, enqueue=False)
     RegradeJob.objects.filter(pk=job.pk).update(status=RegradeStatus.DONE)
     enrolment = Enrolment.objects.get(course=course, user=people.student)
+    category = GradeCategory.objects.create(course=course, name="Homework", weight=40)
+    request = RegradeRequest.objects.create(submission=submission, student=people.student, message="Please look again")
     token = api_token_create(user=people.instructor, name="archive", scope=TokenScope.WRITE, lifetime_days=30)[1]
     services.course_archive(course=course)
     values = {
@@ -72,6 +74,7 @@ def archived_world(people, django_capture_on_commit_callbacks):
         "variant_id": variant.pk, "part": "product", "submission_id": submission.pk,
         "job_id": job.pk, "slug": draft.exercise.slug, "number": draft.number,
         "user_id": people.student.pk, "enrolment_id": enrolment.pk,
+        "category_id": category.pk, "request_id": request.pk,
     }
     return people, values, token
 
