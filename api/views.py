@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from courses import selectors as course_selectors
+from courses.services import require_course_writable
 from exams.access import access_exam_gate
 from exams import selectors as exam_selectors
 from exercises import selectors as exercise_selectors
@@ -121,8 +122,11 @@ class SubmitAnswer(APIView):
     """Submit an answer to one part. The format is checked at once (a format error, 422,
     uses no attempt); then it is queued for grading: 202 with the submission's URL."""
 
+    course_checked_in_view = True  # the archived guard, on the course loaded here anyway
+
     def post(self, request, item_id: int, part: str):
         item, role = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
+        require_course_writable(course=item.assignment.course)
         access_exam_gate(request=request, assignment=item.assignment, role=role)
         payload = serializers.SubmitSerializer(data=request.data)
         payload.is_valid(raise_exception=True)

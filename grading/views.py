@@ -16,6 +16,8 @@ from django.views.decorators.http import require_GET, require_POST
 from attnquiz.input_limits import UnreadableJson, json_loads_bounded
 
 from courses import pools
+from courses.middleware import course_checked_in_view
+from courses.services import require_course_writable
 from courses.selectors import STAFF_ROLES, course_role_annotation, require_item_open
 from exams.selectors_accommodations import with_own_accommodation
 from exams.views_access import exam_gate_response
@@ -62,11 +64,13 @@ def _wants_fragment(request) -> bool:
     return request.headers.get("HX-Request") == "true"
 
 
+@course_checked_in_view
 @login_required
 @require_POST
 def submit_answer(request, variant_id: int, part: str):
     variant = _access_own_variant(user=request.user, variant_id=variant_id)
     if variant.assignment_item_id:
+        require_course_writable(course=variant.assignment_item.assignment.course)  # loaded already
         refusal = exam_gate_response(
             request, assignment=variant.assignment_item.assignment, role=variant.course_role,
             fragment=_wants_fragment(request),
