@@ -71,8 +71,10 @@ class Command(BenchHttp):
         parser.add_argument("--answers", type=int, default=400)
         parser.add_argument("--rate", type=int, default=100, help="py-spy samples per second")
         parser.add_argument("--out", default="var/profile")
+        parser.add_argument("--gil", action="store_true", help="only samples holding the GIL: Python's CPU, no waits")
 
-    def handle(self, *args, seconds, clients, answers, rate, out, **options):
+    def handle(self, *args, seconds, clients, answers, rate, out, gil, **options):
+        self.gil = gil
         from attnquiz.celery import app
 
         folder = Path(out)
@@ -95,6 +97,7 @@ class Command(BenchHttp):
             for queue, worker in self.workers.items():
                 worker.start(concurrency=2 if queue == settings.CELERY_TASK_DEFAULT_QUEUE else 1, queues=queue)
             web.start()
+            self.web, self.broker_server, self.cpu_rounds = web, broker, []
             self.broker = redis.Redis.from_url(broker.url)
             item = self.bench_item()
             page_students = self.prepared(item, clients)
@@ -127,7 +130,7 @@ class Command(BenchHttp):
                     subprocess.Popen(
                         [PY_SPY, "record", "--pid", str(pid), "--subprocesses", "--format", "raw",
                          "--rate", str(rate), "--duration", str(int(seconds) + 30), "--nonblocking",
-                         "--output", str(folder / f"{phase}-{name}.txt")],
+                         "--output", str(folder / f"{phase}-{name}.txt"), *(["--gil"] if command.gil else [])],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                     )
                     for name, pid in targets.items()
