@@ -88,6 +88,8 @@ class Command(BaseCommand):
     def history_add(self, *, answers: int) -> int:
         """``answers`` graded answers of fresh students to the worked example, spread over
         the last ``HISTORY_DAYS`` days (an assignment that does not feed review)."""
+        if answers <= 0:
+            return 0
         bank_load()
         course, _ = Course.objects.get_or_create(slug="sweep-history", defaults={"title": "Sweep history"})
         run = Assignment.objects.filter(course=course).count()
