@@ -36,6 +36,8 @@ test: install
 # locust lives in its own virtualenv: its gevent and its pytest plugin stay out of the app's.
 N ?= 2000
 THINK ?= 30,90
+# PROFILE=exam-start: everyone signed in before, the exam opens, all press Start within 60 s.
+PROFILE ?= sign-in
 LOAD_DB ?= attnquiz_load
 LOAD_VENV := .venv-load
 LOAD_ENV = DJANGO_SETTINGS_MODULE=attnquiz.load_settings DEBUG=0 ALLOWED_HOSTS=127.0.0.1 \
@@ -53,7 +55,7 @@ load: install $(LOAD_VENV)/.installed
 	psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$(LOAD_DB)'" | grep -q 1 \
 	  || createdb -h 127.0.0.1 -U postgres $(LOAD_DB)
 	$(LOAD_ENV) $(PY) manage.py migrate --noinput -v 0
-	$(LOAD_ENV) $(PY) manage.py load_exam --students $(N) --think $(THINK)
+	$(LOAD_ENV) $(PY) manage.py load_exam --students $(N) --think $(THINK) --profile $(PROFILE)
 
 validate-bank: migrate
 	DEBUG=1 $(PY) manage.py validate_bank

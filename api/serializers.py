@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.urls import reverse
+from django.utils.safestring import SafeString
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -38,6 +39,8 @@ class HtmlField(serializers.Field):
     """Exercise Markdown + LaTeX as the pages render it: sanitised HTML, math left for KaTeX."""
 
     def to_representation(self, value):
+        if isinstance(value, SafeString):  # a variant's stored body: rendered and sanitised once
+            return str(value)
         return render_markdown_math(value or "")
 
 

@@ -10,8 +10,10 @@ through ``sanitise_html`` last, so no link, attribute or element outside its all
 
 from __future__ import annotations
 
+import functools
 import html
 import re
+import threading
 
 import markdown
 
@@ -19,21 +21,48 @@ from exercises.html_sanitiser import sanitise_html
 
 MATH_SEGMENT = re.compile(r"\$\$.+?\$\$|\$(?!\s)[^$\n]+?\$", re.DOTALL)
 PLACEHOLDER = "\x00MATH{}\x00"
+RENDERED_TEXTS_KEPT = 2048
+LONGEST_TEXT_KEPT = 8000  # characters: at most ~16 MB of kept HTML per process
+
+_converters = threading.local()
+
+
+def _converter() -> markdown.Markdown:
+    """This thread's Markdown converter, built once (building one costs more than using
+    it; one instance must not serve two threads at once)."""
+    converter = getattr(_converters, "markdown", None)
+    if converter is None:
+        converter = markdown.Markdown(
+            extensions=["tables"],
+            extension_configs={"tables": {"use_align_attribute": True}},  # never style=
+        )
+        _converters.markdown = converter
+    return converter
 
 
 def render_markdown_math(text: str) -> str:
+    """``text`` as sanitised HTML. The same text always gives the same HTML, so a recent
+    short one is answered from memory (a long one, an author's whole draft, is not kept)."""
+    text = text or ""
+    if len(text) <= LONGEST_TEXT_KEPT:
+        return _render_kept(text)
+    return _render(text)
+
+
+@functools.lru_cache(maxsize=RENDERED_TEXTS_KEPT)
+def _render_kept(text: str) -> str:
+    return _render(text)
+
+
+def _render(text: str) -> str:
     segments: list[str] = []
 
     def set_aside(match: re.Match) -> str:
         segments.append(match.group(0))
         return PLACEHOLDER.format(len(segments) - 1)
 
-    protected = MATH_SEGMENT.sub(set_aside, text or "")
-    body = markdown.markdown(
-        html.escape(protected, quote=False),
-        extensions=["tables"],
-        extension_configs={"tables": {"use_align_attribute": True}},  # never style=
-    )
+    protected = MATH_SEGMENT.sub(set_aside, text)
+    body = _converter().reset().convert(html.escape(protected, quote=False))
     for index, segment in enumerate(segments):
         body = body.replace(PLACEHOLDER.format(index), html.escape(segment, quote=False))
     return sanitise_html(body)

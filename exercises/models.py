@@ -112,6 +112,9 @@ class Variant(models.Model):
     context = models.CharField(max_length=100)
     seed = models.BigIntegerField()
     params = models.JSONField()
+    # The variant's prompt, part prompts, hints and solutions as sanitised HTML, rendered
+    # once (exercises.bodies): the version and the numbers never change, so neither does it.
+    rendered = models.JSONField(default=dict, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

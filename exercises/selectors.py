@@ -34,7 +34,7 @@ from exams.selectors import (
 from grading.models import Submission, SubmissionStatus
 from grading.selectors import part_progress, progress_of_part, variant_progress, variants_progress
 
-from . import engine
+from . import bodies, engine
 from .models import Variant
 from .specs import version_spec
 
@@ -320,12 +320,13 @@ def part_finished(*, progress: dict, attempts_allowed: int, solved_shown: bool =
 
 def part_extras(
     *, variant: Variant, part_key: str, spec=None, progress=None, attempts_allowed: int | None = None,
-    visibility: FeedbackVisibility = EVERYTHING,
+    visibility: FeedbackVisibility = EVERYTHING, body: dict | None = None,
 ) -> dict:
     """The hints unlocked so far and, when the solution and review policies allow, the
-    worked solution.
+    worked solution, as HTML from the variant's stored body (``exercises.bodies``).
 
-    ``attempts_allowed``: the student's own, when the caller has them."""
+    ``attempts_allowed``: the student's own, when the caller has them; ``body``: the
+    variant's body, when the caller has read it."""
     spec = spec or version_spec(variant.exercise_version)
     progress = progress or part_progress(variant=variant, part=part_key)
     item = variant.assignment_item
@@ -334,11 +335,12 @@ def part_extras(
     finished = part_finished(
         progress=progress, attempts_allowed=attempts_allowed, solved_shown=visibility.correctness
     )
+    body = body or bodies.variant_body(variant=variant, spec=spec, check_points=False)
     return {
-        "hints": engine.render_hints(spec, variant.params, part_key, tries=progress["attempts_used"])
+        "hints": bodies.part_hints_html(body, part_key, tries=progress["attempts_used"])
         if visibility.hints
         else [],
-        "solution": engine.render_solution(spec, variant.params, part_key)
+        "solution": bodies.part_solution_html(body, part_key)
         if visibility.solutions
         and solution_visible(item=item, part_finished=finished, due_at=variant_due_at(variant=variant))
         else None,
@@ -385,6 +387,9 @@ def exercise_page_context(
         attempts_allowed = limits.attempts_per_part
     else:
         attempts_allowed = variant_attempts_allowed(variant=variant)
+    # Points as the gradebook counts them: the item's points split by the parts' weights.
+    points = engine.part_points(spec, item.points) if item else None
+    body = bodies.variant_body(variant=variant, spec=spec, part_points=points)
     parts = []
     progress_by_part = variant_progress(variant=variant, parts=[part.key for part in spec.parts])
     for part in spec.parts:
@@ -397,7 +402,7 @@ def exercise_page_context(
                 "spec": part,
                 "key": part.key,
                 "answer_type": part.type,
-                "prompt": engine.render_part_prompt(spec, variant.params, part.key),
+                "prompt": bodies.part_prompt_html(body, part.key),
                 "shape": answer_shape(references[part.key])
                 if part.type == "matrix"
                 else None,
@@ -420,11 +425,10 @@ def exercise_page_context(
                     progress=progress,
                     attempts_allowed=attempts_allowed,
                     visibility=visibility,
+                    body=body,
                 ),
             }
         )
-    # Points as the gradebook counts them: the item's points split by the parts' weights.
-    points = engine.part_points(spec, item.points) if item else None
     for part in parts:
         part["points"] = points[part["key"]] if points else None
     return {
@@ -432,7 +436,7 @@ def exercise_page_context(
         "named_variants": sorted(spec.variants),
         "spec": spec,
         "title": spec.title,
-        "prompt": engine.render_prompt(spec, variant.params, part_points=points),
+        "prompt": bodies.html(body["prompt"]),
         "exercise_points": item.points if item else None,
         "parts": parts,
         "visibility": visibility,

@@ -15,7 +15,7 @@ from django.db import IntegrityError, transaction
 from courses.models import AssignmentItem
 from exams.selectors_accommodations import with_own_accommodation
 
-from . import engine
+from . import bodies, engine
 from .engine.targeting import draw_targeted_variant
 from .models import Variant
 from .selectors import recent_misconception
@@ -108,6 +108,11 @@ def _seed_probing_recent_slip(*, version, student, seed: int) -> int:
 def _variant_create(*, version, student, context, seed, item=None, named=None) -> Variant:
     spec = version_spec(version)
     draw = engine.draw_variant(spec, seed, name=named)
+    # Rendered with the variant, so no page view renders it (exercises.bodies).
+    rendered = bodies.body_render(
+        spec=spec, params=draw.params, content_hash=version.content_hash,
+        part_points=engine.part_points(spec, item.points) if item else None,
+    )
     try:
         with transaction.atomic():
             return Variant.objects.create(
@@ -117,6 +122,7 @@ def _variant_create(*, version, student, context, seed, item=None, named=None) -
                 seed=draw.seed,
                 params=draw.params,
                 assignment_item=item,
+                rendered=rendered,
             )
     except IntegrityError:
         # Two tabs opened the exercise at once: the first stored variant wins.

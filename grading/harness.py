@@ -233,3 +233,78 @@ def stack_env(*, database_url: str, redis_url: str, secret_key: str, variant_see
         "GRADING_MODE": "celery",
         "LOG_LEVEL": "WARNING",
     }
+
+
+def grade_queues() -> list[str]:
+    """Every queue a grade's work may run on, from the settings: the grading and practice
+    queues, every other ``*_QUEUE`` setting (review, follow-ups) and any queue named in
+    the task routes or the beat schedule. A benchmark that starts a worker for each
+    counts all the work a grade causes."""
+    from django.conf import settings
+
+    names = [settings.CELERY_TASK_DEFAULT_QUEUE]
+    names += [
+        getattr(settings, name) for name in dir(settings)
+        if name.endswith("_QUEUE") and isinstance(getattr(settings, name), str)
+    ]
+    routes = getattr(settings, "CELERY_TASK_ROUTES", None) or {}
+    if isinstance(routes, dict):
+        names += [route.get("queue") for route in routes.values() if isinstance(route, dict)]
+    for entry in getattr(settings, "CELERY_BEAT_SCHEDULE", {}).values():
+        names.append((entry.get("options") or {}).get("queue"))
+    return list(dict.fromkeys(name for name in names if name))
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of one live process (0 if it is gone), from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def session_pids(leader: int) -> list[int]:
+    """Every live process in the session ``leader`` started (start_new_session=True):
+    a gunicorn or celery master with its workers, pool children and sandboxes."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == leader:  # field 6 of stat: the session id
+            pids.append(int(entry))
+    return pids
+
+
+class CpuMeter:
+    """CPU seconds spent by named groups of processes between ``start`` and ``stop``.
+
+    ``groups`` maps a name to a callable returning the group's pids now; pids are read at
+    both ends (a process that ends between them loses its last share, which only
+    understates). Reaped children count through their parent's cutime/cstime in /proc,
+    which this does not read: a sandbox child is a live pool member here."""
+
+    def __init__(self, groups: dict):
+        self.groups = groups
+        self.before: dict[str, dict[int, float]] = {}
+        self.spent: dict[str, float] = {}
+
+    def _sample(self) -> dict[str, dict[int, float]]:
+        return {name: {pid: process_cpu_seconds(pid) for pid in pids()} for name, pids in self.groups.items()}
+
+    def start(self) -> None:
+        self.before = self._sample()
+
+    def stop(self) -> dict[str, float]:
+        after = self._sample()
+        self.spent = {
+            name: sum(seconds - self.before[name].get(pid, 0.0) for pid, seconds in after[name].items())
+            for name in self.groups
+        }
+        return self.spent

@@ -45,7 +45,14 @@ class Submission(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["variant", "part", "attempt"])]
+        indexes = [
+            models.Index(fields=["variant", "part", "attempt"]),
+            # The sweepers' reads of recent grades (review.services.reviews_record_missing).
+            models.Index(
+                fields=["graded_at"], name="submission_graded_recently",
+                condition=models.Q(status="graded"),
+            ),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["variant", "part", "attempt"], name="one_submission_per_attempt"

@@ -10,6 +10,14 @@ A plan (written by ``manage.py load_exam``) lists each student's login and answe
     {"password": "...", "think": [30, 90],
      "students": [{"username": "...", "answers": [
          {"item": 12, "part": "weights", "answer": "[0.1, ...]", "kind": "right"}, ...]}]}
+
+In the exam-start profile the plan also has ``"start_url"`` (the exam's Start form) and
+each student a ``"session"`` (a session key: signed in before the exam opens): the
+student skips the sign-in, opens the assignment page, presses Start, then goes on.
+
+A 503 (the server refusing a request it cannot take now) is retried after its
+Retry-After, a bounded number of times, as a browser's user would press reload: the
+request is delayed, never dropped.
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ CSRF_HEADER = re.compile(r'"X-CSRFToken": "([^"]+)"')
 SUBMIT_ACTION = re.compile(r'action="(/grading/variants/\d+/parts/([\w-]+)/submit/)"')
 PENDING = re.compile(r'hx-get="(/grading/submissions/\d+/)\?wait=1"')
 MAX_POLLS = 40  # each poll waits up to the server's long poll (1.5 s): about a minute in all
+MAX_RETRIES = 8  # 503 answers retried per request
+LONGEST_RETRY_WAIT = 10.0  # seconds, whatever Retry-After says
 
 
 class StudentFailed(Exception):
@@ -64,8 +74,12 @@ class ExamStudent:
 
     def __init__(self, session, student: dict, *, password: str, think: tuple[float, float],
                  assignment_url: str, record: Callable[[str, float], None] = lambda name, ms: None,
-                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None):
+                 sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
+                 start_url: str | None = None, session_cookie: tuple[str, str] | None = None):
         self.session = session
+        self.start_url = start_url
+        self.session_cookie = session_cookie
+        self.retries = 0
         self.student = student
         self.password = password
         self.think = think
@@ -78,7 +92,12 @@ class ExamStudent:
         self.outcomes: list[tuple[str, str]] = []  # (kind, "graded" | "could_not_grade")
 
     def run(self) -> None:
-        self.log_in()
+        if self.session_cookie:
+            self.session.cookies.set(*self.session_cookie)  # signed in before the exam opened
+        else:
+            self.log_in()
+        if self.start_url:
+            self.start_exam()
         self.open_assignment()
         for answer in self.student["answers"]:
             self.sleep(self.rng.uniform(*self.think))
@@ -89,17 +108,39 @@ class ExamStudent:
 
     # --- steps ---------------------------------------------------------------------------
 
+    def request(self, method: str, path: str, name: str, **kwargs) -> requests.Response:
+        """The request, sent again after each 503's Retry-After (bounded)."""
+        for _ in range(MAX_RETRIES + 1):
+            response = self.session.request(method, path, name=name, allow_redirects=False, **kwargs)
+            if response.status_code != 503:
+                return response
+            self.retries += 1
+            try:
+                wait = float(response.headers.get("Retry-After", "1"))
+            except ValueError:
+                wait = 1.0
+            self.sleep(min(max(wait, 0.5), LONGEST_RETRY_WAIT) * self.rng.uniform(1.0, 1.5))
+        return response
+
     def get(self, path: str, name: str, **kwargs) -> requests.Response:
-        response = self.session.get(path, name=name, allow_redirects=False, **kwargs)
+        response = self.request("GET", path, name, **kwargs)
         if response.status_code != 200:
             raise StudentFailed(f"GET {name} answered {response.status_code}")
         return response
 
+    def start_exam(self) -> None:
+        """Open the assignment page, press Start: it answers with a redirect back to it."""
+        page = self.get(self.assignment_url, "assignment page")
+        token = _find(CSRF_FIELD, page.text, "the Start form's CSRF token")
+        response = self.request("POST", self.start_url, "start", data={"csrfmiddlewaretoken": token})
+        if response.status_code != 302:
+            raise StudentFailed(f"start answered {response.status_code}, not a redirect")
+
     def log_in(self) -> None:
         page = self.get("/login/", "login page")
         token = _find(CSRF_FIELD, page.text, "the login form's CSRF token")
-        response = self.session.post(
-            "/login/", name="log in", allow_redirects=False,
+        response = self.request(
+            "POST", "/login/", "log in",
             data={"username": self.student["username"], "password": self.password,
                   "csrfmiddlewaretoken": token},
         )
@@ -120,8 +161,8 @@ class ExamStudent:
         if action is None:
             raise StudentFailed(f"exercise {answer['item']} has no form for part {answer['part']}")
         started = time.perf_counter()
-        response = self.session.post(
-            action, name="submit", allow_redirects=False, data={"answer": answer["answer"]},
+        response = self.request(
+            "POST", action, "submit", data={"answer": answer["answer"]},
             headers={"HX-Request": "true", "X-CSRFToken": self.csrf},
         )
         if response.status_code != 200:

@@ -48,12 +48,16 @@ class Student(HttpUser):
         student = ExamStudent(
             self.client, self.student, password=PLAN["password"], think=tuple(PLAN["think"]),
             assignment_url=PLAN["assignment_url"], record=record, sleep=gevent.sleep,
+            start_url=PLAN.get("start_url"),
+            session_cookie=(PLAN["session_cookie"], self.student["session"]) if self.student.get("session") else None,
         )
         try:
             student.run()
         except StudentFailed as failure:
             record("exam", 0, failure)
         finally:
+            if student.retries:
+                record("503 retried", float(student.retries))
             if next(_finished) >= len(STUDENTS):  # the last student: end the run
                 gevent.spawn_later(1, self.environment.runner.quit)
         raise StopUser()

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone as dt_timezone
 import fsrs
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from courses.models import AssignmentItem, Course
@@ -214,16 +215,28 @@ def review_settings_update(*, course: Course, enabled: bool, feeding_assignments
 def reviews_record_missing(*, window: timedelta | None = None, limit: int = 200) -> int:
     """Record the reviews a lost task left out (the broker was down when the grade was
     stored): submissions graded in the last ``window`` but more than a minute ago with no
-    review yet, oldest first, at most ``limit``. Answers that do not feed review are
-    looked at again on each sweep of the window; ``limit`` bounds the work."""
+    review yet, oldest first, at most ``limit``.
+
+    Only answers that can feed review are read: practice answers, and answers to an
+    assignment a course with review on chose. The read walks the index of graded answers
+    by ``graded_at`` over the window alone, so its cost follows the answers of the last
+    window that should have a review and have none (normally none), not the history nor
+    the window's assignment answers that never feed review."""
     window = window or timedelta(seconds=settings.REVIEW_SWEEP_WINDOW_SECONDS)
     now = timezone.now()
+    feeding_assignments = ReviewSettings.feeding_assignments.through.objects.filter(
+        reviewsettings__enabled=True
+    ).values("assignment_id")
     missing = list(
         Submission.objects.filter(
             status=SubmissionStatus.GRADED,
             graded_at__gte=now - window,
             graded_at__lt=now - timedelta(minutes=1),
             review_entry__isnull=True,
+        )
+        .filter(
+            Q(variant__assignment_item__isnull=True)
+            | Q(variant__assignment_item__assignment_id__in=feeding_assignments)
         )
         .order_by("graded_at", "pk")
         .values_list("pk", flat=True)[:limit]

@@ -77,3 +77,54 @@ def test_a_wrong_password_is_a_failed_student_not_a_hang(live_server, plain_http
     )
     with pytest.raises(StudentFailed, match="log in answered 200, not a redirect"):
         virtual.run()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_exam_start_students_signed_in_before_press_start_then_answer(live_server, plain_http, settings):
+    from exams.models import AssignmentAttempt
+
+    settings.GRADING_MODE = "inline"
+    assignment, plan = load_course_build(students=2, password="load-pass-3", run="t3", exam=True)
+    assert plan["start_url"] == f"/exam/load-exam/a/{assignment.slug}/start/"
+    student = plan["students"][0]
+    virtual = ExamStudent(
+        LocalSession(live_server.url), student, password="never-typed", think=(0, 0),
+        assignment_url=plan["assignment_url"], start_url=plan["start_url"],
+        session_cookie=(plan["session_cookie"], student["session"]), sleep=lambda seconds: None,
+    )
+    virtual.run()
+    assert virtual.outcomes == [("right", "graded"), ("right", "graded")]
+    assert list(AssignmentAttempt.objects.filter(assignment=assignment).values_list("student__username", flat=True)) == [
+        student["username"]
+    ]
+
+
+def test_a_503_is_retried_after_its_retry_after_not_dropped():
+    import random
+
+    import requests
+
+    def reply(status: int, retry_after: str | None = None) -> requests.Response:
+        response = requests.Response()
+        response.status_code = status
+        if retry_after is not None:
+            response.headers["Retry-After"] = retry_after
+        return response
+
+    class Busy:
+        def __init__(self):
+            self.replies = [reply(503, "2"), reply(503, "soon"), reply(200)]
+            self.sent = 0
+
+        def request(self, method, path, name=None, **kwargs):
+            self.sent += 1
+            return self.replies.pop(0)
+
+    slept = []
+    virtual = ExamStudent(
+        Busy(), {"username": "s", "answers": []}, password="", think=(0, 0), assignment_url="/a/",
+        sleep=slept.append, rng=random.Random(1),
+    )
+    assert virtual.get("/a/", "assignment page").status_code == 200
+    assert (virtual.session.sent, virtual.retries, len(slept)) == (3, 2, 2)
+    assert 2.0 <= slept[0] <= 3.0 and 1.0 <= slept[1] <= 1.5  # Retry-After, and 1 s when unreadable

@@ -177,3 +177,30 @@ def test_gradebook_queries_do_not_grow_with_students(client, demo, django_user_m
         response = client.get(url)
     assert response.status_code == 200
 
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_grading_task_is_three_queries_with_its_follow_ups_handed_on(
+    demo, student, settings, django_assert_num_queries
+):
+    """The worker's whole share of one answer, as production runs it (a real transaction,
+    its on-commit callbacks run): claim, read, store the outcome in its transaction; what
+    follows a grade (mastery, review) is only handed to the broker, never done or read here."""
+    from exercises.services import variant_get_or_create_for_item
+
+    settings.GRADING_MODE = "celery"
+    item = AssignmentItem.objects.filter(
+        assignment=demo.assignment, exercise_version__exercise__slug="attention-weights-one-query"
+    ).get()
+    variant = variant_get_or_create_for_item(item=item, student=student)
+    submission = Submission.objects.create(
+        variant=variant, student=student, part="weights", raw_answer=as_text(reference(variant, "weights"))
+    )
+    with mock.patch("attnquiz.celery.task_publish") as published, django_assert_num_queries(5) as captured:
+        tasks.grade_submission.apply(args=[submission.pk])
+    statements = [query["sql"].split()[0] for query in captured.captured_queries]
+    assert statements == ["UPDATE", "SELECT", "BEGIN", "UPDATE", "COMMIT"]  # claim, read, outcome
+    submission.refresh_from_db()
+    assert (submission.status, submission.score, submission.correct) == (SubmissionStatus.GRADED, 1.0, True)
+    assert published.call_count >= 1
+    assert all(call.kwargs.get("queue") != settings.CELERY_TASK_DEFAULT_QUEUE for call in published.call_args_list)

@@ -1,14 +1,22 @@
 """Throughput of the production stack against bare references, interleaved in one run.
 
-Starts a private redis-server, a prefork worker (concurrency 2) and gunicorn (3 workers ×
-8 threads) with production settings over plain HTTP (``attnquiz.load_settings``) against
-the configured PostgreSQL database, then, in each round:
+Starts a private redis-server, one prefork worker per queue a grade's work runs on (read
+from the settings by ``grading.harness.grade_queues``: the grading queue at concurrency 2,
+practice, review and any follow-up queue at 1, as docker-compose runs them), gunicorn
+(3 workers × 8 threads) with production settings over plain HTTP
+(``attnquiz.load_settings``) against the configured PostgreSQL database, and a second
+gunicorn of the same shape with no middleware at all (``attnquiz.bare_settings``); then,
+in each round:
 
 - a bare Celery no-op drain: N no-op tasks through the same broker and worker;
-- the worker alone: submissions stored at once, time until all are graded;
+- the worker alone: submissions stored at once, time until all are graded and every
+  queue is empty (the follow-ups a grade queues are part of its cost);
 - graded answers over HTTP: students POST right answers (the long poll answers with the
-  grade), time until all are graded;
-- the exercise page as a student, and a bare Django view (``/healthz/live/``), req/s.
+  grade), time until all are graded and every queue is empty; meanwhile the CPU time of
+  every process (gunicorn, each worker, this database's PostgreSQL backends, Redis) is
+  read from /proc, per graded answer;
+- the exercise page as a student, and two bare views, req/s: ``/healthz/live/`` behind
+  the full middleware stack, and the same view on the gunicorn with none.
 
 Then submit→graded latency at half the median HTTP rate (open loop). Rounds alternate
 the figures, so a noisy machine slows them alike; the summary gives medians and ratios.
@@ -38,7 +46,10 @@ from exercises import engine
 from exercises.services import variant_get_or_create_for_item
 from exercises.services_bank import bank_load
 from grading import services, tasks
-from grading.harness import CeleryWorker, Gunicorn, RedisServer, database_url, stack_env, wait_until
+from grading.harness import (
+    CeleryWorker, CpuMeter, Gunicorn, RedisServer, database_url, grade_queues, session_pids, stack_env,
+    wait_until,
+)
 from grading.models import Submission, SubmissionStatus
 
 WORKED_EXAMPLE = "attention-weights-one-query"
@@ -68,14 +79,24 @@ class Command(BaseCommand):
             database_url=db_url, redis_url=broker.url, secret_key=settings.SECRET_KEY,
             variant_seed_secret=settings.VARIANT_SEED_SECRET,
         )
-        worker = CeleryWorker(broker_url=broker.url, database_url=db_url)
-        worker.env.update(env)
+        self.queues = grade_queues()
+        self.workers = {}
+        for queue in self.queues:
+            worker = CeleryWorker(broker_url=broker.url, database_url=db_url)
+            worker.env.update(env)
+            self.workers[queue] = worker
         web = Gunicorn(env=env)
-        figures = {name: [] for name in ("noop", "worker", "http", "page", "bare")}
+        bare_web = Gunicorn(env=dict(env, DJANGO_SETTINGS_MODULE="attnquiz.bare_settings"))
+        figures = {name: [] for name in ("noop", "worker", "http", "page", "bare", "bare_none")}
+        self.cpu_rounds: list[dict[str, float]] = []
         try:
-            worker.start(concurrency=2, queues=f"{settings.CELERY_TASK_DEFAULT_QUEUE},{settings.FOLLOWUP_QUEUE}")
+            for queue, worker in self.workers.items():
+                worker.start(concurrency=2 if queue == settings.CELERY_TASK_DEFAULT_QUEUE else 1, queues=queue)
             web.start()
+            bare_web.start()
+            self.broker_server = broker
             self.broker = redis.Redis.from_url(broker.url)
+            self.web = web
             item = self.bench_item()
             page_students = self.prepared(item, clients)
             for number in range(1, rounds + 1):
@@ -86,18 +107,55 @@ class Command(BaseCommand):
                     self.request_rate(web, reverse("exercise", args=[item.pk]), page_students, page_seconds)
                 )
                 figures["bare"].append(self.request_rate(web, reverse("liveness"), page_students, page_seconds))
+                figures["bare_none"].append(
+                    self.request_rate(bare_web, reverse("liveness"), page_students, page_seconds)
+                )
+                cpu = self.cpu_rounds[-1]
                 self.stdout.write(
                     f"round {number}: no-op drain {figures['noop'][-1]:.0f}/s, worker alone "
-                    f"{figures['worker'][-1]:.1f}/s, over HTTP {figures['http'][-1]:.1f}/s; exercise page "
-                    f"{figures['page'][-1]:.0f} req/s, bare view {figures['bare'][-1]:.0f} req/s"
+                    f"{figures['worker'][-1]:.1f}/s, over HTTP {figures['http'][-1]:.1f}/s "
+                    f"({cpu['total']:.1f} ms CPU/answer); exercise page "
+                    f"{figures['page'][-1]:.0f} req/s, bare view {figures['bare'][-1]:.0f} req/s (full "
+                    f"middleware), {figures['bare_none'][-1]:.0f} req/s (none)"
                 )
             rate = statistics.median(figures["http"]) / 2
             latencies = self.paced_latencies(web, self.prepared(item, latency_answers), rate)
         finally:
             web.stop()
-            worker.stop()
+            bare_web.stop()
+            for worker in self.workers.values():
+                worker.stop()
             broker.cleanup()
         self.report(figures, rate, latencies)
+
+    def cpu_meter(self) -> CpuMeter:
+        """Every process that works on an answer: web, each queue's worker, Redis, and this
+        database's PostgreSQL backends but the benchmark's own connection."""
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            own = cursor.fetchone()[0]
+
+        def backends() -> list[int]:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> %s",
+                    [own],
+                )
+                return [row[0] for row in cursor.fetchall()]
+
+        groups = {"gunicorn": lambda: session_pids(self.web.process.pid)}
+        for queue, worker in self.workers.items():
+            groups[f"worker {queue}"] = lambda worker=worker: session_pids(worker.process.pid)
+        groups["postgresql"] = backends
+        groups["redis"] = lambda: [self.broker_server.process.pid]
+        return CpuMeter(groups)
+
+    def queues_empty(self) -> bool:
+        pipe = self.broker.pipeline()
+        for queue in self.queues:
+            pipe.llen(queue)
+        pipe.hlen("unacked")
+        return not any(pipe.execute())
 
     # --- set-up --------------------------------------------------------------------------
 
@@ -154,6 +212,7 @@ class Command(BaseCommand):
             ]
             started = time.perf_counter()
         self.wait_graded(ids)
+        self.wait_queues_empty()
         return len(ids) / (time.perf_counter() - started)
 
     def http_graded(self, web, students: list[dict], clients: int) -> float:
@@ -170,12 +229,20 @@ class Command(BaseCommand):
                 self.post_answer(connection_, student)
             connection_.close()
 
+        meter = self.cpu_meter()
+        meter.start()
         started = time.perf_counter()
         with ThreadPoolExecutor(clients) as pool:
             for future in [pool.submit(client_loop) for _ in range(clients)]:
                 future.result()  # a failed request fails the benchmark
         self.wait_graded([s["variant"].pk for s in students], by_variant=True)
-        return len(students) / (time.perf_counter() - started)
+        self.wait_queues_empty()
+        elapsed = time.perf_counter() - started
+        spent = meter.stop()
+        per_answer = {name: 1000 * seconds / len(students) for name, seconds in spent.items()}
+        per_answer["total"] = sum(per_answer.values())
+        self.cpu_rounds.append(per_answer)
+        return len(students) / elapsed
 
     def request_rate(self, web, path: str, students: list[dict], seconds: float) -> float:
         counts = []
@@ -260,6 +327,9 @@ class Command(BaseCommand):
             timeout=120, interval=0.01, what="the answers to be graded",
         )
 
+    def wait_queues_empty(self) -> None:
+        wait_until(self.queues_empty, timeout=300, interval=0.01, what="every queue to drain")
+
     def report(self, figures: dict, rate: float, latencies: list[float]) -> None:
         median = {name: statistics.median(values) for name, values in figures.items()}
         latencies = sorted(latencies)
@@ -267,17 +337,23 @@ class Command(BaseCommand):
         def pct(p):
             return latencies[min(len(latencies) - 1, int(p * len(latencies)))]
 
+        cpu = {name: statistics.median(r[name] for r in self.cpu_rounds) for name in self.cpu_rounds[0]}
         self.stdout.write(
-            f"\nmedians of {len(figures['noop'])} interleaved rounds (gunicorn 3x8, prefork worker x2, "
-            f"{connection.vendor}, Redis):\n"
+            f"\nmedians of {len(figures['noop'])} interleaved rounds (gunicorn 3x8, prefork workers: "
+            + ", ".join(f"{queue} x{2 if queue == settings.CELERY_TASK_DEFAULT_QUEUE else 1}" for queue in self.queues)
+            + f"; {connection.vendor}, Redis):\n"
             f"  bare Celery no-op drain      {median['noop']:8.1f} tasks/s\n"
             f"  worker alone                 {median['worker']:8.1f} graded/s   "
             f"ratio {median['worker'] / median['noop']:.3f}\n"
             f"  answers over HTTP            {median['http']:8.1f} graded/s   "
             f"ratio {median['http'] / median['noop']:.3f}\n"
-            f"  bare Django view             {median['bare']:8.1f} req/s\n"
+            f"  bare view, full middleware   {median['bare']:8.1f} req/s\n"
+            f"  bare view, no middleware     {median['bare_none']:8.1f} req/s\n"
             f"  exercise page (student)      {median['page']:8.1f} req/s      "
-            f"ratio {median['page'] / median['bare']:.3f}\n"
-            f"submit→graded at {rate:.1f} answers/s (half the HTTP rate), {len(latencies)} answers: "
+            f"ratio {median['page'] / median['bare']:.3f} (full middleware), "
+            f"{median['page'] / median['bare_none']:.3f} (none)\n"
+            f"CPU per graded answer over HTTP (ms, all processes): {cpu['total']:.1f} = "
+            + ", ".join(f"{name} {value:.1f}" for name, value in cpu.items() if name != "total")
+            + f"\nsubmit→graded at {rate:.1f} answers/s (half the HTTP rate), {len(latencies)} answers: "
             f"p50 {pct(0.5):.0f} ms, p95 {pct(0.95):.0f} ms, p99 {pct(0.99):.0f} ms"
         )

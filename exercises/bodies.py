@@ -1,0 +1,93 @@
+"""A variant's exercise body as sanitised HTML, rendered once and stored on the variant.
+
+A version's text never changes once published and a variant's numbers are fixed, so its
+prompt, part prompts, hints and worked solutions are the same HTML on every view. They
+are rendered (placeholders filled, Markdown converted, sanitised) when the variant is
+drawn and kept in ``Variant.rendered``; a page only chooses which hints and solutions
+the policies show. A body stored for other content (the version's hash, or the item's
+points that label the parts) is rendered again and stored over it, once.
+
+Stored shape::
+
+    {"format": 1, "version": "<content hash>", "points": "<repr of the part points>",
+     "prompt": "<html>",
+     "parts": {"<key>": {"prompt": "<html>", "solution": "<html>",
+                         "hints": [[<after tries>, "<html>"], ...]}}}
+"""
+
+from __future__ import annotations
+
+from django.utils.safestring import SafeString, mark_safe
+
+from . import engine
+from .markdown_math import render_markdown_math
+from .models import Variant
+
+BODY_FORMAT = 1
+EVERY_HINT = 10**9  # tries after which every hint of a part is unlocked
+
+
+def _points_key(part_points: dict[str, float] | None) -> str:
+    return repr(sorted(part_points.items())) if part_points is not None else "none"
+
+
+def body_render(*, spec: engine.ExerciseSpec, params: dict, content_hash: str,
+                part_points: dict[str, float] | None) -> dict:
+    """The whole body of a variant as HTML (the shape in the module docstring)."""
+    parts = {}
+    for part in spec.parts:
+        hints = engine.render_hints(spec, params, part.key, tries=EVERY_HINT)  # in the spec's order
+        parts[part.key] = {
+            "prompt": render_markdown_math(engine.render_part_prompt(spec, params, part.key)),
+            "solution": render_markdown_math(engine.render_solution(spec, params, part.key)),
+            "hints": [[hint.after_tries, render_markdown_math(text)] for hint, text in zip(part.hints, hints)],
+        }
+    return {
+        "format": BODY_FORMAT,
+        "version": content_hash,
+        "points": _points_key(part_points),
+        "prompt": render_markdown_math(engine.render_prompt(spec, params, part_points=part_points)),
+        "parts": parts,
+    }
+
+
+def _is_current(body: dict, *, content_hash: str, part_points, check_points: bool) -> bool:
+    return bool(
+        body
+        and body.get("format") == BODY_FORMAT
+        and body.get("version") == content_hash
+        and (not check_points or body.get("points") == _points_key(part_points))
+    )
+
+
+def variant_body(*, variant: Variant, spec: engine.ExerciseSpec, part_points=None, check_points: bool = True) -> dict:
+    """The variant's stored body, rendering and storing it first when it is missing or
+    was stored for other content (one UPDATE, once). ``check_points``: False when the
+    caller reads only the parts (their text does not depend on the points)."""
+    content_hash = variant.exercise_version.content_hash
+    body = variant.rendered
+    if _is_current(body, content_hash=content_hash, part_points=part_points, check_points=check_points):
+        return body
+    body = body_render(spec=spec, params=variant.params, content_hash=content_hash, part_points=part_points)
+    variant.rendered = body
+    if variant.pk is not None:
+        Variant.objects.filter(pk=variant.pk).update(rendered=body)
+    return body
+
+
+def html(text: str) -> SafeString:
+    """Stored body HTML for a template: it left the sanitiser before it was stored."""
+    return mark_safe(text)  # noqa: S308 - rendered by render_markdown_math, sanitised last
+
+
+def part_prompt_html(body: dict, part_key: str) -> SafeString:
+    return html(body["parts"][part_key]["prompt"])
+
+
+def part_hints_html(body: dict, part_key: str, *, tries: int) -> list[SafeString]:
+    """The hints unlocked after ``tries`` attempts at the part, in order."""
+    return [html(text) for after_tries, text in body["parts"][part_key]["hints"] if tries >= after_tries]
+
+
+def part_solution_html(body: dict, part_key: str) -> SafeString:
+    return html(body["parts"][part_key]["solution"])
