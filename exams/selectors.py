@@ -9,6 +9,8 @@ fragment, API serializer, submit and the result poll read what a student may see
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db.models import BooleanField, DateTimeField, FilteredRelation, OuterRef, Q, Subquery, Value
 from django.utils import timezone
 
@@ -22,6 +24,7 @@ from .window import (  # noqa: F401  (the names pages and tests know from here)
     EVERYTHING,
     POLICY_FIELDS,
     REVIEW_LATER_AFTER,
+    AttemptState,
     FeedbackVisibility,
     Window,
     limits_apply,
@@ -273,3 +276,67 @@ def submissions_not_withheld(submission_ids) -> list[int]:
         pk__in=list(submission_ids)
     ).order_by("pk")
     return [submission.pk for submission in submissions if not grade_withheld(submission)]
+
+
+# --- Releasing with eyes open ---------------------------------------------------------------
+
+POLICY_LABELS = {
+    "correctness": "right or wrong", "score": "scores", "misconception": "misconception feedback",
+    "hints": "hints", "heatmap": "their heatmaps", "solutions": "worked solutions",
+}
+
+
+@dataclass(frozen=True)
+class ReleasePreview:
+    """Where the assignment's students are, and what a release would show them."""
+
+    is_exam: bool
+    students: int
+    not_started: int
+    working: int
+    ended: int
+    closes_at: object  # the assignment's close date (None: never)
+    is_open: bool  # it has not closed (for everyone, accommodations counted)
+    later_closes: int  # students whose own close date is after the assignment's
+    shows: list[str]  # what of a graded answer the release shows (on-release fields)
+
+
+def release_preview(*, assignment: Assignment, now=None) -> ReleasePreview:
+    """The confirmation a release asks for (three queries: the students, their attempts,
+    their accommodations). Each student's state is their window's."""
+    from .selectors_accommodations import course_students
+
+    now = now or timezone.now()
+    student_ids = list(course_students(assignment=assignment).values_list("pk", flat=True))
+    attempts = {a.student_id: a for a in AssignmentAttempt.objects.filter(assignment=assignment, student__in=student_ids)}
+    accommodations = {
+        a.student_id: a for a in Accommodation.objects.filter(assignment=assignment, student__in=student_ids)
+    }
+    counts = {"not_started": 0, "working": 0, "ended": 0}
+    is_open, later_closes = False, 0
+    for student_id in student_ids:
+        window = window_compute(
+            assignment=assignment, accommodation=accommodations.get(student_id), attempt=attempts.get(student_id),
+            clock_started_at=None, archived=False, now=now,
+        )
+        if window.ended or (window.state == AttemptState.NOT_STARTED and window.limits.is_closed(now)):
+            counts["ended"] += 1
+        elif window.state in (AttemptState.RUNNING, AttemptState.NONE) and student_id in attempts:
+            counts["working"] += 1
+        else:
+            counts["not_started"] += 1
+        closes = window.limits.closes_at
+        is_open = is_open or closes is None or now < closes
+        if closes is not None and assignment.closes_at is not None and closes > assignment.closes_at:
+            later_closes += 1
+    return ReleasePreview(
+        is_exam=is_exam(assignment),
+        students=len(student_ids),
+        closes_at=assignment.closes_at,
+        is_open=is_open or not student_ids and (assignment.closes_at is None or now < assignment.closes_at),
+        later_closes=later_closes,
+        shows=[
+            POLICY_LABELS[kind] for kind, name in POLICY_FIELDS if getattr(assignment, name) == ReleaseMoment.ON_RELEASE
+        ],
+        **counts,
+    )

@@ -33,7 +33,8 @@ MATRIX = [
     ("get", A + "submissions/", None, [401, 403, 200, 200, 404, 401, 200]),
     ("get", A + "analytics/", None, [401, 403, 200, 200, 404, 401, 200]),
     ("post", A + "regrades/", {}, [401, 403, 403, 202, 404, 401, 403]),
-    ("post", A + "release/", {}, [401, 403, 403, 200, 404, 401, 403]),
+    ("post", A + "release/", {"action": "release"}, [401, 403, 403, 200, 404, 401, 403]),
+    ("post", A + "release/", {}, [401, 403, 403, 400, 404, 401, 403]),  # no action: never a release
     ("get", C + "regrades/{job}/", None, [401, 403, 403, 200, 404, 401, 200]),
     # The job is a dry run still pending, so even its instructor is refused (409), not forbidden.
     ("post", C + "regrades/{job}/apply/", None, [401, 403, 403, 409, 404, 401, 403]),
