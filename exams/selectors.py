@@ -114,14 +114,38 @@ def _first_opened_at(*, assignment_id: int, student_id: int):
 
 def _window_row(*, assignment: Assignment, student_id: int) -> Assignment:
     """The assignment with the student's accommodation and attempt joined in."""
-    queryset = Assignment.objects.filter(pk=assignment.pk).annotate(
+    return _window_rows(Assignment.objects.filter(pk=assignment.pk), assignment=assignment, student_id=student_id).get()
+
+
+def access_own_deadline(*, course_slug: str, assignment_slug: str, student) -> tuple[Window, object]:
+    """The window of a student's own running or ended exam attempt, and its course, found
+    by its slugs in one query (the live-deadline poll's read); Http404 without an attempt. Reveals only
+    the student's own clock, so the exam's access gate is not repeated here."""
+    from django.http import Http404
+
+    queryset = Assignment.objects.filter(
+        course__slug=course_slug, slug=assignment_slug, kind=AssignmentKind.EXAM,
+        attempts__student=student.pk,
+    )
+    row = _window_rows(queryset, assignment=None, student_id=student.pk).first()
+    if row is None or vars(row).get("window_attempt") is None:
+        raise Http404("No attempt of yours on this exam.")
+    window = window_compute(
+        assignment=row, accommodation=vars(row).get("window_accommodation"), attempt=row.window_attempt,
+        clock_started_at=None, archived=row.course.archived_at is not None, now=timezone.now(),
+    )
+    return window, row.course
+
+
+def _window_rows(queryset, *, assignment: Assignment | None, student_id: int):
+    queryset = queryset.annotate(
         window_accommodation=FilteredRelation(
             "accommodations", condition=Q(accommodations__student=student_id)
         ),
         window_attempt=FilteredRelation("attempts", condition=Q(attempts__student=student_id)),
         window_read=Value(True, output_field=BooleanField()),
     )
-    if _needs_clock_start(assignment):
+    if assignment is not None and _needs_clock_start(assignment):
         queryset = queryset.annotate(
             window_clock_started_at=Subquery(
                 _first_opened_at_query(assignment=OuterRef("pk"), student_id=student_id)
@@ -130,7 +154,7 @@ def _window_row(*, assignment: Assignment, student_id: int) -> Assignment:
     else:
         queryset = queryset.annotate(window_clock_started_at=Value(None, output_field=DateTimeField()))
     # select_related leaves an empty join's attribute unset: read it with vars().get().
-    return queryset.select_related("course", "window_accommodation", "window_attempt").get()
+    return queryset.select_related("course", "window_accommodation", "window_attempt")
 
 
 def feedback_visibility(*, assignment, attempt, closes_at, now, deadline=None) -> FeedbackVisibility:

@@ -66,6 +66,17 @@ def attempt_start(*, assignment: Assignment, student) -> AssignmentAttempt:
         return AssignmentAttempt.objects.get(assignment=assignment, student=student)
 
 
+def attempt_deadline_seen(*, attempt: AssignmentAttempt, deadline) -> bool:
+    """Record that the student's page learned ``deadline`` (None once the attempt ended);
+    writes only when it changed. True if it did."""
+    if attempt.deadline_seen == deadline and attempt.deadline_seen_at is not None:
+        return False
+    now = timezone.now()
+    AssignmentAttempt.objects.filter(pk=attempt.pk).update(deadline_seen=deadline, deadline_seen_at=now)
+    attempt.deadline_seen, attempt.deadline_seen_at = deadline, now
+    return True
+
+
 def attempt_end(*, attempt: AssignmentAttempt, reason: str, at=None) -> bool:
     """End an open attempt (idempotent). True if this call ended it."""
     at = at or timezone.now()

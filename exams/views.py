@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponseBadRequest
+from django.http import Http404, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -14,6 +14,7 @@ from exercises import selectors as exercise_selectors
 from instructor.selectors import access_staff_assignment
 
 from . import selectors, services
+from .templatetags.course_time import course_time_text
 from .views_access import exam_gate_response
 
 
@@ -121,3 +122,26 @@ def grades_release(request, course_slug: str, assignment_slug: str):
             "their own attempt has ended, and the scores are sent to the LMS.",
         )
     return redirect("instructor:assignment", assignment.course.slug, assignment.slug)
+
+
+@login_required
+@require_http_methods(["GET"])
+def deadline_poll(request, course_slug: str, assignment_slug: str):
+    """The student's own deadline now, for the open pages of their attempt to poll (an
+    extension, an accommodation edited or an early close reaches them within seconds).
+    Outside the grading path: one read of the window, one write when the deadline the
+    page learns has changed."""
+    window, course = selectors.access_own_deadline(
+        course_slug=course_slug, assignment_slug=assignment_slug, student=request.user
+    )
+    deadline = window.deadline
+    services.attempt_deadline_seen(attempt=window.attempt, deadline=deadline)
+    return JsonResponse(
+        {
+            "ended": window.ended,
+            "seconds_left": window.seconds_left,
+            "deadline": deadline.isoformat() if deadline else None,
+            "deadline_text": course_time_text(deadline, course, short=True) if deadline else "",
+        },
+        headers={"Cache-Control": "no-store"},
+    )

@@ -15,7 +15,7 @@ read it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from fractions import Fraction
 
@@ -253,6 +253,8 @@ class Window:
     end_reason: str  # the AttemptCloseReason it ended (or, past its deadline, must end) with
     refusal: tuple[str, str] | None  # why an answer is refused now: (code, message)
     visibility: FeedbackVisibility
+    # The attempt record the window was computed from, for pages that link to it.
+    attempt: object | None = field(default=None, compare=False, repr=False)
 
     @property
     def running(self) -> bool:
@@ -334,6 +336,7 @@ def window_compute(
         visibility=visibility_decide(
             assignment=assignment, exam=exam, ended_at=shown_from, closes_at=closes_at, now=now
         ),
+        attempt=attempt,
     )
 
 
@@ -396,5 +399,44 @@ def clock_sentence(*, exam: bool, has_limit: bool) -> str:
     if not has_limit:
         return ""
     if exam:
-        return "Your clock starts when you press Start and keeps running if you leave."
-    return "Your clock starts when you first open one of its exercises and keeps running if you leave."
+        return "The clock starts when you press Start and keeps running if you leave."
+    return "The clock starts when you open the first exercise of this assignment, and keeps running if you leave."
+
+
+def clock_view(window: Window) -> dict | None:
+    """What a page shows of the student's time limit (None without one): before an exam's
+    Start their own limit and latest finish; while it runs the server's seconds left (the
+    page only counts them down); once the attempt ended no clock at all (``ended``)."""
+    limits = window.limits
+    if limits.time_limit_seconds is None:
+        return None
+    view = {
+        "limit_minutes": limits.time_limit_minutes,
+        "limit_text": duration_text(limits.time_limit_seconds),
+        "sentence": clock_sentence(exam=window.is_exam, has_limit=True),
+        "ended": window.ended,
+        "started": False,
+        "is_up": False,
+        "deadline": None,
+        "latest_finish": window.latest_finish,
+        "seconds_left": None,
+        "minutes_left": None,
+    }
+    if window.ended or window.state == AttemptState.NOT_STARTED:
+        return view
+    started_at = window.started_at if window.is_exam else limits.started_at
+    if started_at is None:  # homework whose first exercise is not open yet
+        view["latest_finish"] = limits.deadline
+        return view
+    seconds = window.seconds_left
+    view.update(
+        started=True,
+        started_at=started_at,
+        deadline=limits.deadline,
+        seconds_left=seconds,
+        # Rounded up: 59.5 s left reads "1 minute", so a fresh 1-minute limit never says
+        # "time is up"; only no time at all is zero.
+        minutes_left=math.ceil(seconds / 60) if seconds else 0,
+        is_up=not seconds,
+    )
+    return view

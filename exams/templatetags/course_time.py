@@ -1,10 +1,10 @@
 """The one filter every date and time a person reads goes through: shown in the course's
-time zone, with the zone's label ("2 Mar 2026, 18:25 CET"), so no page shows an
+time zone, with the zone's label ("Mon 2 Mar 2026, 18:25 CET"), so no page shows an
 unlabelled or UTC time to a course that lives elsewhere.
 
     {% load course_time %}
-    {{ attempt.finished_at|course_time:assignment.course }}        2 Mar 2026, 18:25 CET
-    {{ attempt.finished_at|course_time_short:assignment.course }}  18:25 CET (today) or 2 Mar, 18:25 CET
+    {{ attempt.finished_at|course_time:assignment.course }}        Mon 2 Mar 2026, 18:25 CET
+    {{ attempt.finished_at|course_time_short:assignment.course }}  18:25 CET (today) or Mon 2 Mar, 18:25 CET
 """
 
 from __future__ import annotations
@@ -46,13 +46,13 @@ def course_time_text(value, course_or_zone=None, *, short: bool = False, now=Non
         today = timezone.localtime(now or timezone.now(), local.tzinfo).date()
         if local.date() == today:
             return clock
-        return f"{local.day} {local:%b}, {clock}"
-    return f"{local.day} {local:%b %Y}, {clock}"
+        return f"{local:%a} {local.day} {local:%b}, {clock}"
+    return f"{local:%a} {local.day} {local:%b %Y}, {clock}"
 
 
 @register.filter
 def course_time(value, course_or_zone=None) -> str:
-    """A date and time in the course's zone, labelled: "2 Mar 2026, 18:25 CET"."""
+    """A date and time in the course's zone, labelled: "Mon 2 Mar 2026, 18:25 CET"."""
     return course_time_text(value, course_or_zone)
 
 

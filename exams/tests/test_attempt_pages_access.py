@@ -13,7 +13,7 @@ from courses.models import AssignmentKind
 from exams import services
 from exams.models import GradeRelease
 
-URL_NAMES = ["start", "finish", "release"]
+URL_NAMES = ["start", "finish", "release", "deadline"]
 
 
 @pytest.fixture
@@ -39,6 +39,8 @@ EXPECTED = {
     "start": ("post", (302, 302, 302, 302, 404)),
     "finish": ("get", (302, 200, 302, 302, 404)),
     "release": ("get", (302, 403, 403, 200, 404)),  # the confirmation; POST needs an action
+    # The live deadline is the student's own attempt's: 404 for anyone without one.
+    "deadline": ("get", (302, 200, 404, 404, 404)),
 }
 
 

@@ -202,10 +202,10 @@ def test_the_start_page_clock_is_the_students_own():
 
 def test_the_clock_sentence_is_true_for_each_kind():
     assert clock_sentence(exam=True, has_limit=True) == (
-        "Your clock starts when you press Start and keeps running if you leave."
+        "The clock starts when you press Start and keeps running if you leave."
     )
     assert clock_sentence(exam=False, has_limit=True) == (
-        "Your clock starts when you first open one of its exercises and keeps running if you leave."
+        "The clock starts when you open the first exercise of this assignment, and keeps running if you leave."
     )
     assert clock_sentence(exam=True, has_limit=False) == ""
 
