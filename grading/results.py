@@ -61,6 +61,9 @@ def submission_view_context(
         "status_label": submission.get_status_display(),
         "feedback": feedback_for_student(submission.feedback, visibility),
     }
+    item = submission.variant.assignment_item
+    if item is not None:
+        context["assignment"] = item.assignment  # its course's zone labels the times shown
     if submission.is_finished or visibility.grade_hidden:
         # One read of the part's attempts serves the heatmap, the extras and the history.
         progress = part_progress(variant=submission.variant, part=submission.part)
