@@ -123,11 +123,12 @@ def access_own_deadline(*, course_slug: str, assignment_slug: str, student) -> t
     the student's own clock, so the exam's access gate is not repeated here."""
     from django.http import Http404
 
-    queryset = Assignment.objects.filter(
-        course__slug=course_slug, slug=assignment_slug, kind=AssignmentKind.EXAM,
-        attempts__student=student.pk,
+    queryset = Assignment.objects.filter(course__slug=course_slug, slug=assignment_slug, kind=AssignmentKind.EXAM)
+    row = (
+        _window_rows(queryset, assignment=None, student_id=student.pk)
+        .filter(window_attempt__isnull=False)
+        .first()
     )
-    row = _window_rows(queryset, assignment=None, student_id=student.pk).first()
     if row is None or vars(row).get("window_attempt") is None:
         raise Http404("No attempt of yours on this exam.")
     window = window_compute(

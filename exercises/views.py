@@ -142,6 +142,7 @@ def _render_exercise(request, *, variant: Variant, item, role: str, is_practice:
             "is_staff": role in STAFF_ROLES,
             "is_practice": is_practice,
             "window": window,
+            "times_course": item.assignment.course,
             "attempt": attempt,
             "attempt_closed": attempt is not None and window.ended,
             # Practice is outside the assignment's clock.

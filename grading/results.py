@@ -62,8 +62,8 @@ def submission_view_context(
         "feedback": feedback_for_student(submission.feedback, visibility),
     }
     item = submission.variant.assignment_item
-    if item is not None:
-        context["assignment"] = item.assignment  # its course's zone labels the times shown
+    # The course whose zone labels the times shown (None for practice: the active zone).
+    context["times_course"] = item.assignment.course if item is not None else None
     if submission.is_finished or visibility.grade_hidden:
         # One read of the part's attempts serves the heatmap, the extras and the history.
         progress = part_progress(variant=submission.variant, part=submission.part)
