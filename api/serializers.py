@@ -545,3 +545,19 @@ class TransitionSerializer(serializers.Serializer):
     message = serializers.CharField(
         max_length=2000, required=False, default="", allow_blank=True, validators=[_refuse_unencodable]
     )
+
+
+class AttemptActionSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["start", "finish"], help_text="Required: start or finish.")
+
+
+class AttemptSerializer(serializers.Serializer):
+    """Your attempt at an exam, as its window says now."""
+
+    state = serializers.CharField(help_text="not_started, running, finished or timed_out.")
+    started_at = serializers.DateTimeField(allow_null=True)
+    ended_at = serializers.DateTimeField(allow_null=True, help_text="When it ended (by you or the clock).")
+    ended_by = serializers.CharField(help_text="you, time, close, instructor; empty while it runs.")
+    deadline = serializers.DateTimeField(allow_null=True, help_text="null once ended, before Start, without a limit.")
+    seconds_left = serializers.IntegerField(allow_null=True)
+    time_limit_seconds = serializers.IntegerField(source="limits.time_limit_seconds", allow_null=True)

@@ -267,11 +267,14 @@ def submissions_made_visible(*, since, until):
         ).values_list("pk", flat=True)
     )
     students: dict[int, set[int]] = {}
-    for model in (AssignmentAttempt, Accommodation):
-        moment = "finished_at" if model is AssignmentAttempt else "closes_at"
-        for assignment_id, student_id in model.objects.filter(
-            assignment__in=withheld, **{f"{moment}__gte": since, f"{moment}__lt": until}
-        ).values_list("assignment_id", "student_id"):
+    # An attempt's end shows "after_finish" at once and "later" two minutes on.
+    ended = Q(finished_at__gte=since, finished_at__lt=until) | Q(
+        finished_at__gte=since - REVIEW_LATER_AFTER, finished_at__lt=until - REVIEW_LATER_AFTER
+    )
+    for model, moments in ((AssignmentAttempt, ended), (Accommodation, Q(closes_at__gte=since, closes_at__lt=until))):
+        for assignment_id, student_id in model.objects.filter(moments, assignment__in=withheld).values_list(
+            "assignment_id", "student_id"
+        ):
             students.setdefault(assignment_id, set()).add(student_id)
     moments = Q(variant__assignment_item__assignment__in=whole) if whole else Q(pk__in=[])
     for assignment_id, student_ids in students.items():
