@@ -37,6 +37,9 @@ def submission_visibility(submission: Submission, *, viewer=None) -> FeedbackVis
     through access_submission) everything; its student what the review policy allows."""
     if viewer is not None and viewer.pk != submission.student_id:
         return EVERYTHING
+    window = getattr(submission, "window", None)  # read by submission_create in its lock
+    if window is not None:
+        return window.visibility
     item = submission.variant.assignment_item
     return feedback_visibility_for(
         assignment=item.assignment if item else None, student=submission.student_id

@@ -129,6 +129,7 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Su
             is_late=bool(window and window.limits.is_late(now)),
             queued_at=now,
         )
+        submission.window = window  # what the student may see: the response reads it, no second read
         practice = variant.assignment_item_id is None
         transaction.on_commit(
             lambda: submission_enqueue(submission_id=submission.pk, practice=practice)
