@@ -4,7 +4,6 @@ for invalid input, ``errors`` (field -> messages). No API URL ever answers an HT
 from __future__ import annotations
 
 import logging
-from http import HTTPStatus
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
@@ -14,32 +13,14 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from attnquiz.errors import DATABASE_OUTAGE_ERRORS, RETRY_AFTER_SECONDS
+from attnquiz.problems import PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE, json_problem, problem_body, problem_type  # noqa: F401
 from attnquiz.input_limits import UnstorableText
 from courses.services import CourseArchived
 
 logger = logging.getLogger(__name__)
 
-PROBLEM_CONTENT_TYPE = "application/problem+json"
-PROBLEM_TYPE_BASE = "urn:attnquiz:problem:"
 # What makes the API answer 503 rather than 500: the database or Redis out of reach.
 OUTAGE_ERRORS = (*DATABASE_OUTAGE_ERRORS, RedisConnectionError, RedisTimeoutError)
-
-
-def problem_type(code: str) -> str:
-    return PROBLEM_TYPE_BASE + code.replace("_", "-")
-
-
-def problem_body(*, status_code: int, code: str, detail: str, errors: dict | None = None, **extra) -> dict:
-    body = {
-        "type": problem_type(code),
-        "title": HTTPStatus(status_code).phrase,
-        "status": status_code,
-        "detail": detail,
-    }
-    if errors:
-        body["errors"] = errors
-    body.update(extra)
-    return body
 
 
 class Problem(exceptions.APIException):
@@ -133,15 +114,6 @@ def exception_handler(exc, context):
         if auth_header:
             headers["WWW-Authenticate"] = auth_header
     return problem_response(body, headers=headers or None)
-
-
-def json_problem(*, status_code: int, code: str, detail: str) -> JsonResponse:
-    """A problem document outside DRF (unknown API paths, unhandled errors)."""
-    return JsonResponse(
-        problem_body(status_code=status_code, code=code, detail=detail),
-        status=status_code,
-        content_type=PROBLEM_CONTENT_TYPE,
-    )
 
 
 def not_found(request, *args, **kwargs):

@@ -264,9 +264,24 @@ class WaitSerializer(serializers.Serializer):
 
 class GradeReleaseCreateSerializer(serializers.Serializer):
     action = serializers.ChoiceField(
-        choices=["release", "withdraw"], default="release",
-        help_text="release (the default) or withdraw an earlier release.",
+        choices=["release", "withdraw"],
+        help_text="Required: release, or withdraw an earlier release (an empty body is a 400, "
+        "never a release).",
     )
+
+
+class ReleasePreviewSerializer(serializers.Serializer):
+    """What a release would do now: where the students are and what it shows them."""
+
+    is_exam = serializers.BooleanField()
+    students = serializers.IntegerField()
+    not_started = serializers.IntegerField(help_text="They see the release once their own attempt ends.")
+    working = serializers.IntegerField(help_text="Still in their attempt: they see it once it ends.")
+    ended = serializers.IntegerField(help_text="Finished or timed out: they see it at once.")
+    is_open = serializers.BooleanField(help_text="The exam has not closed for every student yet.")
+    closes_at = serializers.DateTimeField(allow_null=True)
+    later_closes = serializers.IntegerField(help_text="Students whose accommodation closes later.")
+    shows = serializers.ListField(child=serializers.CharField(), help_text="What the release shows.")
 
 
 class GradeReleaseSerializer(serializers.Serializer):
@@ -572,3 +587,17 @@ class CourseGradebookSerializer(serializers.Serializer):
     columns = CourseGradebookColumnSerializer(many=True)
     categories = CourseGradebookCategorySerializer(many=True)
     rows = CourseGradebookRowSerializer(many=True)
+class AttemptActionSerializer(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["start", "finish"], help_text="Required: start or finish.")
+
+
+class AttemptSerializer(serializers.Serializer):
+    """Your attempt at an exam, as its window says now."""
+
+    state = serializers.CharField(help_text="not_started, running, finished or timed_out.")
+    started_at = serializers.DateTimeField(allow_null=True)
+    ended_at = serializers.DateTimeField(allow_null=True, help_text="When it ended (by you or the clock).")
+    ended_by = serializers.CharField(help_text="you, time, close, instructor; empty while it runs.")
+    deadline = serializers.DateTimeField(allow_null=True, help_text="null once ended, before Start, without a limit.")
+    seconds_left = serializers.IntegerField(allow_null=True)
+    time_limit_seconds = serializers.IntegerField(source="limits.time_limit_seconds", allow_null=True)

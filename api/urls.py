@@ -29,6 +29,7 @@ urlpatterns = [
     path("v1/courses/", views.CourseList.as_view(), name="courses"),
     path(COURSE + "assignments/", views.AssignmentList.as_view(), name="assignments"),
     path(ASSIGNMENT, views.AssignmentDetail.as_view(), name="assignment"),
+    path(ASSIGNMENT + "attempt/", views.ExamAttempt.as_view(), name="exam_attempt"),
     path("v1/exercises/<int:item_id>/", views.ExerciseDetail.as_view(), name="exercise"),
     path(
         "v1/exercises/<int:item_id>/parts/<slug:part>/submissions/",

@@ -13,6 +13,8 @@ from courses import selectors as course_selectors
 from courses.services import require_course_writable
 from exams.access import access_exam_gate
 from exams import selectors as exam_selectors
+from exams import services as exam_services
+from exams.window import AttemptState
 from exercises import selectors as exercise_selectors
 from exercises.services import variant_get_or_create_for_item
 from grading import selectors as grading_selectors
@@ -97,17 +99,17 @@ class ExerciseDetail(APIView):
     def get(self, request, item_id: int):
         item, role = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
         access_exam_gate(request=request, assignment=item.assignment, role=role)
-        attempt = None
+        window = None
         if exam_selectors.is_exam(item.assignment):
-            attempt = exam_selectors.attempt_of(assignment=item.assignment, student=request.user)
-            if attempt is None:
+            window = exam_selectors.student_window(assignment=item.assignment, student=request.user)
+            if window.state == AttemptState.NOT_STARTED:
                 raise Problem(
-                    "Start the exam on its assignment page first.",
+                    "Start the exam first (on its assignment page, or POST its attempt/ with action start).",
                     status_code=status.HTTP_409_CONFLICT, code="not_started",
                 )
         variant = variant_get_or_create_for_item(item=item, student=request.user)
         visibility = exam_selectors.feedback_visibility_for(
-            assignment=item.assignment, student=request.user, attempt=attempt
+            assignment=item.assignment, student=request.user, window=window
         )
         data = selectors.exercise_for_student(item=item, variant=variant, visibility=visibility)
         return Response(serializers.ExerciseSerializer(data, context={"item": item}).data)
@@ -169,3 +171,41 @@ class SubmissionDetail(APIView):
         return Response(serializers.SubmissionSerializer(submission, context={"visibility": visibility}).data)
 
 
+
+
+@extend_schema(
+    tags=["student"],
+    request=serializers.AttemptActionSerializer,
+    responses={200: serializers.AttemptSerializer, 403: PROBLEM_409, 409: PROBLEM_409},
+)
+class ExamAttempt(APIView):
+    """Start or finish your attempt at an exam, as its page's buttons do, behind the same
+    gates: its networks, and no API token at all for an exam with an access code or one
+    browser session (403 ``browser_only``). GET: your attempt's state and clock."""
+
+    def _exam(self, request, course_slug: str, assignment_slug: str):
+        assignment, role = course_selectors.access_assignment(
+            user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+        )
+        if not exam_selectors.is_exam(assignment):
+            raise Problem("This assignment is not an exam.", status_code=status.HTTP_404_NOT_FOUND, code="not_exam")
+        access_exam_gate(request=request, assignment=assignment, role=role)
+        return assignment
+
+    def _state(self, assignment, user) -> Response:
+        window = exam_selectors.student_window(assignment=assignment, student=user)
+        return Response(serializers.AttemptSerializer(window).data)
+
+    def get(self, request, course_slug: str, assignment_slug: str):
+        return self._state(self._exam(request, course_slug, assignment_slug), request.user)
+
+    def post(self, request, course_slug: str, assignment_slug: str):
+        assignment = self._exam(request, course_slug, assignment_slug)
+        payload = serializers.AttemptActionSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        act = exam_services.attempt_start if payload.validated_data["action"] == "start" else exam_services.attempt_finish
+        try:
+            act(assignment=assignment, student=request.user)
+        except exam_services.ExamRefused as refused:
+            raise Problem(refused.message, status_code=status.HTTP_409_CONFLICT, code=refused.code)
+        return self._state(assignment, request.user)

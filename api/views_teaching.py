@@ -198,8 +198,19 @@ class Roster(APIView):
 )
 class GradesRelease(APIView):
     """Release the assignment's grades (instructors), as the assignment page's button does:
-    logged, the review policy's on-release feedback shows, and every student's score goes
-    to the LMS. ``action: withdraw`` takes a release back."""
+    logged, the review policy's on-release feedback shows to each student whose attempt
+    has ended (to the others once theirs ends), and every student's score goes to the LMS.
+    ``action`` is required: ``release`` or ``withdraw``. GET: what a release would do now."""
+
+    @extend_schema(tags=["teaching"], request=None, responses={200: serializers.ReleasePreviewSerializer})
+    def get(self, request, course_slug: str, assignment_slug: str):
+        from exams.selectors import release_preview
+
+        assignment, _ = teaching.access_staff_assignment(
+            user=request.user, course_slug=course_slug, assignment_slug=assignment_slug,
+            instructor_only=True,
+        )
+        return Response(serializers.ReleasePreviewSerializer(release_preview(assignment=assignment)).data)
 
     def post(self, request, course_slug: str, assignment_slug: str):
         assignment, _ = teaching.access_staff_assignment(

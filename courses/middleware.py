@@ -91,7 +91,7 @@ def archived_response(request):
     from .services import CourseArchived
 
     if request.path.startswith("/api/"):
-        from api.problems import json_problem
+        from attnquiz.problems import json_problem
 
         return json_problem(status_code=409, code="archived", detail=CourseArchived.MESSAGE)
     return HttpResponse(

@@ -105,12 +105,15 @@ class AssignmentKind(models.TextChoices):
 
 
 class ReleaseMoment(models.TextChoices):
-    """When one kind of feedback becomes visible to the student (each kind on its own)."""
+    """When one kind of feedback becomes visible to the student (each kind on its own), as
+    Moodle's review options name them. Every moment after "during" waits, in an exam, for
+    the student's own attempt to end (exams.window.moment_reached)."""
 
     DURING = "during", "During the attempt"
-    AFTER_FINISH = "after_finish", "After the student finishes the attempt"
-    AFTER_CLOSE = "after_close", "After the close date"
-    ON_RELEASE = "on_release", "When the instructor releases grades"
+    AFTER_FINISH = "after_finish", "Immediately after the student's attempt ends"
+    LATER = "later", "Later, from 2 minutes after the attempt ends"
+    AFTER_CLOSE = "after_close", "After the exam closes for the student"
+    ON_RELEASE = "on_release", "When released (to attempts that have ended)"
     NEVER = "never", "Never"
 
 
@@ -166,7 +169,8 @@ class Assignment(models.Model):
     )
     grades_released_at = models.DateTimeField(null=True, blank=True)
     # Exam access controls, checked on every request of an attempt.
-    access_code = models.CharField(max_length=64, blank=True)
+    # Stored hashed (exams.access.access_code_hash), never in plain text.
+    access_code = models.CharField(max_length=128, blank=True)
     allowed_networks = models.TextField(
         blank=True, help_text="Allowed IP ranges in CIDR notation, one per line; empty allows all."
     )

@@ -171,7 +171,8 @@ def test_an_exam_from_the_form_to_the_release(page, chromium, live_server, watch
     assert seen["axe"] == {"390": [], "1280": []} and seen["headings"] == []
     first.get_by_role("button", name="Finish attempt").click()
     first.wait_for_url(re.compile(re.escape(overview) + "$"))
-    assert "Finished (finished by the student" in first.locator("#attempt").inner_text()
+    assert re.search(r"Finished at \d\d:\d\d UTC \(by you\)", first.locator("#attempt").inner_text())
+    assert first.locator("#clock").count() == 0  # an ended attempt has no clock
 
     # student2's clock: 12 minutes in they still have 3 of their 15; 16 minutes in the
     # closer ends the attempt at its deadline.
@@ -198,7 +199,8 @@ def test_an_exam_from_the_form_to_the_release(page, chromium, live_server, watch
     closed = AssignmentAttempt.objects.get(assignment=exam, student__username="student2")
     assert (closed.close_reason, closed.finished_at) == ("time_up", started - timedelta(minutes=16) + timedelta(minutes=15))
     second.reload()
-    assert "Your attempt is finished" in second.locator("#attempt").inner_text()
+    assert re.search(r"Your attempt finished at \d\d:\d\d UTC \(time ran out\)", second.locator("#attempt").inner_text())
+    assert second.locator("#clock").count() == 0
     assert second.locator("form.answer-form").count() == 0
 
     # The proctor view shows both: who finished and how, the answers each saved.
@@ -216,7 +218,9 @@ def test_an_exam_from_the_form_to_the_release(page, chromium, live_server, watch
 
     # The instructor releases; the release is logged.
     page.goto(reverse("instructor:assignment", args=[COURSE, "midterm"]))
-    page.get_by_role("button", name="Release grades").click()
+    page.get_by_role("link", name="Release grades…").click()
+    assert "2 have finished" in page.locator("#release-ended").inner_text()
+    page.get_by_role("button", name="Release grades now").click()
     page.wait_for_load_state()
     assert "Grades released" in page.get_by_role("status").inner_text()
     assert "Released" in page.locator("#release-log").inner_text()

@@ -10,7 +10,6 @@ assignment without any control costs no query here.
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 import math
 from datetime import timedelta
@@ -19,6 +18,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from courses.models import Assignment, AssignmentKind, SessionPolicy
 from courses.selectors import STAFF_ROLES, course_role
@@ -283,14 +283,45 @@ def access_code_enter(*, request, assignment: Assignment, code: str) -> Assignme
             f"Too many tries. Wait {seconds} second{'s' * (seconds != 1)} and try again.",
             retry_after=seconds,
         )
-    given = (code or "").strip()[:200].encode()
-    if not assignment.access_code or not hmac.compare_digest(given, assignment.access_code.strip().encode()):
+    if not access_code_matches(stored=assignment.access_code, given=code or ""):
         raise AccessCodeRefused("That is not this exam's access code.")
     session = _browser_session(request)
     attempt = AssignmentAttempt.objects.filter(assignment=assignment, student=request.user).first()
     # Entering the code starts nothing: the clock starts with the attempt.
     _code_remember(session, assignment, attempt.pk if attempt else CODE_BEFORE_START)
     return attempt
+
+
+CODE_HASH_PREFIX = "hmac-sha256$"
+CODE_HASH_SALT = "attnquiz.exams.access_code"
+
+
+def _code_digest(code: str) -> str:
+    return CODE_HASH_PREFIX + salted_hmac(CODE_HASH_SALT, code.strip()[:200], algorithm="sha256").hexdigest()
+
+
+def access_code_hash(code: str) -> str:
+    """How an access code is stored: an HMAC of it keyed with SECRET_KEY (empty: no code).
+    A stored value is never hashed twice. Rotating SECRET_KEY asks for the codes again."""
+    code = (code or "").strip()
+    if not code or code.startswith(CODE_HASH_PREFIX):
+        return code
+    return _code_digest(code)
+
+
+def access_code_matches(*, stored: str, given: str) -> bool:
+    """Whether ``given`` (what the student typed) is the code ``stored``, compared in
+    constant time. A code written past the model's save (a raw update) is still plain and
+    is hashed here for the comparison."""
+    if not stored:
+        return False
+    return constant_time_compare(_code_digest(given), access_code_hash(stored))
+
+
+def access_code_store(sender, instance, **kwargs) -> None:
+    """``pre_save`` receiver for courses.Assignment (connected in ExamsConfig.ready): no
+    access code reaches the database in plain text."""
+    instance.access_code = access_code_hash(instance.access_code)
 
 
 def _code_entered_for(session, assignment: Assignment) -> int | None:

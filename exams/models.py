@@ -28,6 +28,10 @@ class AssignmentAttempt(models.Model):
     close_reason = models.CharField(max_length=12, choices=AttemptCloseReason.choices, blank=True)
     session_key = models.CharField(max_length=64, blank=True)
     last_seen_at = models.DateTimeField(null=True, blank=True)
+    # The deadline the student's open page last learned (the live-deadline poll), and when:
+    # the proctor sees whether an extension has reached the page.
+    deadline_seen = models.DateTimeField(null=True, blank=True)
+    deadline_seen_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -1,57 +1,37 @@
-"""Reads of the exam side of an assignment: a student's attempt, and the review policy —
-what of a graded answer the student may see now (correctness, score, misconception
-feedback, hints, their own heatmap, solutions).
+"""Reads of the exam side of an assignment: a student's attempt, their window (what they
+may do and see now, ``exams.window``) and the helpers that mask what the review policy
+hides.
 
-``feedback_visibility`` is the one place that decides it; every page, fragment and API
-serializer that shows a student their grade asks it (through ``feedback_visibility_for``)
-and masks what it may not show with the helpers below.
+``student_window`` loads the window's inputs in one query and computes it; every page,
+fragment, API serializer, submit and the result poll read what a student may see from it
+(``feedback_visibility_for`` is its visibility, for callers that need nothing else).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
-from django.db.models import Q
+from django.db.models import BooleanField, DateTimeField, FilteredRelation, OuterRef, Q, Subquery, Value
 from django.utils import timezone
 
 from courses.models import Assignment, AssignmentKind, ReleaseMoment
+from exercises.models import Variant
 from grading.models import Submission, SubmissionStatus
 
 from .models import Accommodation, AssignmentAttempt
-from .selectors_accommodations import accommodation_of, limits_apply
-
-POLICY_FIELDS = (
-    ("correctness", "show_correctness"),
-    ("score", "show_score"),
-    ("misconception", "show_misconception"),
-    ("hints", "show_hints"),
-    ("heatmap", "show_heatmap"),
-    ("solutions", "show_solutions"),
+from .selectors_accommodations import UNREAD, accommodation_of
+from .window import (  # noqa: F401  (the names pages and tests know from here)
+    EVERYTHING,
+    POLICY_FIELDS,
+    REVIEW_LATER_AFTER,
+    AttemptState,
+    FeedbackVisibility,
+    Window,
+    limits_apply,
+    policy_all_during,
+    visibility_decide,
+    window_compute,
 )
-
-
-@dataclass(frozen=True)
-class FeedbackVisibility:
-    """Which kinds of feedback the student may see now (each on its own)."""
-
-    correctness: bool
-    score: bool
-    misconception: bool
-    hints: bool
-    heatmap: bool
-    solutions: bool  # still bounded by the assignment's solution policy
-
-    @property
-    def everything(self) -> bool:
-        return all(getattr(self, field.name) for field in fields(self))
-
-    @property
-    def grade_hidden(self) -> bool:
-        """Neither verdict nor score: the student sees only "Answer saved"."""
-        return not (self.correctness or self.score)
-
-
-EVERYTHING = FeedbackVisibility(True, True, True, True, True, True)
 
 
 def is_exam(assignment: Assignment | None) -> bool:
@@ -70,70 +50,147 @@ def student_closes_at(*, assignment: Assignment, student):
     return limits_apply(assignment=assignment, accommodation=accommodation, started_at=None).closes_at
 
 
-def policy_all_during(assignment: Assignment) -> bool:
-    return all(getattr(assignment, name) == ReleaseMoment.DURING for _, name in POLICY_FIELDS)
+# --- The window -----------------------------------------------------------------------------
 
 
-def moment_reached(moment: str, *, assignment: Assignment, attempt, closes_at, now) -> bool:
-    """Whether one ReleaseMoment has come for this student.
-
-    after_finish: their attempt was finished (by them or the clock) — or, for an
-    assignment without attempts, its close date passed for them, which ends it as well.
-    after_close: their own close date passed (never, without one).
-    on_release: the instructor released the grades.
-    """
-    closed = closes_at is not None and now >= closes_at
-    if moment == ReleaseMoment.DURING:
-        return True
-    if moment == ReleaseMoment.AFTER_FINISH:
-        finished = attempt is not None and attempt.finished_at is not None and attempt.finished_at <= now
-        return finished or closed
-    if moment == ReleaseMoment.AFTER_CLOSE:
-        return closed
-    if moment == ReleaseMoment.ON_RELEASE:
-        released = assignment.grades_released_at
-        return released is not None and released <= now
-    return False  # never, or a value this code does not know
+def _needs_clock_start(assignment: Assignment) -> bool:
+    """Homework under a time limit counts from the first exercise the student opened."""
+    return assignment.kind != AssignmentKind.EXAM and bool(assignment.time_limit_minutes)
 
 
-def feedback_visibility(
-    *, assignment: Assignment, attempt: AssignmentAttempt | None, closes_at, now
-) -> FeedbackVisibility:
-    """The review policy applied at ``now`` (pure: everything it needs is passed in).
+def student_window(
+    *, assignment: Assignment, student, now=None, accommodation=UNREAD, attempt=UNREAD
+) -> Window:
+    """The student's window on ``assignment`` at ``now``.
 
-    ``closes_at`` is the student's own close date (``student_closes_at``)."""
-    return FeedbackVisibility(
-        **{
-            kind: moment_reached(
-                getattr(assignment, name),
-                assignment=assignment,
-                attempt=attempt,
-                closes_at=closes_at,
-                now=now,
-            )
-            for kind, name in POLICY_FIELDS
-        }
+    One query reads the assignment afresh (a release just made counts), its course, the
+    student's accommodation and attempt (and, for timed homework, when their clock
+    started); none when the caller passes ``accommodation`` and ``attempt`` it has read
+    (timed homework still reads its clock start)."""
+    now = now or timezone.now()
+    student_id = getattr(student, "pk", student)
+    clock_started_at = None
+    if attempt is UNREAD and accommodation is not UNREAD and _attempt_irrelevant(assignment):
+        attempt = None
+    if accommodation is UNREAD or attempt is UNREAD:
+        row = _window_row(assignment=assignment, student_id=student_id)
+        assignment = row
+        if accommodation is UNREAD:
+            accommodation = vars(row).get("window_accommodation")
+        if attempt is UNREAD:
+            attempt = vars(row).get("window_attempt")
+        clock_started_at = row.window_clock_started_at
+    elif _needs_clock_start(assignment):
+        clock_started_at = _first_opened_at(assignment_id=assignment.pk, student_id=student_id)
+    return window_compute(
+        assignment=assignment,
+        accommodation=accommodation,
+        attempt=attempt,
+        clock_started_at=clock_started_at,
+        archived=assignment.course.archived_at is not None,
+        now=now,
     )
+
+
+def _attempt_irrelevant(assignment: Assignment) -> bool:
+    """Homework showing everything during: no attempt of its own changes its window (its
+    close date and time limit do), so the hot homework paths read none."""
+    return assignment.kind != AssignmentKind.EXAM and policy_all_during(assignment)
+
+
+def _first_opened_at_query(*, assignment, student_id):
+    return (
+        Variant.objects.filter(assignment_item__assignment=assignment, student_id=student_id)
+        .order_by("created_at")
+        .values("created_at")[:1]
+    )
+
+
+def _first_opened_at(*, assignment_id: int, student_id: int):
+    return _first_opened_at_query(assignment=assignment_id, student_id=student_id).values_list(
+        "created_at", flat=True
+    ).first()
+
+
+def _window_row(*, assignment: Assignment, student_id: int) -> Assignment:
+    """The assignment with the student's accommodation and attempt joined in."""
+    return _window_rows(Assignment.objects.filter(pk=assignment.pk), assignment=assignment, student_id=student_id).get()
+
+
+def access_own_deadline(*, course_slug: str, assignment_slug: str, student) -> tuple[Window, object]:
+    """The window of a student's own running or ended exam attempt, and its course, found
+    by its slugs in one query (the live-deadline poll's read); Http404 without an attempt. Reveals only
+    the student's own clock, so the exam's access gate is not repeated here."""
+    from django.http import Http404
+
+    queryset = Assignment.objects.filter(course__slug=course_slug, slug=assignment_slug, kind=AssignmentKind.EXAM)
+    row = (
+        _window_rows(queryset, assignment=None, student_id=student.pk)
+        .filter(window_attempt__isnull=False)
+        .first()
+    )
+    if row is None or vars(row).get("window_attempt") is None:
+        raise Http404("No attempt of yours on this exam.")
+    window = window_compute(
+        assignment=row, accommodation=vars(row).get("window_accommodation"), attempt=row.window_attempt,
+        clock_started_at=None, archived=row.course.archived_at is not None, now=timezone.now(),
+    )
+    return window, row.course
+
+
+def _window_rows(queryset, *, assignment: Assignment | None, student_id: int):
+    queryset = queryset.annotate(
+        window_accommodation=FilteredRelation(
+            "accommodations", condition=Q(accommodations__student=student_id)
+        ),
+        window_attempt=FilteredRelation("attempts", condition=Q(attempts__student=student_id)),
+        window_read=Value(True, output_field=BooleanField()),
+    )
+    if assignment is not None and _needs_clock_start(assignment):
+        queryset = queryset.annotate(
+            window_clock_started_at=Subquery(
+                _first_opened_at_query(assignment=OuterRef("pk"), student_id=student_id)
+            )
+        )
+    else:
+        queryset = queryset.annotate(window_clock_started_at=Value(None, output_field=DateTimeField()))
+    # select_related leaves an empty join's attribute unset: read it with vars().get().
+    return queryset.select_related("course", "window_accommodation", "window_attempt")
+
+
+def feedback_visibility(*, assignment, attempt, closes_at, now, deadline=None) -> FeedbackVisibility:
+    """The review policy applied at ``now`` for callers holding the pieces (pure).
+
+    ``closes_at``: the student's own close date; ``deadline``: their own time limit's end
+    (an exam attempt past it has ended, even before the closer comes by)."""
+    exam = getattr(assignment, "kind", None) == AssignmentKind.EXAM
+    ended_at = None
+    if attempt is not None and attempt.finished_at is not None:
+        ended_at = attempt.finished_at
+    elif attempt is not None and exam:
+        ends = [moment for moment in (deadline, closes_at) if moment is not None]
+        ended_at = min(ends) if ends and now >= min(ends) else None
+    elif closes_at is not None and now >= closes_at:
+        ended_at = closes_at
+    return visibility_decide(assignment=assignment, exam=exam, ended_at=ended_at, closes_at=closes_at, now=now)
 
 
 def feedback_visibility_for(
-    *, assignment: Assignment | None, student, now=None, attempt=None
+    *, assignment: Assignment | None, student, now=None, attempt=UNREAD, window: Window | None = None
 ) -> FeedbackVisibility:
-    """What ``student`` may see now of their graded answers on ``assignment``.
+    """What ``student`` may see now of their graded answers on ``assignment``: the
+    visibility of their window (``window`` when the caller computed it).
 
     Practice (no assignment) and an all-"during" policy — every homework by default —
-    show everything without a query, as before review policies existed. ``attempt`` may
-    be passed by a caller that read it already."""
+    show everything without a query, as before review policies existed."""
+    if window is not None:
+        return window.visibility
     if assignment is None or policy_all_during(assignment):
         return EVERYTHING
-    if attempt is None:
-        attempt = attempt_of(assignment=assignment, student=student)
-    return feedback_visibility(
-        assignment=assignment,
-        attempt=attempt,
-        closes_at=student_closes_at(assignment=assignment, student=student),
-        now=now or timezone.now(),
-    )
+    return student_window(
+        assignment=assignment, student=student, now=now,
+        attempt=UNREAD if attempt is None else attempt,
+    ).visibility
 
 
 def feedback_for_student(feedback: dict | None, visibility: FeedbackVisibility) -> dict:
@@ -210,11 +267,14 @@ def submissions_made_visible(*, since, until):
         ).values_list("pk", flat=True)
     )
     students: dict[int, set[int]] = {}
-    for model in (AssignmentAttempt, Accommodation):
-        moment = "finished_at" if model is AssignmentAttempt else "closes_at"
-        for assignment_id, student_id in model.objects.filter(
-            assignment__in=withheld, **{f"{moment}__gte": since, f"{moment}__lt": until}
-        ).values_list("assignment_id", "student_id"):
+    # An attempt's end shows "after_finish" at once and "later" two minutes on.
+    ended = Q(finished_at__gte=since, finished_at__lt=until) | Q(
+        finished_at__gte=since - REVIEW_LATER_AFTER, finished_at__lt=until - REVIEW_LATER_AFTER
+    )
+    for model, moments in ((AssignmentAttempt, ended), (Accommodation, Q(closes_at__gte=since, closes_at__lt=until))):
+        for assignment_id, student_id in model.objects.filter(moments, assignment__in=withheld).values_list(
+            "assignment_id", "student_id"
+        ):
             students.setdefault(assignment_id, set()).add(student_id)
     moments = Q(variant__assignment_item__assignment__in=whole) if whole else Q(pk__in=[])
     for assignment_id, student_ids in students.items():
@@ -244,3 +304,67 @@ def submissions_not_withheld(submission_ids) -> list[int]:
         pk__in=list(submission_ids)
     ).order_by("pk")
     return [submission.pk for submission in submissions if not grade_withheld(submission)]
+
+
+# --- Releasing with eyes open ---------------------------------------------------------------
+
+POLICY_LABELS = {
+    "correctness": "right or wrong", "score": "scores", "misconception": "misconception feedback",
+    "hints": "hints", "heatmap": "their heatmaps", "solutions": "worked solutions",
+}
+
+
+@dataclass(frozen=True)
+class ReleasePreview:
+    """Where the assignment's students are, and what a release would show them."""
+
+    is_exam: bool
+    students: int
+    not_started: int
+    working: int
+    ended: int
+    closes_at: object  # the assignment's close date (None: never)
+    is_open: bool  # it has not closed (for everyone, accommodations counted)
+    later_closes: int  # students whose own close date is after the assignment's
+    shows: list[str]  # what of a graded answer the release shows (on-release fields)
+
+
+def release_preview(*, assignment: Assignment, now=None) -> ReleasePreview:
+    """The confirmation a release asks for (three queries: the students, their attempts,
+    their accommodations). Each student's state is their window's."""
+    from .selectors_accommodations import course_students
+
+    now = now or timezone.now()
+    student_ids = list(course_students(assignment=assignment).values_list("pk", flat=True))
+    attempts = {a.student_id: a for a in AssignmentAttempt.objects.filter(assignment=assignment, student__in=student_ids)}
+    accommodations = {
+        a.student_id: a for a in Accommodation.objects.filter(assignment=assignment, student__in=student_ids)
+    }
+    counts = {"not_started": 0, "working": 0, "ended": 0}
+    is_open, later_closes = False, 0
+    for student_id in student_ids:
+        window = window_compute(
+            assignment=assignment, accommodation=accommodations.get(student_id), attempt=attempts.get(student_id),
+            clock_started_at=None, archived=False, now=now,
+        )
+        if window.ended or (window.state == AttemptState.NOT_STARTED and window.limits.is_closed(now)):
+            counts["ended"] += 1
+        elif window.state in (AttemptState.RUNNING, AttemptState.NONE) and student_id in attempts:
+            counts["working"] += 1
+        else:
+            counts["not_started"] += 1
+        closes = window.limits.closes_at
+        is_open = is_open or closes is None or now < closes
+        if closes is not None and assignment.closes_at is not None and closes > assignment.closes_at:
+            later_closes += 1
+    return ReleasePreview(
+        is_exam=is_exam(assignment),
+        students=len(student_ids),
+        closes_at=assignment.closes_at,
+        is_open=is_open or not student_ids and (assignment.closes_at is None or now < assignment.closes_at),
+        later_closes=later_closes,
+        shows=[
+            POLICY_LABELS[kind] for kind, name in POLICY_FIELDS if getattr(assignment, name) == ReleaseMoment.ON_RELEASE
+        ],
+        **counts,
+    )

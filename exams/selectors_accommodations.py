@@ -1,18 +1,13 @@
-"""A student's own limits on an assignment: its dates, time limit and attempts with the
-student's accommodation applied; and the reads of the accommodations pages.
+"""A student's accommodation on an assignment, and the reads of the accommodations pages.
 
-``limits_apply`` is the one rule; ``exercises.selectors.student_limits`` reads what it
-needs (the accommodation, when the clock started) and asks it, and every check that
-protects a grade (grading.services) and every page that shows a limit asks that.
+The rule that applies an accommodation to the assignment's limits (``limits_apply``) is
+part of the student's window (``exams.window``); it is imported here for the callers that
+know it by this module.
 """
 
 from __future__ import annotations
 
-import math
 import zoneinfo
-from dataclasses import dataclass
-from datetime import datetime, timedelta
-from fractions import Fraction
 
 from django.contrib.auth import get_user_model
 from django.db.models import BooleanField, FilteredRelation, Q, QuerySet, Value
@@ -23,105 +18,10 @@ from courses.models import Assignment, EnrolmentStatus, Role
 from courses.selectors import access_course_staff
 
 from .models import Accommodation, AccommodationChange
+from .window import StudentLimits, accommodated_time_limit_seconds, limits_apply  # noqa: F401
 
 # "Not read yet": the caller has no accommodation at hand (None means "read: there is none").
 UNREAD = object()
-
-
-@dataclass(frozen=True)
-class StudentLimits:
-    """One student's limits on one assignment, accommodation applied."""
-
-    opens_at: datetime | None
-    due_at: datetime | None
-    closes_at: datetime | None
-    # The student's own time limit, in whole seconds (a factor may make it fractional
-    # minutes: 25 min x 1.5 is 2250 s); None without a limit.
-    time_limit_seconds: int | None
-    attempts_per_part: int  # 0 means unlimited
-    # When the student's clock started (None before it has, and without a time limit).
-    started_at: datetime | None
-    # When the student's time runs out: min(start + limit, closes_at); counted from now
-    # while the clock has not started. None without a time limit.
-    deadline: datetime | None
-    accommodation: Accommodation | None
-
-    @property
-    def time_limit_minutes(self) -> int | float | None:
-        if self.time_limit_seconds is None:
-            return None
-        minutes = Fraction(self.time_limit_seconds, 60)
-        return int(minutes) if minutes.denominator == 1 else float(minutes)
-
-    def is_late(self, now: datetime) -> bool:
-        return bool(self.due_at and now > self.due_at)
-
-    def is_closed(self, now: datetime) -> bool:
-        return bool(self.closes_at and now > self.closes_at)
-
-    def is_not_open_yet(self, now: datetime) -> bool:
-        return bool(self.opens_at and now < self.opens_at)
-
-    def is_time_up(self, now: datetime) -> bool:
-        return bool(self.deadline and now >= self.deadline)
-
-
-def accommodated_time_limit_seconds(
-    *, limit_minutes: int | None, accommodation: Accommodation | None
-) -> int | None:
-    """The student's time limit in whole seconds (rounded up), or None for none.
-
-    An accommodation's own ``time_limit_minutes`` replaces the assignment's limit (even
-    where the assignment has none); otherwise the limit is multiplied by ``time_factor``
-    and ``extra_minutes`` are added. Extra time without a limit changes nothing.
-    """
-    if accommodation is not None and accommodation.time_limit_minutes:
-        return accommodation.time_limit_minutes * 60
-    if not limit_minutes:
-        return None
-    # Exact arithmetic: 25 min x 1.1 is 1650 s, not the 1651 a float would round up to.
-    seconds = Fraction(limit_minutes * 60)
-    if accommodation is not None and accommodation.time_factor:
-        seconds *= Fraction(repr(accommodation.time_factor))
-    if accommodation is not None and accommodation.extra_minutes:
-        seconds += accommodation.extra_minutes * 60
-    return math.ceil(seconds)
-
-
-def limits_apply(
-    *,
-    assignment: Assignment,
-    accommodation: Accommodation | None,
-    started_at: datetime | None,
-    now: datetime | None = None,
-) -> StudentLimits:
-    """The assignment's limits with ``accommodation`` applied (each empty field keeps the
-    assignment's value). ``started_at`` is when the student's clock started, if it has."""
-
-    def own(field: str):
-        value = getattr(accommodation, field) if accommodation is not None else None
-        return getattr(assignment, field) if value is None else value
-
-    closes_at = own("closes_at")
-    seconds = accommodated_time_limit_seconds(
-        limit_minutes=assignment.time_limit_minutes, accommodation=accommodation
-    )
-    deadline = None
-    if seconds is not None:
-        start = started_at or now or timezone.now()
-        deadline = start + timedelta(seconds=seconds)
-        if closes_at is not None:
-            deadline = min(deadline, closes_at)
-    return StudentLimits(
-        opens_at=own("opens_at"),
-        due_at=own("due_at"),
-        closes_at=closes_at,
-        time_limit_seconds=seconds,
-        attempts_per_part=own("attempts_per_part") or 0,
-        started_at=started_at if seconds is not None else None,
-        deadline=deadline,
-        accommodation=accommodation,
-    )
 
 
 def accommodation_of(*, assignment: Assignment, student) -> Accommodation | None:

@@ -49,6 +49,17 @@ class ProctorRow:
     def accommodation(self):
         return self.limits.accommodation
 
+    @property
+    def page_deadline(self) -> str:
+        """Whether the student's open page has the deadline in force: "current" (it
+        learned this one), "behind" (it still counts to an older one), "" (no page has
+        asked yet, or there is no running clock)."""
+        if self.state != IN_PROGRESS or self.limits.deadline is None or self.attempt is None:
+            return ""
+        if self.attempt.deadline_seen_at is None:
+            return ""
+        return "current" if self.attempt.deadline_seen == self.limits.deadline else "behind"
+
 
 def _students(assignment: Assignment):
     """The course's active students, each with their accommodation and attempt joined in."""

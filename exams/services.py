@@ -17,12 +17,11 @@ from django.utils import timezone
 
 from courses.models import Assignment
 from courses.services import require_course_writable
-from exercises.selectors import student_limits
 from grading.events import grades_release_changed_publish, grades_visible_publish
 
 from .models import Accommodation, AssignmentAttempt, AttemptCloseReason, GradeRelease, GradeReleaseAction
-from .selectors import is_exam, student_closes_at, submissions_made_visible, submissions_of_assignment
-from .selectors_accommodations import limits_apply
+from .selectors import is_exam, student_window, submissions_made_visible, submissions_of_assignment
+from .window import AttemptState, window_compute
 
 logger = logging.getLogger(__name__)
 
@@ -45,20 +44,19 @@ class ExamRefused(Exception):
 def attempt_start(*, assignment: Assignment, student) -> AssignmentAttempt:
     """Start the student's attempt (their clock starts now); the existing one if started.
 
-    Refused for homework, before the assignment opens, after it closes for the student
-    and in an archived course."""
+    Refused for homework, before the assignment opens for the student, after it closes
+    for them and in an archived course (their window decides)."""
     if not is_exam(assignment):
         raise ExamRefused("This assignment has no attempt to start.", code="not_exam")
-    existing = AssignmentAttempt.objects.filter(assignment=assignment, student=student).first()
-    if existing is not None:
-        return existing
     now = timezone.now()
-    if assignment.course.archived_at is not None:
-        raise ExamRefused("This course is archived: it takes no more answers.", code="archived")
-    if assignment.opens_at and now < assignment.opens_at:
+    window = student_window(assignment=assignment, student=student, now=now)
+    if window.state != AttemptState.NOT_STARTED:
+        return AssignmentAttempt.objects.get(assignment=assignment, student=student)
+    if window.refusal is not None and window.refusal[0] == "archived":
+        raise ExamRefused(window.refusal[1], code="archived")
+    if window.limits.is_not_open_yet(now):
         raise ExamRefused("This exam is not open yet.", code="not_open")
-    closes_at = student_closes_at(assignment=assignment, student=student)
-    if closes_at and now >= closes_at:
+    if window.limits.closes_at and now >= window.limits.closes_at:
         raise ExamRefused("This exam is closed.", code="closed")
     try:
         with transaction.atomic():
@@ -67,6 +65,17 @@ def attempt_start(*, assignment: Assignment, student) -> AssignmentAttempt:
             )
     except IntegrityError:  # a second tab pressed Start at the same moment
         return AssignmentAttempt.objects.get(assignment=assignment, student=student)
+
+
+def attempt_deadline_seen(*, attempt: AssignmentAttempt, deadline) -> bool:
+    """Record that the student's page learned ``deadline`` (None once the attempt ended);
+    writes only when it changed. True if it did."""
+    if attempt.deadline_seen == deadline and attempt.deadline_seen_at is not None:
+        return False
+    now = timezone.now()
+    AssignmentAttempt.objects.filter(pk=attempt.pk).update(deadline_seen=deadline, deadline_seen_at=now)
+    attempt.deadline_seen, attempt.deadline_seen_at = deadline, now
+    return True
 
 
 def attempt_end(*, attempt: AssignmentAttempt, reason: str, at=None) -> bool:
@@ -80,36 +89,32 @@ def attempt_end(*, attempt: AssignmentAttempt, reason: str, at=None) -> bool:
 
 
 def attempt_finish(*, assignment: Assignment, student) -> AssignmentAttempt:
-    """The student's "Finish attempt": no more answers after it."""
-    attempt = AssignmentAttempt.objects.filter(assignment=assignment, student=student).first()
-    if attempt is None:
-        raise ExamRefused("You have not started this exam.", code="not_started")
-    due = attempt_end_due(attempt=attempt) if attempt.is_open else None
-    if due is not None and timezone.now() >= due[0]:
-        # The clock ran out before the closer came by: the attempt ended then, not now.
-        attempt_end(attempt=attempt, reason=due[1], at=due[0])
-    if not attempt_end(attempt=attempt, reason=AttemptCloseReason.FINISHED) and (
-        attempt.close_reason != AttemptCloseReason.FINISHED
-    ):
+    """The student's "Finish attempt": no more answers after it.
+
+    Decided under the attempt row's lock, the one an answer takes while it is stored
+    (grading.services.submission_create): the finish time is read after the lock is
+    held, so no stored answer can carry a ``queued_at`` after ``finished_at``."""
+    with transaction.atomic():
+        attempt = (
+            AssignmentAttempt.objects.select_for_update()
+            .filter(assignment=assignment, student=student)
+            .first()
+        )
+        if attempt is None:
+            raise ExamRefused("You have not started this exam.", code="not_started")
+        now = timezone.now()
+        window = student_window(assignment=assignment, student=student, now=now, attempt=attempt)
+        if window.state == AttemptState.TIMED_OUT and attempt.finished_at is None:
+            # The clock ran out before the closer came by: the attempt ended then, not now.
+            attempt_end(attempt=attempt, reason=window.end_reason, at=window.ended_at)
+        finished = attempt_end(attempt=attempt, reason=AttemptCloseReason.FINISHED, at=now)
+    if not finished and attempt.close_reason != AttemptCloseReason.FINISHED:
+        # Raised after the commit: an end by the clock recorded above stands.
         raise ExamRefused(
             f"This attempt was already closed ({attempt.get_close_reason_display().lower()}).",
             code="attempt_finished",
         )
     return attempt
-
-
-def attempt_end_due(*, attempt: AssignmentAttempt) -> tuple[object, str] | None:
-    """When this attempt must end and why: the student's own deadline (start + their
-    limit, at most their close date) or, without a limit, their close date. None: never."""
-    return _end_due(student_limits(assignment=attempt.assignment, student=attempt.student))
-
-
-def _end_due(limits) -> tuple[object, str] | None:
-    if limits.deadline is not None and limits.deadline != limits.closes_at:
-        return limits.deadline, AttemptCloseReason.TIME_UP
-    if limits.closes_at is not None:
-        return limits.closes_at, AttemptCloseReason.CLOSED
-    return None
 
 
 def attempts_close_expired(*, batch_size: int = CLOSE_BATCH, max_batches: int = 50) -> dict:
@@ -138,22 +143,21 @@ def attempts_close_expired(*, batch_size: int = CLOSE_BATCH, max_batches: int = 
         }
         for attempt in attempts:
             counts["checked"] += 1
-            due = _end_due(
-                limits_apply(
-                    assignment=attempt.assignment,
-                    accommodation=accommodations.get((attempt.assignment_id, attempt.student_id)),
-                    started_at=attempt.started_at,
-                    now=now,
-                )
+            window = window_compute(
+                assignment=attempt.assignment,
+                accommodation=accommodations.get((attempt.assignment_id, attempt.student_id)),
+                attempt=attempt,
+                clock_started_at=attempt.started_at,
+                archived=False,  # an archived course's attempts still end on time
+                now=now,
             )
-            if due is None or now < due[0]:
+            if window.state != AttemptState.TIMED_OUT:
                 continue
-            deadline, reason = due
             # The attempt ends at its deadline, not when this sweep happened to run.
             ended = AssignmentAttempt.objects.filter(pk=attempt.pk, finished_at__isnull=True).update(
-                finished_at=deadline, close_reason=reason
+                finished_at=window.ended_at, close_reason=window.end_reason
             )
-            counts[reason] += ended
+            counts[window.end_reason] += ended
     return counts
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -14,6 +14,7 @@ from courses.selectors import access_staff_assignment
 from exercises import selectors as exercise_selectors
 
 from . import selectors, services
+from .templatetags.course_time import course_time_text
 from .views_access import exam_gate_response
 
 
@@ -80,16 +81,31 @@ def attempt_finish(request, course_slug: str, assignment_slug: str):
     )
 
 
+RELEASE_ACTIONS = ("release", "withdraw")
+
+
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def grades_release(request, course_slug: str, assignment_slug: str):
-    """Release (or, with action=withdraw, take back) the grades. Instructors only: like
-    applying a regrade, it changes what every student and the LMS see."""
+    """GET: the confirmation (who has not started, is working, has finished, and what they
+    will see); POST with ``action`` release or withdraw: do it (400 without one).
+    Instructors only: like applying a regrade, it changes what every student and the LMS
+    see."""
     assignment, _ = access_staff_assignment(
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug,
         instructor_only=True,
     )
-    withdraw = request.POST.get("action") == "withdraw"
+    if request.method == "GET":
+        return render(
+            request,
+            "exams/release_confirm.html",
+            {"assignment": assignment, "course": assignment.course,
+             "preview": selectors.release_preview(assignment=assignment)},
+        )
+    action = request.POST.get("action", "")
+    if action not in RELEASE_ACTIONS:
+        return HttpResponseBadRequest("Say what to do: action=release or action=withdraw.")
+    withdraw = action == "withdraw"
     try:
         if withdraw:
             services.grades_withdraw(assignment=assignment, by=request.user, via="page")
@@ -102,7 +118,30 @@ def grades_release(request, course_slug: str, assignment_slug: str):
             request,
             "Grades withdrawn: students see only what the review policy shows before release."
             if withdraw
-            else "Grades released: students now see what the review policy shows on release, "
-            "and the scores are sent to the LMS.",
+            else "Grades released: each student sees what the review policy shows on release once "
+            "their own attempt has ended, and the scores are sent to the LMS.",
         )
     return redirect("instructor:assignment", assignment.course.slug, assignment.slug)
+
+
+@login_required
+@require_http_methods(["GET"])
+def deadline_poll(request, course_slug: str, assignment_slug: str):
+    """The student's own deadline now, for the open pages of their attempt to poll (an
+    extension, an accommodation edited or an early close reaches them within seconds).
+    Outside the grading path: one read of the window, one write when the deadline the
+    page learns has changed."""
+    window, course = selectors.access_own_deadline(
+        course_slug=course_slug, assignment_slug=assignment_slug, student=request.user
+    )
+    deadline = window.deadline
+    services.attempt_deadline_seen(attempt=window.attempt, deadline=deadline)
+    return JsonResponse(
+        {
+            "ended": window.ended,
+            "seconds_left": window.seconds_left,
+            "deadline": deadline.isoformat() if deadline else None,
+            "deadline_text": course_time_text(deadline, course, short=True) if deadline else "",
+        },
+        headers={"Cache-Control": "no-store"},
+    )

@@ -23,6 +23,7 @@ from exams.selectors_accommodations import (
     limits_apply,
     with_own_accommodation,
 )
+from exams.window import duration_text  # noqa: F401  (known by this module too)
 from exams.selectors import (
     EVERYTHING,
     FeedbackVisibility,
@@ -294,7 +295,9 @@ def _clock_started_at(*, assignment: Assignment, variants, attempts):
 def _visibility(*, assignment: Assignment, attempt, limits: StudentLimits, now) -> FeedbackVisibility:
     if policy_all_during(assignment):
         return EVERYTHING
-    return feedback_visibility(assignment=assignment, attempt=attempt, closes_at=limits.closes_at, now=now)
+    return feedback_visibility(
+        assignment=assignment, attempt=attempt, closes_at=limits.closes_at, deadline=limits.deadline, now=now
+    )
 
 
 def answer_shape(expected) -> list[int] | None:
@@ -561,15 +564,6 @@ def assignment_time_left(*, assignment: Assignment, student, limits: StudentLimi
     if deadline is None:
         return None
     return max(deadline - timezone.now(), timedelta(0))
-
-
-def duration_text(seconds: int) -> str:
-    """A time limit in words: "1 minute", "37 minutes 30 seconds"."""
-    minutes, rest = divmod(seconds, 60)
-    words = [f"{minutes} minute{'s' * (minutes != 1)}"] if minutes else []
-    if rest or not minutes:
-        words.append(f"{rest} second{'s' * (rest != 1)}")
-    return " ".join(words)
 
 
 def assignment_clock(

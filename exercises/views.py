@@ -12,6 +12,7 @@ from courses import selectors as course_selectors
 from courses.selectors import STAFF_ROLES
 from exams.views_access import exam_gate_response
 from exams import selectors as exam_selectors
+from exams.window import AttemptState, clock_view
 from grading import results
 
 from . import engine, selectors, services
@@ -53,15 +54,16 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
     refusal = exam_gate_response(request, assignment=assignment, role=role)
     if refusal is not None:
         return refusal
-    limits = selectors.student_limits(assignment=assignment, student=request.user)
-    attempt = exam_selectors.attempt_of(assignment=assignment, student=request.user)
-    visibility = exam_selectors.feedback_visibility_for(
-        assignment=assignment, student=request.user, attempt=attempt
-    )
+    # The student's window, read once: their limits, attempt and what they may see now.
+    window = exam_selectors.student_window(assignment=assignment, student=request.user)
+    limits, visibility = window.limits, window.visibility
     items = selectors.assignment_item_statuses(
         assignment=assignment, student=request.user, attempts_allowed=limits.attempts_per_part,
         visibility=visibility,
     )
+    if window.ended:
+        for row in items:  # an ended attempt has no attempts "left"
+            row["status"] = {**row["status"], "attempts_left": None, "ended": True}
     exam = exam_selectors.is_exam(assignment)
     return render(
         request,
@@ -77,13 +79,9 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
             "visibility": visibility,
             "is_staff": role in STAFF_ROLES,
             "is_exam": exam,
-            "attempt": attempt,
-            # An exam's clock shows once its attempt started; before, the page offers Start.
-            "clock": selectors.assignment_clock(
-                assignment=assignment, student=request.user, limits=limits
-            )
-            if not exam or attempt is not None
-            else None,
+            "window": window,
+            "attempt": window.attempt,
+            "clock": clock_view(window),
         },
     )
 
@@ -94,31 +92,33 @@ def exercise_page(request, item_id: int):
     refusal = exam_gate_response(request, assignment=item.assignment, role=role)
     if refusal is not None:
         return refusal
-    attempt = None
+    window = None
     if exam_selectors.is_exam(item.assignment):
-        attempt = exam_selectors.attempt_of(assignment=item.assignment, student=request.user)
-        if attempt is None and role not in STAFF_ROLES:
+        window = exam_selectors.student_window(assignment=item.assignment, student=request.user)
+        if window.state == AttemptState.NOT_STARTED and role not in STAFF_ROLES:
             # An exam's exercises open inside an attempt, started on the assignment page
             # (the staff may look at them without one; answering takes an attempt).
             messages.info(request, "Start the exam first.")
             return redirect("assignment", item.assignment.course.slug, item.assignment.slug)
     variant = services.variant_get_or_create_for_item(item=item, student=request.user)
-    return _render_exercise(
-        request, variant=variant, item=item, role=role, is_practice=False, attempt=attempt
-    )
-
-
-def _render_exercise(request, *, variant: Variant, item, role: str, is_practice: bool, attempt=None):
-    limits = selectors.variant_limits(variant=variant)
-    visibility = (
-        exam_selectors.EVERYTHING
-        if is_practice
-        else exam_selectors.feedback_visibility_for(
-            assignment=item.assignment, student=request.user, attempt=attempt
+    if window is None:
+        # Homework: the accommodation came with the variant's row.
+        window = exam_selectors.student_window(
+            assignment=item.assignment, student=request.user,
+            accommodation=selectors.variant_accommodation(variant=variant),
         )
+    return _render_exercise(
+        request, variant=variant, item=item, role=role, is_practice=False, window=window
     )
+
+
+def _render_exercise(request, *, variant: Variant, item, role: str, is_practice: bool, window=None):
+    limits = window.limits if window is not None else None
+    visibility = exam_selectors.EVERYTHING if window is None else window.visibility
     page = selectors.exercise_page_context(variant=variant, limits=limits, visibility=visibility)
     for part in page["parts"]:
+        if window is not None and window.ended:
+            part["attempts_left"] = None  # an ended attempt has none "left"
         # Each attempt keeps its heatmap on reload, in the history and the latest result.
         reference = results.weights_reference(
             variant=variant, part_key=part["key"], progress=part["progress"], visibility=visibility
@@ -131,6 +131,7 @@ def _render_exercise(request, *, variant: Variant, item, role: str, is_practice:
         part["latest_feedback"] = (
             exam_selectors.feedback_for_student(latest.feedback, visibility) if latest else None
         )
+    attempt = window.attempt if window is not None and window.is_exam else None
     return render(
         request,
         "exercises/exercise_page.html",
@@ -140,14 +141,12 @@ def _render_exercise(request, *, variant: Variant, item, role: str, is_practice:
             "assignment": item.assignment,
             "is_staff": role in STAFF_ROLES,
             "is_practice": is_practice,
+            "window": window,
+            "times_course": item.assignment.course,
             "attempt": attempt,
-            "attempt_closed": attempt is not None and not attempt.is_open,
+            "attempt_closed": attempt is not None and window.ended,
             # Practice is outside the assignment's clock.
-            "clock": None
-            if is_practice
-            else selectors.assignment_clock(
-                assignment=item.assignment, student=request.user, limits=limits
-            ),
+            "clock": None if window is None else clock_view(window),
         },
     )
 

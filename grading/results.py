@@ -37,6 +37,9 @@ def submission_visibility(submission: Submission, *, viewer=None) -> FeedbackVis
     through access_submission) everything; its student what the review policy allows."""
     if viewer is not None and viewer.pk != submission.student_id:
         return EVERYTHING
+    window = getattr(submission, "window", None)  # read by submission_create in its lock
+    if window is not None:
+        return window.visibility
     item = submission.variant.assignment_item
     return feedback_visibility_for(
         assignment=item.assignment if item else None, student=submission.student_id
@@ -61,6 +64,9 @@ def submission_view_context(
         "status_label": submission.get_status_display(),
         "feedback": feedback_for_student(submission.feedback, visibility),
     }
+    item = submission.variant.assignment_item
+    # The course whose zone labels the times shown (None for practice: the active zone).
+    context["times_course"] = item.assignment.course if item is not None else None
     if submission.is_finished or visibility.grade_hidden:
         # One read of the part's attempts serves the heatmap, the extras and the history.
         progress = part_progress(variant=submission.variant, part=submission.part)

@@ -19,13 +19,12 @@ from django.db import transaction
 from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
-from exams.selectors import feedback_visibility_for
-from exams.selectors_accommodations import StudentLimits
 from exams.locks import attempt_lock_for_answer
+from exams.selectors import student_window
+from exams.selectors_accommodations import carried_accommodation, with_own_accommodation
+from exams.window import Window
 from exercises import engine
 from exercises.models import Variant
-from exams.selectors_accommodations import StudentLimits, carried_accommodation, with_own_accommodation
-from exercises.selectors import duration_text, student_limits
 from exercises.specs import version_spec
 from grading.core import answers
 
@@ -108,16 +107,18 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Su
         # before it counts without a query of its own.
         accommodation = _lock_variant(variant)
         assignment = variant.assignment_item.assignment if variant.assignment_item_id else None
-        _refuse_if_attempt_not_open(assignment=assignment, student=student)
+        # An exam's attempt row is locked too, so "Finish" or the closer cannot slip
+        # between this check and the answer's commit; the window is read after both locks.
+        attempt_lock_for_answer(assignment=assignment, student=student)
         attempts = _part_attempts(variant=variant, part=part)
-        limits = _student_limits(variant=variant, accommodation=accommodation)
         now = timezone.now()
-        _refuse_if_not_open(variant=variant, limits=limits, now=now)
+        window = _window_in_lock(assignment=assignment, student=student, accommodation=accommodation, now=now)
+        _refuse_if_window_closed(window)
         _refuse_if_no_attempt_left(
             attempts=attempts,
-            allowed=limits.attempts_per_part if limits else 0,
+            allowed=window.attempts_per_part if window else 0,
             # "Already solved" would tell a student what the review policy hides.
-            solved_shown=feedback_visibility_for(assignment=assignment, student=student).correctness,
+            solved_shown=window.visibility.correctness if window else True,
         )
         submission = Submission.objects.create(
             variant=variant,
@@ -125,9 +126,10 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Su
             part=part,
             raw_answer=raw_answer,
             attempt=(attempts["latest"] or 0) + 1,
-            is_late=bool(limits and limits.is_late(now)),
+            is_late=bool(window and window.limits.is_late(now)),
             queued_at=now,
         )
+        submission.window = window  # what the student may see: the response reads it, no second read
         practice = variant.assignment_item_id is None
         transaction.on_commit(
             lambda: submission_enqueue(submission_id=submission.pk, practice=practice)
@@ -188,42 +190,19 @@ def _lock_variant(variant: Variant):
     return carried_accommodation(locked)
 
 
-def _student_limits(*, variant: Variant, accommodation) -> StudentLimits | None:
-    item = variant.assignment_item
-    if item is None:
+def _window_in_lock(*, assignment, student, accommodation, now) -> Window | None:
+    """The student's window, read inside the answer's transaction after its locks (None
+    for practice): the accommodation came with the variant's lock."""
+    if assignment is None:
         return None
-    return student_limits(
-        assignment=item.assignment, student=variant.student_id, accommodation=accommodation
-    )
+    return student_window(assignment=assignment, student=student, accommodation=accommodation, now=now)
 
 
-def _refuse_if_not_open(*, variant: Variant, limits: StudentLimits | None, now) -> None:
-    """Call inside the transaction, after locking the variant row: a deadline is decided
-    in the lock that stores the answer."""
-    if limits is None:
-        return
-    assignment = variant.assignment_item.assignment
-    if assignment.course.archived_at is not None:
-        raise SubmissionRefused("This course is archived: it takes no more answers.", code="archived")
-    if limits.is_closed(now):
-        raise SubmissionRefused("This assignment is closed.", code="closed")
-    if limits.is_not_open_yet(now):
-        raise SubmissionRefused("This assignment is not open yet.", code="not_open")
-    if limits.is_time_up(now):
-        if limits.deadline == limits.closes_at:
-            raise SubmissionRefused("This assignment is closed.", code="closed")
-        raise SubmissionRefused(
-            f"Your {duration_text(limits.time_limit_seconds)} for this assignment are up.",
-            code="time_up",
-        )
-
-
-def _refuse_if_attempt_not_open(*, assignment, student) -> None:
-    """An exam takes answers only inside the student's open attempt. Call inside the
-    transaction (it locks the attempt row, so "Finish" or the closer cannot slip between)."""
-    refusal = attempt_lock_for_answer(assignment=assignment, student=student)
-    if refusal is not None:
-        code, message = refusal
+def _refuse_if_window_closed(window: Window | None) -> None:
+    """Call inside the transaction, after locking the variant (and the exam's attempt):
+    a deadline or an attempt's end is decided in the lock that stores the answer."""
+    if window is not None and window.refusal is not None:
+        code, message = window.refusal
         raise SubmissionRefused(message, code=code)
 
 

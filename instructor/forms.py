@@ -36,6 +36,7 @@ class AssignmentForm(forms.ModelForm):
         ],
         help_text="Sets the six review fields below at once.",
     )
+    access_code_remove = forms.BooleanField(required=False, label="Remove the access code")
 
     class Meta:
         model = Assignment
@@ -82,6 +83,17 @@ class AssignmentForm(forms.ModelForm):
         names = list(self.fields)
         names.remove("review_preset")
         names.insert(names.index("show_correctness"), "review_preset")
+        self.order_fields(names)
+        # The stored code is a hash: never shown; an empty field keeps it.
+        self.initial["access_code"] = ""
+        if self.instance.pk and self.instance.access_code:
+            self.fields["access_code"].help_text = (
+                "A code is set (stored hashed, so it cannot be shown): type a new one to replace "
+                "it, or tick “Remove the access code”."
+            )
+        names = list(self.fields)
+        names.remove("access_code_remove")
+        names.insert(names.index("access_code") + 1, "access_code_remove")
         self.order_fields(names)
         for name in ("opens_at", "due_at", "closes_at"):
             self.fields[name].input_formats = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
@@ -135,7 +147,10 @@ class AssignmentForm(forms.ModelForm):
         return self.cleaned_data.get("session_policy") or SessionPolicy.ANY
 
     def clean_access_code(self) -> str:
-        return (self.cleaned_data.get("access_code") or "").strip()
+        code = (self.cleaned_data.get("access_code") or "").strip()
+        if self.data.get(self.add_prefix("access_code_remove")):
+            return ""
+        return code or (self.instance.access_code if self.instance.pk else "")
 
     def validate_unique(self):
         # The course is not a form field; uniqueness of the slug per course is checked by the service.

@@ -33,7 +33,11 @@ MATRIX = [
     ("get", A + "submissions/", None, [401, 403, 200, 200, 404, 401, 200]),
     ("get", A + "analytics/", None, [401, 403, 200, 200, 404, 401, 200]),
     ("post", A + "regrades/", {}, [401, 403, 403, 202, 404, 401, 403]),
-    ("post", A + "release/", {}, [401, 403, 403, 200, 404, 401, 403]),
+    ("get", A + "release/", None, [401, 403, 403, 200, 404, 401, 200]),  # what a release would do
+    ("post", A + "release/", {"action": "release"}, [401, 403, 403, 200, 404, 401, 403]),
+    # An exam's attempt: week1 is homework, so whoever may see it learns it has none.
+    ("get", A + "attempt/", None, [401, 404, 404, 404, 404, 401, 404]),
+    ("post", A + "attempt/", {"action": "start"}, [401, 404, 404, 404, 404, 401, 403]),
     ("get", C + "regrades/{job}/", None, [401, 403, 403, 200, 404, 401, 200]),
     # The job is a dry run still pending, so even its instructor is refused (409), not forbidden.
     ("post", C + "regrades/{job}/apply/", None, [401, 403, 403, 409, 404, 401, 403]),
@@ -68,7 +72,7 @@ def test_the_matrix_names_every_operation_of_the_schema():
 
     schema = SchemaGenerator().get_schema(request=None, public=True)
     operations = {(method, path) for path, item in schema["paths"].items() for method in item}
-    assert len(operations) == len(MATRIX) == 24
+    assert len(operations) == len(MATRIX) == 27
 
 
 @pytest.mark.parametrize(("method", "path", "body", "expected"), CASES)
@@ -92,3 +96,12 @@ def test_access(objects, method, path, body, expected):
         if response.status_code == 401:
             assert response["WWW-Authenticate"] == 'Bearer realm="api"'
     assert dict(zip(ROLES, seen)) == dict(zip(ROLES, expected))
+
+
+def test_a_release_without_an_action_releases_nothing(objects):
+    world, _ = objects
+    client = api_client(world.tokens["instructor"])
+    response = client.post(A + "release/", {}, content_type="application/json")
+    assert response.status_code == 400
+    world.assignment.refresh_from_db()
+    assert world.assignment.grades_released_at is None

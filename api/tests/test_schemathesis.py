@@ -80,7 +80,7 @@ def test_every_operation_conforms_to_the_schema(api_schema, known_objects, role)
     world, known = known_objects
     headers = {"Authorization": f"Bearer {world.tokens[role]}"}
     operations = [result.ok() for result in api_schema.get_all_operations()]
-    assert len(operations) == 24
+    assert len(operations) == 27
     for operation in operations:
         names = {p.name for p in operation.path_parameters}
         strategy = operation.as_strategy(

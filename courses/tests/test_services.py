@@ -3,6 +3,8 @@
 from datetime import datetime, timedelta, timezone as dt_timezone
 
 import pytest
+
+from exams.access import access_code_matches
 from django.utils import timezone
 
 from authoring.tests.factories import assignment_create, product_yaml, published_version, submission_add, variant_for, user_create
@@ -60,8 +62,9 @@ def test_a_copied_exam_keeps_its_policy_and_controls_but_starts_unreleased(peopl
         access_code="owl-42", allowed_networks="10.0.0.0/8", shuffle_items=True)
     copy = services.course_copy(source=people.course, actor=creator, slug="exam-2027", title="Exam copy")
     copied = copy.assignments.get()
-    assert (copied.kind, copied.show_score, copied.access_code, copied.allowed_networks, copied.shuffle_items) == (
-        AssignmentKind.EXAM, ReleaseMoment.ON_RELEASE, "owl-42", "10.0.0.0/8", True)
+    assert (copied.kind, copied.show_score, copied.allowed_networks, copied.shuffle_items) == (
+        AssignmentKind.EXAM, ReleaseMoment.ON_RELEASE, "10.0.0.0/8", True)
+    assert access_code_matches(stored=copied.access_code, given="owl-42")  # copied, hashed
     assert copied.grades_released_at is None
     assert Assignment.objects.get(pk=exam.pk).grades_released_at == released
 

@@ -306,12 +306,25 @@ def test_an_api_token_cannot_open_an_exam_with_a_code(people, coded, item):
     )
 
 
-def test_compare_is_constant_time(monkeypatch, people, coded):
+def test_compare_is_constant_time_and_of_hashes(monkeypatch, people, coded):
     calls = []
-    real = access.hmac.compare_digest
-    monkeypatch.setattr(access.hmac, "compare_digest", lambda a, b: calls.append((a, b)) or real(a, b))
+    real = access.constant_time_compare
+    monkeypatch.setattr(access, "constant_time_compare", lambda a, b: calls.append((a, b)) or real(a, b))
     login("sam").post(code_url(coded), {"code": "owl-41"})
-    assert calls == [(b"owl-41", b"owl-42")]
+    coded.refresh_from_db()
+    assert calls == [(access.access_code_hash("owl-41"), coded.access_code)]
+    assert coded.access_code.startswith("hmac-sha256$") and "owl" not in coded.access_code
+
+
+def test_a_code_is_stored_hashed_and_never_hashed_twice(people, coded):
+    coded.refresh_from_db()
+    stored = coded.access_code
+    coded.save()
+    coded.refresh_from_db()
+    assert coded.access_code == stored == access.access_code_hash("owl-42")
+    assert access.access_code_matches(stored=stored, given=" owl-42 ")
+    assert not access.access_code_matches(stored=stored, given=stored)  # the hash is no code
+    assert not access.access_code_matches(stored="", given="")
 
 
 # --- One browser session per attempt -----------------------------------------------------

@@ -419,13 +419,13 @@ def test_overview_and_dashboard_show_the_students_own_dates_and_attempts(
     overview_url = reverse("assignment", args=[assignment.course.slug, assignment.slug])
     client.force_login(student)
     overview = client.get(overview_url).content.decode()
-    assert "due Wed 11 Mar 2026, 17:30 · 6 attempts per part" in overview
+    assert "due Wed 11 Mar 2026, 17:30 UTC · 6 attempts per part" in overview  # labelled with its zone
     assert "These are your own dates, time and attempts for this assignment" in overview
     assert "6 per part" in overview  # each exercise's attempts left
     assert "Wed 11 Mar 2026, 17:30" in client.get(reverse("dashboard")).content.decode()
     client.force_login(other_student)
     overview = client.get(overview_url).content.decode()
-    assert "due Mon 9 Mar 2026, 09:00 · 3 attempts per part" in overview
+    assert "due Mon 9 Mar 2026, 09:00 UTC · 3 attempts per part" in overview
     assert "These are your own dates" not in overview
     assert "Mon 9 Mar 2026, 09:00" in client.get(reverse("dashboard")).content.decode()
 

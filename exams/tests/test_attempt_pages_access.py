@@ -13,7 +13,7 @@ from courses.models import AssignmentKind
 from exams import services
 from exams.models import GradeRelease
 
-URL_NAMES = ["start", "finish", "release"]
+URL_NAMES = ["start", "finish", "release", "deadline"]
 
 
 @pytest.fixture
@@ -38,7 +38,9 @@ def world(people):
 EXPECTED = {
     "start": ("post", (302, 302, 302, 302, 404)),
     "finish": ("get", (302, 200, 302, 302, 404)),
-    "release": ("post", (302, 403, 403, 302, 404)),
+    "release": ("get", (302, 403, 403, 200, 404)),  # the confirmation; POST needs an action
+    # The live deadline is the student's own attempt's: 404 for anyone without one.
+    "deadline": ("get", (302, 200, 404, 404, 404)),
 }
 
 
@@ -66,8 +68,10 @@ def test_homework_has_no_attempt_pages(client, world, name):
 def test_release_is_logged_once_and_withdrawn_by_the_instructor(client, people, world):
     exam = world["exam"]
     url = reverse("exams:release", args=["attn", exam.slug])
-    request_as(client, "instructor", "post", url)
-    request_as(client, "instructor", "post", url)  # already released: refused with a message
+    assert request_as(client, "instructor", "post", url).status_code == 400  # no action: nothing done
+    assert not GradeRelease.objects.exists()
+    client.post(url, {"action": "release"})
+    client.post(url, {"action": "release"})  # already released: refused with a message
     page = client.get(reverse("instructor:assignment", args=["attn", exam.slug])).content.decode()
     assert "Withdraw the release" in page and "Release grades" not in page
     client.post(url, {"action": "withdraw"})
@@ -93,10 +97,12 @@ def test_release_through_the_api(client, people, world):
     _, secret = api_token_create(user=people.instructor, name="t", scope=TokenScope.WRITE, lifetime_days=7)
     api = api_client(secret)
     url = f"/api/v1/courses/attn/assignments/{world['exam'].slug}/release/"
-    first = api.post(url, {}, content_type="application/json")
+    empty = api.post(url, {}, content_type="application/json")
+    assert (empty.status_code, GradeRelease.objects.count()) == (400, 0)  # an empty body never releases
+    first = api.post(url, {"action": "release"}, content_type="application/json")
     assert first.status_code == 200
     assert first.json()["kind"] == "exam" and first.json()["grades_released_at"] is not None
-    again = api.post(url, {}, content_type="application/json")
+    again = api.post(url, {"action": "release"}, content_type="application/json")
     assert (again.status_code, again.json()["detail"]) == (
         409, "The grades of this assignment are already released."
     )

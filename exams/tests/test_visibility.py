@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from courses.models import ReleaseMoment
+from exams.services import attempt_finish, attempt_start
 from exams.selectors import EVERYTHING, FeedbackVisibility, feedback_visibility, feedback_visibility_for
 
 from .conftest import START
@@ -107,6 +108,11 @@ def test_an_exam_before_release_hides_everything(exam, student, clock):
     assert visibility.grade_hidden
     exam.grades_released_at = clock.now
     exam.save()
+    # A release reaches only an attempt that has ended: not one not started, not one running.
+    assert feedback_visibility_for(assignment=exam, student=student).grade_hidden
+    attempt_start(assignment=exam, student=student)
+    assert feedback_visibility_for(assignment=exam, student=student).grade_hidden
+    attempt_finish(assignment=exam, student=student)
     assert feedback_visibility_for(assignment=exam, student=student) == FeedbackVisibility(
         True, True, True, True, True, solutions=False  # the preset: solutions never
     )

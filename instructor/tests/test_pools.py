@@ -6,6 +6,8 @@ import csv
 import io
 
 import pytest
+
+from exams.access import access_code_matches
 from django.urls import reverse
 
 from authoring.tests.factories import (
@@ -245,8 +247,11 @@ def test_the_assignment_form_saves_order_and_access_controls(client, people, unp
     )
     assert response.status_code == 302
     assignment.refresh_from_db()
-    assert (assignment.allowed_networks, assignment.access_code, assignment.session_policy, assignment.shuffle_items) == (
-        "192.0.2.0/24\n2001:db8::/32", "owl-42", "second_takes_over", True,
+    assert (assignment.allowed_networks, assignment.session_policy, assignment.shuffle_items) == (
+        "192.0.2.0/24\n2001:db8::/32", "second_takes_over", True,
     )
+    # The code is stored hashed, and the hash matches what the instructor typed.
+    assert assignment.access_code.startswith("hmac-sha256$") and "owl-42" not in assignment.access_code
+    assert access_code_matches(stored=assignment.access_code, given="owl-42")
     page = client.get(reverse("instructor:assignment", args=["attn", "week1"])).content.decode()
     assert "order shuffled per student · access code · allowed networks only · one session: a second one ends the first" in page

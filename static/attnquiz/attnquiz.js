@@ -664,6 +664,43 @@
     }
     timer = setInterval(tick, 1000);
     tick();
+    if (clock.dataset.deadlineUrl) pollDeadline(clock, function (secondsLeft) {
+      endsAt = Date.now() + secondsLeft * 1000;
+      tick();
+    });
+  }
+
+  /* Ask the server for the student's own deadline every few seconds, so an extension, an
+     accommodation edited or an early close reaches an open page without a reload. A page
+     whose clock already ran out, or whose attempt ended meanwhile, reloads instead: the
+     server draws the forms and the attempt's state. */
+  var DEADLINE_POLL_MS = 5000;
+  function pollDeadline(clock, moveTo) {
+    var url = clock.dataset.deadlineUrl;
+    var deadlineText = clock.querySelector("[data-countdown-deadline]");
+    var polls = 0;
+    var poller = setInterval(function () {
+      polls += 1;
+      if (polls > 2000) { clearInterval(poller); return; } // a day of polls at most
+      fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (response) { return response.ok ? response.json() : null; })
+        .then(function (data) {
+          if (!data) return;
+          if (data.ended || data.seconds_left === null) {
+            clearInterval(poller);
+            window.location.reload();
+            return;
+          }
+          if (clock.dataset.expired === "1") {
+            if (data.seconds_left > 0) { clearInterval(poller); window.location.reload(); }
+            return;
+          }
+          if (deadlineText && data.deadline_text) deadlineText.textContent = data.deadline_text;
+          clock.dataset.deadline = data.deadline || "";
+          moveTo(Number(data.seconds_left));
+        })
+        .catch(function () { /* offline for a moment: the next poll tries again */ });
+    }, DEADLINE_POLL_MS);
   }
 
   // ------------------------------------------------------------- wiring
