@@ -21,6 +21,7 @@ import time
 
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+from django_redis.cache import RedisCache as DjangoRedisCache
 
 # KEYS[1]: the bucket; ARGV[1]: seconds per token; ARGV[2]: burst. Returns the wait in
 # seconds as a string: "0" when the request was let through (and counted).
@@ -52,10 +53,9 @@ def token_take(*, key: str, burst: int, per_second: float, clock=time.time) -> f
     interval = 1.0 / per_second
     cache = caches["default"]
     name = f"token-bucket:{key}"
-    if isinstance(cache, RedisCache):
+    if isinstance(cache, (RedisCache, DjangoRedisCache)):
         full_key = cache.make_and_validate_key(name)
-        # Django's RedisCache keeps its redis-py client pool here; reusing it avoids a second.
-        client = cache._cache.get_client(full_key, write=True)
+        client = _redis_client(cache, full_key)
         return float(client.eval(_GCRA_SCRIPT, 1, full_key, repr(interval), burst))
     with _local_lock:
         now = clock()
@@ -66,3 +66,10 @@ def token_take(*, key: str, burst: int, per_second: float, clock=time.time) -> f
         new_tat = tat + interval
         cache.set(name, new_tat, timeout=(new_tat - now) + 1)
         return 0.0
+
+
+def _redis_client(cache, full_key: str):
+    """The cache's own redis-py client (its connection pool and timeouts), not a second one."""
+    if isinstance(cache, DjangoRedisCache):
+        return cache.client.get_client(write=True)
+    return cache._cache.get_client(full_key, write=True)

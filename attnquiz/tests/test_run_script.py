@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,24 @@ def test_debug_1_and_an_own_secret_key_are_left_alone(run, monkeypatch):
     monkeypatch.setenv("DEBUG", "1")
     assert run.serving_env() == dict(os.environ)  # DEBUG=1: nothing relaxed or added
     assert not run.DEV_SECRET_FILE.exists()
+
+
+def test_a_supervised_worker_that_exits_is_started_again(run, monkeypatch):
+    monkeypatch.setattr(run.Supervised, "RESTART_SECONDS", 0.0)
+    worker = run.Supervised([sys.executable, "-c", "pass", "-n", "grading@here"], env=dict(os.environ))
+    first = worker.process
+    first.wait(timeout=10)
+    assert worker.restart_if_exited() is True
+    assert worker.process is not first
+    worker.process.wait(timeout=10)
+
+
+def test_a_running_worker_is_left_alone(run):
+    worker = run.Supervised(
+        [sys.executable, "-c", "import time; time.sleep(5)", "-n", "grading@here"], env=dict(os.environ)
+    )
+    try:
+        assert worker.restart_if_exited() is False
+    finally:
+        worker.process.kill()
+        worker.process.wait(timeout=10)
