@@ -1,8 +1,10 @@
 """However many beats run, periodic tasks are sent once: one beat holds the lock, a second
-idles, and takes over when the first dies (attnquiz.beat)."""
+idles, and takes over when the first dies (attnquiz.beat). Part of ``make scale-test``
+(ATTNQUIZ_SCALE_TEST=1): it starts a worker and two beats."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -12,7 +14,11 @@ from grading.harness import CeleryBeat, CeleryWorker, stack_env, wait_until
 
 from .conftest import worker_database_url
 
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("pipeline")]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.xdist_group("pipeline"),
+    pytest.mark.skipif(os.environ.get("ATTNQUIZ_SCALE_TEST") != "1", reason="make scale-test runs it"),
+]
 
 
 def pings(worker: CeleryWorker) -> int:
