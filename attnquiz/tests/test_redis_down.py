@@ -64,10 +64,17 @@ def test_signed_in_pages_work_from_the_database(redis_down, demo, variant):
     client = Client(raise_request_exception=False)
     client.force_login(variant.student)
     for path in (reverse("dashboard"), reverse("exercise", args=[variant.assignment_item_id])):
-        started = time.monotonic()
-        response = client.get(path)
-        assert response.status_code == 200, path
-        assert time.monotonic() - started < 2, path
+        assert client.get(path).status_code == 200, path
+
+
+def test_signing_in_and_out_works_from_the_database(redis_down, demo, settings):
+    settings.AXES_ENABLED = True
+    client = Client(raise_request_exception=False)
+    response = client.post(reverse("login"), {"username": "student1", "password": "attention-demo"})
+    assert response.status_code == 302
+    assert client.get(reverse("dashboard")).status_code == 200
+    assert client.post(reverse("logout")).status_code == 302
+    assert client.get(reverse("dashboard")).status_code == 302  # signed out: to the sign-in page
 
 
 def test_a_submit_is_stored_queued_for_the_sweeper(redis_down, demo, variant):
