@@ -40,7 +40,9 @@ def test_two_beats_send_each_periodic_task_once(broker, transactional_db):
         first.start()
         wait_until(lambda: pings(worker) >= 2, timeout=60, what="the first beat's pings")
         second.start()
-        time.sleep(3)  # the second beat is up and finds the lock taken
+        # The second beat is up once it has opened its schedule file; then it finds the lock taken.
+        wait_until(lambda: os.listdir(second.directory), timeout=60, what="the second beat to start")
+        time.sleep(2)
         before = pings(worker)
         time.sleep(6)
         sent = pings(worker) - before
