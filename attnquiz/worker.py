@@ -1,4 +1,4 @@
-"""The Celery worker's consumer, hardened against a broker that goes away and comes back.
+"""The Celery worker, hardened against a broker that goes away and comes back.
 
 Celery 5.7 / kombu 5.7 (the newest releases) can kill a worker when Redis restarts under
 it: a task's ack fails ("Couldn't ack … ConnectionError"), the consumer collects the broken
@@ -6,16 +6,21 @@ connection (which detaches its transport) and then closes it; closing the defaul
 tries to restore that unacknowledged message through the detached transport and raises
 ``AttributeError: 'NoneType' object has no attribute 'hostname'``. That error is not one
 of the connection errors the close ignores, so it escapes as "Unrecoverable error" and the
-worker exits. Here it is what it is, a failed close of a dead connection: logged, and the
-consumer goes on to reconnect. The message it could not restore comes back through the
-transport's visibility timeout, or from the database (the sweeper): nothing is lost.
+worker exits. The same error escapes a task's ack when the task finishes after the
+reconnect: its message belongs to the old, detached channel. Here each is what it is, a
+failed close of a dead connection or an ack that cannot reach the broker any more:
+logged, and the worker goes on. Such a message comes back through the transport's
+visibility timeout, or from the database (the sweeper), and grading it again is a no-op
+(grading.services.submission_grade): nothing is lost or graded twice.
 """
 
 from __future__ import annotations
 
 import logging
 
+from celery import Task as CeleryTask
 from celery.worker.consumer import Consumer as CeleryConsumer
+from celery.worker.request import Request as CeleryRequest
 
 logger = logging.getLogger(__name__)
 
@@ -29,3 +34,26 @@ class Consumer(CeleryConsumer):
             logger.warning(
                 "closing the lost broker connection failed; reconnecting anyway", exc_info=True
             )
+
+
+class Request(CeleryRequest):
+    def acknowledge(self):
+        try:
+            super().acknowledge()
+        except AttributeError:
+            self.acknowledged = True  # the message went with its connection
+            logger.warning("could not ack %s: its broker connection is gone", self.id, exc_info=True)
+
+    def reject(self, requeue=False):
+        try:
+            super().reject(requeue=requeue)
+        except AttributeError:
+            self.acknowledged = True
+            logger.warning("could not reject %s: its broker connection is gone", self.id, exc_info=True)
+
+
+class Task(CeleryTask):
+    """The base of every attnquiz task (``Celery(task_cls=...)``): its requests use the
+    ``Request`` above."""
+
+    Request = "attnquiz.worker:Request"
