@@ -7,9 +7,7 @@ from celery import Celery, signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "attnquiz.settings")
 
-# attnquiz.worker.Task: a task's ack after its broker connection was replaced is logged,
-# not fatal to the worker.
-app = Celery("attnquiz", task_cls="attnquiz.worker:Task")
+app = Celery("attnquiz")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 

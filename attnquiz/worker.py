@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import logging
 
-from celery import Task as CeleryTask
 from celery.worker.consumer import Consumer as CeleryConsumer
-from celery.worker.request import Request as CeleryRequest
 
 logger = logging.getLogger(__name__)
 
@@ -35,25 +33,19 @@ class Consumer(CeleryConsumer):
                 "closing the lost broker connection failed; reconnecting anyway", exc_info=True
             )
 
+    def call_soon_ack(self, callback, *args, **kwargs):
+        """Acks and rejects run from the event loop, where an error would end the worker."""
+        return super().call_soon_ack(_unless_connection_gone(callback), *args, **kwargs)
 
-class Request(CeleryRequest):
-    def acknowledge(self):
+
+def _unless_connection_gone(callback):
+    def run(*args, **kwargs):
         try:
-            super().acknowledge()
-        except AttributeError:
-            self.acknowledged = True  # the message went with its connection
-            logger.warning("could not ack %s: its broker connection is gone", self.id, exc_info=True)
+            return callback(*args, **kwargs)
+        except AttributeError:  # the message's channel went with its replaced connection
+            logger.warning("could not ack or reject a message: its broker connection is gone",
+                           exc_info=True)
+            return None
 
-    def reject(self, requeue=False):
-        try:
-            super().reject(requeue=requeue)
-        except AttributeError:
-            self.acknowledged = True
-            logger.warning("could not reject %s: its broker connection is gone", self.id, exc_info=True)
+    return run
 
-
-class Task(CeleryTask):
-    """The base of every attnquiz task (``Celery(task_cls=...)``): its requests use the
-    ``Request`` above."""
-
-    Request = "attnquiz.worker:Request"
