@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install migrate demo browser worker check-deploy validate-bank clean load
+.PHONY: run test install migrate demo browser worker check-deploy validate-bank clean load scale-test
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,16 @@ test: install
 	bash scripts/install_browser.sh
 	$(VENV)/bin/lint-imports
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -q -n 2 --dist loadgroup
+
+# Two gunicorn nodes behind Debian's nginx (installed if missing) and two worker nodes on one
+# PostgreSQL and Redis: sessions, throttle, lockout, exam binding and long poll hold on either;
+# two beats send each periodic task once.
+scale-test: install
+	bash scripts/services.sh
+	command -v nginx >/dev/null || test -x /usr/sbin/nginx || \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nginx)
+	ATTNQUIZ_SCALE_TEST=1 DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
+	  $(PY) -m pytest -q attnquiz/tests/test_scale_out.py grading/tests/test_beat_once.py
 
 # Exam-start spike of N students on the production stack: `make load` (2,000 students,
 # 30-90 s think time), `make load N=200 THINK=2,5` for a quick run. Never part of `make test`.

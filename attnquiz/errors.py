@@ -1,4 +1,4 @@
-"""Honest failure pages: a styled 503 when the database is unreachable, styled 500s.
+"""Honest failure pages: a styled 503 when the database (or Redis) is unreachable, styled 500s.
 
 Both render their template without the request, so they touch neither the database nor
 ``request.user`` (the outage may be the database itself). ``DatabaseUnavailableMiddleware``
@@ -12,13 +12,16 @@ from __future__ import annotations
 import logging
 import sys
 
+import redis
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse
 from django.template.loader import render_to_string
 
 logger = logging.getLogger(__name__)
 
-DATABASE_OUTAGE_ERRORS = (OperationalError, InterfaceError)
+# Redis is meant to fail open (a cache miss, an answer left queued); one of its errors
+# that still reaches a view is an outage too, and gets the same 503 rather than a 500.
+DATABASE_OUTAGE_ERRORS = (OperationalError, InterfaceError, redis.RedisError)
 RETRY_AFTER_SECONDS = 30
 
 
@@ -37,7 +40,7 @@ class DatabaseUnavailableMiddleware:
 
     def process_exception(self, request, exception):
         if isinstance(exception, DATABASE_OUTAGE_ERRORS):
-            logger.error("database unavailable for %s %s: %s", request.method, request.path, exception)
+            logger.error("database or Redis unavailable for %s %s: %s", request.method, request.path, exception)
             return database_unavailable_response()
         return None
 

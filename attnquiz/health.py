@@ -1,7 +1,8 @@
 """Is this process able to serve? Readiness checks of what a request needs.
 
 ``readiness_checks`` asks the database and, when answers are graded through Celery, the
-broker; each answers "ok", "not configured" or "unavailable". Each check is bounded by
+broker and each grading queue's heartbeat (a worker consumed beat's ping lately); each
+answers "ok", "not configured", "unavailable", or for a queue what is wrong. Each check is bounded by
 a connect timeout, so a health probe never hangs on a dead dependency.
 """
 
@@ -49,9 +50,33 @@ def broker_check() -> str:
     return OK
 
 
+def queue_checks() -> dict[str, str]:
+    """Per grading queue: did a worker consume the beat's heartbeat ping lately?
+
+    "No worker consumed `grading` for 95 s" means answers wait: no worker runs, it is
+    stuck, or the queue is that far behind (or beat, which sends the pings, is down)."""
+    if settings.GRADING_MODE != "celery":
+        return {}
+    from grading.selectors import queue_heartbeat_ages
+
+    try:
+        ages = queue_heartbeat_ages(queues=settings.HEARTBEAT_QUEUES)
+    except DatabaseError:
+        return {}  # the database check reports it
+    checks = {}
+    for queue, age in ages.items():
+        if age is None:
+            checks[f"queue {queue}"] = f"no worker has consumed `{queue}` yet"
+        elif age > settings.WORKER_STALE_AFTER_SECONDS:
+            checks[f"queue {queue}"] = f"no worker consumed `{queue}` for {age:.0f} s"
+        else:
+            checks[f"queue {queue}"] = OK
+    return checks
+
+
 def readiness_checks() -> dict[str, str]:
-    return {"database": database_check(), "broker": broker_check()}
+    return {"database": database_check(), "broker": broker_check(), **queue_checks()}
 
 
 def is_ready(checks: dict[str, str]) -> bool:
-    return UNAVAILABLE not in checks.values()
+    return all(value in (OK, NOT_CONFIGURED) for value in checks.values())

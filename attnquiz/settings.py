@@ -117,6 +117,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
         "connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=5)
     )
+    # Behind PgBouncer in transaction mode a named cursor cannot outlive its transaction
+    # (docs/deploy.md, PgBouncer).
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env.bool(
+        "DATABASE_DISABLE_SERVER_SIDE_CURSORS", default=False
+    )
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -261,7 +266,14 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": 1,
     "socket_timeout": 2,
 }
+# A submit's publish to a dead broker gives up within this many seconds (the answer is
+# stored; the sweeper sends it).
+CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECTION_TIMEOUT", default=1.0)
 CELERY_TASK_PUBLISH_RETRY = False
+# A worker survives its broker restarting (attnquiz.worker); a task running when the
+# connection is lost finishes (grading is idempotent, its message comes back and is a no-op).
+CELERY_WORKER_CONSUMER = "attnquiz.worker:Consumer"
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # Celery's Django fix-up closes every database connection before and after each task; this
 # only closes them every so many tasks, and attnquiz.celery closes broken or expired ones
 # (CONN_MAX_AGE) after each task, as Django does after each request.
@@ -318,6 +330,20 @@ REVIEW_DESIRED_RETENTION = env.float("REVIEW_DESIRED_RETENTION", default=0.9)
 REVIEW_QUEUE = env("REVIEW_QUEUE", default=PRACTICE_QUEUE)
 # A sweeper records the reviews whose task was lost, for grades of the last hour.
 REVIEW_SWEEP_WINDOW_SECONDS = env.int("REVIEW_SWEEP_WINDOW_SECONDS", default=3600)
+# Only one beat sends, however many run (a PostgreSQL advisory lock; see attnquiz.beat).
+CELERY_BEAT_SCHEDULER = env("CELERY_BEAT_SCHEDULER", default="attnquiz.beat:SingleBeatScheduler")
+# Heartbeat: beat pings each grading queue; /healthz/ fails when no worker consumed a ping
+# for WORKER_STALE_AFTER_SECONDS. A ping nobody takes in time expires instead of piling up.
+WORKER_HEARTBEAT_SECONDS = env.float("WORKER_HEARTBEAT_SECONDS", default=15.0)
+WORKER_STALE_AFTER_SECONDS = env.float("WORKER_STALE_AFTER_SECONDS", default=90.0)
+HEARTBEAT_QUEUES = sorted({CELERY_TASK_DEFAULT_QUEUE, PRACTICE_QUEUE, REVIEW_QUEUE})
+for _queue in HEARTBEAT_QUEUES:
+    CELERY_BEAT_SCHEDULE[f"heartbeat-{_queue}"] = {
+        "task": "grading.tasks.queue_heartbeat",
+        "schedule": WORKER_HEARTBEAT_SECONDS,
+        "args": [_queue],
+        "options": {"queue": _queue, "expires": WORKER_HEARTBEAT_SECONDS * 2},
+    }
 CELERY_BEAT_SCHEDULE["record-missing-reviews"] = {
     "task": "review.tasks.record_missing_reviews",
     "schedule": env.float("REVIEW_SWEEP_INTERVAL_SECONDS", default=300.0),
@@ -327,16 +353,34 @@ CELERY_BEAT_SCHEDULE["record-missing-reviews"] = {
 # Secret for per-student variant seeds: stable across restarts and machines.
 VARIANT_SEED_SECRET = env("VARIANT_SEED_SECRET", default=SECRET_KEY)
 
+# Redis is a cache, not a dependency: a read that cannot reach it is a miss and a write is
+# dropped (django-redis IGNORE_EXCEPTIONS), each bounded by a short timeout, so a
+# dead Redis costs milliseconds per request (docs/deploy.md, "When Redis is down").
+REDIS_CONNECT_TIMEOUT = env.float("REDIS_CONNECT_TIMEOUT", default=0.2)
+REDIS_SOCKET_TIMEOUT = env.float("REDIS_SOCKET_TIMEOUT", default=0.5)
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {
+                "IGNORE_EXCEPTIONS": True,
+                "SOCKET_CONNECT_TIMEOUT": REDIS_CONNECT_TIMEOUT,
+                "SOCKET_TIMEOUT": REDIS_SOCKET_TIMEOUT,
+            },
+        }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
-# With Redis, a request reads its session from the cache; the database copy survives a flush.
+# Not a traceback per cache call during an outage: /healthz/ reports Redis (as the broker).
+DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = env.bool("REDIS_LOG_IGNORED_ERRORS", default=False)
+# With Redis, a request reads its session from the cache; the database is the truth, and a
+# cached copy lives at most SESSION_CACHE_SECONDS (attnquiz.sessions: an outage can leave
+# a stale one behind).
+SESSION_CACHE_SECONDS = env.int("SESSION_CACHE_SECONDS", default=300)
 if REDIS_URL:
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    SESSION_ENGINE = "attnquiz.sessions"
 
 # --- REST API (/api/v1/): session or personal API tokens, JSON only, problem details ---
 REST_FRAMEWORK = {

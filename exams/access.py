@@ -11,9 +11,11 @@ assignment without any control costs no query here.
 from __future__ import annotations
 
 import ipaddress
+import logging
 import math
 from datetime import timedelta
 
+import redis
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -25,6 +27,8 @@ from courses.selectors import STAFF_ROLES, course_role
 from grading import throttle
 
 from .models import AssignmentAttempt
+
+logger = logging.getLogger(__name__)
 
 MAX_NETWORKS = 200
 ACCESS_CODES_SESSION_KEY = "exam_access_codes"  # {assignment id: attempt id}
@@ -272,11 +276,15 @@ def release_on_sign_out(sender, request, user, **kwargs) -> None:
 def access_code_enter(*, request, assignment: Assignment, code: str) -> AssignmentAttempt:
     """Check a code the student typed (in constant time, throttled per student and exam)
     and remember it in the session for this attempt. Raises ``AccessCodeRefused``."""
-    wait = throttle.token_take(
-        key=f"exam-code:{assignment.pk}:{request.user.pk}",
-        burst=settings.EXAM_CODE_BURST,
-        per_second=settings.EXAM_CODE_PER_MINUTE / 60,
-    )
+    try:
+        wait = throttle.token_take(
+            key=f"exam-code:{assignment.pk}:{request.user.pk}",
+            burst=settings.EXAM_CODE_BURST,
+            per_second=settings.EXAM_CODE_PER_MINUTE / 60,
+        )
+    except redis.RedisError:  # Redis down: the exam start must not fail; the code is still checked
+        logger.warning("access-code rate limit unavailable for user %s", request.user.pk)
+        wait = 0.0
     if wait:
         seconds = math.ceil(wait)
         raise AccessCodeRefused(

@@ -111,14 +111,18 @@ class CeleryWorker:
         self.process: subprocess.Popen | None = None
         self.log: list[str] = []
 
-    def start(self, *, concurrency: int = 1, queues: str = "grading,practice,followups") -> None:
+    def start(self, *, concurrency: int = 1, queues: str = "grading,practice,followups",
+              lean: bool = True, name: str | None = None) -> None:
         """Start and wait until ready; by default one worker serves both grading queues and
-        the grades' follow-ups."""
+        the grades' follow-ups.
+
+        ``lean`` leaves out gossip, mingle and heartbeats (a faster start); without it the
+        worker runs as production's do."""
         command = [
             sys.executable, "-m", "celery", "-A", "attnquiz", "worker",
             "--loglevel=INFO", f"--concurrency={concurrency}", "--pool=prefork", "-Q", queues,
-            "--without-gossip", "--without-mingle", "--without-heartbeat",
-            "-n", f"test-{free_port()}@%h",
+            *(["--without-gossip", "--without-mingle", "--without-heartbeat"] if lean else []),
+            "-n", name or f"test-{free_port()}@%h",
         ]
         self.process = subprocess.Popen(
             command,

@@ -69,3 +69,15 @@ class Submission(models.Model):
             SubmissionStatus.COULD_NOT_GRADE,
             SubmissionStatus.MANUAL,
         )
+
+
+class QueueHeartbeat(models.Model):
+    """When a worker last consumed the beat's ping from a queue: ``/healthz/`` fails once
+    no worker has consumed one for WORKER_STALE_AFTER_SECONDS (a dead or stuck worker)."""
+
+    queue = models.CharField(max_length=100, unique=True)
+    consumed_at = models.DateTimeField()
+    worker = models.CharField(max_length=200, blank=True)
+
+    def __str__(self):
+        return f"{self.queue} consumed at {self.consumed_at:%Y-%m-%d %H:%M:%S} by {self.worker or '?'}"

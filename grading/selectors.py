@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from django.db.models import F
+from django.utils import timezone
 from django.http import Http404
 
 from courses.selectors import STAFF_ROLES, course_role
@@ -15,7 +16,7 @@ from exams.selectors_accommodations import (
 )
 
 from .grade_events import grade_wait
-from .models import Submission, SubmissionStatus
+from .models import QueueHeartbeat, Submission, SubmissionStatus
 
 
 def access_submission(*, user, submission_id: int) -> Submission:
@@ -115,3 +116,10 @@ def _progress_of(submissions: list) -> dict:
         "latest": submissions[-1] if submissions else None,
         "history": submissions,
     }
+
+
+def queue_heartbeat_ages(*, queues: list[str]) -> dict[str, float | None]:
+    """Seconds since a worker last consumed the heartbeat ping of each queue (None: never)."""
+    now = timezone.now()
+    seen = dict(QueueHeartbeat.objects.filter(queue__in=queues).values_list("queue", "consumed_at"))
+    return {queue: (now - seen[queue]).total_seconds() if queue in seen else None for queue in queues}

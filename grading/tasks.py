@@ -35,6 +35,12 @@ def bench_noop() -> None:
     """Does nothing: ``bench_http`` drains these to measure the bare broker and worker."""
 
 
+@shared_task(bind=True, ignore_result=True)
+def queue_heartbeat(self, queue: str) -> None:
+    """The beat's ping, sent to each grading queue: whichever worker consumes it says so."""
+    services.queue_heartbeat_record(queue=queue, worker=self.request.hostname or "")
+
+
 @shared_task(ignore_result=True)
 def requeue_stale_submissions() -> int:
     return len(services.submissions_requeue_stale())

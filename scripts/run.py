@@ -6,7 +6,8 @@ path), and a clear warning is printed when another checkout already uses the one
 so two checkouts on one machine never take each other's tasks unannounced. HOST and PORT
 choose where the web server listens (127.0.0.1:8000). The logins and the URL are
 printed last, once the web server answers and the workers reply to a ping, so they are
-not lost above the servers' own start-up lines. Ctrl-C stops everything and exits 0.
+not lost above the servers' own start-up lines. A worker that exits is started again.
+Ctrl-C stops everything and exits 0.
 
 It serves as production does (DEBUG=0: the styled 404/500 pages, the enforced CSP,
 static files from whitenoise after collectstatic), with a development SECRET_KEY kept
@@ -123,6 +124,27 @@ def workers_answer(python: str, env: dict, names: list[str]) -> bool:
     return ping.returncode == 0 and all(name in ping.stdout for name in names)
 
 
+class Supervised:
+    """A worker process that is started again when it exits (at most once per RESTART_SECONDS,
+    so a worker that cannot start does not spin)."""
+
+    RESTART_SECONDS = 5.0
+
+    def __init__(self, command: list[str], *, env: dict):
+        self.command, self.env = command, env
+        self.process = subprocess.Popen(command, env=env, cwd=ROOT)
+        self.started_at = time.monotonic()
+
+    def restart_if_exited(self) -> bool:
+        if self.process.poll() is None or time.monotonic() - self.started_at < self.RESTART_SECONDS:
+            return False
+        print(f"{self.command[self.command.index('-n') + 1]} exited with {self.process.returncode}; "
+              "starting it again", file=sys.stderr, flush=True)
+        self.process = subprocess.Popen(self.command, env=self.env, cwd=ROOT)
+        self.started_at = time.monotonic()
+        return True
+
+
 def main() -> int:
     python = sys.executable
     host = os.environ.get("HOST", "127.0.0.1")
@@ -130,6 +152,7 @@ def main() -> int:
     redis_url = os.environ.get("REDIS_URL") or default_redis_url()
     env = serving_env()
     processes: list[subprocess.Popen] = []
+    supervised: list[Supervised] = []
     stopping = False
 
     def stop(signum, frame):
@@ -153,21 +176,22 @@ def main() -> int:
                 grading += "\n" + shared_redis_warning(redis_url, other)
             hostname = socket.gethostname()
             worker_names = [f"grading@{hostname}", f"practice@{hostname}", f"followups@{hostname}"]
-            processes.append(subprocess.Popen(
+            supervised.append(Supervised(
                 [python, "-m", "celery", "-A", "attnquiz", "worker", "--beat",
                  "--schedule", "var/celerybeat-schedule",
                  "--loglevel=WARNING", "--concurrency=2", "--pool=prefork",
-                 "-Q", "grading", "-n", worker_names[0]], env=env, cwd=ROOT))
+                 "-Q", "grading", "-n", worker_names[0]], env=env))
             # Practice answers have their own queue and worker, so they never hold up graded ones.
-            processes.append(subprocess.Popen(
+            supervised.append(Supervised(
                 [python, "-m", "celery", "-A", "attnquiz", "worker",
                  "--loglevel=WARNING", "--concurrency=1", "--pool=prefork",
-                 "-Q", "practice", "-n", worker_names[1]], env=env, cwd=ROOT))
+                 "-Q", "practice", "-n", worker_names[1]], env=env))
             # What a grade feeds (mastery, spaced review): one task per grade, on its own queue.
-            processes.append(subprocess.Popen(
+            supervised.append(Supervised(
                 [python, "-m", "celery", "-A", "attnquiz", "worker",
                  "--loglevel=WARNING", "--concurrency=1", "--pool=prefork",
-                 "-Q", "followups", "-n", worker_names[2]], env=env, cwd=ROOT))
+                 "-Q", "followups", "-n", worker_names[2]], env=env))
+            processes.extend(worker.process for worker in supervised)
         else:
             env.update(REDIS_URL="", GRADING_MODE="inline")
             grading = f"Grading: in the web process (no Redis answered at {redis_url})."
@@ -196,6 +220,9 @@ def main() -> int:
             )
         while not stopping and server.poll() is None:
             time.sleep(0.2)
+            for worker in supervised:
+                if not stopping and worker.restart_if_exited():
+                    processes.append(worker.process)
     except subprocess.CalledProcessError as failed:
         if stopping:  # interrupted while setting up
             return 0

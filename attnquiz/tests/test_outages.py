@@ -69,18 +69,32 @@ def test_readiness_is_503_and_names_the_database_when_it_is_down(database_down):
     }
 
 
-def test_readiness_checks_the_broker_when_grading_goes_through_one(client, db, broker):
+@pytest.fixture
+def workers_consuming(db, settings):
+    """Every grading queue's heartbeat was consumed just now."""
+    from grading.services import queue_heartbeat_record
+
+    for queue in settings.HEARTBEAT_QUEUES:
+        queue_heartbeat_record(queue=queue, worker="w@host")
+
+
+def test_readiness_checks_the_broker_when_grading_goes_through_one(client, broker, workers_consuming):
     response = client.get("/healthz/")
     assert response.status_code == 200
-    assert response.json()["checks"] == {"database": "ok", "broker": "ok"}
+    assert response.json()["checks"] == {
+        "database": "ok", "broker": "ok", "queue grading": "ok", "queue practice": "ok"
+    }
 
 
-def test_readiness_is_503_when_the_broker_is_down(client, db, broker):
+def test_readiness_is_503_when_the_broker_is_down(client, broker, workers_consuming):
     broker.stop()
     response = client.get("/healthz/")
     assert response.status_code == 503
     assert response.json() == {
-        "status": "unavailable", "checks": {"database": "ok", "broker": "unavailable"}
+        "status": "unavailable",
+        "checks": {
+            "database": "ok", "broker": "unavailable", "queue grading": "ok", "queue practice": "ok"
+        },
     }
 
 

@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,22 @@ def test_a_database_another_checkout_uses_is_announced(run, tmp_path, monkeypatc
     other = run.redis_claimed_by(url, tmp_path / "two")
     assert other == str(tmp_path / "one")
     assert "also used by the checkout at" in run.shared_redis_warning(url, other)
+def test_a_supervised_worker_that_exits_is_started_again(run, monkeypatch):
+    monkeypatch.setattr(run.Supervised, "RESTART_SECONDS", 0.0)
+    worker = run.Supervised([sys.executable, "-c", "pass", "-n", "grading@here"], env=dict(os.environ))
+    first = worker.process
+    first.wait(timeout=10)
+    assert worker.restart_if_exited() is True
+    assert worker.process is not first
+    worker.process.wait(timeout=10)
+
+
+def test_a_running_worker_is_left_alone(run):
+    worker = run.Supervised(
+        [sys.executable, "-c", "import time; time.sleep(5)", "-n", "grading@here"], env=dict(os.environ)
+    )
+    try:
+        assert worker.restart_if_exited() is False
+    finally:
+        worker.process.kill()
+        worker.process.wait(timeout=10)
