@@ -135,3 +135,12 @@ def test_a_control_character_is_an_issue_on_its_line_not_a_crash():
     assert [str(issue) for issue in error.value.errors] == [
         "line 2: character #x000f is not allowed in YAML; remove it"
     ]
+
+
+def test_the_same_issue_is_reported_once_in_file_order():
+    from exercises.engine.errors import SpecError, SpecIssue
+
+    repeated = SpecIssue(7, "parameters.Q", "is not a matrix")
+    error = SpecError([repeated, SpecIssue(2, "slug", "is required"), repeated, SpecIssue(7, "parameters.Q", "is not a matrix")])
+    assert [str(issue) for issue in error.errors] == ["line 2: slug: is required", "line 7: parameters.Q: is not a matrix"]
+    assert str(error) == "line 2: slug: is required\nline 7: parameters.Q: is not a matrix"
