@@ -356,6 +356,7 @@ def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str |
                 "prompt": engine.render_part_prompt(spec, draw.params, part.key),
                 "reference": _display_reference(part, references[part.key]),
                 "solution": engine.render_solution(spec, draw.params, part.key),
+                "choices": _preview_choices(part, references[part.key]),
             }
             for part in spec.parts
         ]
@@ -372,6 +373,19 @@ def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str |
         gates=gate_verdicts(spec, draw.params),
     )
     return preview
+
+
+def _preview_choices(part, reference) -> list[dict]:
+    """A choice part's choices as the student sees them, the right one(s) marked ([] for
+    any other part)."""
+    if not part.choices:
+        return []
+    keys = reference if isinstance(reference, (list, tuple, set)) else [reference]
+    right = {str(key) for key in keys}
+    return [
+        {"key": choice["key"], "text": choice["text"], "right": choice["key"] in right}
+        for choice in part.choices
+    ]
 
 
 def _display_reference(part, value) -> str:

@@ -87,7 +87,7 @@ def test_a_repeated_slip_comes_back_the_next_day_as_a_variant_that_exposes_it(
     page.reload()
     expect(skill_line(page, "scaling")).to_contain_text("shaky")
     due = page.get_by_role("region", name="Due for review")
-    expect(due).to_contain_text("Attention weights and context vector for one query — part weights")
+    expect(due).to_contain_text("Attention weights and context vector for one query — part (a)")  # the part by its label, not its key
     expect(due).to_contain_text("Practice never counts toward your grades.")
     page.screenshot(path=artifacts / "review-due.png", full_page=True)
     assert_page_ok(check_page(page, watch, artifacts=artifacts, name="dashboard-review-due"))

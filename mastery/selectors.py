@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.core.paginator import Paginator
-from django.db.models import Avg, Count
+from django.db.models import Avg, Count, Exists, F, OuterRef, Q, Subquery
 
 from courses.models import Role
 from courses.selectors import access_course_staff, active_enrolments
@@ -137,6 +137,7 @@ class GridRow:
     student_id: int
     name: str
     cells: list[GridCell]
+    username: str = ""
 
 
 def course_student_ids(course):
@@ -163,12 +164,70 @@ def grid_columns(*, course) -> list[GridColumn]:
     return sorted(columns, key=lambda c: (c.mean is None, c.mean if c.mean is not None else 0.0, order[c.skill]))
 
 
-def grid_page(*, course, columns: list[GridColumn], page_number):
-    """One page of students (by name) with their cells in the columns' order."""
-    enrolments = (
-        active_enrolments().filter(course=course, role=Role.STUDENT)
-        .select_related("user").order_by("user__last_name", "user__first_name", "user__username", "user_id")
+GRID_LEVELS = ("strong", "developing", "shaky", "not yet seen")
+BY_NAME = ("user__last_name", "user__first_name", "user__username", "user_id")
+
+
+@dataclass(frozen=True)
+class GridQuery:
+    """How the grid is sorted and filtered: ``sort`` is "name" or a skill (by P(known),
+    lowest first unless ``descending``); ``level`` keeps the students at that level of
+    ``level_skill`` (of any skill when empty). Unknown values fall back to the default."""
+
+    sort: str = "name"
+    descending: bool = False
+    level: str = ""
+    level_skill: str = ""
+
+    @classmethod
+    def from_request(cls, params) -> GridQuery:
+        sort = params.get("sort", "name")
+        level = params.get("level", "")
+        level_skill = params.get("level_skill", "")
+        return cls(
+            sort=sort if sort in SKILL_SLUGS else "name",
+            descending=params.get("order") == "desc",
+            level=level if level in GRID_LEVELS else "",
+            level_skill=level_skill if level_skill in SKILL_SLUGS else "",
+        )
+
+
+def _level_condition(level: str, prefix: str = "") -> Q:
+    p_known, attempts = f"{prefix}p_known", f"{prefix}attempts"
+    if level == "strong":
+        return Q(**{f"{p_known}__gte": STRONG_FROM, f"{attempts}__gt": 0})
+    if level == "developing":
+        return Q(**{f"{p_known}__gte": DEVELOPING_FROM, f"{p_known}__lt": STRONG_FROM, f"{attempts}__gt": 0})
+    return Q(**{f"{p_known}__lt": DEVELOPING_FROM, f"{attempts}__gt": 0})
+
+
+def _grid_enrolments(*, course, query: GridQuery):
+    enrolments = active_enrolments().filter(course=course, role=Role.STUDENT).select_related("user")
+    if query.level:
+        masteries = SkillMastery.objects.filter(course=course, student=OuterRef("user_id"))
+        if query.level_skill:
+            masteries = masteries.filter(skill=query.level_skill)
+        if query.level == "not yet seen":
+            # Without a skill: students who have not attempted anything yet.
+            enrolments = enrolments.exclude(Exists(masteries.filter(attempts__gt=0)))
+        else:
+            enrolments = enrolments.filter(Exists(masteries.filter(_level_condition(query.level))))
+    if query.sort == "name":
+        order = [f"-{name}" for name in BY_NAME] if query.descending else list(BY_NAME)
+        return enrolments.order_by(*order)
+    known = Subquery(
+        SkillMastery.objects.filter(course=course, student=OuterRef("user_id"), skill=query.sort, attempts__gt=0)
+        .values("p_known")[:1]
     )
+    enrolments = enrolments.annotate(sort_known=known)
+    key = F("sort_known").desc(nulls_last=True) if query.descending else F("sort_known").asc(nulls_last=True)
+    return enrolments.order_by(key, *BY_NAME)
+
+
+def grid_page(*, course, columns: list[GridColumn], page_number, query: GridQuery | None = None):
+    """One page of students (by name, or as ``query`` sorts and filters them) with their
+    cells in the columns' order."""
+    enrolments = _grid_enrolments(course=course, query=query or GridQuery())
     page = Paginator(enrolments, GRID_PAGE_SIZE).get_page(page_number)
     students = [enrolment.user for enrolment in page.object_list]
     stored = {
@@ -184,5 +243,5 @@ def grid_page(*, course, columns: list[GridColumn], page_number):
             row = stored.get((student.pk, column.skill))
             p_known, attempts = (row.p_known, row.attempts) if row else (None, 0)
             cells.append(GridCell(mastery_level(p_known, attempts), p_known, attempts))
-        rows.append(GridRow(student.pk, student.get_full_name() or student.username, cells))
+        rows.append(GridRow(student.pk, student.get_full_name() or student.username, cells, student.username))
     return page, rows

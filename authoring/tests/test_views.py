@@ -198,3 +198,19 @@ def test_review_through_the_pages(client, people, draft):
     history = client.get(reverse("authoring:exercise", args=["attn", "product"])).content.decode()
     for text in ("Created", "Sent to review", "Approved and published", "Started a new version"):
         assert text in history
+
+
+def test_preview_shows_a_choice_parts_choices_with_the_right_one(client, people):
+    from pathlib import Path
+
+    import exercises
+
+    source = (Path(exercises.__file__).parent / "bank" / "qkv-misconception.yaml").read_text()
+    version = published_version(source=source)
+    client.login(username="ines", password=PASSWORD)
+    page = client.get(
+        reverse("authoring:preview", args=["attn", version.exercise.slug, 1]), {"seed": 0}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "the choices</strong>" in page
+    assert "Q, K and V are three learned linear maps applied to the same embeddings X.</span> — right" in page
+    assert "Q, K and V are fixed by hand and not learned.</span></li>" in page

@@ -21,10 +21,12 @@ class SpecIssue:
 
 
 class SpecError(Exception):
-    """The spec is invalid; ``errors`` lists every problem found, in file order."""
+    """The spec is invalid; ``errors`` lists every problem found, in file order, each once
+    (the same issue found again, e.g. on every variant drawn, is not repeated)."""
 
     def __init__(self, errors: list[SpecIssue]):
-        self.errors = sorted(errors, key=lambda issue: (issue.line or 0, issue.path))
+        unique = list(dict.fromkeys(errors))
+        self.errors = sorted(unique, key=lambda issue: (issue.line or 0, issue.path))
         super().__init__("\n".join(str(issue) for issue in self.errors))
 
 

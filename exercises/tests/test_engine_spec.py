@@ -178,3 +178,12 @@ def test_derivation_options_that_would_let_reasoning_be_skipped_are_refused(opti
     text = DERIVATION.replace('      start: "Var(dot(q, k))"\n', f'      start: "Var(dot(q, k))"\n      {option}: {value}\n')
     (issue,) = errors_of(text)
     assert issue.startswith(f"line 14: parts[0].options.{option}: {message}")
+
+
+def test_the_same_issue_is_reported_once_in_file_order():
+    from exercises.engine.errors import SpecError, SpecIssue
+
+    repeated = SpecIssue(7, "parameters.Q", "is not a matrix")
+    error = SpecError([repeated, SpecIssue(2, "slug", "is required"), repeated, SpecIssue(7, "parameters.Q", "is not a matrix")])
+    assert [str(issue) for issue in error.errors] == ["line 2: slug: is required", "line 7: parameters.Q: is not a matrix"]
+    assert str(error) == "line 2: slug: is required\nline 7: parameters.Q: is not a matrix"

@@ -150,3 +150,28 @@ def test_dashboard_shows_the_students_skill_map(client, people):
 def test_staff_only_dashboards_show_no_skill_map(client, people):
     client.login(username="ines", password=PASSWORD)
     assert "My skills" not in client.get(reverse("dashboard")).content.decode()
+
+
+def _grid(client, **params):
+    response = client.get(reverse("mastery:course_grid", args=["attn"]), params)
+    return [row.username for row in response.context["rows"]], response.content.decode()
+
+
+def test_grid_sorts_by_any_column_and_filters_by_level(client, people):
+    tom = user_create("tom", first_name="Tom", last_name="Ash")
+    Enrolment.objects.create(course=people.course, user=tom, role=Role.STUDENT)
+    mastery(people.student, "scaling", 0.2)  # sam: shaky
+    mastery(people.student2, "scaling", 0.97)  # sue: strong
+    mastery(tom, "softmax", 0.7)  # tom: developing softmax, scaling not yet seen
+    client.login(username="tariq", password=PASSWORD)
+    assert _grid(client)[0] == ["tom", "sue", "sam"]  # by last name: Ash, Shaw, Stone
+    assert _grid(client, sort="name", order="desc")[0] == ["sam", "sue", "tom"]
+    assert _grid(client, sort="scaling")[0] == ["sam", "sue", "tom"]  # lowest first, unseen last
+    assert _grid(client, sort="scaling", order="desc")[0] == ["sue", "sam", "tom"]
+    assert _grid(client, level="strong", level_skill="scaling")[0] == ["sue"]
+    assert _grid(client, level="developing")[0] == ["tom"]
+    assert _grid(client, level="not yet seen", level_skill="scaling")[0] == ["tom"]
+    assert _grid(client, level="shaky", sort="bogus", level_skill="nope")[0] == ["sam"]  # unknown values ignored
+    names, page = _grid(client, sort="scaling")
+    assert 'aria-sort="ascending"' in page
+    assert "Tom Ash <span class=\"muted\">tom</span>" in page  # one way of naming: name, then username
