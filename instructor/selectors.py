@@ -301,10 +301,14 @@ GRADEBOOK_STUDENTS_PER_QUERY = 200
 def part_best_of_students(*, assignment: Assignment, student_ids: list[int]) -> dict[tuple[int, int, str], float]:
     """(student id, item id, part) -> best awarded score of these students, decided in the
     database (ungraded attempts count 0)."""
+    return part_best_scores(submissions=assignment_submissions(assignment=assignment).filter(student_id__in=student_ids))
+
+
+def part_best_scores(*, submissions) -> dict[tuple[int, int, str], float]:
+    """(student id, item id, part) -> best awarded score over these submissions, in one
+    aggregate (ungraded attempts count 0)."""
     rows = (
-        assignment_submissions(assignment=assignment)
-        .filter(student_id__in=student_ids)
-        .values("student_id", "variant__assignment_item_id", "part")
+        submissions.values("student_id", "variant__assignment_item_id", "part")
         .annotate(
             best=Max(
                 Case(

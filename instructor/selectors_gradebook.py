@@ -12,19 +12,18 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Case, FloatField, Max, Q, Value, When
-from django.db.models.functions import Coalesce
+from django.db.models import Q
 from django.utils import timezone
 
 from courses import pools
 from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, PoolDraw, Role
 from exams.models import Accommodation
 from exercises.specs import version_spec
-from grading.models import Submission, SubmissionStatus
+from grading.models import Submission
 
 from . import grade_totals
 from .models import GradeCategory
-from .selectors import ItemInfo, PartInfo, csv_safe, student_scores
+from .selectors import ItemInfo, PartInfo, csv_safe, part_best_scores, student_scores
 
 UNCATEGORISED = "Not in a category"
 NOT_ATTEMPTED = "not attempted"
@@ -131,24 +130,9 @@ def _categories(*, course: Course, columns: list[GradebookColumn]) -> list[Grade
 
 
 def _best_part_scores(*, course: Course) -> dict[tuple[int, int, str], float]:
-    """(student id, item id, part) -> best awarded score over the course, in one aggregate
-    (ungraded attempts count 0, as in the assignment gradebook)."""
-    rows = (
-        Submission.objects.filter(variant__assignment_item__assignment__course=course)
-        .values("student_id", "variant__assignment_item_id", "part")
-        .annotate(
-            best=Max(
-                Case(
-                    When(status=SubmissionStatus.GRADED, then=Coalesce("awarded", Value(0.0))),
-                    default=Value(0.0),
-                    output_field=FloatField(),
-                )
-            )
-        )
-        .order_by()
-        .values_list("student_id", "variant__assignment_item_id", "part", "best")
-    )
-    return {(student_id, item_id, part): best for student_id, item_id, part, best in rows}
+    """(student id, item id, part) -> best awarded score over the course (ungraded attempts
+    count 0, as in the assignment gradebook)."""
+    return part_best_scores(submissions=Submission.objects.filter(variant__assignment_item__assignment__course=course))
 
 
 def _course_draws(*, course: Course, columns: list[GradebookColumn]) -> dict[tuple[int, int], dict[str, int]]:
