@@ -120,6 +120,11 @@ def holm_adjust(p_values: Sequence[float]) -> list[float]:
 # ---------------------------------------------------------------------------
 
 
+def p_value_text(p: float) -> str:
+    """A p-value as a person reads it: four decimals, "< 0.0001" below that (never "0.0000")."""
+    return "< 0.0001" if p < 0.0001 else f"{p:.4f}"
+
+
 def variant_features(spec: ExerciseSpec, params: dict, references: dict | None = None) -> dict[str, float]:
     """The features of one variant that are defined for it (a subset of ``FEATURES``)."""
     if references is None:

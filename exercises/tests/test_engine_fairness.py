@@ -153,3 +153,10 @@ def test_a_feature_with_few_values_gets_one_bar_per_value():
     spread = {f.feature: f for f in variant_spread(spec, seeds=30)["features"]}
     assert [label for label, _ in spread["magnitude"].histogram] == ["2", "3"]
     assert sum(count for _, count in spread["digits"].histogram) == 30
+
+
+@pytest.mark.parametrize(("p", "text"), [(0.04321, "0.0432"), (0.0001, "0.0001"), (0.00009, "< 0.0001"), (0.0, "< 0.0001"), (1.0, "1.0000")])
+def test_a_p_value_reads_as_four_decimals_or_below_one_in_ten_thousand(p, text):
+    from exercises.engine.fairness import p_value_text
+
+    assert p_value_text(p) == text

@@ -64,5 +64,5 @@ class Command(BaseCommand):
         verdict = f"FLAG hardest {test.hardest.label}" if test.flagged else "ok"
         return (
             f"{test.factor:<12} [{bins}]  chi2={test.result.statistic:.2f} df={test.result.df} "
-            f"p={test.result.p_value:.4f} holm={test.adjusted_p:.4f}  {verdict}"
+            f"p={fairness.p_value_text(test.result.p_value)} holm={fairness.p_value_text(test.adjusted_p)}  {verdict}"
         )
