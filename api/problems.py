@@ -3,21 +3,20 @@ for invalid input, ``errors`` (field -> messages). No API URL ever answers an HT
 
 from __future__ import annotations
 
-import logging
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, JsonResponse
+from django.http import Http404
 from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from attnquiz.errors import DATABASE_OUTAGE_ERRORS, RETRY_AFTER_SECONDS
+from attnquiz.errors import DATABASE_OUTAGE_ERRORS, RETRY_AFTER_SECONDS  # noqa: F401
+from attnquiz.errors import api_service_unavailable as service_unavailable  # noqa: F401
 from attnquiz.problems import PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE, json_problem, problem_body, problem_type  # noqa: F401
 from attnquiz.input_limits import UnstorableText
 from courses.services import CourseArchived
 
-logger = logging.getLogger(__name__)
 
 # What makes the API answer 503 rather than 500: the database or Redis out of reach.
 OUTAGE_ERRORS = (*DATABASE_OUTAGE_ERRORS, RedisConnectionError, RedisTimeoutError)
@@ -55,19 +54,6 @@ def _flatten_errors(detail) -> dict:
 
     walk(detail, "")
     return flat
-
-
-def service_unavailable(error) -> JsonResponse:
-    """503 with Retry-After: the database or Redis cannot be reached; nothing was done."""
-    logger.error("API unavailable: %s: %s", type(error).__name__, error)
-    response = json_problem(
-        status_code=503,
-        code="service_unavailable",
-        detail="attnquiz is temporarily unavailable (a database or cache outage). "
-        "Nothing was changed; send the request again in a moment.",
-    )
-    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return response
 
 
 def exception_handler(exc, context):

@@ -45,13 +45,29 @@ class DatabaseUnavailableMiddleware:
         return None
 
 
+def api_service_unavailable(error) -> HttpResponse:
+    """The API's 503 (a problem document with Retry-After): the database or Redis cannot be
+    reached; nothing was done."""
+    from .problems import json_problem
+
+    logger.error("API unavailable: %s: %s", type(error).__name__, error)
+    response = json_problem(
+        status_code=503,
+        code="service_unavailable",
+        detail="attnquiz is temporarily unavailable (a database or cache outage). "
+        "Nothing was changed; send the request again in a moment.",
+    )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
 def server_error(request, *args, **kwargs) -> HttpResponse:
     """handler500: called while the uncaught exception is being handled."""
     if request.path.startswith("/api/"):  # raised outside a view (a middleware): still JSON
-        from api.problems import OUTAGE_ERRORS, json_problem, service_unavailable
+        from .problems import json_problem
 
-        if isinstance(sys.exc_info()[1], OUTAGE_ERRORS):
-            return service_unavailable(sys.exc_info()[1])
+        if isinstance(sys.exc_info()[1], DATABASE_OUTAGE_ERRORS):
+            return api_service_unavailable(sys.exc_info()[1])
         return json_problem(status_code=500, code="server_error", detail="Something went wrong on our side; the error was logged.")
     if isinstance(sys.exc_info()[1], DATABASE_OUTAGE_ERRORS):
         return database_unavailable_response()
