@@ -129,7 +129,7 @@ def test_teaching_pages_typeset_answers(page, demo_site, artifacts):
     assert page.locator("#raw-answer").inner_text() == '[["0.2500","0.2500","0.2500","0.2500"]]'
     expect(page.locator(".aq-answer-typeset .katex")).to_have_count(1)
     page.goto(reverse("instructor:analytics", args=[course, slug]))
-    page.locator("details summary", has_text="Part weights").first.click()
+    page.locator("details summary", has_text="Part (a)").first.click()  # the weights, the first part
     wrong = page.locator(".aq-wrong-answers li[data-count='1']").first
     expect(wrong.locator(".katex")).to_have_count(1)
     assert "× 1" in wrong.inner_text()

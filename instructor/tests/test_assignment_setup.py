@@ -50,7 +50,7 @@ def test_the_preset_select_carries_its_values_for_the_script(client, people):
         ({"solution_policy": "after_solved", "show_solutions": "never"}, "solutions never shown"),
         ({"solution_policy": "after_solved"}, "solutions: once the part is solved or attempts are used up"),
         ({"solution_policy": "always", "show_solutions": "on_release"},
-         "solutions: always, and only when the instructor releases grades"),
+         "solutions: always, and only when released (to attempts that have ended)"),
     ],
 )
 def test_solutions_in_words(people, fields, words):
