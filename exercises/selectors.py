@@ -37,7 +37,7 @@ from grading.selectors import part_progress, progress_of_part, variant_progress,
 
 from . import bodies, engine
 from .models import Variant
-from .specs import version_spec
+from .specs import part_label, version_spec
 
 
 _UNREAD = object()
@@ -628,12 +628,14 @@ def recent_misconception(*, student, exercise_id: int) -> tuple[str, str] | None
 
 
 def assignment_unanswered_parts(*, assignment: Assignment, student) -> list[dict]:
-    """Per exercise the student is given, the keys of the parts they have not answered
-    (an answer that could not be graded counts as answered: it is stored)."""
+    """Per exercise the student is given, the keys of the parts they have not answered and
+    their labels for people (an answer that could not be graded counts as answered: it is
+    stored)."""
     rows = []
     for row in assignment_item_statuses(assignment=assignment, student=student):
         item = row["item"]
-        keys = [part.key for part in version_spec(item.exercise_version).parts]
+        spec = version_spec(item.exercise_version)
+        keys = [part.key for part in spec.parts]
         variant = Variant.objects.filter(
             assignment_item=item, student=student, context=f"assignment:{item.pk}"
         ).first()
@@ -642,5 +644,9 @@ def assignment_unanswered_parts(*, assignment: Assignment, student) -> list[dict
             if variant
             else set()
         )
-        rows.append({"item": item, "parts": keys, "unanswered": [k for k in keys if k not in answered]})
+        unanswered = [k for k in keys if k not in answered]
+        rows.append({
+            "item": item, "parts": keys, "unanswered": unanswered,
+            "unanswered_labels": [part_label(spec, key) for key in unanswered],  # "(b)", as pages name parts
+        })
     return rows

@@ -124,7 +124,8 @@ def _render_exercise(request, *, variant: Variant, item, role: str, is_practice:
             variant=variant, part_key=part["key"], progress=part["progress"], visibility=visibility
         )
         part["history"] = results.attempt_history(
-            submissions=part["progress"]["history"], reference=reference, visibility=visibility
+            submissions=part["progress"]["history"], reference=reference, visibility=visibility,
+            variant=variant, part_key=part["key"],
         )
         latest = part["progress"]["latest"]
         part["heatmap"] = results.heatmap_for(latest, reference=reference) if latest else None

@@ -26,6 +26,7 @@ from exercises.specs import version_spec
 from grading.core import answers
 from grading.core.weights_feedback import compare_weights, weights_implied_by_output
 
+from .answer_input import answer_shown
 from .models import Submission, SubmissionStatus
 from .selectors import part_progress
 
@@ -82,7 +83,8 @@ def submission_view_context(
             visibility=visibility,
         )
         context["history"] = attempt_history(
-            submissions=progress["history"], reference=reference, visibility=visibility
+            submissions=progress["history"], reference=reference, visibility=visibility,
+            variant=submission.variant, part_key=submission.part,
         )
     else:
         context["heatmap"] = None  # only a graded attempt has one
@@ -90,15 +92,23 @@ def submission_view_context(
 
 
 def attempt_history(
-    *, submissions, reference: WeightsReference | None, visibility: FeedbackVisibility = EVERYTHING
+    *, submissions, reference: WeightsReference | None, visibility: FeedbackVisibility = EVERYTHING,
+    variant=None, part_key: str | None = None,
 ) -> list[dict]:
     """Each earlier attempt with its heatmap, as exercises/_history.html lists them, with
-    the feedback the review policy hides removed."""
+    the feedback the review policy hides removed and, given the variant and part, the
+    answer as a person reads it (a choice's words, maths typeset)."""
+    submissions = list(submissions)
+    spec = version_spec(variant.exercise_version) if variant is not None and submissions else None
     return [
         {
             "submission": submission,
             "heatmap": heatmap_for(submission, reference=reference),
             "feedback": feedback_for_student(submission.feedback, visibility),
+            "answer": (
+                answer_shown(spec=spec, params=variant.params, part_key=part_key, raw_answer=submission.raw_answer)
+                if spec is not None else None
+            ),
         }
         for submission in submissions
     ]

@@ -33,7 +33,7 @@ from exams.selectors_accommodations import (
 from exercises import engine
 from exercises.models import Variant
 from exercises.specs import part_label, version_spec
-from grading.answer_input import answer_latex
+from grading.answer_input import answer_shown
 from grading.answer_input import answer_text  # noqa: F401  (views and CSV use it from here)
 from grading.models import Submission, SubmissionStatus
 
@@ -584,34 +584,23 @@ def _typeset_wrong_answers(common: list[tuple[str, int]], *, rows: list[dict], p
     shown = []
     for text, count in common:
         row = first_row[text]
-        shown.append(
-            {
-                "text": text,
-                "count": count,
-                "latex": _answer_latex(
-                    variants[row["variant_id"]], part_key=part.key, raw_answer=row["raw_answer"]
-                ),
-            }
+        variant = variants[row["variant_id"]]
+        answer = answer_shown(
+            spec=version_spec(variant.exercise_version), params=variant.params,
+            part_key=part.key, raw_answer=row["raw_answer"],
         )
+        shown.append({"text": answer["text"], "count": count, "latex": answer["latex"]})
     return shown
 
 
-def _answer_latex(variant: Variant, *, part_key: str, raw_answer) -> list[str]:
-    spec = version_spec(variant.exercise_version)
-    try:
-        answer_type = spec.part(part_key).type
-        options = engine.part_options(spec, variant.params, part_key)
-    except (KeyError, ValueError, engine.ExpressionError):
-        return []
-    return answer_latex(answer_type=answer_type, raw_answer=raw_answer, options=options)
-
-
 def submission_answer_shown(*, submission: Submission) -> dict:
-    """A stored answer for the staff pages: the text in full and, for maths, typeset."""
-    return {
-        "text": answer_text(submission.raw_answer),
-        "latex": _answer_latex(submission.variant, part_key=submission.part, raw_answer=submission.raw_answer),
-    }
+    """A stored answer for the staff pages: the text in full (a choice in its own words)
+    and, for maths, typeset."""
+    variant = submission.variant
+    return answer_shown(
+        spec=version_spec(variant.exercise_version), params=variant.params,
+        part_key=submission.part, raw_answer=submission.raw_answer,
+    )
 
 
 def _variant_difficulty(rows: list[dict]) -> list[dict]:

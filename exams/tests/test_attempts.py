@@ -177,7 +177,7 @@ def test_the_finish_page_lists_unanswered_parts_then_finishes(
         len(i.exercise_version.spec["parts"]) for i in exam.items.select_related("exercise_version")
     )
     assert f"{total - 1} of {total} parts not answered yet" in page
-    assert f">{item.exercise_version.title}</a>: part output</li>" in page
+    assert f">{item.exercise_version.title}</a>: part (b)</li>" in page  # the output, named as people see it
     response = client.post(url)
     assert response.status_code == 302
     assert response["Location"] == reverse("assignment", args=[exam.course.slug, exam.slug])

@@ -173,8 +173,10 @@ def test_history_lists_my_attempts_with_what_i_entered_and_the_feedback(client, 
         )
     html = client.get(reverse("exercise", args=[item.pk])).content.decode()
     assert "My attempts at this part (2)" in html
-    assert "<code>[0.25, 0.25, 0.25, 0.25]</code>" in html
-    assert '<code>[[&quot;0.1&quot;,&quot;0.2&quot;,&quot;0.3&quot;,&quot;0.4&quot;]]</code>' in html
+    # Each answer typeset as the student's preview read it, never the stored JSON.
+    assert "I entered: <span class=\"aq-answer-typeset__line\">$\\begin{bmatrix} 0.25 &amp; 0.25 &amp; 0.25 &amp; 0.25 \\end{bmatrix}$</span>" in html
+    assert "I entered: <span class=\"aq-answer-typeset__line\">$\\begin{bmatrix} 0.1 &amp; 0.2 &amp; 0.3 &amp; 0.4 \\end{bmatrix}$</span>" in html
+    assert "[[&quot;0.1&quot;" not in html
     assert "entries are outside the accepted tolerance" in html
     login(client, "student2")
     client.get(reverse("exercise", args=[item.pk]))

@@ -141,3 +141,26 @@ def test_practice_mode_shows_the_heatmap_after_a_wrong_answer(client, item, vari
     assert 'data-sharpness="sharper"' in html
     assert "Your attention weights" in html
     assert "Correct attention weights" not in html
+
+
+def test_the_history_shows_a_matrix_answer_typeset_not_as_stored_json(client, item, variant, answer):
+    answer(variant, "weights", [0.25, 0.25, 0.25, 0.25])
+    page = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    history = page.split('id="history-weights"')[1].split("</details>")[0]
+    entered = history.split('class="aq-history__answer"')[1].split("</p>")[0]
+    assert entered.startswith(" data-math>I entered: ")  # KaTeX typesets it
+    assert "0.25" in entered and entered.count("$") == 2
+    assert '[["' not in history and '"0.2500"' not in history
+
+
+def test_the_history_names_a_chosen_choice_by_its_text_not_its_key(client, demo, django_user_model, django_capture_on_commit_callbacks):
+    item = AssignmentItem.objects.get(assignment=demo.assignment, exercise_version__exercise__slug="equal-keys")
+    client.force_login(django_user_model.objects.get(username="student1"))
+    client.get(reverse("exercise", args=[item.pk]))
+    variant = Variant.objects.get(student__username="student1", assignment_item=item)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("submit", args=[variant.pk, "equal_pair"]), {"answer": "02"})
+    page = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    history = page.split('id="history-equal_pair"')[1].split("</details>")[0]
+    assert "I entered: tokens 0 and 2</p>" in history
+    assert "I entered: 02" not in history and "<code>02</code>" not in history
