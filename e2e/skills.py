@@ -34,7 +34,12 @@ def wait_for_mastery(*, username: str, skill: str, attempts: int, course=None, t
         if row is not None and row.attempts >= attempts:
             return row
         if time.monotonic() > deadline:
-            raise AssertionError(f"{username}'s mastery of {skill} did not reach {attempts} attempts: {row}")
+            from grading.harness import CeleryWorker
+
+            raise AssertionError(
+                f"{username}'s mastery of {skill} did not reach {attempts} attempts: {row}\n"
+                f"the worker said:\n{CeleryWorker.running_log_tail()}"
+            )
         time.sleep(0.05)
 
 

@@ -41,7 +41,12 @@ def wait_for_reviews(student, count: int, timeout: float = 30.0):
         if card is not None and card.reviews >= count:
             return card
         time.sleep(0.1)
-    raise AssertionError(f"the worker did not record {count} reviews in {timeout} s")
+    from grading.harness import CeleryWorker
+
+    raise AssertionError(
+        f"the worker did not record {count} reviews in {timeout} s\n"
+        f"the worker said:\n{CeleryWorker.running_log_tail()}"
+    )
 
 
 def a_day_passes(card) -> None:

@@ -121,10 +121,29 @@ def followups_enqueue(*, submission_ids: list[int]) -> None:
         logger.warning("follow-ups of %d submissions not queued", len(submission_ids), exc_info=True)
 
 
+# A follow-up that lost a lock race (deadlock, serialization failure) runs again at once:
+# its work is idempotent, and waiting for the periodic backfill would hide the grade for minutes.
+FOLLOWUP_TRIES = 3
+
+
 def followups_run(*, submission_ids: list[int]) -> None:
     """Every registered follow-up, each on its own: one failing never stops the others."""
     for name, followup in followups_registered().items():
+        _followup_run(name, followup, submission_ids)
+
+
+def _followup_run(name: str, followup: Followup, submission_ids: list[int]) -> None:
+    from django.db import OperationalError
+
+    for attempt in range(1, FOLLOWUP_TRIES + 1):
         try:
             followup(submission_ids=submission_ids)
+            return
+        except OperationalError:
+            if attempt == FOLLOWUP_TRIES:
+                logger.exception("follow-up %s failed %d times on %d submissions", name, attempt, len(submission_ids))
+                return
+            logger.warning("follow-up %s lost a lock race on %d submissions; again", name, len(submission_ids))
         except Exception:
             logger.exception("follow-up %s failed on %d submissions", name, len(submission_ids))
+            return

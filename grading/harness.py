@@ -68,7 +68,12 @@ class RedisServer:
         )
         wait_until(self.answers, timeout=10, what="redis-server to answer")
 
+    def _forget(self) -> None:
+        if self in CeleryWorker.running:
+            CeleryWorker.running.remove(self)
+
     def stop(self) -> None:
+        self._forget()
         if self.process and self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=10)
@@ -94,6 +99,13 @@ class RedisServer:
 
 class CeleryWorker:
     """``celery worker`` as a real subprocess, grading against the test database."""
+
+    running: list["CeleryWorker"] = []  # started and not yet stopped (for failure messages)
+
+    @classmethod
+    def running_log_tail(cls, lines: int = 60) -> str:
+        """The last lines each running worker printed: what a test shows when it waited in vain."""
+        return "\n".join("".join(worker.log[-lines:]) for worker in cls.running)
 
     def __init__(self, *, broker_url: str, database_url: str, extra_env: dict | None = None):
         self.env = dict(
@@ -133,6 +145,7 @@ class CeleryWorker:
             text=True,
             start_new_session=True,
         )
+        CeleryWorker.running.append(self)
         ready = threading.Event()
         threading.Thread(target=self._read_output, args=(ready,), daemon=True).start()
         if not ready.wait(timeout=60):
@@ -147,11 +160,17 @@ class CeleryWorker:
 
     def kill(self) -> None:
         """SIGKILL the whole worker (parent and pool children), as a crash would."""
+        self._forget()
         if self.process and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=10)
 
+    def _forget(self) -> None:
+        if self in CeleryWorker.running:
+            CeleryWorker.running.remove(self)
+
     def stop(self) -> None:
+        self._forget()
         if self.process and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
             try:

@@ -142,3 +142,24 @@ def test_inline_followups_run_after_the_commit(practice, settings, django_captur
         callback()
     assert Observation.objects.filter(submission=submission).count() == 1
     assert ReviewEntry.objects.filter(submission=submission).count() == 1
+
+
+def test_a_followup_that_loses_a_lock_race_runs_again_and_a_third_loss_is_logged(monkeypatch, caplog):
+    from django.db import OperationalError
+
+    calls = {"flaky": 0, "doomed": 0}
+
+    def flaky(*, submission_ids):
+        calls["flaky"] += 1
+        if calls["flaky"] == 1:
+            raise OperationalError("deadlock detected")
+
+    def doomed(*, submission_ids):
+        calls["doomed"] += 1
+        raise OperationalError("deadlock detected")
+
+    monkeypatch.setattr(events, "_followups", {"flaky": flaky, "doomed": doomed})
+    events.followups_run(submission_ids=[7])
+    assert calls == {"flaky": 2, "doomed": 3}
+    assert "follow-up doomed failed 3 times on 1 submissions" in caplog.text
+    assert "follow-up flaky failed" not in caplog.text
