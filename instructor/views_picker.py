@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from authoring.selectors import version_preview_limited
 from exercises.engine.skills import SKILLS
-from exercises.specs import version_spec
+from exercises.specs import part_label, version_spec
 
 from . import selectors, selectors_picker, services
 from .forms import ItemsAddForm
@@ -78,10 +78,23 @@ def exercise_preview(request, course_slug: str, assignment_slug: str, version_id
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, instructor_only=True
     )
     version = selectors_picker.access_assignable_version(version_id=version_id)
-    preview = version_preview_limited(spec=version_spec(version), seed=PREVIEW_SEED)
+    spec = version_spec(version)
+    preview = version_preview_limited(spec=spec, seed=PREVIEW_SEED)
     fragment = request.headers.get("HX-Request") == "true"
     return render(
         request,
         "instructor/_exercise_preview.html" if fragment else "instructor/exercise_preview.html",
-        {"course": assignment.course, "assignment": assignment, "version": version, "preview": preview},
+        {
+            "course": assignment.course, "assignment": assignment, "version": version, "preview": preview,
+            "choice_parts": _choice_parts(spec, preview),
+        },
     )
+
+
+def _choice_parts(spec, preview: dict) -> list[tuple[str, list[str]]]:
+    """(part label, the choices' texts) of each part that offers choices; the prompt
+    already holds every part's question, but not what a student picks from."""
+    return [
+        (part_label(spec, part["key"]), [choice["text"] for choice in part["choices"]])
+        for part in preview.get("parts", ()) if part.get("choices")
+    ]

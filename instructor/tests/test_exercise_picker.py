@@ -260,3 +260,16 @@ def test_the_single_add_form_offers_only_assignable_versions(library):
     offered = set(ItemAddForm().fields["version"].queryset)
     assert library["their-draft"] not in offered and library["own-draft"] not in offered
     assert library["softmax-row"] in offered and library["softmax-row-v2"] in offered
+
+
+def test_the_preview_names_the_choices_of_a_choice_part_by_its_label(client, people):
+    from exercises.services_bank import bank_load
+
+    bank_load()
+    assignment_create(people.course, [])
+    version = selectors_picker.assignable_versions().get(exercise__slug="qkv-misconception")
+    client.login(username="ines", password=PASSWORD)
+    html = client.get(preview_url(version), HTTP_HX_REQUEST="true").content.decode()
+    assert "Choices of (a)" in html
+    assert "Q, K and V are three learned linear maps applied to the same embeddings X." in html
+    assert "correct_statement" not in html and "separate" not in html.replace("separate inputs", "")
