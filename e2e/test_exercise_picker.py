@@ -84,7 +84,18 @@ def test_search_tick_two_add_both_and_see_them_on_the_assignment(page, watch, em
 
     # A narrower search hides a ticked exercise; it stays ticked and is still added.
     page.fill("#picker-q", "splitting")
-    assert visible_slugs(page) == [row.slug for row in exercise_picker_rows(assignment=empty_assignment, query="splitting")]
+    assert visible_slugs(page) == [FIRST]
+    assert page.locator("#picker-count").inner_text() == "1 exercise fits the search."
+    # The skill filter, alone and with words, agrees with the server's.
+    page.fill("#picker-q", "")
+    page.select_option("#picker-skill", "projections")
+    assert visible_slugs(page) == [
+        row.slug for row in exercise_picker_rows(assignment=empty_assignment, skill="projections")]
+    page.fill("#picker-q", "shapes")
+    assert visible_slugs(page) == [
+        row.slug for row in exercise_picker_rows(assignment=empty_assignment, query="shapes", skill="projections")]
+    assert page.url.endswith("/items/choose/?q=shapes&skill=projections")
+    assert page.locator("#picker-submit").inner_text() == "Add 2 exercises"
     page.fill("#id_points", "2")
     page.locator("#picker-submit").click()
     page.wait_for_url(re.compile(r"/teach/attention-101/a/week-2/$"))

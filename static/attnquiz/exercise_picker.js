@@ -61,13 +61,14 @@
         if (visible) shown += 1;
       });
       var filtered = query.trim() || skill;
-      count.textContent = shown + " exercise" + (shown === 1 ? "" : "s") + (filtered ? " fit the search." : ".");
-      var url = new URL(window.location.href);
-      url.searchParams.set("q", query);
-      url.searchParams.set("skill", skill);
-      if (!query) url.searchParams.delete("q");
-      if (!skill) url.searchParams.delete("skill");
-      window.history.replaceState(null, "", url.pathname + url.search);
+      count.textContent = shown + (shown === 1 ? " exercise" : " exercises") +
+        (filtered ? (shown === 1 ? " fits the search." : " fit the search.") : ".");
+      // The address says what is shown, so a reload (the server's search) shows the same.
+      var params = new URLSearchParams();
+      if (query) params.set("q", query);
+      if (skill) params.set("skill", skill);
+      var queryString = params.toString();
+      window.history.replaceState(null, "", window.location.pathname + (queryString ? "?" + queryString : ""));
     }
 
     if (form.getAttribute("data-filtered") === "0") {
