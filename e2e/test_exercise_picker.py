@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from e2e.a11y import PHONE, axe_violations, horizontal_overflow, settle
+from e2e.a11y import DESKTOP, PHONE, axe_violations, horizontal_overflow, settle
 from e2e.conftest import log_in
 
 pytestmark = pytest.mark.browser
@@ -134,4 +134,9 @@ def test_the_picker_and_its_preview_fit_a_phone_and_pass_axe(page, watch, empty_
         if violations:
             problems[url + " (axe)"] = violations
         page.screenshot(path=artifacts / f"picker-390-{index}.png")
+    page.goto(f"/teach/{COURSE}/a/week-2/items/choose/")
+    page.set_viewport_size(DESKTOP)
+    settle(page)
+    page.screenshot(path=artifacts / "picker-1280.png")
+    assert axe_violations(page, watch) == []
     assert problems == {}, "\n".join(f"{url}: {found}" for url, found in problems.items())

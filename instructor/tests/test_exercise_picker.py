@@ -2,6 +2,8 @@
 versions, never a course's private work), its search, its preview, and adding several
 exercises at once in the order chosen (all or none; duplicates skipped and named)."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -190,7 +192,10 @@ def test_the_page_lists_the_search_results_with_titles_skills_and_marks(client, 
     assert page.count('class="aq-picker-row') == 2
     assert "Saturated softmax" in page and "Weights of one row" in page and "Shapes in one head" not in page
     assert "softmax saturation" in page and "2 exercises fit the search." in page
+    assert "softmax-row v2 · medium · 2 parts ·" not in page
+    assert "softmax-row v2 · medium · 2 parts" in re.sub(r"<[^>]+>", "", page)
     full = client.get(picker_url()).content.decode()
+    assert "scaling-why v1 · easy · 2 parts · topics: variance" in re.sub(r"<[^>]+>", "", full)
     assert full.count('class="aq-picker-row') == 4
     assert full.count("already in this assignment") == 1
     assert f'value="{library["shapes"].pk}" id="pick-{library["shapes"].pk}" disabled' in full
@@ -249,7 +254,7 @@ def test_the_preview_shows_the_rendered_prompt_of_a_sample_variant(client, assig
     assert "<html" not in html and 'data-version="%d"' % library["scaling-why"].pk in html
     assert "Multiply" in html and "seed 0" in html
     page = client.get(preview_url(library["scaling-why"])).content.decode()
-    assert "<h1>Why divide by root d_k" in page and "Multiply" in page
+    assert "<h1>Why divide by root d_k</h1>" in page and "Multiply" in page
     for key in ("own-draft", "their-draft"):
         assert client.get(preview_url(library[key])).status_code == 404
 
