@@ -95,8 +95,10 @@ def test_a_course_from_an_empty_site(page, chromium, live_server, watch, empty_s
     page.fill("#id_due_at", "2027-03-01T09:00")
     page.get_by_role("button", name="Save").click()
     page.wait_for_url(re.compile(r"/teach/attention-spring/a/week-1/$"))
-    page.locator("#add-item select").select_option(index=1)
-    page.locator("#add-item button[type=submit]").click()
+    page.get_by_role("link", name="Add exercises…").click()
+    page.locator(".aq-picker-row input[type=checkbox]:not([disabled])").first.check()
+    page.get_by_role("button", name="Add 1 exercise").click()
+    page.wait_for_url(re.compile(r"/teach/attention-spring/a/week-1/$"))
     assert page.locator(".messages").inner_text().startswith("Added ")
 
     # A new student opens the join link in another browser, signs up and lands enrolled.

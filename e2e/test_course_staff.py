@@ -207,7 +207,8 @@ def test_an_invitation_email_sets_a_password(page, teaching_site, live_server, m
 def _staff_urls(site, item, submission, version) -> list[str]:
     a = f"/teach/{COURSE}/a/{site.assignment.slug}/"
     return [
-        f"/teach/{COURSE}/", f"/teach/{COURSE}/assignments/new/", a, a + "edit/", a + "gradebook/",
+        f"/teach/{COURSE}/", f"/teach/{COURSE}/assignments/new/", a, a + "edit/", a + "items/choose/",
+        a + f"items/preview/{version.pk}/", a + "gradebook/",
         a + "analytics/", a + "regrade/", f"/teach/{COURSE}/gradebook/", f"/teach/{COURSE}/manual/",
         f"/teach/{COURSE}/manual/{submission.pk}/", f"/teach/{COURSE}/grading/",
         f"/teach/{COURSE}/grading/{item.pk}/why_equal/",

@@ -88,11 +88,12 @@ def create_exam(page) -> None:
     page.select_option("#id_review_preset", "exam")
     page.locator("form.card button[type=submit]").click()
     page.wait_for_url(re.compile(r"/teach/attention-101/a/midterm/$"))
+    page.get_by_role("link", name="Add exercises…").click()
     for slug in (WORKED_EXAMPLE, *POOL):
-        page.select_option("#id_version", version_pk(slug))
-        page.fill("#id_points", "2")
-        page.get_by_role("button", name="Add to assignment").click()
-        page.wait_for_load_state()
+        page.check(f"#pick-{version_pk(slug)}")
+    page.fill("#id_points", "2")
+    page.get_by_role("button", name=f"Add {1 + len(POOL)} exercises").click()
+    page.wait_for_url(re.compile(r"/teach/attention-101/a/midterm/$"))
     from courses.models import Assignment
 
     exam = Assignment.objects.get(course__slug=COURSE, slug="midterm")

@@ -91,10 +91,12 @@ def test_author_review_publish_and_assign(page, watch, teaching_site):
     assert "Checked both seeds by hand." in page.content()
 
     page.goto(f"/teach/{COURSE}/a/{ASSIGNMENT}/")
-    page.select_option("#id_version", label="scaled-score v1")
+    page.get_by_role("link", name="Add exercises…").click()
+    page.fill("#picker-q", "scaled-score")
+    page.locator(".aq-picker-row[data-slug='scaled-score'] input[type=checkbox]").check()
     page.fill("#id_points", "2")
-    page.get_by_role("button", name="Add to assignment").click()
-    page.wait_for_load_state()
+    page.get_by_role("button", name="Add 1 exercise").click()
+    page.wait_for_url(f"**/teach/{COURSE}/a/{ASSIGNMENT}/")
     row = page.locator("#items tbody tr", has=page.get_by_text("scaled-score", exact=True))
     assert row.count() == 1
     assert "v1" in row.inner_text()

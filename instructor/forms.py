@@ -13,6 +13,8 @@ from courses.pools import pool_points_problems
 from exams.access import networks_parse
 from exercises.models import ExerciseVersion, VersionStatus
 
+from .selectors_picker import assignable_versions
+
 
 REVIEW_FIELDS = (
     "show_correctness", "show_score", "show_misconception", "show_hints", "show_heatmap", "show_solutions",
@@ -158,11 +160,30 @@ class AssignmentForm(forms.ModelForm):
 
 
 class ItemAddForm(forms.Form):
-    version = forms.ModelChoiceField(
-        queryset=ExerciseVersion.objects.filter(status=VersionStatus.PUBLISHED).select_related("exercise"),
-        label="Exercise (published version)",
-    )
+    version = forms.ModelChoiceField(queryset=ExerciseVersion.objects.none(), label="Exercise (published version)")
     points = forms.FloatField(min_value=0, max_value=1000, initial=1.0)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["version"].queryset = assignable_versions()
+
+
+class ItemsAddForm(forms.Form):
+    """The picker's "Add N exercises": the ticked version ids (``version``, repeated, in the
+    order chosen) and the points each new item carries. Which ids may be added is the
+    service's to decide; here they need only be whole numbers."""
+
+    points = forms.FloatField(min_value=0, max_value=1000, initial=1.0)
+
+    def clean(self):
+        cleaned = super().clean()
+        raw = self.data.getlist("version") if hasattr(self.data, "getlist") else []
+        try:
+            cleaned["version_ids"] = [int(value) for value in raw]
+        except (TypeError, ValueError):
+            shown = ", ".join(repr(value[:20]) for value in raw if not value.strip().isdigit())
+            raise forms.ValidationError(f"Not an exercise version id: {shown}. Nothing was added.") from None
+        return cleaned
 
 
 class ItemUpdateForm(forms.Form):

@@ -29,6 +29,7 @@ from exercises.specs import version_spec
 from grading.models import Submission, SubmissionStatus
 from grading.events import GradeChange, grade_changed_publish, grades_changed_publish
 
+from . import selectors_picker
 from .models import ChangeOutcome, ManualGrade, RegradeChange, RegradeJob, RegradeStatus
 
 logger = logging.getLogger(__name__)
@@ -37,6 +38,7 @@ REGRADE_BATCH_SIZE = 500
 REGRADE_STALE_AFTER = timedelta(minutes=5)
 REGRADABLE_STATUSES = (SubmissionStatus.GRADED, SubmissionStatus.COULD_NOT_GRADE)
 SCORE_EPSILON = 1e-9
+MAX_ITEM_POINTS = 1000
 
 
 class InstructorRefused(Exception):
@@ -92,6 +94,47 @@ def assignment_item_add(
         return courses_services.assignment_item_add(assignment=assignment, version=version, points=points)
     except CourseRefused as refused:
         raise InstructorRefused(refused.message) from None
+
+
+@dataclass(frozen=True)
+class ItemsAdded:
+    added: list[AssignmentItem]
+    skipped: list[str]  # slugs of exercises already in the assignment (or ticked twice)
+
+
+@transaction.atomic
+def assignment_items_add(
+    *, assignment: Assignment, version_ids: list[int], points: float = 1.0
+) -> ItemsAdded:
+    """Append several published versions to the assignment in the order given, all or none.
+
+    Refuses, adding nothing: an empty selection, any id that is not an assignable version
+    (a draft, a version in review, another course's private work, no such id), and an
+    archived course. An exercise already in the assignment, or ticked twice (two of its
+    versions, or one id repeated), is skipped and named in ``skipped``."""
+    _require_writable(assignment.course)
+    if not version_ids:
+        raise InstructorRefused("Tick at least one exercise to add.")
+    if not 0 <= points <= MAX_ITEM_POINTS:
+        raise InstructorRefused(f"Points must be between 0 and {MAX_ITEM_POINTS}.")
+    # Lock the assignment so two instructors adding at once cannot both add one exercise.
+    Assignment.objects.select_for_update().filter(pk=assignment.pk).first()
+    versions = {version.pk: version for version in selectors_picker.assignable_versions().filter(pk__in=version_ids)}
+    unknown = [version_id for version_id in dict.fromkeys(version_ids) if version_id not in versions]
+    if unknown:
+        raise InstructorRefused(
+            f"Not a published exercise version: {', '.join(str(i) for i in unknown)}. Nothing was added."
+        )
+    present = set(assignment.items.values_list("exercise_version__exercise_id", flat=True))
+    added, skipped = [], []
+    for version_id in version_ids:
+        version = versions[version_id]
+        if version.exercise_id in present:
+            skipped.append(version.exercise.slug)
+            continue
+        added.append(assignment_item_add(assignment=assignment, version=version, points=points))
+        present.add(version.exercise_id)
+    return ItemsAdded(added=added, skipped=skipped)
 
 
 @transaction.atomic

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views, views_gradebook, views_pools, views_rubrics
+from . import views, views_gradebook, views_picker, views_pools, views_rubrics
 
 app_name = "instructor"
 
@@ -35,6 +35,8 @@ urlpatterns = [
     path(A, views.assignment_detail, name="assignment"),
     path(A + "edit/", views.assignment_edit, name="assignment_edit"),
     path(A + "items/add/", views.item_add, name="item_add"),
+    path(A + "items/choose/", views_picker.exercise_picker, name="exercise_picker"),
+    path(A + "items/preview/<int:version_id>/", views_picker.exercise_preview, name="exercise_preview"),
     path(A + "items/pools/", views.item_pools, name="item_pools"),
     path(A + "items/pool-by-skill/", views_pools.pool_by_skill, name="pool_by_skill"),
     path(A + "items/<int:item_id>/", views.item_update, name="item_update"),

@@ -101,7 +101,6 @@ def _render_assignment_detail(request, *, assignment, role: str, pools_form=None
             "assignment": assignment,
             "is_instructor": role == Role.INSTRUCTOR,
             "items": items,
-            "add_form": ItemAddForm(),
             "pools_form": pools_form or ItemPoolsForm(items=[info.item for info in items]),
             "versions": published_versions(),
             "jobs": assignment.regrade_jobs.all()[:5],

@@ -79,7 +79,7 @@ def archived_world(people, django_capture_on_commit_callbacks):
         "variant_id": variant.pk, "part": "product", "submission_id": submission.pk,
         "job_id": job.pk, "slug": draft.exercise.slug, "number": draft.number,
         "user_id": people.student.pk, "enrolment_id": enrolment.pk,
-        "category_id": category.pk, "request_id": request.pk,
+        "category_id": category.pk, "request_id": request.pk, "version_id": draft.pk,
     }
     return people, values, token
 

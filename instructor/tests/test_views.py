@@ -42,6 +42,10 @@ def urls(world):
         ("assignment", "get", reverse("instructor:assignment", args=[c, a]), None, (302, 403, 200, 200, 404)),
         ("assignment_edit", "get", reverse("instructor:assignment_edit", args=[c, a]), None, (302, 403, 403, 200, 404)),
         ("item_add", "post", reverse("instructor:item_add", args=[c, a]), {"points": "1"}, (302, 403, 403, 302, 404)),
+        ("exercise_picker", "get", reverse("instructor:exercise_picker", args=[c, a]), {"q": "product"},
+         (302, 403, 403, 200, 404)),
+        ("exercise_preview", "get", reverse("instructor:exercise_preview", args=[c, a, world["item"].exercise_version_id]),
+         None, (302, 403, 403, 200, 404)),
         ("item_pools", "post", reverse("instructor:item_pools", args=[c, a]), {f"pool_{item}": "p"}, (302, 403, 403, 302, 404)),
         ("item_update", "post", reverse("instructor:item_update", args=[c, a, item]), {"points": "2", "position": "0"}, (302, 403, 403, 302, 404)),
         ("item_remove", "post", reverse("instructor:item_remove", args=[c, a, item]), {}, (302, 403, 403, 302, 404)),
@@ -81,7 +85,7 @@ def urls(world):
 
 
 URL_NAMES = [
-    "course", "assignment_new", "assignment", "assignment_edit", "item_add", "item_pools", "item_update", "item_remove",
+    "course", "assignment_new", "assignment", "assignment_edit", "item_add", "exercise_picker", "exercise_preview", "item_pools", "item_update", "item_remove",
     "gradebook", "gradebook_csv", "submissions_csv", "student", "analytics", "pool_by_skill", "regrade_new", "submission",
     "manual_queue", "manual_grade", "regrade", "regrade_progress", "regrade_apply",
     "course_gradebook", "course_gradebook_csv", "course_gradebook_xlsx", "grade_category_add", "grade_category_edit",
