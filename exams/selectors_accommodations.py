@@ -198,10 +198,15 @@ def with_course_accommodation_in(*, course_id: int) -> dict:
 
 def course_students(*, assignment: Assignment) -> QuerySet:
     """The active students of the assignment's course, by username."""
+    return students_of_course(course_id=assignment.course_id)
+
+
+def students_of_course(*, course_id: int) -> QuerySet:
+    """The active students of a course, by username."""
     return (
         get_user_model()
         .objects.filter(
-            enrolments__course_id=assignment.course_id,
+            enrolments__course_id=course_id,
             enrolments__role=Role.STUDENT,
             enrolments__status=EnrolmentStatus.ACTIVE,
         )
@@ -215,3 +220,62 @@ def access_accommodation_student(*, assignment: Assignment, user_id: int):
     if student is None:
         raise Http404("No such student in this course.")
     return student
+
+
+# ---------------------------------------------------------------------------
+# Course-wide accommodations
+# ---------------------------------------------------------------------------
+
+
+def access_course_accommodations(*, user, course_slug: str, change: bool = False):
+    """The course and the user's role, for its staff: TAs see the course-wide
+    accommodations, only instructors change them (``change``). 404 for anyone outside the
+    course, 403 for its students (and TAs changing)."""
+    return access_course_staff(user=user, slug=course_slug, instructor_only=change)
+
+
+def access_course_student(*, course, user_id: int):
+    """An active student of the course; 404 for anyone else."""
+    student = students_of_course(course_id=course.pk).filter(pk=user_id).first()
+    if student is None:
+        raise Http404("No such student in this course.")
+    return student
+
+
+def course_accommodations_of(*, course) -> list[CourseAccommodation]:
+    """Every course-wide accommodation of the course with its student, by username."""
+    return list(
+        CourseAccommodation.objects.filter(course=course)
+        .select_related("student", "updated_by")
+        .order_by("student__username")
+    )
+
+
+def course_accommodation_history(*, course, limit: int = 50) -> list[AccommodationChange]:
+    """The log of the course's course-wide accommodations, newest first."""
+    return list(
+        AccommodationChange.objects.filter(course=course, assignment__isnull=True)
+        .select_related("student", "by")[:limit]
+    )
+
+
+def accommodation_rows(*, assignment: Assignment) -> list[dict]:
+    """The assignment's accommodations page, one row per student with an accommodation
+    here or course-wide (two queries): the assignment's own (``own``, None when only the
+    course-wide one applies), the course-wide one (``course_wide``), what applies in words
+    and the course-wide fields the assignment's own overrides."""
+    tz = course_zone(assignment)
+    own = {row.student_id: row for row in accommodations_of_assignment(assignment=assignment)}
+    wide = {row.student_id: row for row in course_accommodations_of(course=assignment.course)}
+    students = {row.student_id: row.student for row in [*wide.values(), *own.values()]}
+    rows = []
+    for student_id, student in sorted(students.items(), key=lambda pair: pair[1].username):
+        applied = accommodation_merge(own=own.get(student_id), course_wide=wide.get(student_id))
+        rows.append({
+            "student": student,
+            "own": own.get(student_id),
+            "course_wide": wide.get(student_id),
+            "summary": accommodation_summary(applied, tz=tz),
+            "overridden": [name.replace("_", " ") for name in applied.overridden],
+        })
+    return rows
