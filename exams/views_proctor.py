@@ -132,7 +132,7 @@ def accommodations_import(request, course_slug: str, assignment_slug: str):
         "exams/accommodations_import.html",
         {"course": assignment.course, "assignment": assignment, "form": form, "report": report,
          "problem": problem, "text": text, "columns": services.CSV_COLUMNS},
-        status=422 if (form.errors or problem) else 200,
+        status=422 if (form.errors or problem or (report is not None and report.errors)) else 200,
     )
 
 
