@@ -223,28 +223,6 @@ def accommodation_remove(*, assignment: Assignment, student, actor) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def course_accommodation_problems(*, values: dict) -> dict[str, str]:
-    """What is wrong with these course-wide values (field -> message); empty if nothing.
-
-    The same bounds as an assignment's; the dates and an own time limit belong to one
-    assignment, so a course-wide accommodation refuses them. Extra time is not refused for
-    want of a limit: it counts on each assignment that has one."""
-    problems = {
-        name: message
-        for name, message in accommodation_problems(
-            assignment=_TIMED, values={name: values.get(name) for name in COURSE_FIELDS}
-        ).items()
-    }
-    for name in LIMIT_FIELDS:
-        if name not in COURSE_FIELDS and values.get(name) is not None:
-            problems.setdefault(
-                name,
-                "A course-wide accommodation sets only a time factor, extra minutes and attempts "
-                "per part; set dates and an own time limit on the assignment.",
-            )
-    return problems
-
-
 class _TimedAssignment:
     """Stands for "an assignment with a time limit and no dates" when course-wide values
     are checked by the assignment's rules."""
@@ -254,6 +232,25 @@ class _TimedAssignment:
 
 
 _TIMED = _TimedAssignment()
+
+
+def course_accommodation_problems(*, values: dict) -> dict[str, str]:
+    """What is wrong with these course-wide values (field -> message); empty if nothing.
+
+    The same bounds as an assignment's; the dates and an own time limit belong to one
+    assignment, so a course-wide accommodation refuses them. Extra time is not refused for
+    want of a limit: it counts on each assignment that has one."""
+    problems = accommodation_problems(
+        assignment=_TIMED, values={name: values.get(name) for name in COURSE_FIELDS}
+    )
+    for name in LIMIT_FIELDS:
+        if name not in COURSE_FIELDS and values.get(name) is not None:
+            problems.setdefault(
+                name,
+                "A course-wide accommodation sets only a time factor, extra minutes and attempts "
+                "per part; set dates and an own time limit on the assignment.",
+            )
+    return problems
 
 
 def _course_store(*, course, student_id: int, values: dict, actor, action: str) -> tuple[str, str]:
