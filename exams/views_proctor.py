@@ -55,9 +55,12 @@ def accommodation_edit(request, course_slug: str, assignment_slug: str, user_id:
         if user_id is not None
         else None
     )
-    current = None
+    current, course_wide = None, ""
     if student is not None:
         current = assignment.accommodations.filter(student=student).first()
+        course_wide = selectors.course_accommodation_summary(
+            assignment.course.course_accommodations.filter(student=student).first()
+        )
     initial = {name: getattr(current, name) for name in services.FIELDS} if current else {}
     form = AccommodationForm(
         request.POST if request.method == "POST" else None,
@@ -83,7 +86,7 @@ def accommodation_edit(request, course_slug: str, assignment_slug: str, user_id:
         request,
         "exams/accommodation_form.html",
         {"course": assignment.course, "assignment": assignment, "form": form, "student": student,
-         "current": current},
+         "current": current, "course_wide": course_wide},
         status=422 if form.errors else 200,
     )
 

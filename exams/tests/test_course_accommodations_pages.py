@@ -186,3 +186,11 @@ def test_the_import_page_answers_422_for_a_bad_line_and_the_dry_run_stores_nothi
     good = instructor.post(url, {"text": "username,scope,time_factor\nsam,course,1.5\n"})
     assert good.status_code == 200 and course_wide_stored() == {}
     assert "<code>scope</code>" in good.content.decode()
+
+
+def test_the_assignments_form_names_the_course_wide_values_it_would_override(instructor, people, assignment):
+    CourseAccommodation.objects.create(course=people.course, student=people.student, time_factor=1.5)
+    page = instructor.get(reverse("proctor:accommodation_edit", args=["attn", assignment.slug, people.student.pk]))
+    assert "sam's course-wide accommodation: time ×1.5. A time factor" in page.content.decode()
+    other = instructor.get(reverse("proctor:accommodation_edit", args=["attn", assignment.slug, people.student2.pk]))
+    assert 'id="course-wide-note"' not in other.content.decode()
