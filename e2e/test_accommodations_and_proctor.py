@@ -49,6 +49,7 @@ def test_accommodations_and_proctor_pages(page, watch, demo_site, artifacts):
     assert (accommodation.student, accommodation.time_factor) == (student, 1.5)
 
     page.goto(reverse("proctor:accommodations_import", args=[course, slug]))
+    watch.expect_console_error(r"status of 422")  # a report with a bad line answers 422
     page.get_by_label("…or paste the CSV").fill("username,extra_minutes\nstudent3,10\nnobody,5\n")
     page.get_by_role("button", name="Check (dry run)").click()
     report = page.locator("#import-report").inner_text()

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Accommodation, AssignmentAttempt, GradeRelease
+from .models import Accommodation, AssignmentAttempt, CourseAccommodation, GradeRelease
 
 
 @admin.register(AssignmentAttempt)
@@ -16,6 +16,13 @@ class AccommodationAdmin(admin.ModelAdmin):
     list_display = ("assignment", "student", "time_factor", "extra_minutes", "closes_at")
     search_fields = ("student__username", "assignment__slug")
     raw_id_fields = ("assignment", "student", "updated_by")
+
+
+@admin.register(CourseAccommodation)
+class CourseAccommodationAdmin(admin.ModelAdmin):
+    list_display = ("course", "student", "time_factor", "extra_minutes", "attempts_per_part")
+    search_fields = ("student__username", "course__slug")
+    raw_id_fields = ("course", "student", "updated_by")
 
 
 @admin.register(GradeRelease)

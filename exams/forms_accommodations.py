@@ -7,7 +7,13 @@ from django import forms
 
 from courses.forms import DateTimeInput, RosterForm
 
-from .services_accommodations import FIELDS, MAX_EXTEND_MINUTES, accommodation_problems
+from .services_accommodations import (
+    COURSE_FIELDS,
+    FIELDS,
+    MAX_EXTEND_MINUTES,
+    accommodation_problems,
+    course_accommodation_problems,
+)
 
 DATE_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
 
@@ -63,6 +69,52 @@ class AccommodationForm(forms.Form):
 
     def values(self) -> dict:
         return {name: self.cleaned_data.get(name) for name in FIELDS}
+
+    def chosen_student(self):
+        return getattr(self, "student", None) or self.cleaned_data["student"]
+
+
+class CourseAccommodationForm(forms.Form):
+    """One student's course-wide accommodation; an empty field keeps each assignment's
+    value, and an assignment's own accommodation overrides it field by field."""
+
+    student = StudentChoiceField(queryset=None, label="Student")
+    time_factor = forms.FloatField(
+        required=False, label="Time factor",
+        help_text="1.5 gives 50 % extra time on every assignment with a time limit.",
+        widget=forms.NumberInput(attrs={"step": "any", "min": "1", "max": "10"}),
+    )
+    extra_minutes = forms.IntegerField(
+        required=False, label="Extra minutes", min_value=0,
+        help_text="Added (after the factor) on every assignment with a time limit.",
+    )
+    attempts_per_part = forms.IntegerField(
+        required=False, label="Attempts per part", min_value=0,
+        help_text="On every assignment; 0 is unlimited.",
+    )
+    note = forms.CharField(
+        required=False, max_length=200, label="Note",
+        help_text="For the staff only (e.g. the disability office's reference).",
+    )
+
+    def __init__(self, *args, students, student=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["student"].queryset = students
+        if student is not None:
+            del self.fields["student"]
+            self.student = student
+        self.fields["time_factor"].error_messages["invalid"] = "Give a number, e.g. 1.5."
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        for name, message in course_accommodation_problems(values=self.values()).items():
+            self.add_error(name, message)
+        return cleaned
+
+    def values(self) -> dict:
+        return {name: self.cleaned_data.get(name) for name in COURSE_FIELDS}
 
     def chosen_student(self):
         return getattr(self, "student", None) or self.cleaned_data["student"]

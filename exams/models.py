@@ -89,6 +89,40 @@ class Accommodation(models.Model):
         return f"accommodation for {self.student} on {self.assignment}"
 
 
+class CourseAccommodation(models.Model):
+    """One student's extra time and attempts for every assignment of a course (set once,
+    e.g. from the disability office's letter). An Accommodation on one assignment
+    overrides it field by field; every empty field keeps the assignment's value. The time
+    fields count only where the assignment has a time limit."""
+
+    course = models.ForeignKey(
+        "courses.Course", on_delete=models.CASCADE, related_name="course_accommodations"
+    )
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="course_accommodations"
+    )
+    time_factor = models.FloatField(
+        null=True, blank=True, help_text="e.g. 1.5 for 50 % extra time."
+    )
+    extra_minutes = models.PositiveIntegerField(null=True, blank=True)
+    attempts_per_part = models.PositiveIntegerField(null=True, blank=True)
+    note = models.CharField(max_length=200, blank=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["course", "student"], name="one_course_accommodation_per_student"
+            )
+        ]
+
+    def __str__(self):
+        return f"course-wide accommodation for {self.student} in {self.course}"
+
+
 class GradeReleaseAction(models.TextChoices):
     RELEASE = "release", "Released"
     WITHDRAW = "withdraw", "Withdrawn"
@@ -123,10 +157,16 @@ class AccommodationAction(models.TextChoices):
 
 class AccommodationChange(models.Model):
     """The log of every change to a student's accommodation: who, when, how, and what
-    changed (in words, as the page showed it)."""
+    changed (in words, as the page showed it). A change of a course-wide accommodation
+    has its ``course`` and no ``assignment``."""
 
     assignment = models.ForeignKey(
-        "courses.Assignment", on_delete=models.CASCADE, related_name="accommodation_changes"
+        "courses.Assignment", on_delete=models.CASCADE, related_name="accommodation_changes",
+        null=True, blank=True,
+    )
+    course = models.ForeignKey(
+        "courses.Course", on_delete=models.CASCADE, related_name="accommodation_changes",
+        null=True, blank=True,
     )
     student = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
@@ -140,7 +180,16 @@ class AccommodationChange(models.Model):
 
     class Meta:
         ordering = ["-at", "-id"]
-        indexes = [models.Index(fields=["assignment", "-at"], name="accommodation_change_log")]
+        indexes = [
+            models.Index(fields=["assignment", "-at"], name="accommodation_change_log"),
+            models.Index(fields=["course", "-at"], name="course_accommodation_log"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(assignment__isnull=False) | models.Q(course__isnull=False),
+                name="accommodation_change_has_a_scope",
+            )
+        ]
 
     def __str__(self):
-        return f"{self.student} on {self.assignment}: {self.detail}"
+        return f"{self.student} on {self.assignment or self.course}: {self.detail}"

@@ -27,6 +27,7 @@ from .window import (  # noqa: F401  (the names pages and tests know from here)
     AttemptState,
     FeedbackVisibility,
     Window,
+    accommodation_merge,
     limits_apply,
     policy_all_during,
     visibility_decide,
@@ -64,7 +65,7 @@ def student_window(
     """The student's window on ``assignment`` at ``now``.
 
     One query reads the assignment afresh (a release just made counts), its course, the
-    student's accommodation and attempt (and, for timed homework, when their clock
+    student's accommodations (on the assignment and course-wide) and attempt (and, for timed homework, when their clock
     started); none when the caller passes ``accommodation`` and ``attempt`` it has read
     (timed homework still reads its clock start)."""
     now = now or timezone.now()
@@ -76,7 +77,10 @@ def student_window(
         row = _window_row(assignment=assignment, student_id=student_id)
         assignment = row
         if accommodation is UNREAD:
-            accommodation = vars(row).get("window_accommodation")
+            accommodation = accommodation_merge(
+                own=vars(row).get("window_accommodation"),
+                course_wide=vars(row).get("window_course_accommodation"),
+            )
         if attempt is UNREAD:
             attempt = vars(row).get("window_attempt")
         clock_started_at = row.window_clock_started_at
@@ -133,6 +137,7 @@ def access_own_deadline(*, course_slug: str, assignment_slug: str, student) -> t
         raise Http404("No attempt of yours on this exam.")
     window = window_compute(
         assignment=row, accommodation=vars(row).get("window_accommodation"), attempt=row.window_attempt,
+        course_accommodation=vars(row).get("window_course_accommodation"),
         clock_started_at=None, archived=row.course.archived_at is not None, now=timezone.now(),
     )
     return window, row.course
@@ -142,6 +147,9 @@ def _window_rows(queryset, *, assignment: Assignment | None, student_id: int):
     queryset = queryset.annotate(
         window_accommodation=FilteredRelation(
             "accommodations", condition=Q(accommodations__student=student_id)
+        ),
+        window_course_accommodation=FilteredRelation(
+            "course__course_accommodations", condition=Q(course__course_accommodations__student=student_id)
         ),
         window_attempt=FilteredRelation("attempts", condition=Q(attempts__student=student_id)),
         window_read=Value(True, output_field=BooleanField()),
@@ -155,7 +163,7 @@ def _window_rows(queryset, *, assignment: Assignment | None, student_id: int):
     else:
         queryset = queryset.annotate(window_clock_started_at=Value(None, output_field=DateTimeField()))
     # select_related leaves an empty join's attribute unset: read it with vars().get().
-    return queryset.select_related("course", "window_accommodation", "window_attempt")
+    return queryset.select_related("course", "window_accommodation", "window_course_accommodation", "window_attempt")
 
 
 def feedback_visibility(*, assignment, attempt, closes_at, now, deadline=None) -> FeedbackVisibility:
@@ -330,12 +338,19 @@ class ReleasePreview:
 
 
 def release_preview(*, assignment: Assignment, now=None) -> ReleasePreview:
-    """The confirmation a release asks for (three queries: the students, their attempts,
-    their accommodations). Each student's state is their window's."""
-    from .selectors_accommodations import course_students
+    """The confirmation a release asks for (three queries: the students with their
+    course-wide accommodations, their attempts, their accommodations on the assignment).
+    Each student's state is their window's."""
+    from .selectors_accommodations import course_students, with_course_accommodation_in
 
     now = now or timezone.now()
-    student_ids = list(course_students(assignment=assignment).values_list("pk", flat=True))
+    students = list(
+        course_students(assignment=assignment)
+        .annotate(**with_course_accommodation_in(course_id=assignment.course_id))
+        .select_related("own_course_accommodation")
+    )
+    course_wide = {student.pk: vars(student).get("own_course_accommodation") for student in students}
+    student_ids = list(course_wide)
     attempts = {a.student_id: a for a in AssignmentAttempt.objects.filter(assignment=assignment, student__in=student_ids)}
     accommodations = {
         a.student_id: a for a in Accommodation.objects.filter(assignment=assignment, student__in=student_ids)
@@ -345,7 +360,7 @@ def release_preview(*, assignment: Assignment, now=None) -> ReleasePreview:
     for student_id in student_ids:
         window = window_compute(
             assignment=assignment, accommodation=accommodations.get(student_id), attempt=attempts.get(student_id),
-            clock_started_at=None, archived=False, now=now,
+            course_accommodation=course_wide[student_id], clock_started_at=None, archived=False, now=now,
         )
         if window.ended or (window.state == AttemptState.NOT_STARTED and window.limits.is_closed(now)):
             counts["ended"] += 1

@@ -8,6 +8,7 @@ know it by this module.
 from __future__ import annotations
 
 import zoneinfo
+from types import SimpleNamespace
 
 from django.contrib.auth import get_user_model
 from django.db.models import BooleanField, FilteredRelation, Q, QuerySet, Value
@@ -17,15 +18,26 @@ from django.utils import timezone
 from courses.models import Assignment, EnrolmentStatus, Role
 from courses.selectors import access_course_staff
 
-from .models import Accommodation, AccommodationChange
-from .window import StudentLimits, accommodated_time_limit_seconds, limits_apply  # noqa: F401
+from .models import Accommodation, AccommodationChange, CourseAccommodation
+from .window import (  # noqa: F401
+    EffectiveAccommodation,
+    StudentLimits,
+    accommodated_time_limit_seconds,
+    accommodation_merge,
+    limits_apply,
+)
 
 # "Not read yet": the caller has no accommodation at hand (None means "read: there is none").
 UNREAD = object()
 
 
-def accommodation_of(*, assignment: Assignment, student) -> Accommodation | None:
-    return Accommodation.objects.filter(assignment=assignment, student=student).first()
+def accommodation_of(*, assignment: Assignment, student) -> EffectiveAccommodation | None:
+    """The accommodation that applies to the student on the assignment: their own on it
+    merged over their course-wide one (one query); None for neither."""
+    row = with_own_accommodation(
+        Assignment.objects.filter(pk=assignment.pk), assignment_path="", student=student
+    ).first()
+    return carried_accommodation(row) if row is not None else None
 
 
 def accommodation_carry(row, accommodation: Accommodation | None) -> None:
@@ -40,19 +52,27 @@ def with_own_accommodation(queryset: QuerySet, *, assignment_path: str, student)
     names the assignment from that row, "" for an Assignment queryset; ``student`` is a user
     or an ``F()`` to the row's student). Read it back with ``carried_accommodation``."""
     relation = f"{assignment_path}__accommodations" if assignment_path else "accommodations"
+    course_relation = f"{assignment_path}__course__course_accommodations" if assignment_path else "course__course_accommodations"
     return queryset.annotate(
         own_accommodation=FilteredRelation(relation, condition=Q(**{f"{relation}__student": student})),
+        # The course-wide one, which the assignment's own overrides field by field.
+        own_course_accommodation=FilteredRelation(
+            course_relation, condition=Q(**{f"{course_relation}__student": student})
+        ),
         # select_related leaves the attribute unset when no row joins: this says it was read.
         own_accommodation_read=Value(True, output_field=BooleanField()),
-    ).select_related("own_accommodation")
+    ).select_related("own_accommodation", "own_course_accommodation")
 
 
 def carried_accommodation(*rows):
     """The accommodation a row was read with (``with_own_accommodation``), from the first of
-    ``rows`` read that way: an Accommodation or None; UNREAD when none was."""
+    ``rows`` read that way: the assignment's own merged over the course-wide one
+    (``accommodation_merge``) or None; UNREAD when none was."""
     for row in rows:
         if row is not None and vars(row).get("own_accommodation_read"):
-            return vars(row).get("own_accommodation")
+            return accommodation_merge(
+                own=vars(row).get("own_accommodation"), course_wide=vars(row).get("own_course_accommodation")
+            )
     return UNREAD
 
 
@@ -80,11 +100,14 @@ def course_zone(assignment: Assignment):
         return timezone.get_default_timezone()
 
 
-def accommodation_summary(accommodation: Accommodation | None, *, tz) -> str:
+def accommodation_summary(accommodation, *, tz) -> str:
     """An accommodation in words: "time ×1.5; +10 min; closes 2026-03-05 09:00; 5 attempts
-    per part". Empty for none."""
+    per part". Empty for none. Of a merged accommodation, the values that come from the
+    course-wide one say so ("time ×1.5 (course-wide)")."""
     if accommodation is None:
         return ""
+    if isinstance(accommodation, EffectiveAccommodation):
+        return _effective_summary(accommodation, tz=tz)
     words = []
     if accommodation.time_limit_minutes:
         words.append(f"time limit {accommodation.time_limit_minutes} min")
@@ -102,6 +125,37 @@ def accommodation_summary(accommodation: Accommodation | None, *, tz) -> str:
     if accommodation.note:
         words.append(f"note: {accommodation.note}")
     return "; ".join(words)
+
+
+def _effective_summary(accommodation: EffectiveAccommodation, *, tz) -> str:
+    own = accommodation_summary(accommodation.own, tz=tz) if accommodation.own is not None else ""
+    course_wide = accommodation.course_wide
+    if course_wide is None:
+        return own
+    applied = [
+        name for name in ("time_factor", "extra_minutes", "attempts_per_part")
+        if accommodation.source(name) == "course"
+    ]
+    shown = SimpleNamespace(
+        time_limit_minutes=None, opens_at=None, due_at=None, closes_at=None, note="",
+        **{name: getattr(course_wide, name) if name in applied else None
+           for name in ("time_factor", "extra_minutes", "attempts_per_part")},
+    )
+    inherited = accommodation_summary(shown, tz=tz)
+    words = [part for part in (own, f"course-wide: {inherited}" if inherited else "") if part]
+    return "; ".join(words)
+
+
+def course_accommodation_summary(accommodation: CourseAccommodation | None) -> str:
+    """A course-wide accommodation in words: "time ×1.5; +10 min; 3 attempts per part"."""
+    if accommodation is None:
+        return ""
+    shown = SimpleNamespace(
+        time_limit_minutes=None, opens_at=None, due_at=None, closes_at=None, note=accommodation.note,
+        time_factor=accommodation.time_factor, extra_minutes=accommodation.extra_minutes,
+        attempts_per_part=accommodation.attempts_per_part,
+    )
+    return accommodation_summary(shown, tz=None)
 
 
 def accommodations_of_assignment(*, assignment: Assignment) -> list[Accommodation]:
@@ -127,16 +181,32 @@ def with_accommodation_on(students: QuerySet, *, assignment: Assignment) -> Quer
         own_accommodation=FilteredRelation(
             "accommodations", condition=Q(accommodations__assignment=assignment)
         ),
+        **with_course_accommodation_in(course_id=assignment.course_id),
         own_accommodation_read=Value(True, output_field=BooleanField()),
-    ).select_related("own_accommodation")
+    ).select_related("own_accommodation", "own_course_accommodation")
+
+
+def with_course_accommodation_in(*, course_id: int) -> dict:
+    """The annotation that joins a user's course-wide accommodation in the course to a
+    queryset of users (``own_course_accommodation``; select_related it)."""
+    return {
+        "own_course_accommodation": FilteredRelation(
+            "course_accommodations", condition=Q(course_accommodations__course=course_id)
+        )
+    }
 
 
 def course_students(*, assignment: Assignment) -> QuerySet:
     """The active students of the assignment's course, by username."""
+    return students_of_course(course_id=assignment.course_id)
+
+
+def students_of_course(*, course_id: int) -> QuerySet:
+    """The active students of a course, by username."""
     return (
         get_user_model()
         .objects.filter(
-            enrolments__course_id=assignment.course_id,
+            enrolments__course_id=course_id,
             enrolments__role=Role.STUDENT,
             enrolments__status=EnrolmentStatus.ACTIVE,
         )
@@ -150,3 +220,62 @@ def access_accommodation_student(*, assignment: Assignment, user_id: int):
     if student is None:
         raise Http404("No such student in this course.")
     return student
+
+
+# ---------------------------------------------------------------------------
+# Course-wide accommodations
+# ---------------------------------------------------------------------------
+
+
+def access_course_accommodations(*, user, course_slug: str, change: bool = False):
+    """The course and the user's role, for its staff: TAs see the course-wide
+    accommodations, only instructors change them (``change``). 404 for anyone outside the
+    course, 403 for its students (and TAs changing)."""
+    return access_course_staff(user=user, slug=course_slug, instructor_only=change)
+
+
+def access_course_student(*, course, user_id: int):
+    """An active student of the course; 404 for anyone else."""
+    student = students_of_course(course_id=course.pk).filter(pk=user_id).first()
+    if student is None:
+        raise Http404("No such student in this course.")
+    return student
+
+
+def course_accommodations_of(*, course) -> list[CourseAccommodation]:
+    """Every course-wide accommodation of the course with its student, by username."""
+    return list(
+        CourseAccommodation.objects.filter(course=course)
+        .select_related("student", "updated_by")
+        .order_by("student__username")
+    )
+
+
+def course_accommodation_history(*, course, limit: int = 50) -> list[AccommodationChange]:
+    """The log of the course's course-wide accommodations, newest first."""
+    return list(
+        AccommodationChange.objects.filter(course=course, assignment__isnull=True)
+        .select_related("student", "by")[:limit]
+    )
+
+
+def accommodation_rows(*, assignment: Assignment) -> list[dict]:
+    """The assignment's accommodations page, one row per student with an accommodation
+    here or course-wide (two queries): the assignment's own (``own``, None when only the
+    course-wide one applies), the course-wide one (``course_wide``), what applies in words
+    and the course-wide fields the assignment's own overrides."""
+    tz = course_zone(assignment)
+    own = {row.student_id: row for row in accommodations_of_assignment(assignment=assignment)}
+    wide = {row.student_id: row for row in course_accommodations_of(course=assignment.course)}
+    students = {row.student_id: row.student for row in [*wide.values(), *own.values()]}
+    rows = []
+    for student_id, student in sorted(students.items(), key=lambda pair: pair[1].username):
+        applied = accommodation_merge(own=own.get(student_id), course_wide=wide.get(student_id))
+        rows.append({
+            "student": student,
+            "own": own.get(student_id),
+            "course_wide": wide.get(student_id),
+            "summary": accommodation_summary(applied, tz=tz),
+            "overridden": [name.replace("_", " ") for name in applied.overridden],
+        })
+    return rows

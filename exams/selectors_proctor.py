@@ -23,6 +23,7 @@ from .selectors_accommodations import (
     carried_accommodation,
     course_zone,
     limits_apply,
+    with_course_accommodation_in,
 )
 
 NOT_STARTED = "not started"
@@ -62,7 +63,8 @@ class ProctorRow:
 
 
 def _students(assignment: Assignment):
-    """The course's active students, each with their accommodation and attempt joined in."""
+    """The course's active students, each with their accommodations (on the assignment and
+    course-wide) and attempt joined in."""
     enrolled = Enrolment.objects.filter(
         course_id=assignment.course_id, role=Role.STUDENT, status=EnrolmentStatus.ACTIVE
     ).values("user_id")
@@ -73,12 +75,13 @@ def _students(assignment: Assignment):
             own_accommodation=FilteredRelation(
                 "accommodations", condition=Q(accommodations__assignment=assignment)
             ),
+            **with_course_accommodation_in(course_id=assignment.course_id),
             own_accommodation_read=Value(True, output_field=BooleanField()),
             own_attempt=FilteredRelation(
                 "assignment_attempts", condition=Q(assignment_attempts__assignment=assignment)
             ),
         )
-        .select_related("own_accommodation", "own_attempt")
+        .select_related("own_accommodation", "own_course_accommodation", "own_attempt")
         .order_by("username")
     )
 

@@ -13,14 +13,16 @@ import logging
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from courses.models import Assignment
 from courses.services import require_course_writable
 from grading.events import grades_release_changed_publish, grades_visible_publish
 
-from .models import Accommodation, AssignmentAttempt, AttemptCloseReason, GradeRelease, GradeReleaseAction
+from .models import AssignmentAttempt, AttemptCloseReason, GradeRelease, GradeReleaseAction
 from .selectors import is_exam, student_window, submissions_made_visible, submissions_of_assignment
+from .selectors_accommodations import carried_accommodation, with_own_accommodation
 from .window import AttemptState, window_compute
 
 logger = logging.getLogger(__name__)
@@ -125,27 +127,24 @@ def attempts_close_expired(*, batch_size: int = CLOSE_BATCH, max_batches: int = 
     counts = {"checked": 0, "time_up": 0, "closed": 0}
     last_id = 0
     for _batch in range(max_batches):
+        # Each attempt with its student's accommodations (the assignment's own and the
+        # course-wide one) joined in: one query per batch.
         attempts = list(
-            AssignmentAttempt.objects.select_related("assignment")
+            with_own_accommodation(
+                AssignmentAttempt.objects.select_related("assignment"),
+                assignment_path="assignment", student=F("student"),
+            )
             .filter(finished_at__isnull=True, pk__gt=last_id, assignment__kind="exam")
             .order_by("pk")[:batch_size]
         )
         if not attempts:
             break
         last_id = attempts[-1].pk
-        # The batch's accommodations in one query; each student's limits by the one rule.
-        accommodations = {
-            (row.assignment_id, row.student_id): row
-            for row in Accommodation.objects.filter(
-                assignment_id__in={a.assignment_id for a in attempts},
-                student_id__in={a.student_id for a in attempts},
-            )
-        }
         for attempt in attempts:
             counts["checked"] += 1
             window = window_compute(
                 assignment=attempt.assignment,
-                accommodation=accommodations.get((attempt.assignment_id, attempt.student_id)),
+                accommodation=carried_accommodation(attempt),
                 attempt=attempt,
                 clock_started_at=attempt.started_at,
                 archived=False,  # an archived course's attempts still end on time

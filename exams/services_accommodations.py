@@ -31,8 +31,15 @@ from .models import (
     AccommodationChange,
     AssignmentAttempt,
     AttemptCloseReason,
+    CourseAccommodation,
 )
-from .selectors_accommodations import accommodation_summary, course_zone, limits_apply
+from .selectors_accommodations import (
+    accommodation_merge,
+    accommodation_summary,
+    course_zone,
+    limits_apply,
+)
+from .window import COURSE_WIDE_FIELDS
 
 LIMIT_FIELDS = (
     "opens_at", "due_at", "closes_at", "time_limit_minutes", "time_factor", "extra_minutes",
@@ -50,7 +57,11 @@ BOUNDS = {
 MAX_EXTEND_MINUTES = 600
 MAX_CSV_BYTES = 1_000_000
 MAX_CSV_ROWS = 2_000
-CSV_COLUMNS = ("username", "email") + FIELDS
+COURSE_FIELDS = COURSE_WIDE_FIELDS + ("note",)
+# ``scope``: empty or "assignment" for the assignment's own accommodation, "course" for
+# the student's course-wide one (time factor, extra minutes, attempts per part, note).
+CSV_COLUMNS = ("username", "email") + FIELDS + ("scope",)
+SCOPE_ASSIGNMENT, SCOPE_COURSE = "assignment", "course"
 # A cell a spreadsheet would run as a formula.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -115,14 +126,14 @@ def accommodation_problems(*, assignment: Assignment, values: dict) -> dict[str,
     return problems
 
 
-def _is_empty(values: dict) -> bool:
-    return all(values.get(name) in (None, "") for name in FIELDS)
+def _is_empty(values: dict, fields=FIELDS) -> bool:
+    return all(values.get(name) in (None, "") for name in fields)
 
 
-def _changes_text(*, before: Accommodation | None, values: dict, tz) -> str:
+def _changes_text(*, before, values: dict, tz, fields=FIELDS) -> str:
     """What changes, in words: "time factor — → 1.5; closes 2026-03-05 09:00 → —"."""
     words = []
-    for name in FIELDS:
+    for name in fields:
         old = getattr(before, name) if before is not None else None
         new = values.get(name)
         if name == "note":
@@ -146,9 +157,11 @@ def _shown(value, tz) -> str:
     return str(value)
 
 
-def _log(*, assignment, student_id, action, detail, actor) -> AccommodationChange:
+def _log(*, assignment=None, course=None, student_id, action, detail, actor) -> AccommodationChange:
+    """One line of the log: of an assignment's accommodation, or (``course``, no
+    ``assignment``) of a course-wide one."""
     return AccommodationChange.objects.create(
-        assignment=assignment, student_id=student_id, action=action, detail=detail[:500], by=actor
+        assignment=assignment, course=course, student_id=student_id, action=action, detail=detail[:500], by=actor
     )
 
 
@@ -206,6 +219,91 @@ def accommodation_remove(*, assignment: Assignment, student, actor) -> bool:
 
 
 # ---------------------------------------------------------------------------
+# Course-wide accommodations
+# ---------------------------------------------------------------------------
+
+
+class _TimedAssignment:
+    """Stands for "an assignment with a time limit and no dates" when course-wide values
+    are checked by the assignment's rules."""
+
+    time_limit_minutes = 1
+    opens_at = due_at = closes_at = None
+
+
+_TIMED = _TimedAssignment()
+
+
+def course_accommodation_problems(*, values: dict) -> dict[str, str]:
+    """What is wrong with these course-wide values (field -> message); empty if nothing.
+
+    The same bounds as an assignment's; the dates and an own time limit belong to one
+    assignment, so a course-wide accommodation refuses them. Extra time is not refused for
+    want of a limit: it counts on each assignment that has one."""
+    problems = accommodation_problems(
+        assignment=_TIMED, values={name: values.get(name) for name in COURSE_FIELDS}
+    )
+    for name in LIMIT_FIELDS:
+        if name not in COURSE_FIELDS and values.get(name) is not None:
+            problems.setdefault(
+                name,
+                "A course-wide accommodation sets only a time factor, extra minutes and attempts "
+                "per part; set dates and an own time limit on the assignment.",
+            )
+    return problems
+
+
+def _course_store(*, course, student_id: int, values: dict, actor, action: str) -> tuple[str, str]:
+    """Create, change or remove one course-wide accommodation; returns (what happened, in
+    words). Call inside a transaction; the values are checked."""
+    require_course_writable(course=course)
+    current = (
+        CourseAccommodation.objects.select_for_update()
+        .filter(course=course, student_id=student_id)
+        .first()
+    )
+    detail = _changes_text(before=current, values=values, tz=None, fields=COURSE_FIELDS)
+    if not detail:
+        return "skip", "no change"
+    if _is_empty(values, COURSE_FIELDS):
+        current.delete()
+        _log(course=course, student_id=student_id, action=AccommodationAction.REMOVE,
+             detail=f"course-wide removed ({detail})", actor=actor)
+        return "remove", f"course-wide removed: {detail}"
+    outcome = "change" if current is not None else "add"
+    accommodation = current or CourseAccommodation(course=course, student_id=student_id)
+    for name in COURSE_FIELDS:
+        setattr(accommodation, name, values.get(name) if name != "note" else values.get("note") or "")
+    accommodation.updated_by = actor
+    accommodation.save()
+    _log(course=course, student_id=student_id, action=action, detail=f"course-wide: {detail}", actor=actor)
+    return outcome, f"course-wide: {detail}"
+
+
+def course_accommodation_set(*, course, student, values: dict, actor) -> tuple[str, str]:
+    """Set one student's course-wide accommodation to ``values`` (time factor, extra
+    minutes, attempts per part, note; None keeps each assignment's value; all None removes
+    it). Returns (add|change|remove|skip, detail). Raises AccommodationRefused (changing
+    nothing) for bad values."""
+    problems = course_accommodation_problems(values=values)
+    if problems:
+        raise AccommodationRefused("Check the values marked.", problems=problems)
+    with transaction.atomic():
+        return _course_store(
+            course=course, student_id=student.pk, values=values, actor=actor, action=AccommodationAction.SET
+        )
+
+
+def course_accommodation_remove(*, course, student, actor) -> bool:
+    """Remove one student's course-wide accommodation (logged); False when there was none."""
+    with transaction.atomic():
+        outcome, _ = _course_store(
+            course=course, student_id=student.pk, values={}, actor=actor, action=AccommodationAction.REMOVE
+        )
+    return outcome == "remove"
+
+
+# ---------------------------------------------------------------------------
 # Extending one student's time (the proctor view)
 # ---------------------------------------------------------------------------
 
@@ -237,8 +335,13 @@ def accommodation_extend(*, assignment: Assignment, student, minutes, actor) -> 
             .filter(assignment=assignment, student=student)
             .first()
         ) or Accommodation(assignment=assignment, student=student)
+        course_wide = CourseAccommodation.objects.filter(course_id=assignment.course_id, student=student).first()
+
+        def applied():
+            return accommodation_merge(own=accommodation, course_wide=course_wide)
+
         before = limits_apply(
-            assignment=assignment, accommodation=accommodation,
+            assignment=assignment, accommodation=applied(),
             started_at=_clock_start(assignment=assignment, student=student, attempt=attempt),
         )
         if before.time_limit_seconds is None:
@@ -246,8 +349,10 @@ def accommodation_extend(*, assignment: Assignment, student, minutes, actor) -> 
         if accommodation.time_limit_minutes:
             accommodation.time_limit_minutes += minutes
         else:
-            accommodation.extra_minutes = (accommodation.extra_minutes or 0) + minutes
-        after = limits_apply(assignment=assignment, accommodation=accommodation, started_at=before.started_at)
+            # Added to the extra minutes in force, the course-wide ones included (the
+            # assignment's own value replaces the course's, so it must carry them on).
+            accommodation.extra_minutes = (applied().extra_minutes or 0) + minutes
+        after = limits_apply(assignment=assignment, accommodation=applied(), started_at=before.started_at)
         detail = f"{minutes} minute{'s' * (minutes != 1)} more"
         if (
             before.started_at is not None
@@ -255,7 +360,7 @@ def accommodation_extend(*, assignment: Assignment, student, minutes, actor) -> 
             and after.deadline == after.closes_at
         ):
             accommodation.closes_at = before.started_at + timedelta(seconds=after.time_limit_seconds)
-            after = limits_apply(assignment=assignment, accommodation=accommodation, started_at=before.started_at)
+            after = limits_apply(assignment=assignment, accommodation=applied(), started_at=before.started_at)
             detail += f"; closes {_shown(accommodation.closes_at, course_zone(assignment))} for them"
         accommodation.updated_by = actor
         accommodation.save()
@@ -427,13 +532,15 @@ def accommodations_import(*, assignment: Assignment, rows: list[dict], dry_run: 
     """Set the accommodations the rows give: one report line per row, in order.
 
     A row sets the student's whole accommodation: an empty cell keeps the assignment's
-    value, a row of empty cells removes it. A bad row is reported and changes nothing;
+    value, a row of empty cells removes it. A row whose ``scope`` is "course" sets the
+    student's course-wide accommodation instead (its time factor, extra minutes, attempts
+    per part and note; any other value is an error of that row). A bad row is reported and changes nothing;
     the good rows are applied together. A dry run computes the same report and rolls
     it all back; importing the same file again changes nothing (every line "skip")."""
     report = ImportReport(dry_run=dry_run)
     tz = course_zone(assignment)
     by_username, by_email = _course_students(assignment=assignment, rows=rows)
-    seen: dict[int, int] = {}
+    seen: dict[tuple[str, int], int] = {}
     with transaction.atomic():
         for index, row in enumerate(rows):
             line = row.get("line") if isinstance(row.get("line"), int) else index + 2
@@ -443,23 +550,36 @@ def accommodations_import(*, assignment: Assignment, rows: list[dict], dry_run: 
             except ValueError as problem:
                 report.lines.append(ImportLine(line, who, "error", str(problem)))
                 continue
-            if student.pk in seen:
-                report.lines.append(ImportLine(line, who, "error", f"the same student as line {seen[student.pk]}"))
+            scope = str(row.get("scope") or "").strip().lower() or SCOPE_ASSIGNMENT
+            if scope not in (SCOPE_ASSIGNMENT, SCOPE_COURSE):
+                report.lines.append(ImportLine(
+                    line, who, "error", f"scope: '{scope[:20]}' is neither 'assignment' nor 'course' (empty is 'assignment')"
+                ))
                 continue
-            seen[student.pk] = line
+            if (scope, student.pk) in seen:
+                report.lines.append(ImportLine(line, who, "error", f"the same student as line {seen[scope, student.pk]}"))
+                continue
+            seen[scope, student.pk] = line
             values, errors = _row_values(row, tz)
             if not errors:
-                errors = [
-                    f"{_label(name)}: {message}"
-                    for name, message in accommodation_problems(assignment=assignment, values=values).items()
-                ]
+                problems = (
+                    course_accommodation_problems(values=values) if scope == SCOPE_COURSE
+                    else accommodation_problems(assignment=assignment, values=values)
+                )
+                errors = [f"{_label(name)}: {message}" for name, message in problems.items()]
             if errors:
                 report.lines.append(ImportLine(line, who, "error", "; ".join(errors)))
                 continue
-            action, detail = _store(
-                assignment=assignment, student_id=student.pk, values=values, actor=actor,
-                action=AccommodationAction.IMPORT,
-            )
+            if scope == SCOPE_COURSE:
+                action, detail = _course_store(
+                    course=assignment.course, student_id=student.pk, values=values, actor=actor,
+                    action=AccommodationAction.IMPORT,
+                )
+            else:
+                action, detail = _store(
+                    assignment=assignment, student_id=student.pk, values=values, actor=actor,
+                    action=AccommodationAction.IMPORT,
+                )
             report.lines.append(ImportLine(line, student.username, action, detail))
         if dry_run:
             transaction.set_rollback(True)

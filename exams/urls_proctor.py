@@ -5,8 +5,13 @@ from . import views_proctor
 app_name = "proctor"
 
 A = "<slug:course_slug>/a/<slug:assignment_slug>/"
+C = "<slug:course_slug>/accommodations/"
 
 urlpatterns = [
+    path(C, views_proctor.course_accommodations, name="course_accommodations"),
+    path(C + "new/", views_proctor.course_accommodation_edit, name="course_accommodation_new"),
+    path(C + "<int:user_id>/", views_proctor.course_accommodation_edit, name="course_accommodation_edit"),
+    path(C + "<int:user_id>/remove/", views_proctor.course_accommodation_remove, name="course_accommodation_remove"),
     path(A + "accommodations/", views_proctor.accommodations, name="accommodations"),
     path(A + "accommodations/new/", views_proctor.accommodation_edit, name="accommodation_new"),
     path(A + "accommodations/import/", views_proctor.accommodations_import, name="accommodations_import"),

@@ -1,4 +1,5 @@
-"""The staff's accommodations pages (list, one student's, CSV import) and the proctor view
+"""The staff's accommodations pages (list, one student's, CSV import; the course-wide ones:
+list, one student's) and the proctor view
 (live table, extend one student's time). Thin over exams.services_accommodations and the
 selectors. Teaching assistants see both; only instructors change accommodations."""
 
@@ -15,15 +16,12 @@ from . import selectors_accommodations as selectors
 from . import selectors_proctor
 from . import services_accommodations as services
 from .access import attempts_bound
-from .forms_accommodations import AccommodationForm, AccommodationsCsvForm, ExtendTimeForm
-
-
-def _accommodation_rows(assignment) -> list[dict]:
-    tz = selectors.course_zone(assignment)
-    return [
-        {"accommodation": accommodation, "summary": selectors.accommodation_summary(accommodation, tz=tz)}
-        for accommodation in selectors.accommodations_of_assignment(assignment=assignment)
-    ]
+from .forms_accommodations import (
+    AccommodationForm,
+    AccommodationsCsvForm,
+    CourseAccommodationForm,
+    ExtendTimeForm,
+)
 
 
 @login_required
@@ -38,7 +36,7 @@ def accommodations(request, course_slug: str, assignment_slug: str):
         {
             "course": assignment.course,
             "assignment": assignment,
-            "rows": _accommodation_rows(assignment),
+            "rows": selectors.accommodation_rows(assignment=assignment),
             "history": selectors.accommodation_history(assignment=assignment),
             "is_instructor": role == Role.INSTRUCTOR,
         },
@@ -57,9 +55,12 @@ def accommodation_edit(request, course_slug: str, assignment_slug: str, user_id:
         if user_id is not None
         else None
     )
-    current = None
+    current, course_wide = None, ""
     if student is not None:
         current = assignment.accommodations.filter(student=student).first()
+        course_wide = selectors.course_accommodation_summary(
+            assignment.course.course_accommodations.filter(student=student).first()
+        )
     initial = {name: getattr(current, name) for name in services.FIELDS} if current else {}
     form = AccommodationForm(
         request.POST if request.method == "POST" else None,
@@ -85,7 +86,7 @@ def accommodation_edit(request, course_slug: str, assignment_slug: str, user_id:
         request,
         "exams/accommodation_form.html",
         {"course": assignment.course, "assignment": assignment, "form": form, "student": student,
-         "current": current},
+         "current": current, "course_wide": course_wide},
         status=422 if form.errors else 200,
     )
 
@@ -134,8 +135,74 @@ def accommodations_import(request, course_slug: str, assignment_slug: str):
         "exams/accommodations_import.html",
         {"course": assignment.course, "assignment": assignment, "form": form, "report": report,
          "problem": problem, "text": text, "columns": services.CSV_COLUMNS},
-        status=422 if (form.errors or problem) else 200,
+        status=422 if (form.errors or problem or (report is not None and report.errors)) else 200,
     )
+
+
+@login_required
+@require_GET
+def course_accommodations(request, course_slug: str):
+    """The course-wide accommodations: list and history."""
+    course, role = selectors.access_course_accommodations(user=request.user, course_slug=course_slug)
+    return render(
+        request,
+        "exams/course_accommodations.html",
+        {
+            "course": course,
+            "rows": [
+                {"accommodation": row, "summary": selectors.course_accommodation_summary(row)}
+                for row in selectors.course_accommodations_of(course=course)
+            ],
+            "history": selectors.course_accommodation_history(course=course),
+            "is_instructor": role == Role.INSTRUCTOR,
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def course_accommodation_edit(request, course_slug: str, user_id: int | None = None):
+    """Add one student's course-wide accommodation (no ``user_id``) or change it."""
+    course, role = selectors.access_course_accommodations(user=request.user, course_slug=course_slug, change=True)
+    student = selectors.access_course_student(course=course, user_id=user_id) if user_id is not None else None
+    current = course.course_accommodations.filter(student=student).first() if student is not None else None
+    initial = {name: getattr(current, name) for name in services.COURSE_FIELDS} if current else {}
+    form = CourseAccommodationForm(
+        request.POST if request.method == "POST" else None,
+        initial=initial,
+        students=selectors.students_of_course(course_id=course.pk),
+        student=student,
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            outcome, detail = services.course_accommodation_set(
+                course=course, student=form.chosen_student(), values=form.values(), actor=request.user
+            )
+        except services.AccommodationRefused as refused:
+            for name, message in refused.problems.items():
+                form.add_error(name or None, message)
+        else:
+            who = form.chosen_student().username
+            messages.success(request, f"{who}: {detail}." if outcome != "skip" else f"{who}: nothing changed.")
+            return redirect("proctor:course_accommodations", course_slug)
+    return render(
+        request,
+        "exams/course_accommodation_form.html",
+        {"course": course, "form": form, "student": student, "current": current},
+        status=422 if form.errors else 200,
+    )
+
+
+@login_required
+@require_POST
+def course_accommodation_remove(request, course_slug: str, user_id: int):
+    course, role = selectors.access_course_accommodations(user=request.user, course_slug=course_slug, change=True)
+    student = selectors.access_course_student(course=course, user_id=user_id)
+    if services.course_accommodation_remove(course=course, student=student, actor=request.user):
+        messages.success(request, f"{student.username}: course-wide accommodation removed.")
+    else:
+        messages.error(request, f"{student.username} has no course-wide accommodation.")
+    return redirect("proctor:course_accommodations", course_slug)
 
 
 def _proctor_context(assignment, role) -> dict:

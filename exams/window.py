@@ -88,6 +88,75 @@ class StudentLimits:
         return bool(self.deadline and now >= self.deadline)
 
 
+# The fields a course-wide accommodation may set (the dates and an own time limit belong
+# to one assignment).
+COURSE_WIDE_FIELDS = ("time_factor", "extra_minutes", "attempts_per_part")
+ACCOMMODATION_FIELDS = (
+    "opens_at", "due_at", "closes_at", "time_limit_minutes", "time_factor", "extra_minutes",
+    "attempts_per_part",
+)
+
+
+@dataclass(frozen=True)
+class EffectiveAccommodation:
+    """A student's accommodation on one assignment as it applies: the assignment's own
+    (``own``) merged over the course-wide one (``course_wide``), field by field. Empty
+    fields (None) keep the assignment's value, as an Accommodation's do."""
+
+    opens_at: datetime | None
+    due_at: datetime | None
+    closes_at: datetime | None
+    time_limit_minutes: int | None
+    time_factor: float | None
+    extra_minutes: int | None
+    attempts_per_part: int | None
+    own: object | None = field(default=None, compare=False, repr=False)
+    course_wide: object | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def note(self) -> str:
+        return getattr(self.own, "note", "") or getattr(self.course_wide, "note", "") or ""
+
+    def source(self, name: str) -> str:
+        """Where a field's value comes from: "assignment", "course" or "" (neither: the
+        assignment's own limit applies)."""
+        if self.own is not None and getattr(self.own, name, None) is not None:
+            return "assignment"
+        if name in COURSE_WIDE_FIELDS and self.course_wide is not None and getattr(self.course_wide, name) is not None:
+            return "course"
+        return ""
+
+    @property
+    def overridden(self) -> tuple[str, ...]:
+        """The course-wide fields the assignment's own accommodation overrides."""
+        if self.own is None or self.course_wide is None:
+            return ()
+        return tuple(
+            name for name in COURSE_WIDE_FIELDS
+            if getattr(self.course_wide, name) is not None and getattr(self.own, name) is not None
+        )
+
+
+def accommodation_merge(*, own, course_wide) -> EffectiveAccommodation | None:
+    """The accommodation that applies to a student on one assignment (pure).
+
+    Field by field: the assignment's own accommodation (``own``), when it sets the field,
+    wins; else the course-wide one (``course_wide``: time factor, extra minutes, attempts
+    per part); else the field stays empty and the assignment's value applies. None when
+    the student has neither. An already merged ``own`` is returned as it is."""
+    if isinstance(own, EffectiveAccommodation):
+        return own
+    if own is None and course_wide is None:
+        return None
+    values = {}
+    for name in ACCOMMODATION_FIELDS:
+        value = getattr(own, name, None) if own is not None else None
+        if value is None and name in COURSE_WIDE_FIELDS and course_wide is not None:
+            value = getattr(course_wide, name)
+        values[name] = value
+    return EffectiveAccommodation(**values, own=own, course_wide=course_wide)
+
+
 def accommodated_time_limit_seconds(*, limit_minutes: int | None, accommodation) -> int | None:
     """The student's time limit in whole seconds (rounded up), or None for none.
 
@@ -305,14 +374,18 @@ class Window:
 
 
 def window_compute(
-    *, assignment, accommodation, attempt, clock_started_at: datetime | None, archived: bool, now: datetime
+    *, assignment, accommodation, attempt, clock_started_at: datetime | None, archived: bool, now: datetime,
+    course_accommodation=None,
 ) -> Window:
     """The student's window (pure: every input is passed in).
 
     ``assignment``, ``accommodation`` and ``attempt`` are records or anything with their
-    fields; ``clock_started_at``: when the student's clock started (an exam's attempt
-    start; homework's first opened exercise), None before; ``archived``: the course is."""
+    fields; ``course_accommodation``: the student's course-wide accommodation, which
+    ``accommodation`` overrides field by field (``accommodation_merge``);
+    ``clock_started_at``: when the student's clock started (an exam's attempt start;
+    homework's first opened exercise), None before; ``archived``: the course is."""
     exam = assignment.kind == AssignmentKind.EXAM
+    accommodation = accommodation_merge(own=accommodation, course_wide=course_accommodation)
     limits = limits_apply(
         assignment=assignment, accommodation=accommodation,
         started_at=attempt.started_at if exam and attempt is not None else clock_started_at, now=now,

@@ -93,6 +93,8 @@ def staff_pages(exam, submission):
         reverse("proctor:view", args=[course, slug]),
         reverse("instructor:submission", args=[course, submission.pk]),
         reverse("instructor:student", args=[course, slug, submission.student_id]),
+        reverse("proctor:accommodations", args=[course, slug]),
+        reverse("proctor:course_accommodations", args=[course]),
     ]
 
 
@@ -112,8 +114,16 @@ def test_every_time_on_the_student_pages_is_labelled_in_the_course_zone(berlin_e
 
 
 def test_every_time_on_the_staff_pages_of_the_exam_is_labelled(berlin_exam, django_user_model, clock):
+    from exams.services_accommodations import course_accommodation_set
+
     client = Client()
-    client.force_login(django_user_model.objects.get(username="instructor"))
+    instructor = django_user_model.objects.get(username="instructor")
+    client.force_login(instructor)
+    # A course-wide accommodation, so its list and log (with their times) are on the pages.
+    course_accommodation_set(
+        course=berlin_exam["exam"].course, student=berlin_exam["submission"].student,
+        values={"time_factor": 1.5}, actor=instructor,
+    )
     for url in staff_pages(berlin_exam["exam"], berlin_exam["submission"]):
         response = client.get(url)
         assert response.status_code == 200, url

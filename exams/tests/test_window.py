@@ -225,3 +225,124 @@ def test_refusals_of_a_running_attempt(fields, archived, code):
         archived=archived, now=NOW,
     )
     assert (window.refusal[0] if window.refusal else None) == code
+
+
+# --- Course-wide accommodations (accommodation_merge) ----------------------------------------
+
+from exams.window import COURSE_WIDE_FIELDS, accommodation_merge, clock_view  # noqa: E402
+
+
+def course_wide(**fields):
+    values = dict(time_factor=None, extra_minutes=None, attempts_per_part=None, note="")
+    values.update(fields)
+    return SimpleNamespace(**values)
+
+
+# Per field: (the assignment's own value, the course-wide value, the merged value).
+# None is "not set at that level"; 0 is set (0 attempts: unlimited; 0 minutes: none).
+MERGE_VALUES = {
+    "time_factor": (1.25, 1.5),
+    "extra_minutes": (0, 10),
+    "attempts_per_part": (0, 5),
+}
+MERGE_ROWS = [
+    # (own set?, course set?, merged from)
+    (True, True, "own"),
+    (True, False, "own"),
+    (False, True, "course"),
+    (False, False, "neither"),
+]
+
+
+@pytest.mark.parametrize("name", COURSE_WIDE_FIELDS)
+@pytest.mark.parametrize(("own_set", "course_set", "expected_from"), MERGE_ROWS)
+def test_the_merge_takes_each_field_from_the_assignment_then_the_course(name, own_set, course_set, expected_from):
+    own_value, course_value = MERGE_VALUES[name]
+    own = accommodation(**{name: own_value}) if own_set else accommodation()
+    wide = course_wide(**{name: course_value}) if course_set else course_wide()
+    merged = accommodation_merge(own=own, course_wide=wide)
+    expected = {"own": own_value, "course": course_value, "neither": None}[expected_from]
+    assert getattr(merged, name) == expected
+    assert merged.source(name) == {"own": "assignment", "course": "course", "neither": ""}[expected_from]
+    # The other course-wide fields stay empty: nothing leaks from one field to another.
+    assert [getattr(merged, other) for other in COURSE_WIDE_FIELDS if other != name] == [None, None]
+
+
+@pytest.mark.parametrize("name", COURSE_WIDE_FIELDS)
+@pytest.mark.parametrize(("has_own", "has_course"), [(True, False), (False, True)])
+def test_the_merge_with_one_level_missing_takes_the_other(name, has_own, has_course):
+    own_value, course_value = MERGE_VALUES[name]
+    own = accommodation(**{name: own_value}) if has_own else None
+    wide = course_wide(**{name: course_value}) if has_course else None
+    merged = accommodation_merge(own=own, course_wide=wide)
+    assert getattr(merged, name) == (own_value if has_own else course_value)
+    assert (merged.own, merged.course_wide) == (own, wide)
+
+
+def test_the_merge_of_nothing_is_none_and_a_merged_value_stays_as_it_is():
+    assert accommodation_merge(own=None, course_wide=None) is None
+    merged = accommodation_merge(own=None, course_wide=course_wide(time_factor=1.5))
+    assert accommodation_merge(own=merged, course_wide=None) is merged
+
+
+def test_the_assignments_own_dates_and_limit_pass_through_and_override_lists_its_fields():
+    own = accommodation(closes_at=NOW, time_limit_minutes=20, extra_minutes=5)
+    merged = accommodation_merge(
+        own=own, course_wide=course_wide(time_factor=1.5, extra_minutes=10, attempts_per_part=2)
+    )
+    assert (merged.closes_at, merged.time_limit_minutes, merged.time_factor, merged.extra_minutes,
+            merged.attempts_per_part) == (NOW, 20, 1.5, 5, 2)
+    assert merged.overridden == ("extra_minutes",)
+
+
+# name: (the assignment's limit, own accommodation, course-wide, limit seconds, attempts per part)
+COURSE_WIDE_WINDOWS = {
+    "course ×1.5 of 10 min": (10, None, course_wide(time_factor=1.5), 900, 3),
+    "course +5 min": (10, None, course_wide(extra_minutes=5), 900, 3),
+    "course ×1.5 and +5 min": (10, None, course_wide(time_factor=1.5, extra_minutes=5), 1200, 3),
+    "course attempts": (10, None, course_wide(attempts_per_part=6), 600, 6),
+    "course unlimited attempts": (10, None, course_wide(attempts_per_part=0), 600, 0),
+    "own factor overrides the course's": (10, accommodation(time_factor=2.0), course_wide(time_factor=1.5), 1200, 3),
+    "own minutes add to the course's factor": (10, accommodation(extra_minutes=2), course_wide(time_factor=1.5), 1020, 3),
+    "own limit replaces the course's factor": (10, accommodation(time_limit_minutes=12), course_wide(time_factor=1.5), 720, 3),
+    "own attempts override the course's": (10, accommodation(attempts_per_part=1), course_wide(attempts_per_part=6), 600, 1),
+    "own dates keep the course's factor": (10, accommodation(closes_at=NOW + 2 * timedelta(hours=1)), course_wide(time_factor=1.5), 900, 3),
+    "no limit: the course's factor changes nothing": (None, None, course_wide(time_factor=1.5, extra_minutes=5), None, 3),
+    "no limit: the course's attempts still count": (None, None, course_wide(attempts_per_part=6), None, 6),
+}
+
+
+@pytest.mark.parametrize("name", COURSE_WIDE_WINDOWS)
+def test_the_window_applies_the_course_wide_accommodation(name):
+    limit, own, wide, seconds, attempts = COURSE_WIDE_WINDOWS[name]
+    window = window_compute(
+        assignment=exam(time_limit_minutes=limit), accommodation=own, course_accommodation=wide,
+        attempt=None, clock_started_at=None, archived=False, now=NOW,
+    )
+    assert (window.limits.time_limit_seconds, window.attempts_per_part) == (seconds, attempts)
+
+
+def test_before_start_a_course_wide_factor_is_the_limit_the_start_page_shows():
+    window = window_compute(
+        assignment=exam(), accommodation=None, course_accommodation=course_wide(time_factor=1.5),
+        attempt=None, clock_started_at=None, archived=False, now=NOW,
+    )
+    view = clock_view(window)
+    assert (window.state, view["limit_text"], view["latest_finish"]) == (
+        AttemptState.NOT_STARTED, "15 minutes", NOW + 15 * MIN,
+    )
+
+
+def test_a_course_wide_factor_moves_the_running_deadline_and_the_time_up():
+    started = NOW - 12 * MIN
+    wide = course_wide(time_factor=1.5)
+    running = window_compute(
+        assignment=exam(), accommodation=None, course_accommodation=wide, attempt=attempt(started),
+        clock_started_at=None, archived=False, now=NOW,
+    )
+    assert (running.state, running.deadline, running.seconds_left) == (AttemptState.RUNNING, started + 15 * MIN, 180)
+    over = window_compute(
+        assignment=exam(), accommodation=None, course_accommodation=wide, attempt=attempt(started),
+        clock_started_at=None, archived=False, now=NOW + 3 * MIN,
+    )
+    assert (over.state, over.ended_at, over.refusal[0]) == (AttemptState.TIMED_OUT, started + 15 * MIN, "time_up")
