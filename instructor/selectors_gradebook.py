@@ -147,19 +147,24 @@ def _course_draws(*, course: Course, columns: list[GradebookColumn]) -> dict[tup
     return draws
 
 
+MAX_SEARCH_WORDS = 5
+
+
 def course_gradebook_students(*, course: Course, student_filter: str = ""):
+    """The active students, by last name; ``student_filter`` keeps those matching every
+    word of it in their username, names, student ID or e-mail ("sam sto" finds Sam Stone)."""
     enrolments = (
         Enrolment.objects.filter(course=course, role=Role.STUDENT, status=EnrolmentStatus.ACTIVE)
         .select_related("user")
         .order_by("user__last_name", "user__first_name", "user__username")
     )
-    if student_filter:
+    for word in student_filter.split()[:MAX_SEARCH_WORDS]:
         enrolments = enrolments.filter(
-            Q(user__username__icontains=student_filter)
-            | Q(user__first_name__icontains=student_filter)
-            | Q(user__last_name__icontains=student_filter)
-            | Q(student_id__icontains=student_filter)
-            | Q(user__email__icontains=student_filter)
+            Q(user__username__icontains=word)
+            | Q(user__first_name__icontains=word)
+            | Q(user__last_name__icontains=word)
+            | Q(student_id__icontains=word)
+            | Q(user__email__icontains=word)
         )
     return enrolments
 
@@ -220,6 +225,86 @@ def course_gradebook(*, course: Course, student_filter: str = "") -> CourseGrade
             )
         )
     return book
+
+
+# ---------------------------------------------------------------------------
+# The page: sorted, one page of rows at a time
+# ---------------------------------------------------------------------------
+
+ROWS_PER_PAGE = 100
+SORTS = {
+    "name": "name",
+    "username": "username",
+    "student_id": "student ID",
+    "total": "total",
+}
+
+
+def _sort_key(sort: str):
+    if sort == "username":
+        return lambda row: row.student.username.casefold()
+    if sort == "student_id":
+        return lambda row: (row.enrolment.student_id.casefold(), row.student.username.casefold())
+    if sort == "total":
+        return lambda row: row.total
+    return lambda row: (
+        row.student.last_name.casefold(), row.student.first_name.casefold(), row.student.username.casefold()
+    )
+
+
+def gradebook_rows_sorted(rows: list[GradebookRow], *, sort: str, descending: bool = False) -> list[GradebookRow]:
+    """The rows by ``sort`` (one of ``SORTS``; anything else sorts by name). A total that
+    counts nothing yet comes last in either direction."""
+    key = _sort_key(sort if sort in SORTS else "name")
+    if sort != "total":
+        return sorted(rows, key=key, reverse=descending)
+    counted = sorted((row for row in rows if row.total is not None), key=key, reverse=descending)
+    return counted + [row for row in rows if row.total is None]
+
+
+@dataclass
+class GradebookPage:
+    """One page of the course gradebook: every matching row is computed (so totals and the
+    sort by total are over everyone); ``rows`` are the ones shown."""
+
+    book: CourseGradebook
+    rows: list[GradebookRow]
+    number: int
+    pages: int
+    matching: int
+    sort: str
+    descending: bool
+    per_page: int = ROWS_PER_PAGE
+
+    @property
+    def sort_words(self) -> str:
+        return SORTS[self.sort]
+
+    @property
+    def first_shown(self) -> int:
+        return (self.number - 1) * self.per_page + 1 if self.rows else 0
+
+    @property
+    def last_shown(self) -> int:
+        return self.first_shown + len(self.rows) - 1 if self.rows else 0
+
+
+def course_gradebook_page(
+    *, course: Course, student_filter: str = "", sort: str = "name", descending: bool = False,
+    page: int = 1, per_page: int = ROWS_PER_PAGE,
+) -> GradebookPage:
+    """Page ``page`` (clamped to the pages there are) of the sorted gradebook, in the
+    queries of ``course_gradebook``."""
+    sort = sort if sort in SORTS else "name"
+    book = course_gradebook(course=course, student_filter=student_filter)
+    rows = gradebook_rows_sorted(book.rows, sort=sort, descending=descending)
+    pages = max(1, -(-len(rows) // per_page))
+    number = min(max(page, 1), pages)
+    shown = rows[(number - 1) * per_page: number * per_page]
+    return GradebookPage(
+        book=book, rows=shown, number=number, pages=pages, matching=len(rows), sort=sort, descending=descending,
+        per_page=per_page,
+    )
 
 
 def _number(value: float | None, digits: int) -> float | str:
