@@ -18,7 +18,7 @@ from exercises.markdown_math import render_markdown_math
 from exercises.models import VersionStatus
 from grading.answer_input import MAX_GRID_SIDE
 from grading.models import SubmissionStatus
-from instructor.models import RegradeStatus
+from instructor.models import RegradeRequestStatus, RegradeStatus
 from grading.views import MAX_ANSWER_BYTES
 
 
@@ -697,7 +697,7 @@ class RegradeRequestSerializer(serializers.Serializer):
     exercise = serializers.CharField(source="submission.variant.exercise_version.exercise.slug")
     part = serializers.CharField(source="submission.part")
     message = serializers.CharField()
-    status = serializers.ChoiceField(choices=["open", "answered"])
+    status = serializers.ChoiceField(choices=RegradeRequestStatus.choices)
     reply = serializers.CharField(allow_blank=True)
     replied_by = serializers.CharField(source="replied_by.username", allow_null=True, default=None)
     score_before = serializers.FloatField(allow_null=True)
