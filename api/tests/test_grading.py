@@ -461,3 +461,22 @@ def test_a_student_reads_the_replies_to_their_own_requests_only(requested):
     )[1]
     replied = call(requested, "student2", "get", f"/api/v1/submissions/{requested['answers']['sue'].pk}/regrade-requests/")
     assert [(r["reply"], r["replied_by"]) for r in replied.json()] == [("The grade stands.", "tariq")]
+
+
+def test_apply_reads_what_was_ticked_under_the_rows_lock(essay):
+    """The answers' rows are locked (in id order) before their earlier grades are read, so
+    two graders applying items at once cannot drop each other's ticks."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    rubric = rubric_of(essay)
+    big, small = rubric.items.all()
+    sam, sue = essay["answers"]["sam"], essay["answers"]["sue"]
+    with CaptureQueriesContext(connection) as queries:
+        services_rubrics.rubric_items_apply(rubric=rubric, items=[big], submissions=[sue, sam],
+                                            grader=essay["world"].people.ta)
+    sql = [q["sql"] for q in queries.captured_queries]
+    lock = next(i for i, q in enumerate(sql) if "FOR UPDATE" in q and '"grading_submission"' in q)
+    first_grade_read = next(i for i, q in enumerate(sql) if 'FROM "instructor_manualgrade"' in q)
+    assert lock < first_grade_read
+    assert sql[lock].rstrip().endswith('ORDER BY "grading_submission"."id" ASC FOR UPDATE OF "grading_submission"')
