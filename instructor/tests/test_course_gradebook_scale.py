@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import time
 from datetime import timedelta
 
@@ -168,6 +169,13 @@ def test_the_page_shows_100_students_sorted_and_searched(client, people, course_
     assert [(row.student.username, row.total) for row in lowest.rows[:2]] in (
         [("sam", 0.0), ("sue", 0.0)], [("sue", 0.0), ("sam", 0.0)]
     )
+
+    # Each header sorts by its column; the current one turns the order round and keeps the search.
+    html = client.get(url, {"sort": "total", "student": "L00"}).content.decode()
+    assert 'aria-sort="ascending"><a href="?sort=total&amp;order=desc&amp;student=L00">Total %</a>' in html
+    assert '<a href="?sort=student_id&amp;order=asc&amp;student=L00">Student ID</a>' in html
+    next_link = re.search(r'<a href="\?([^"]*)" rel="next">', html).group(1)
+    assert sorted(next_link.split("&amp;")) == ["page=2", "sort=total", "student=L00"]
 
     searched = client.get(url, {"student": "l0004"}).context["page"]
     assert searched.matching == 10 and [r.student.username for r in searched.rows][:2] == ["s00040", "s00041"]
