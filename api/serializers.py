@@ -18,7 +18,7 @@ from exercises.markdown_math import render_markdown_math
 from exercises.models import VersionStatus
 from grading.answer_input import MAX_GRID_SIDE
 from grading.models import SubmissionStatus
-from instructor.models import RegradeStatus
+from instructor.models import RegradeRequestStatus, RegradeStatus
 from grading.views import MAX_ANSWER_BYTES
 
 
@@ -601,3 +601,120 @@ class AttemptSerializer(serializers.Serializer):
     deadline = serializers.DateTimeField(allow_null=True, help_text="null once ended, before Start, without a limit.")
     seconds_left = serializers.IntegerField(allow_null=True)
     time_limit_seconds = serializers.IntegerField(source="limits.time_limit_seconds", allow_null=True)
+
+
+# ---------------------------------------------------------------------------
+# Rubric grading and regrade requests
+# ---------------------------------------------------------------------------
+
+
+class RubricItemSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    text = serializers.CharField()
+    points = serializers.FloatField(help_text="Earned when ticked; negative for a deduction.")
+    position = serializers.IntegerField()
+
+
+class RubricSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    exercise = serializers.CharField(source="exercise.slug", help_text="The exercise the rubric grades, in every assignment.")
+    part = serializers.CharField()
+    max_points = serializers.SerializerMethodField(help_text="The positive points: a score is ticked points / these, within 0..1.")
+    criteria = RubricItemSerializer(many=True, source="items.all")
+
+    def get_max_points(self, rubric) -> float:
+        return sum(item.points for item in rubric.items.all() if item.points > 0)
+
+
+class RubricItemInputSerializer(serializers.Serializer):
+    text = serializers.CharField(max_length=300, validators=[_refuse_unencodable])
+    points = serializers.FloatField(min_value=-100, max_value=100)
+
+
+class RubricCreateSerializer(serializers.Serializer):
+    criteria = RubricItemInputSerializer(
+        many=True, required=False, max_length=40,
+        help_text="The rubric's items; leave out to start from the criteria the exercise's author wrote.",
+    )
+
+
+class RubricItemUpdateSerializer(serializers.Serializer):
+    text = serializers.CharField(max_length=300, required=False, validators=[_refuse_unencodable])
+    points = serializers.FloatField(
+        min_value=-100, max_value=100, required=False,
+        help_text="Only while no answer was graded with this item.",
+    )
+
+    def validate(self, data):
+        if not data:
+            raise serializers.ValidationError("Send text, points or both.")
+        return data
+
+
+class RubricApplySerializer(serializers.Serializer):
+    submissions = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), min_length=1, max_length=1000,
+        help_text="Ids of the students' newest answers to this part (see answers/).",
+    )
+    criteria = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), required=False, default=list, max_length=40,
+        help_text="Ids of this part's rubric items.",
+    )
+    replace = serializers.BooleanField(
+        default=False,
+        help_text="false: tick these items on top of the ones each answer had; true: these are the only ones ticked.",
+    )
+    comment = serializers.CharField(
+        max_length=5000, required=False, allow_blank=True, validators=[_refuse_unencodable],
+        help_text="The comment each student reads; left out, each answer keeps its own.",
+    )
+
+    def validate(self, data):
+        if not data["criteria"] and not data["replace"]:
+            raise serializers.ValidationError({"criteria": ["Choose at least one rubric item."]})
+        return data
+
+
+class QuestionAnswerSerializer(serializers.Serializer):
+    number = serializers.IntegerField(help_text="1, 2, … in the order the answers came in.")
+    submission_id = serializers.IntegerField(source="submission.pk")
+    username = serializers.CharField(source="submission.student.username")
+    answer = serializers.JSONField(source="submission.raw_answer")
+    status = serializers.ChoiceField(choices=SubmissionStatus.choices, source="submission.status",
+                                     help_text="manual while it waits for a grade.")
+    score = serializers.FloatField(source="submission.score", allow_null=True)
+    awarded = serializers.FloatField(source="submission.awarded", allow_null=True, help_text="After penalties.")
+    criteria = serializers.ListField(child=serializers.IntegerField(), source="ticked",
+                                     help_text="Rubric items ticked by the newest grade.")
+    created_at = serializers.DateTimeField(source="submission.created_at")
+
+
+class RegradeRequestSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    submission_id = serializers.IntegerField()
+    username = serializers.CharField(source="student.username")
+    assignment = serializers.CharField(source="submission.variant.assignment_item.assignment.slug", allow_null=True, default=None)
+    exercise = serializers.CharField(source="submission.variant.exercise_version.exercise.slug")
+    part = serializers.CharField(source="submission.part")
+    message = serializers.CharField()
+    status = serializers.ChoiceField(choices=RegradeRequestStatus.choices)
+    reply = serializers.CharField(allow_blank=True)
+    replied_by = serializers.CharField(source="replied_by.username", allow_null=True, default=None)
+    score_before = serializers.FloatField(allow_null=True)
+    score_after = serializers.FloatField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    replied_at = serializers.DateTimeField(allow_null=True)
+
+
+class RegradeRequestQuerySerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["open", "answered", "all"], default="open", required=False)
+
+
+class RegradeRequestCreateSerializer(serializers.Serializer):
+    message = serializers.CharField(max_length=2000, validators=[_refuse_unencodable],
+                                    help_text="What should be looked at again.")
+
+
+class RegradeReplySerializer(serializers.Serializer):
+    reply = serializers.CharField(max_length=5000, validators=[_refuse_unencodable],
+                                  help_text="The student reads it; replying answers (closes) the request.")

@@ -4,7 +4,7 @@ from csp.decorators import csp_update
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import views, views_bank, views_teaching, views_tokens
+from . import views, views_bank, views_grading, views_teaching, views_tokens
 from .problems import not_found
 
 app_name = "api"
@@ -12,6 +12,7 @@ app_name = "api"
 COURSE = "v1/courses/<slug:course_slug>/"
 ASSIGNMENT = COURSE + "assignments/<slug:assignment_slug>/"
 EXERCISE = COURSE + "exercises/<slug:slug>/"
+QUESTION = COURSE + "questions/<int:exercise_id>/<slug:part_key>/"
 
 urlpatterns = [
     path("tokens/", views_tokens.token_list, name="tokens"),
@@ -49,6 +50,21 @@ urlpatterns = [
     path(COURSE + "gradebook/", views_teaching.CourseGradebook.as_view(), name="course_gradebook"),
     path(COURSE + "gradebook.csv", views_teaching.CourseGradebookCsv.as_view(), name="course_gradebook_csv"),
     path(COURSE + "roster/", views_teaching.Roster.as_view(), name="roster"),
+    # Rubric grading and regrade requests
+    path(QUESTION + "rubric/", views_grading.QuestionRubric.as_view(), name="question_rubric"),
+    path(QUESTION + "rubric/criteria/", views_grading.RubricCriteria.as_view(), name="rubric_criteria"),
+    path(QUESTION + "answers/", views_grading.QuestionAnswers.as_view(), name="question_answers"),
+    path(QUESTION + "grades/", views_grading.RubricApply.as_view(), name="rubric_apply"),
+    path(COURSE + "rubric-criteria/<int:criterion_id>/", views_grading.RubricCriterion.as_view(), name="rubric_criterion"),
+    path(ASSIGNMENT + "regrade-requests/", views_grading.AssignmentRegradeRequests.as_view(), name="regrade_requests"),
+    path(
+        COURSE + "regrade-requests/<int:request_id>/reply/", views_grading.RegradeRequestReply.as_view(),
+        name="regrade_request_reply",
+    ),
+    path(
+        "v1/submissions/<int:submission_id>/regrade-requests/", views_grading.SubmissionRegradeRequests.as_view(),
+        name="submission_regrade_requests",
+    ),
     # Exercise banks
     path(COURSE + "exercises/", views_bank.ExerciseList.as_view(), name="bank_exercises"),
     path(COURSE + "exercises/validate/", views_bank.ExerciseValidate.as_view(), name="bank_validate"),

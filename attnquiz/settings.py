@@ -413,6 +413,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "SubmissionStatusEnum": "grading.models.SubmissionStatus",
         "RegradeStatusEnum": "instructor.models.RegradeStatus",
+        "RegradeRequestStatusEnum": "instructor.models.RegradeRequestStatus",
         "VersionStatusEnum": "exercises.models.VersionStatus",
         "TokenScopeEnum": "api.models.TokenScope",
     },

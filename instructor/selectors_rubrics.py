@@ -13,8 +13,8 @@ from courses.models import AssignmentItem, Course
 from exercises.specs import part_label, version_spec
 from grading.models import Submission, SubmissionStatus
 
-from .models import ManualGrade, RegradeRequest, RegradeRequestStatus, Rubric
-from .selectors import MANUAL_ANSWER_TYPES, access_teaching
+from .models import ManualGrade, RegradeRequest, RegradeRequestStatus, Rubric, RubricItem
+from .selectors import MANUAL_ANSWER_TYPES, access_teaching, assignment_submissions, rubric_for
 
 
 @dataclass(frozen=True)
@@ -82,9 +82,22 @@ def access_question(*, user, course_slug: str, item_id: int, part: str):
 def question_rubric(*, course: Course, item: AssignmentItem, part: str) -> Rubric | None:
     return (
         Rubric.objects.filter(course=course, exercise_id=item.exercise_version.exercise_id, part=part)
+        .select_related("exercise")
         .prefetch_related("items")
         .first()
     )
+
+
+def author_criteria(*, item: AssignmentItem, part: str):
+    """The criteria the exercise's author wrote for the part ((text, points) pairs), to start
+    a new course rubric from; none until someone answered (they are read off a variant)."""
+    submission = (
+        assignment_submissions(assignment=item.assignment)
+        .filter(variant__assignment_item=item, part=part)
+        .select_related("variant__exercise_version")
+        .first()
+    )
+    return rubric_for(submission=submission).criteria if submission else ()
 
 
 @dataclass
@@ -141,6 +154,31 @@ def course_regrade_requests(*, course: Course, open_only: bool = True):
         "submission__variant__exercise_version__exercise",
     )
     return requests.filter(status=RegradeRequestStatus.OPEN) if open_only else requests
+
+
+def assignment_regrade_requests(*, assignment, status: str = "open"):
+    """The regrade requests on answers to the assignment, newest first; ``status`` open,
+    answered or all."""
+    requests = course_regrade_requests(course=assignment.course, open_only=False).filter(
+        submission__variant__assignment_item__assignment=assignment
+    )
+    return requests if status == "all" else requests.filter(status=status)
+
+
+def submission_regrade_requests(*, submission: Submission):
+    return RegradeRequest.objects.filter(submission=submission).select_related(
+        "student", "replied_by", "submission__variant__assignment_item__assignment",
+        "submission__variant__exercise_version__exercise",
+    )
+
+
+def access_rubric_item(*, user, course_slug: str, item_id: int) -> tuple[RubricItem, str]:
+    """One item of one of the course's rubrics, for the course's staff."""
+    course, role = access_teaching(user=user, course_slug=course_slug)
+    item = RubricItem.objects.select_related("rubric__course").filter(pk=item_id, rubric__course=course).first()
+    if item is None:
+        raise Http404("No such rubric item in this course.")
+    return item, role
 
 
 def access_regrade_request(*, user, course_slug: str, request_id: int) -> tuple[RegradeRequest, str]:

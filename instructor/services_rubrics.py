@@ -19,6 +19,12 @@ from .services import InstructorRefused, _require_writable, submission_grade_man
 
 MAX_RUBRIC_ITEMS = 40
 MAX_BULK_ANSWERS = 1000
+MAX_ITEM_POINTS = 100
+
+
+class RubricConflict(InstructorRefused):
+    """Refused by the state of things, not by what was asked: a rubric that exists already,
+    a request already answered or already open, an answer not graded yet."""
 
 
 def rubric_for_part(*, course: Course, item: AssignmentItem, part: str, seed_criteria=()) -> Rubric:
@@ -35,13 +41,67 @@ def rubric_for_part(*, course: Course, item: AssignmentItem, part: str, seed_cri
     return rubric
 
 
-def rubric_item_add(*, rubric: Rubric, text: str, points: float) -> RubricItem:
-    _require_writable(rubric.course)
+@transaction.atomic
+def rubric_create(*, course: Course, item: AssignmentItem, part: str, criteria=None, seed_criteria=()) -> Rubric:
+    """The course's rubric of this exercise part, made now: with ``criteria`` ((text, points)
+    pairs) when given, else from the author's ``seed_criteria``. Refused when it exists."""
+    _require_writable(course)
+    if Rubric.objects.filter(course=course, exercise_id=item.exercise_version.exercise_id, part=part).exists():
+        raise RubricConflict("This part already has a rubric; add or change its items instead.")
+    if criteria is not None:
+        if len(criteria) > MAX_RUBRIC_ITEMS:
+            raise InstructorRefused(f"A rubric has at most {MAX_RUBRIC_ITEMS} items.")
+        checked = [(_item_text(text), _item_points(points)) for text, points in criteria]
+    rubric = rubric_for_part(course=course, item=item, part=part, seed_criteria=() if criteria is not None else seed_criteria)
+    if criteria is not None:
+        RubricItem.objects.bulk_create(
+            [RubricItem(rubric=rubric, text=text, points=points, position=index)
+             for index, (text, points) in enumerate(checked, start=1)]
+        )
+    return rubric
+
+
+def _item_text(text: str) -> str:
     text = (text or "").strip()
     if not text:
         raise InstructorRefused("A rubric item needs a description.")
-    if not -100 <= points <= 100:
-        raise InstructorRefused("A rubric item is worth between -100 and 100 points.")
+    if len(text) > 300:
+        raise InstructorRefused("A rubric item's description has at most 300 characters.")
+    return text
+
+
+def _item_points(points: float) -> float:
+    if not -MAX_ITEM_POINTS <= points <= MAX_ITEM_POINTS:  # NaN fails this too
+        raise InstructorRefused(f"A rubric item is worth between -{MAX_ITEM_POINTS} and {MAX_ITEM_POINTS} points.")
+    return points
+
+
+def rubric_item_update(*, item: RubricItem, text: str | None = None, points: float | None = None) -> RubricItem:
+    """Reword an item at any time; change its points only while no grade ticked it (a
+    stored grade keeps the score it was given, so its items must keep their points)."""
+    _require_writable(item.rubric.course)
+    fields = []
+    if text is not None:
+        item.text = _item_text(text)
+        fields.append("text")
+    if points is not None and points != item.points:
+        points = _item_points(points)
+        if item.grades.exists():
+            raise RubricConflict(
+                "Answers were graded with this item; its points stay so their grades stay explained. "
+                "Add a new item instead."
+            )
+        item.points = points
+        fields.append("points")
+    if fields:
+        item.save(update_fields=fields)
+    return item
+
+
+def rubric_item_add(*, rubric: Rubric, text: str, points: float) -> RubricItem:
+    _require_writable(rubric.course)
+    text = _item_text(text)
+    points = _item_points(points)
     if rubric.items.count() >= MAX_RUBRIC_ITEMS:
         raise InstructorRefused(f"A rubric has at most {MAX_RUBRIC_ITEMS} items.")
     position = (rubric.items.order_by("-position").values_list("position", flat=True).first() or 0) + 1
@@ -52,7 +112,7 @@ def rubric_item_remove(*, item: RubricItem) -> None:
     """Grades that ticked it keep their score; the item leaves the rubric."""
     _require_writable(item.rubric.course)
     if item.grades.exists():
-        raise InstructorRefused("Answers were graded with this item; it stays so their grades stay explained.")
+        raise RubricConflict("Answers were graded with this item; it stays so their grades stay explained.")
     item.delete()
 
 
@@ -85,20 +145,41 @@ def submission_grade_with_rubric(
 def rubric_item_apply(*, rubric: Rubric, item: RubricItem, submissions: list[Submission], grader) -> int:
     """Tick ``item`` on each answer, on top of the items its newest grade ticked (an answer
     not graded yet gets this item alone). Returns how many answers were graded."""
-    if item.rubric_id != rubric.pk:
+    return len(rubric_items_apply(rubric=rubric, items=[item], submissions=submissions, grader=grader))
+
+
+def rubric_items_apply(
+    *, rubric: Rubric, items: list[RubricItem], submissions: list[Submission], grader,
+    replace: bool = False, comment: str | None = None,
+) -> list[Submission]:
+    """Grade each answer with ``items`` of ``rubric``: ticked on top of the items its newest
+    grade ticked, or (``replace``) as the only items ticked. ``comment`` None keeps each
+    answer's comment. All or nothing, in one transaction that first locks the answers'
+    rows (in id order, so two graders never deadlock), so what was ticked before is read
+    under the lock the grade is written under. Returns the graded answers."""
+    if not items and not replace:
+        raise InstructorRefused("Choose at least one rubric item.")
+    if any(item.rubric_id != rubric.pk for item in items):
         raise InstructorRefused("That item belongs to another rubric.")
+    if not submissions:
+        raise InstructorRefused("Choose at least one answer.")
     if len(submissions) > MAX_BULK_ANSWERS:
         raise InstructorRefused(f"Apply an item to at most {MAX_BULK_ANSWERS} answers at once.")
-    ticked_before = _ticked_by_newest_grade(submissions)
+    chosen = [item.pk for item in items]
+    graded = []
     with transaction.atomic():
-        for submission in submissions:
+        locked = list(
+            Submission.objects.select_for_update(of=("self",)).filter(pk__in=[s.pk for s in submissions]).order_by("pk")
+        )
+        ticked_before = {} if replace else _ticked_by_newest_grade(locked)
+        for submission in locked:
             before = ticked_before.get(submission.pk, [])
-            comment = _newest_comment(submission)
-            submission_grade_with_rubric(
+            graded.append(submission_grade_with_rubric(
                 submission=submission, rubric=rubric, grader=grader,
-                item_ids=[*before, item.pk] if item.pk not in before else before, comment=comment,
-            )
-    return len(submissions)
+                item_ids=[*before, *(pk for pk in chosen if pk not in before)],
+                comment=_newest_comment(submission) if comment is None else comment,
+            ))
+    return graded
 
 
 def _ticked_by_newest_grade(submissions: list[Submission]) -> dict[int, list[int]]:
@@ -125,7 +206,7 @@ def regrade_request_create(*, submission: Submission, student, message: str) -> 
     if submission.student_id != student.pk:
         raise InstructorRefused("You can ask for a regrade of your own answers only.")
     if submission.status != SubmissionStatus.GRADED:
-        raise InstructorRefused("This answer has no grade yet.")
+        raise RubricConflict("This answer has no grade yet.")
     if not message:
         raise InstructorRefused("Say what should be looked at again.")
     if len(message) > 2000:
@@ -139,7 +220,7 @@ def regrade_request_create(*, submission: Submission, student, message: str) -> 
                 submission=submission, student=student, message=message, score_before=submission.awarded
             )
     except IntegrityError:
-        raise InstructorRefused("You already asked about this answer; wait for the reply.") from None
+        raise RubricConflict("You already asked about this answer; wait for the reply.") from None
 
 
 def regrade_request_reply(*, request: RegradeRequest, replier, reply: str) -> RegradeRequest:
@@ -147,7 +228,7 @@ def regrade_request_reply(*, request: RegradeRequest, replier, reply: str) -> Re
     if not reply:
         raise InstructorRefused("Write a reply for the student.")
     if request.status != RegradeRequestStatus.OPEN:
-        raise InstructorRefused("This request was already answered.")
+        raise RubricConflict("This request was already answered.")
     request.submission.refresh_from_db(fields=["awarded"])
     request.reply = reply[:5000]
     request.replied_by = replier

@@ -3,6 +3,8 @@ set-up. Thin: reads through ``selectors_gradebook``, writes through ``services_g
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -20,21 +22,48 @@ from .services import InstructorRefused
 @login_required
 @require_GET
 def course_gradebook(request, course_slug: str):
+    """One page of 100 students, searched (``student``) and sorted (``sort``, ``order``);
+    the exports always hold everyone."""
     course, role = selectors.access_teaching(user=request.user, course_slug=course_slug)
     student_filter = request.GET.get("student", "").strip()[:100]
-    book = selectors_gradebook.course_gradebook(course=course, student_filter=student_filter)
+    page = selectors_gradebook.course_gradebook_page(
+        course=course, student_filter=student_filter, sort=request.GET.get("sort", "name"),
+        descending=request.GET.get("order") == "desc", page=_page_number(request.GET.get("page")),
+    )
+    book = page.book
     return render(
         request,
         "instructor/course_gradebook.html",
         {
             "course": course,
             "book": book,
+            "page": page,
+            "sort_links": _sort_links(student_filter, page),
             "student_filter": student_filter,
             "is_instructor": role == Role.INSTRUCTOR,
             "has_categories": book.categories[0].id is not None,
             "category_form": GradeCategoryForm(),
         },
     )
+
+
+def _sort_links(student_filter: str, page) -> dict[str, str]:
+    """Per sort, the link a column header follows: the current sort's header turns it
+    round, another header sorts ascending; the search stays and the page starts again."""
+    links = {}
+    for key in selectors_gradebook.SORTS:
+        order = "desc" if key == page.sort and not page.descending else "asc"
+        query = {"sort": key, "order": order, **({"student": student_filter} if student_filter else {})}
+        links[key] = "?" + urlencode(query)
+    return links
+
+
+def _page_number(value) -> int:
+    """A page number from the query string; anything that is not one reads as page 1."""
+    try:
+        return max(1, min(int(value), 1_000_000))
+    except (TypeError, ValueError):
+        return 1
 
 
 def _export_name(course, extension: str) -> str:

@@ -55,17 +55,9 @@ def grading_home(request, course_slug: str):
     )
 
 
-def _seed_criteria(item, part: str):
-    """The author's criteria of the part, to start a new course rubric from."""
-    submission = selectors.assignment_submissions(assignment=item.assignment).filter(
-        variant__assignment_item=item, part=part
-    ).select_related("variant__exercise_version").first()
-    return selectors.rubric_for(submission=submission).criteria if submission else ()
-
-
 def _rubric(course, item, part: str):
     return selectors_rubrics.question_rubric(course=course, item=item, part=part) or services_rubrics.rubric_for_part(
-        course=course, item=item, part=part, seed_criteria=_seed_criteria(item, part)
+        course=course, item=item, part=part, seed_criteria=selectors_rubrics.author_criteria(item=item, part=part)
     )
 
 

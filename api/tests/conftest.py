@@ -61,3 +61,27 @@ def world_create() -> World:
 @pytest.fixture
 def world(db):
     return world_create()
+
+
+def grading_objects_create(world: World) -> dict:
+    """An essay assignment in the world's course: sam's free-text answer graded with the
+    part's rubric (so its criterion is in use) and his open regrade request about it.
+    Returns their ids under the API's path parameter names."""
+    from authoring.tests.factories import FREE_TEXT_YAML, submission_add, variant_for
+    from grading.models import SubmissionStatus
+    from instructor import services_rubrics
+
+    people = world.people
+    essay = assignment_create(people.course, [published_version(source=FREE_TEXT_YAML)], slug="essay")
+    item = essay.items.get()
+    answer = submission_add(variant_for(item, people.student, params={"d": 64}), "why", "Variance grows.",
+                            awarded=None, status=SubmissionStatus.MANUAL)
+    rubric = services_rubrics.rubric_create(course=people.course, item=item, part="why",
+                                            criteria=[("Names the variance", 2.0), ("Names the softmax", 1.0)])
+    criterion = rubric.items.first()
+    services_rubrics.submission_grade_with_rubric(submission=answer, rubric=rubric, grader=people.ta,
+                                                  item_ids=[criterion.pk])
+    answer.refresh_from_db()
+    request = services_rubrics.regrade_request_create(submission=answer, student=people.student, message="Again?")
+    return {"exercise_id": item.pk, "part_key": "why", "criterion_id": criterion.pk,
+            "request_id": request.pk, "graded_id": answer.pk}

@@ -5,9 +5,11 @@ an expired token, and a read-only instructor token (which may read but never wri
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from api.tests.conftest import api_client, world_create
+from api.tests.conftest import api_client, grading_objects_create, world_create
 from authoring.services import exercise_create
 from authoring.tests.factories import product_yaml
 from exercises.services import variant_get_or_create_for_item
@@ -52,6 +54,23 @@ MATRIX = [
     ("get", C + "exercises/owned/versions/1/", None, [401, 403, 200, 200, 404, 401, 200]),
     ("post", C + "exercises/owned/versions/1/transition/", {"to_status": "in_review"},
      [401, 403, 403, 200, 404, 401, 403]),
+    # Rubric grading: the essay's rubric exists and its criterion graded sam's answer, so
+    # making the rubric again and removing the criterion are refused (409) for the staff.
+    ("get", C + "{question}rubric/", None, [401, 403, 200, 200, 404, 401, 200]),
+    ("post", C + "{question}rubric/", {}, [401, 403, 409, 409, 404, 401, 403]),
+    ("post", C + "{question}rubric/criteria/", {"text": "Clear", "points": 1}, [401, 403, 201, 201, 404, 401, 403]),
+    ("patch", C + "rubric-criteria/{criterion}/", {"text": "Names the variance of q·k"},
+     [401, 403, 200, 200, 404, 401, 403]),
+    ("delete", C + "rubric-criteria/{criterion}/", None, [401, 403, 409, 409, 404, 401, 403]),
+    ("get", C + "{question}answers/", None, [401, 403, 200, 200, 404, 401, 200]),
+    # An empty body: access is decided first, then the body is a 400.
+    ("post", C + "{question}grades/", {}, [401, 403, 400, 400, 404, 401, 403]),
+    ("get", A.replace("week1", "essay") + "regrade-requests/", None, [401, 403, 200, 200, 404, 401, 200]),
+    ("post", C + "regrade-requests/{request}/reply/", {}, [401, 403, 400, 400, 404, 401, 403]),
+    # A student's own graded answer: nobody else's (staff included) to ask about.
+    ("get", "/api/v1/submissions/{graded}/regrade-requests/", None, [401, 200, 404, 404, 404, 401, 404]),
+    ("post", "/api/v1/submissions/{graded}/regrade-requests/", {"message": "Please look again."},
+     [401, 409, 404, 404, 404, 401, 403]),  # his request about it is open: 409 for him
 ]
 
 CASES = [pytest.param(method, path, body, expected, id=f"{method} {path}") for method, path, body, expected in MATRIX]
@@ -64,7 +83,12 @@ def objects(db):
     variant = variant_get_or_create_for_item(item=world.item, student=world.people.student)
     submission = submission_create(variant=variant, student=world.people.student, part="total", raw_answer="0")
     job = regrade_job_create(assignment=world.assignment, actor=world.people.instructor, enqueue=False)
-    return world, {"item": world.item.pk, "submission": submission.pk, "job": job.pk}
+    grading = grading_objects_create(world)
+    return world, {
+        "item": world.item.pk, "submission": submission.pk, "job": job.pk,
+        "question": f"questions/{grading['exercise_id']}/why/", "criterion": grading["criterion_id"],
+        "request": grading["request_id"], "graded": grading["graded_id"],
+    }
 
 
 def test_the_matrix_names_every_operation_of_the_schema():
@@ -72,7 +96,7 @@ def test_the_matrix_names_every_operation_of_the_schema():
 
     schema = SchemaGenerator().get_schema(request=None, public=True)
     operations = {(method, path) for path, item in schema["paths"].items() for method in item}
-    assert len(operations) == len(MATRIX) == 27
+    assert len(operations) == len(MATRIX) == 38
 
 
 @pytest.mark.parametrize(("method", "path", "body", "expected"), CASES)
@@ -88,7 +112,7 @@ def test_access(objects, method, path, body, expected):
         if method == "get":
             response = client.get(url)
         else:
-            response = client.post(url, body or {}, content_type="application/json")
+            response = client.generic(method.upper(), url, json.dumps(body or {}), content_type="application/json")
         seen.append(response.status_code)
         if response.status_code >= 400:
             assert response["Content-Type"] == "application/problem+json"

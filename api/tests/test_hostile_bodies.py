@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 
-from api.tests.conftest import api_client, world_create
+from api.tests.conftest import api_client, grading_objects_create, world_create
 from authoring.services import exercise_create
 from authoring.tests.factories import product_yaml
 from exercises.services import variant_get_or_create_for_item
@@ -62,6 +62,7 @@ def known(db, django_capture_on_commit_callbacks):
     draft = exercise_create(course=world.people.course, actor=world.people.instructor,
                             source=product_yaml(slug="owned-product"))
     job = regrade_job_create(assignment=world.assignment, actor=world.people.instructor, enqueue=False)
+    grading = grading_objects_create(world)
     variant = variant_get_or_create_for_item(item=world.item, student=world.people.student)
     with django_capture_on_commit_callbacks(execute=True):
         submission_create(variant=variant, student=world.people.student, part="total", raw_answer="0")
@@ -73,6 +74,8 @@ def known(db, django_capture_on_commit_callbacks):
         "job_id": job.pk,
         "slug": draft.exercise.slug,
         "number": draft.number,
+        "submission_id": grading["graded_id"],
+        **{name: value for name, value in grading.items() if name != "graded_id"},
     }
 
 
