@@ -4,7 +4,8 @@ for CSV and XLSX.
 
 It reads in a fixed number of queries whatever the roster: the assignments, their items,
 the categories and their assignments, the students with their enrolments, one aggregate of
-best part scores over the course, the accommodations, and (only with pools) the draws.
+best part scores over the course, the accommodations (the assignments' and the course-wide
+ones), and (only with pools) the draws.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from django.utils import timezone
 
 from courses import pools
 from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, PoolDraw, Role
-from exams.models import Accommodation
+from exams.models import Accommodation, CourseAccommodation
 from exercises.specs import version_spec
 from grading.models import Submission
 
@@ -193,6 +194,23 @@ def _is_over(assignment: Assignment, now) -> bool:
     return end is not None and end <= now
 
 
+def _accommodated_cells(*, course: Course, columns) -> set[tuple[int, int]]:
+    """(student, assignment) pairs an accommodation reaches: the assignment's own ones, and
+    each course-wide one on every assignment it changes (attempts anywhere; extra time only
+    where the assignment is timed). Two queries."""
+    cells = set(Accommodation.objects.filter(assignment__course=course).values_list("student_id", "assignment_id"))
+    course_wide = CourseAccommodation.objects.filter(course=course).values_list(
+        "student_id", "time_factor", "extra_minutes", "attempts_per_part"
+    )
+    for student_id, time_factor, extra_minutes, attempts_per_part in course_wide:
+        for column in columns:
+            assignment = column.assignment
+            gives_time = (time_factor is not None or extra_minutes is not None) and bool(assignment.time_limit_minutes)
+            if gives_time or attempts_per_part is not None:
+                cells.add((student_id, assignment.pk))
+    return cells
+
+
 def course_gradebook(*, course: Course, student_filter: str = "") -> CourseGradebook:
     """The whole course gradebook (see the module docstring for its queries)."""
     columns = _columns(course=course)
@@ -205,9 +223,7 @@ def course_gradebook(*, course: Course, student_filter: str = "") -> CourseGrade
         return book
     best = _best_part_scores(course=course)
     draws = _course_draws(course=course, columns=columns)
-    accommodated = set(
-        Accommodation.objects.filter(assignment__course=course).values_list("student_id", "assignment_id")
-    )
+    accommodated = _accommodated_cells(course=course, columns=columns)
     now = timezone.now()
     over = {column.assignment.pk: _is_over(column.assignment, now) for column in columns}
     for enrolment in enrolments:

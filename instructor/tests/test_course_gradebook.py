@@ -14,7 +14,7 @@ from authoring.tests.factories import (
     PASSWORD, assignment_create, product_yaml, published_version, submission_add, variant_for,
 )
 from courses.models import Enrolment, Role
-from exams.models import Accommodation
+from exams.models import Accommodation, CourseAccommodation
 from exercises.models import Variant
 from grading.models import Submission, SubmissionStatus
 from instructor import grade_totals, selectors_gradebook, services_gradebook
@@ -116,6 +116,24 @@ def test_course_gradebook_weighs_categories_and_drops_the_lowest(people, term):
     assert sue.total == pytest.approx(80 / 3)
     assert [cell.accommodated for cell in sue.cells] == [False, False, True, False]
     assert not sam.accommodated and sue.accommodated
+
+
+@pytest.mark.parametrize(
+    "course_wide, marked",
+    [
+        ({"time_factor": 1.5}, [False, False, True, False]),  # extra time: only the timed exam
+        ({"extra_minutes": 10}, [False, False, True, False]),
+        ({"attempts_per_part": 5}, [True, True, True, True]),  # attempts: every assignment
+        ({"note": "letter on file"}, [False, False, False, False]),  # changes nothing
+    ],
+)
+def test_a_course_wide_accommodation_marks_the_assignments_it_changes(people, term, course_wide, marked):
+    term["exam1"].time_limit_minutes = 30
+    term["exam1"].save(update_fields=["time_limit_minutes"])
+    CourseAccommodation.objects.create(course=people.course, student=people.student, **course_wide)
+    book = selectors_gradebook.course_gradebook(course=people.course)
+    sam = next(row for row in book.rows if row.student.username == "sam")
+    assert [cell.accommodated for cell in sam.cells] == marked
 
 
 def test_without_categories_the_total_is_points_over_points(people, term):
@@ -226,7 +244,7 @@ def _roster(course, *, students: int, assignment) -> None:
 @pytest.mark.parametrize("students", [300, 3000])
 def test_course_gradebook_reads_in_a_fixed_number_of_queries(people, term, students, django_assert_num_queries):
     _roster(people.course, students=students, assignment=term["hw3"])
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(8):
         book = selectors_gradebook.course_gradebook(course=people.course)
         table = selectors_gradebook.course_gradebook_table(book=book)
     assert len(table) == students + 3  # header, sam, sue

@@ -112,9 +112,9 @@ def _urls(course_slug: str) -> dict[str, str]:
     }
 
 
-# The queries of each view, whatever the roster: the 7 of the book (see selectors_gradebook)
+# The queries of each view, whatever the roster: the 8 of the book (see selectors_gradebook)
 # and 4 of the request (the session, the user, the course, the caller's enrolment).
-QUERIES = 11
+QUERIES = 12
 
 
 def test_same_queries_at_300_and_3000_students(client, people, course_term):
