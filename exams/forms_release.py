@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from courses.forms import DateTimeInput
 
-from .templatetags.course_time import zone_of
+from courses.time_text import zone_of
 
 DATE_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
 
