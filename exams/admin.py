@@ -1,10 +1,12 @@
 from django.contrib import admin
 
+from attnquiz.admin_times import LabelledTimesAdmin
+
 from .models import Accommodation, AssignmentAttempt, GradeRelease
 
 
 @admin.register(AssignmentAttempt)
-class AssignmentAttemptAdmin(admin.ModelAdmin):
+class AssignmentAttemptAdmin(LabelledTimesAdmin):
     list_display = ("assignment", "student", "started_at", "finished_at", "close_reason")
     list_filter = ("close_reason",)
     search_fields = ("student__username", "assignment__slug")
@@ -12,13 +14,13 @@ class AssignmentAttemptAdmin(admin.ModelAdmin):
 
 
 @admin.register(Accommodation)
-class AccommodationAdmin(admin.ModelAdmin):
+class AccommodationAdmin(LabelledTimesAdmin):
     list_display = ("assignment", "student", "time_factor", "extra_minutes", "closes_at")
     search_fields = ("student__username", "assignment__slug")
     raw_id_fields = ("assignment", "student", "updated_by")
 
 
 @admin.register(GradeRelease)
-class GradeReleaseAdmin(admin.ModelAdmin):
+class GradeReleaseAdmin(LabelledTimesAdmin):
     list_display = ("assignment", "action", "by", "via", "at")
     readonly_fields = ("assignment", "action", "by", "via", "at")
