@@ -203,7 +203,7 @@ def course_pages(record):
     course, slug = exam.course.slug, exam.slug
     return [
         reverse("proctor:accommodations", args=[course, slug]),
-        reverse("instructor:regrade_requests", args=[course]),
+        reverse("instructor:regrade_requests", args=[course]) + "?all=1",  # the answered one too
         reverse("instructor:gradebook", args=[course, slug]),
         reverse("instructor:course_gradebook", args=[course]),
         reverse("instructor:manual_queue", args=[course]),
@@ -214,6 +214,12 @@ def course_pages(record):
         reverse("courses:settings", args=[course]),
         reverse("courses:copy", args=[course]),
         reverse("courses:people", args=[course]),
+        reverse("instructor:grading", args=[course]),
+        reverse("instructor:manual_grade", args=[course, submission.pk]),
+        reverse("instructor:analytics", args=[course, slug]),
+        reverse("instructor:regrade_new", args=[course, slug]),
+        reverse("mastery:course_grid", args=[course]),
+        reverse("review:settings", args=[course]),
     ]
 
 
@@ -243,7 +249,7 @@ def test_every_time_on_the_teaching_pages_is_labelled(every_record, clock):
 def test_every_time_on_the_students_own_pages_is_labelled(every_record, student, clock):
     client = Client()
     client.force_login(student)
-    for url in [reverse("grades:mine"), reverse("api:tokens")]:
+    for url in [reverse("grades:mine"), reverse("api:tokens"), reverse("profile")]:
         response = client.get(url)
         assert response.status_code == 200, url
         assert unlabelled(response.content.decode()) == [], url
