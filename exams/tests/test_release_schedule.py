@@ -182,6 +182,8 @@ def test_the_page_schedules_in_the_course_zone_shows_it_labelled_and_cancels(cli
     page = client.get(release_url(berlin)).content.decode()
     assert "Release scheduled for Mon 2 Mar 2026, 18:25 CET</strong>, set by instructor" in page
     assert "Cancel the scheduled release" in page and "Move the scheduled release" in page
+    assignment_page = client.get(reverse("instructor:assignment", args=[berlin.course.slug, berlin.slug]))
+    assert "Release scheduled for Mon 2 Mar 2026, 18:25 CET</strong>, set by instructor" in assignment_page.content.decode()
 
     assert client.post(release_url(berlin), {"action": "unschedule"}).status_code == 302
     berlin.refresh_from_db()
