@@ -105,18 +105,7 @@ def grades_release(request, course_slug: str, assignment_slug: str):
             "Say what to do: action=release, withdraw, schedule (with at) or unschedule."
         )
     if action == "schedule":
-        form = ReleaseScheduleForm(request.POST, course=assignment.course)
-        if not form.is_valid():
-            return _release_page(request, assignment=assignment, schedule_form=form, status=400)
-        try:
-            services.grades_release_schedule(assignment=assignment, at=form.cleaned_data["at"], by=request.user)
-        except services.ExamRefused as refused:
-            form.add_error("at", refused.message)
-            return _release_page(request, assignment=assignment, schedule_form=form, status=400)
-        messages.success(
-            request, f"Release scheduled for {course_time_text(form.cleaned_data['at'], assignment.course)}."
-        )
-        return redirect("exams:release", assignment.course.slug, assignment.slug)
+        return _release_schedule(request, assignment=assignment)
     try:
         if action == "unschedule":
             services.grades_release_unschedule(assignment=assignment)
@@ -139,6 +128,21 @@ RELEASE_DONE = {
     "withdraw": "Grades withdrawn: students see only what the review policy shows before release.",
     "unschedule": "The scheduled release is cancelled: nothing will be released by itself.",
 }
+
+
+def _release_schedule(request, *, assignment):
+    """Schedule the release for the posted time; the page again with the reason (400) when
+    the time is missing, malformed or past."""
+    form = ReleaseScheduleForm(request.POST, course=assignment.course)
+    if form.is_valid():
+        try:
+            services.grades_release_schedule(assignment=assignment, at=form.cleaned_data["at"], by=request.user)
+        except services.ExamRefused as refused:
+            form.add_error("at", refused.message)
+    if not form.is_valid():
+        return _release_page(request, assignment=assignment, schedule_form=form, status=400)
+    messages.success(request, f"Release scheduled for {course_time_text(form.cleaned_data['at'], assignment.course)}.")
+    return redirect("exams:release", assignment.course.slug, assignment.slug)
 
 
 def _release_page(request, *, assignment, schedule_form, status: int = 200):
