@@ -264,10 +264,22 @@ class WaitSerializer(serializers.Serializer):
 
 class GradeReleaseCreateSerializer(serializers.Serializer):
     action = serializers.ChoiceField(
-        choices=["release", "withdraw"],
-        help_text="Required: release, or withdraw an earlier release (an empty body is a 400, "
-        "never a release).",
+        choices=["release", "withdraw", "schedule", "unschedule"],
+        help_text="Required: release now, withdraw an earlier release, schedule a release for "
+        "``at``, or unschedule (cancel) it. An empty body is a 400, never a release.",
     )
+    at = serializers.DateTimeField(
+        required=False,
+        help_text="With schedule only, and required there: when to release (ISO 8601; a time "
+        "without an offset is read in the course's time zone). Must be in the future.",
+    )
+
+    def validate(self, data):
+        if data["action"] == "schedule" and "at" not in data:
+            raise serializers.ValidationError({"at": "Say when to release: schedule needs at."})
+        if data["action"] != "schedule" and "at" in data:
+            raise serializers.ValidationError({"at": "Only schedule takes a time; leave at out."})
+        return data
 
 
 class ReleasePreviewSerializer(serializers.Serializer):
@@ -289,6 +301,13 @@ class GradeReleaseSerializer(serializers.Serializer):
     kind = serializers.CharField(help_text="homework or exam.")
     grades_released_at = serializers.DateTimeField(
         allow_null=True, help_text="null once withdrawn."
+    )
+    grades_release_scheduled_at = serializers.DateTimeField(
+        allow_null=True, help_text="When a scheduled release will happen; null when none is scheduled."
+    )
+    grades_release_scheduled_by = serializers.CharField(
+        source="grades_release_scheduled_by.username", allow_null=True, default=None,
+        help_text="Who scheduled it.",
     )
 
 

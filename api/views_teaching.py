@@ -192,15 +192,18 @@ class Roster(APIView):
 @extend_schema(
     tags=["teaching"],
     request=serializers.GradeReleaseCreateSerializer,
-    responses={200: serializers.GradeReleaseSerializer, 409: OpenApiResponse(
-        ProblemSerializer, description="Already released (or, to withdraw, not released)."
+    responses={200: serializers.GradeReleaseSerializer, 400: OpenApiResponse(
+        ProblemSerializer, description="No or an unknown action; schedule without a time, or with a past one."
+    ), 409: OpenApiResponse(
+        ProblemSerializer, description="Already released (or, to withdraw, not released; to unschedule, none scheduled)."
     )},
 )
 class GradesRelease(APIView):
     """Release the assignment's grades (instructors), as the assignment page's button does:
     logged, the review policy's on-release feedback shows to each student whose attempt
     has ended (to the others once theirs ends), and every student's score goes to the LMS.
-    ``action`` is required: ``release`` or ``withdraw``. GET: what a release would do now."""
+    ``action`` is required: ``release``, ``withdraw``, ``schedule`` (with ``at``: the
+    periodic task releases then, as here) or ``unschedule``. GET: what a release would do now."""
 
     @extend_schema(tags=["teaching"], request=None, responses={200: serializers.ReleasePreviewSerializer})
     def get(self, request, course_slug: str, assignment_slug: str):
@@ -219,16 +222,27 @@ class GradesRelease(APIView):
         )
         payload = serializers.GradeReleaseCreateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        change = (
-            exam_services.grades_withdraw
-            if payload.validated_data["action"] == "withdraw"
-            else exam_services.grades_release
-        )
+        action, at = payload.validated_data["action"], payload.validated_data.get("at")
         try:
-            assignment = change(assignment=assignment, by=request.user, via="api")
+            if action == "schedule":
+                assignment = exam_services.grades_release_schedule(assignment=assignment, at=at, by=request.user)
+            elif action == "unschedule":
+                assignment = exam_services.grades_release_unschedule(assignment=assignment)
+            elif action == "withdraw":
+                assignment = exam_services.grades_withdraw(assignment=assignment, by=request.user, via="api")
+            else:
+                assignment = exam_services.grades_release(assignment=assignment, by=request.user, via="api")
         except exam_services.ExamRefused as refused:
-            raise Problem(refused.message, status_code=status.HTTP_409_CONFLICT, code=refused.code)
+            bad_time = refused.code in RELEASE_BAD_TIME
+            raise Problem(
+                refused.message, code=refused.code,
+                status_code=status.HTTP_400_BAD_REQUEST if bad_time else status.HTTP_409_CONFLICT,
+            )
         return Response(serializers.GradeReleaseSerializer(assignment).data)
+
+
+# The refusals that are bad input (400); the others are the assignment's state (409).
+RELEASE_BAD_TIME = ("past_time", "naive_time")
 
 
 @extend_schema(tags=["teaching"], responses=serializers.CourseGradebookSerializer)

@@ -304,6 +304,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "exams.tasks.announce_visible_grades",
         "schedule": EXAM_VISIBLE_SWEEP_SECONDS,
     },
+    # Releases of grades scheduled for a time (the release confirmation's "Schedule").
+    "release-scheduled-grades": {
+        "task": "exams.tasks.release_scheduled_grades",
+        "schedule": env.float("RELEASE_SCHEDULE_INTERVAL_SECONDS", default=30.0),
+    },
 }
 # Seconds a pending LMS passback is left to its own task before the sweeper sends it.
 LTI_PASSBACK_SWEEP_GRACE_SECONDS = env.int("LTI_PASSBACK_SWEEP_GRACE_SECONDS", default=30)

@@ -4,6 +4,8 @@ grant_course_creation`)."""
 
 from django.contrib import admin
 
+from attnquiz.admin_times import LabelledTimesAdmin
+
 from .models import Assignment, AssignmentItem, Course, Enrolment
 
 
@@ -16,7 +18,7 @@ class EnrolmentInline(admin.TabularInline):
 
 
 @admin.register(Course)
-class CourseAdmin(admin.ModelAdmin):
+class CourseAdmin(LabelledTimesAdmin):
     list_display = ["title", "slug", "term", "time_zone", "join_open", "archived_at", "created_at"]
     list_filter = ["join_open", "term"]
     search_fields = ["title", "slug", "term"]
@@ -25,7 +27,7 @@ class CourseAdmin(admin.ModelAdmin):
 
 
 @admin.register(Enrolment)
-class EnrolmentAdmin(admin.ModelAdmin):
+class EnrolmentAdmin(LabelledTimesAdmin):
     list_display = ["user", "course", "role", "status", "source", "student_id", "created_at"]
     list_filter = ["role", "status", "source"]
     search_fields = ["user__username", "user__email", "user__last_name", "course__slug", "course__title", "student_id"]
@@ -47,7 +49,7 @@ class AssignmentItemInline(admin.TabularInline):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(LabelledTimesAdmin):
     list_display = ["title", "course", "slug", "opens_at", "due_at", "closes_at", "is_published"]
     list_filter = ["is_published", "course"]
     search_fields = ["title", "slug", "course__slug", "course__title"]

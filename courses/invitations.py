@@ -23,6 +23,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from .models import Course, Invitation
+from .time_text import course_time_text
 
 logger = logging.getLogger(__name__)
 
@@ -45,9 +46,10 @@ class InvitationShown:
     def words(self) -> str:
         if self.invitation is None:
             return "not invited"
+        # In the active zone: the course's, on the course's pages (CourseTimeZoneMiddleware).
         if self.status == InvitationStatus.ACCEPTED:
-            return f"accepted {timezone.localtime(self.invitation.accepted_at):%Y-%m-%d}"
-        sent = f"{timezone.localtime(self.invitation.sent_at):%Y-%m-%d %H:%M}"
+            return f"accepted {course_time_text(self.invitation.accepted_at)}"
+        sent = course_time_text(self.invitation.sent_at)
         if self.status == InvitationStatus.EXPIRED:
             return f"link expired (sent {sent})"
         return f"sent {sent}" + (f", {self.invitation.times_sent} times" if self.invitation.times_sent > 1 else "")

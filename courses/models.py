@@ -168,6 +168,12 @@ class Assignment(models.Model):
         help_text="Also bounded by the solution policy.",
     )
     grades_released_at = models.DateTimeField(null=True, blank=True)
+    # A release set for a time (exams.services.grades_release_schedule); the periodic
+    # task releases at it, through the same service as the button.
+    grades_release_scheduled_at = models.DateTimeField(null=True, blank=True)
+    grades_release_scheduled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     # Exam access controls, checked on every request of an attempt.
     # Stored hashed (exams.access.access_code_hash), never in plain text.
     access_code = models.CharField(max_length=128, blank=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import BooleanField, DateTimeField, FilteredRelation, OuterRef, Q, Subquery, Value
+from django.db.models import BooleanField, DateTimeField, FilteredRelation, Min, OuterRef, Q, Subquery, Value
 from django.utils import timezone
 
 from courses.models import Assignment, AssignmentKind, ReleaseMoment
@@ -306,12 +306,63 @@ def submissions_of_assignment(*, assignment: Assignment):
     )
 
 
-def submissions_not_withheld(submission_ids) -> list[int]:
-    """Those of ``submission_ids`` whose correctness their student may see now, in order."""
-    submissions = Submission.objects.select_related("variant__assignment_item__assignment").filter(
-        pk__in=list(submission_ids)
-    ).order_by("pk")
-    return [submission.pk for submission in submissions if not grade_withheld(submission)]
+def submissions_not_withheld(submission_ids, *, now=None) -> list[int]:
+    """Those of ``submission_ids`` whose correctness their student may see now, in order:
+    what ``grade_withheld`` answers, one submission at a time, decided for the whole batch.
+
+    A fixed number of queries whatever the batch's size (the submissions, their
+    assignments, then for the assignments whose policy withholds anything: the attempts,
+    the accommodations, and timed homework's clock starts), and one window per student
+    and assignment. Callers with very many ids pass them in chunks."""
+    now = now or timezone.now()
+    rows = list(
+        Submission.objects.filter(pk__in=list(submission_ids))
+        .order_by("pk")
+        .values_list("pk", "student_id", "variant__assignment_item__assignment_id")
+    )
+    withholding = {
+        assignment.pk: assignment
+        for assignment in Assignment.objects.filter(pk__in={row[2] for row in rows if row[2] is not None})
+        .select_related("course")
+        if not policy_all_during(assignment)
+    }
+    pairs = {(assignment_id, student_id) for _, student_id, assignment_id in rows if assignment_id in withholding}
+    visible = _pairs_seeing_correctness(pairs, assignments=withholding, now=now)
+    return [pk for pk, student_id, assignment_id in rows
+            if assignment_id not in withholding or (assignment_id, student_id) in visible]
+
+
+def _pairs_seeing_correctness(pairs: set[tuple[int, int]], *, assignments: dict, now) -> set[tuple[int, int]]:
+    """Those (assignment id, student id) pairs whose student's window shows correctness now."""
+    if not pairs:
+        return set()
+    assignment_ids = {assignment_id for assignment_id, _ in pairs}
+    student_ids = {student_id for _, student_id in pairs}
+
+    def by_pair(model):
+        rows = model.objects.filter(assignment__in=assignment_ids, student__in=student_ids)
+        return {(row.assignment_id, row.student_id): row for row in rows}
+
+    attempts, accommodations = by_pair(AssignmentAttempt), by_pair(Accommodation)
+    timed_homework = [pk for pk in assignment_ids if _needs_clock_start(assignments[pk])]
+    clock_starts = {}
+    if timed_homework:
+        clock_starts = {
+            (row["assignment_item__assignment_id"], row["student_id"]): row["first_opened_at"]
+            for row in Variant.objects.filter(assignment_item__assignment__in=timed_homework, student__in=student_ids)
+            .values("assignment_item__assignment_id", "student_id")
+            .annotate(first_opened_at=Min("created_at"))
+        }
+    seeing = set()
+    for pair in pairs:
+        assignment = assignments[pair[0]]
+        window = window_compute(
+            assignment=assignment, accommodation=accommodations.get(pair), attempt=attempts.get(pair),
+            clock_started_at=clock_starts.get(pair), archived=assignment.course.archived_at is not None, now=now,
+        )
+        if window.visibility.correctness:
+            seeing.add(pair)
+    return seeing
 
 
 # --- Releasing with eyes open ---------------------------------------------------------------

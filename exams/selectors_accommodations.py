@@ -7,7 +7,9 @@ know it by this module.
 
 from __future__ import annotations
 
+import re
 import zoneinfo
+from datetime import datetime
 from types import SimpleNamespace
 
 from django.contrib.auth import get_user_model
@@ -17,6 +19,7 @@ from django.utils import timezone
 
 from courses.models import Assignment, EnrolmentStatus, Role
 from courses.selectors import access_course_staff
+from courses.time_text import course_time_text
 
 from .models import Accommodation, AccommodationChange, CourseAccommodation
 from .window import (  # noqa: F401
@@ -101,9 +104,9 @@ def course_zone(assignment: Assignment):
 
 
 def accommodation_summary(accommodation, *, tz) -> str:
-    """An accommodation in words: "time ×1.5; +10 min; closes 2026-03-05 09:00; 5 attempts
-    per part". Empty for none. Of a merged accommodation, the values that come from the
-    course-wide one say so ("time ×1.5 (course-wide)")."""
+    """An accommodation in words: "time ×1.5; +10 min; closes Thu 5 Mar 2026, 09:00 CET; 5
+    attempts per part". Empty for none. Of a merged accommodation, the values that come from
+    the course-wide one say so ("time ×1.5 (course-wide)")."""
     if accommodation is None:
         return ""
     if isinstance(accommodation, EffectiveAccommodation):
@@ -118,7 +121,7 @@ def accommodation_summary(accommodation, *, tz) -> str:
     for name, label in (("opens_at", "opens"), ("due_at", "due"), ("closes_at", "closes")):
         value = getattr(accommodation, name)
         if value is not None:
-            words.append(f"{label} {timezone.localtime(value, tz):%Y-%m-%d %H:%M}")
+            words.append(f"{label} {course_time_text(value, tz)}")
     if accommodation.attempts_per_part is not None:
         attempts = accommodation.attempts_per_part
         words.append(f"{attempts} attempt{'s' * (attempts != 1)} per part" if attempts else "unlimited attempts")
@@ -168,10 +171,28 @@ def accommodations_of_assignment(*, assignment: Assignment) -> list[Accommodatio
 
 
 def accommodation_history(*, assignment: Assignment, limit: int = 50) -> list[AccommodationChange]:
-    return list(
+    """The latest changes, each with ``detail_shown``: its words with every time labelled
+    in the course's zone (entries written before times were labelled read "2026-03-05
+    09:00", a wall-clock time of the course's zone)."""
+    changes = list(
         AccommodationChange.objects.filter(assignment=assignment)
         .select_related("student", "by")[:limit]
     )
+    zone = course_zone(assignment)
+    for change in changes:
+        change.detail_shown = _unlabelled_times_labelled(change.detail, zone)
+    return changes
+
+
+UNLABELLED_LOG_TIME = re.compile(r"\b(\d{4}-\d\d-\d\d \d\d:\d\d)\b")
+
+
+def _unlabelled_times_labelled(detail: str, zone) -> str:
+    def labelled(match) -> str:
+        wall_clock = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M")
+        return course_time_text(timezone.make_aware(wall_clock, zone), zone)
+
+    return UNLABELLED_LOG_TIME.sub(labelled, detail)
 
 
 def with_accommodation_on(students: QuerySet, *, assignment: Assignment) -> QuerySet:

@@ -184,7 +184,9 @@ def _release_set(*, assignment: Assignment, by, via: str, release: bool) -> Assi
         if not release and locked.grades_released_at is None:
             raise ExamRefused("The grades of this assignment are not released.", code="not_released")
         locked.grades_released_at = timezone.now() if release else None
-        locked.save(update_fields=["grades_released_at"])
+        # A release done (by the button, the API or the schedule) leaves nothing scheduled.
+        locked.grades_release_scheduled_at = locked.grades_release_scheduled_by = None
+        locked.save(update_fields=["grades_released_at", "grades_release_scheduled_at", "grades_release_scheduled_by"])
         GradeRelease.objects.create(
             assignment=locked,
             action=GradeReleaseAction.RELEASE if release else GradeReleaseAction.WITHDRAW,
@@ -195,7 +197,83 @@ def _release_set(*, assignment: Assignment, by, via: str, release: bool) -> Assi
         if release:
             transaction.on_commit(lambda: grades_visible_announce(submission_ids=submissions_of_assignment(assignment=locked)))
     assignment.grades_released_at = locked.grades_released_at
+    assignment.grades_release_scheduled_at = assignment.grades_release_scheduled_by = None
     return assignment
+
+
+# --- A release scheduled for a time --------------------------------------------------------
+
+
+def grades_release_schedule(*, assignment: Assignment, at, by) -> Assignment:
+    """Have the grades released at ``at`` (an aware time after now) by the periodic task,
+    through the same release as the button; replaces an earlier schedule. Refused once
+    released, and for a time that has passed."""
+    require_course_writable(course=assignment.course)
+    if timezone.is_naive(at):
+        raise ExamRefused("Give the time with its zone.", code="naive_time")
+    if at <= timezone.now():
+        raise ExamRefused(
+            "That time has passed: pick a later one, or release the grades now.", code="past_time"
+        )
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if locked.grades_released_at is not None:
+            raise ExamRefused("The grades of this assignment are already released.", code="released")
+        locked.grades_release_scheduled_at, locked.grades_release_scheduled_by = at, by
+        locked.save(update_fields=["grades_release_scheduled_at", "grades_release_scheduled_by"])
+    assignment.grades_release_scheduled_at, assignment.grades_release_scheduled_by = at, by
+    return assignment
+
+
+def grades_release_unschedule(*, assignment: Assignment) -> Assignment:
+    """Cancel the scheduled release (refused when none is scheduled)."""
+    require_course_writable(course=assignment.course)
+    cancelled = Assignment.objects.filter(
+        pk=assignment.pk, grades_release_scheduled_at__isnull=False
+    ).update(grades_release_scheduled_at=None, grades_release_scheduled_by=None)
+    if not cancelled:
+        raise ExamRefused("No release of these grades is scheduled.", code="not_scheduled")
+    assignment.grades_release_scheduled_at = assignment.grades_release_scheduled_by = None
+    return assignment
+
+
+def grades_release_scheduled_run(*, now=None) -> int:
+    """Periodic (beat): release the grades whose scheduled time has come, each as the
+    button would (logged as by whoever scheduled it, via "schedule"; the LMS passback and
+    the follow-ups fire). Safe to run twice or at once with another run: each assignment
+    is released under its row's lock, and only while its schedule is still due; returns
+    how many were released."""
+    now = now or timezone.now()
+    due = list(
+        Assignment.objects.filter(grades_release_scheduled_at__lte=now).order_by("grades_release_scheduled_at", "pk")
+        .values_list("pk", flat=True)
+    )
+    released = 0
+    for assignment_id in due:
+        try:
+            released += _scheduled_release(assignment_id=assignment_id, now=now)
+        except Exception:  # one failing release (a listener, say) never stops the others
+            logger.exception("Scheduled release of assignment %s failed; retried on the next run", assignment_id)
+    return released
+
+
+def _scheduled_release(*, assignment_id: int, now) -> int:
+    with transaction.atomic():
+        locked = (
+            Assignment.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("course", "grades_release_scheduled_by")
+            .filter(pk=assignment_id, grades_release_scheduled_at__lte=now)
+            .first()
+        )
+        if locked is None:  # cancelled, moved later, or another run holds it
+            return 0
+        if locked.grades_released_at is not None or locked.course.archived_at is not None:
+            Assignment.objects.filter(pk=assignment_id).update(
+                grades_release_scheduled_at=None, grades_release_scheduled_by=None
+            )
+            return 0
+        _release_set(assignment=locked, by=locked.grades_release_scheduled_by, via="schedule", release=True)
+    return 1
 
 
 # --- Grades the student may now see -------------------------------------------------------

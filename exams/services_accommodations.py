@@ -24,6 +24,7 @@ from django.utils import timezone
 from courses.import_report import ImportLine, LineReport
 from courses.models import Assignment, EnrolmentStatus, Role
 from courses.services import require_course_writable
+from courses.time_text import course_time_text
 
 from .models import (
     Accommodation,
@@ -131,7 +132,7 @@ def _is_empty(values: dict, fields=FIELDS) -> bool:
 
 
 def _changes_text(*, before, values: dict, tz, fields=FIELDS) -> str:
-    """What changes, in words: "time factor — → 1.5; closes 2026-03-05 09:00 → —"."""
+    """What changes, in words: "time factor — → 1.5; closes Thu 5 Mar 2026, 09:00 CET → —"."""
     words = []
     for name in fields:
         old = getattr(before, name) if before is not None else None
@@ -151,7 +152,7 @@ def _shown(value, tz) -> str:
     if value is None:
         return "—"
     if isinstance(value, datetime):
-        return timezone.localtime(value, tz).strftime("%Y-%m-%d %H:%M")
+        return course_time_text(value, tz)
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)

@@ -17,3 +17,9 @@ def announce_visible_grades() -> int:
     """Periodic (beat): tell mastery and review about grades an attempt's end or a close
     date has just made visible."""
     return services.grades_visible_sweep(window_seconds=2 * settings.EXAM_VISIBLE_SWEEP_SECONDS)
+
+
+@shared_task(ignore_result=True)
+def release_scheduled_grades() -> int:
+    """Periodic (beat): release the grades whose scheduled release time has come."""
+    return services.grades_release_scheduled_run()

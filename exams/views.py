@@ -14,6 +14,7 @@ from courses.selectors import access_staff_assignment
 from exercises import selectors as exercise_selectors
 
 from . import selectors, services
+from .forms_release import ReleaseScheduleForm
 from .templatetags.course_time import course_time_text
 from .views_access import exam_gate_response
 
@@ -81,14 +82,15 @@ def attempt_finish(request, course_slug: str, assignment_slug: str):
     )
 
 
-RELEASE_ACTIONS = ("release", "withdraw")
+RELEASE_ACTIONS = ("release", "withdraw", "schedule", "unschedule")
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def grades_release(request, course_slug: str, assignment_slug: str):
     """GET: the confirmation (who has not started, is working, has finished, and what they
-    will see); POST with ``action`` release or withdraw: do it (400 without one).
+    will see); POST with ``action`` release, withdraw, schedule (with ``at``, a time in the
+    course's zone) or unschedule: do it (400 without a known one, or with a bad time).
     Instructors only: like applying a regrade, it changes what every student and the LMS
     see."""
     assignment, _ = access_staff_assignment(
@@ -96,32 +98,61 @@ def grades_release(request, course_slug: str, assignment_slug: str):
         instructor_only=True,
     )
     if request.method == "GET":
-        return render(
-            request,
-            "exams/release_confirm.html",
-            {"assignment": assignment, "course": assignment.course,
-             "preview": selectors.release_preview(assignment=assignment)},
-        )
+        return _release_page(request, assignment=assignment, schedule_form=ReleaseScheduleForm(course=assignment.course))
     action = request.POST.get("action", "")
     if action not in RELEASE_ACTIONS:
-        return HttpResponseBadRequest("Say what to do: action=release or action=withdraw.")
-    withdraw = action == "withdraw"
+        return HttpResponseBadRequest(
+            "Say what to do: action=release, withdraw, schedule (with at) or unschedule."
+        )
+    if action == "schedule":
+        return _release_schedule(request, assignment=assignment)
     try:
-        if withdraw:
+        if action == "unschedule":
+            services.grades_release_unschedule(assignment=assignment)
+        elif action == "withdraw":
             services.grades_withdraw(assignment=assignment, by=request.user, via="page")
         else:
             services.grades_release(assignment=assignment, by=request.user, via="page")
     except services.ExamRefused as refused:
         messages.error(request, refused.message)
     else:
-        messages.success(
-            request,
-            "Grades withdrawn: students see only what the review policy shows before release."
-            if withdraw
-            else "Grades released: each student sees what the review policy shows on release once "
-            "their own attempt has ended, and the scores are sent to the LMS.",
-        )
+        messages.success(request, RELEASE_DONE[action])
+    if action == "unschedule":
+        return redirect("exams:release", assignment.course.slug, assignment.slug)
     return redirect("instructor:assignment", assignment.course.slug, assignment.slug)
+
+
+RELEASE_DONE = {
+    "release": "Grades released: each student sees what the review policy shows on release once "
+    "their own attempt has ended, and the scores are sent to the LMS.",
+    "withdraw": "Grades withdrawn: students see only what the review policy shows before release.",
+    "unschedule": "The scheduled release is cancelled: nothing will be released by itself.",
+}
+
+
+def _release_schedule(request, *, assignment):
+    """Schedule the release for the posted time; the page again with the reason (400) when
+    the time is missing, malformed or past."""
+    form = ReleaseScheduleForm(request.POST, course=assignment.course)
+    if form.is_valid():
+        try:
+            services.grades_release_schedule(assignment=assignment, at=form.cleaned_data["at"], by=request.user)
+        except services.ExamRefused as refused:
+            form.add_error("at", refused.message)
+    if not form.is_valid():
+        return _release_page(request, assignment=assignment, schedule_form=form, status=400)
+    messages.success(request, f"Release scheduled for {course_time_text(form.cleaned_data['at'], assignment.course)}.")
+    return redirect("exams:release", assignment.course.slug, assignment.slug)
+
+
+def _release_page(request, *, assignment, schedule_form, status: int = 200):
+    return render(
+        request,
+        "exams/release_confirm.html",
+        {"assignment": assignment, "course": assignment.course, "schedule_form": schedule_form,
+         "preview": selectors.release_preview(assignment=assignment)},
+        status=status,
+    )
 
 
 @login_required

@@ -3,18 +3,20 @@ read-only here: students' variants and grades depend on it; edit it as a new dra
 
 from django.contrib import admin
 
+from attnquiz.admin_times import LabelledTimesAdmin
+
 from .models import Exercise, ExerciseVersion, Variant, VersionStatus
 
 
 @admin.register(Exercise)
-class ExerciseAdmin(admin.ModelAdmin):
+class ExerciseAdmin(LabelledTimesAdmin):
     list_display = ["slug", "title", "created_by", "created_at"]
     search_fields = ["slug", "title"]
     raw_id_fields = ["created_by"]
 
 
 @admin.register(ExerciseVersion)
-class ExerciseVersionAdmin(admin.ModelAdmin):
+class ExerciseVersionAdmin(LabelledTimesAdmin):
     list_display = ["exercise", "number", "status", "published_at", "created_by"]
     list_filter = ["status"]
     search_fields = ["exercise__slug", "exercise__title", "content_hash"]
@@ -31,7 +33,7 @@ class ExerciseVersionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Variant)
-class VariantAdmin(admin.ModelAdmin):
+class VariantAdmin(LabelledTimesAdmin):
     list_display = ["exercise_version", "student", "context", "seed", "created_at"]
     search_fields = ["student__username", "exercise_version__exercise__slug", "context"]
     list_select_related = ["exercise_version__exercise", "student"]

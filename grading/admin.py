@@ -4,11 +4,13 @@ keep their history."""
 
 from django.contrib import admin
 
+from attnquiz.admin_times import LabelledTimesAdmin
+
 from .models import Submission
 
 
 @admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin):
+class SubmissionAdmin(LabelledTimesAdmin):
     list_display = ["id", "student", "part", "attempt", "status", "awarded", "is_late", "created_at"]
     list_filter = ["status", "is_late"]
     search_fields = ["student__username", "student__email", "variant__exercise_version__exercise__slug", "misconception"]

@@ -18,12 +18,14 @@ from django.contrib.auth import get_user_model
 from django.db.models import Case, FloatField, Max, Q, QuerySet, Value, When
 from django.db.models.functions import Coalesce
 from django.http import Http404
+from django.utils import timezone
 
 from courses import pools
 from courses.models import (
     Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, ReleaseMoment, Role, SolutionPolicy,
 )
 from courses.selectors import access_course_staff, access_staff_assignment, require_instructor  # noqa: F401
+from courses.time_text import zone_of
 from exams.selectors_accommodations import (
     accommodation_summary,
     carried_accommodation,
@@ -385,6 +387,7 @@ def submissions_csv_rows(*, assignment: Assignment) -> Iterator[list]:
         .iterator(chunk_size=2000)
     )
     slug = assignment.slug
+    zone = zone_of(assignment.course)  # times in the course's zone, with their offset
     for (pk, username, exercise, version, part, attempt, status, raw_answer, score, awarded,
          correct, is_late, misconception, created_at, graded_at) in rows:
         yield [
@@ -402,8 +405,8 @@ def submissions_csv_rows(*, assignment: Assignment) -> Iterator[list]:
             "" if correct is None else ("true" if correct else "false"),
             "true" if is_late else "false",
             misconception,
-            created_at.isoformat(),
-            graded_at.isoformat() if graded_at else "",
+            timezone.localtime(created_at, zone).isoformat(),
+            timezone.localtime(graded_at, zone).isoformat() if graded_at else "",
             csv_safe(latest_grader.get(pk, "")),
         ]
 

@@ -1,5 +1,7 @@
 from django.contrib import admin
 
+from attnquiz.admin_times import LabelledTimesAdmin
+
 from .models import (
     Deployment,
     LoginState,
@@ -18,20 +20,20 @@ class DeploymentInline(admin.TabularInline):
 
 
 @admin.register(Platform)
-class PlatformAdmin(admin.ModelAdmin):
+class PlatformAdmin(LabelledTimesAdmin):
     list_display = ["name", "issuer", "client_id", "created_at"]
     search_fields = ["name", "issuer", "client_id"]
     inlines = [DeploymentInline]
 
 
 @admin.register(Deployment)
-class DeploymentAdmin(admin.ModelAdmin):
+class DeploymentAdmin(LabelledTimesAdmin):
     list_display = ["deployment_id", "platform", "created_at"]
     list_filter = ["platform"]
 
 
 @admin.register(ToolKey)
-class ToolKeyAdmin(admin.ModelAdmin):
+class ToolKeyAdmin(LabelledTimesAdmin):
     list_display = ["kid", "is_active", "is_published", "created_at"]
     # The private key never shows in the admin; rotate with `manage.py lti_keys --rotate`.
     fields = ["kid", "is_active", "is_published", "created_at"]
@@ -42,7 +44,7 @@ class ToolKeyAdmin(admin.ModelAdmin):
 
 
 @admin.register(LtiContext)
-class LtiContextAdmin(admin.ModelAdmin):
+class LtiContextAdmin(LabelledTimesAdmin):
     list_display = ["title", "context_id", "platform", "course", "created_at"]
     list_filter = ["platform"]
     search_fields = ["title", "context_id", "course__slug"]
@@ -50,7 +52,7 @@ class LtiContextAdmin(admin.ModelAdmin):
 
 
 @admin.register(ResourceLink)
-class ResourceLinkAdmin(admin.ModelAdmin):
+class ResourceLinkAdmin(LabelledTimesAdmin):
     list_display = ["title", "resource_link_id", "platform", "assignment", "updated_at"]
     list_filter = ["platform"]
     search_fields = ["title", "resource_link_id"]
@@ -58,7 +60,7 @@ class ResourceLinkAdmin(admin.ModelAdmin):
 
 
 @admin.register(LtiIdentity)
-class LtiIdentityAdmin(admin.ModelAdmin):
+class LtiIdentityAdmin(LabelledTimesAdmin):
     list_display = ["sub", "platform", "user", "created_at"]
     list_filter = ["platform"]
     search_fields = ["sub", "user__username", "user__email"]
@@ -66,13 +68,13 @@ class LtiIdentityAdmin(admin.ModelAdmin):
 
 
 @admin.register(LoginState)
-class LoginStateAdmin(admin.ModelAdmin):
+class LoginStateAdmin(LabelledTimesAdmin):
     list_display = ["platform", "created_at", "consumed_at"]
     readonly_fields = ["state", "nonce", "platform", "created_at", "consumed_at"]
 
 
 @admin.register(Passback)
-class PassbackAdmin(admin.ModelAdmin):
+class PassbackAdmin(LabelledTimesAdmin):
     """The grade passback outbox: what waits, what was sent, what failed and why."""
 
     list_display = ["user", "link", "status", "attempts", "changed_at", "sent_at", "last_error"]

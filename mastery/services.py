@@ -218,24 +218,38 @@ def mastery_record_visible(*, submission_ids: list[int]) -> int:
 
 def mastery_backfill(*, days: int) -> int:
     """Record the graded submissions of the last ``days`` days that have no evidence yet
-    (an update lost with the broker, or graded before mastery existed); returns how many
-    were looked at. Parts without skills are looked at again each time, which is cheap."""
+    (an update lost with the broker, or graded before mastery existed) and whose grade
+    their student may see now (the one visibility rule: an exam's grade waits for its
+    release or the policy's "after" moment, never while the attempt runs); returns how many
+    were recorded. Parts without skills are looked at again each time, which is cheap."""
+    from exams.selectors import submissions_not_withheld
+
     since = timezone.now() - timedelta(days=days)
     missing = (
         Submission.objects.filter(graded_at__gte=since, correct__isnull=False, mastery_observations__isnull=True)
-        # An exam's grades count once released (the student may not learn them before).
-        .exclude(
-            variant__assignment_item__assignment__kind="exam",
-            variant__assignment_item__assignment__grades_released_at__isnull=True,
-        )
         .order_by("created_at", "id")
         .values_list("id", flat=True)
     )
     count = 0
-    for submission_id in missing.iterator(chunk_size=1000):
-        mastery_record_submission(submission_id=submission_id)
-        count += 1
+    for batch in _batches(missing.iterator(chunk_size=BACKFILL_BATCH), size=BACKFILL_BATCH):
+        for submission_id in submissions_not_withheld(batch):
+            mastery_record_submission(submission_id=submission_id)
+            count += 1
     return count
+
+
+BACKFILL_BATCH = 1000
+
+
+def _batches(ids, *, size: int):
+    batch = []
+    for submission_id in ids:
+        batch.append(submission_id)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 # --------------------------------------------------------------------------- fitting

@@ -9,45 +9,11 @@ unlabelled or UTC time to a course that lives elsewhere.
 
 from __future__ import annotations
 
-import zoneinfo
-from datetime import datetime
-
 from django import template
-from django.utils import timezone
+
+from courses.time_text import course_time_text, zone_of  # noqa: F401  (views and forms read them here too)
 
 register = template.Library()
-
-
-def zone_of(course_or_zone) -> zoneinfo.ZoneInfo:
-    """The zone of a course (its ``time_zone``), of a zone name, or the active one."""
-    name = getattr(course_or_zone, "time_zone", course_or_zone)
-    if isinstance(name, zoneinfo.ZoneInfo):
-        return name
-    if name:
-        try:
-            return zoneinfo.ZoneInfo(str(name))
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            pass
-    return timezone.get_current_timezone()
-
-
-def _label(local: datetime) -> str:
-    return local.strftime("%Z") or local.strftime("UTC%z")
-
-
-def course_time_text(value, course_or_zone=None, *, short: bool = False, now=None) -> str:
-    if not isinstance(value, datetime):
-        return ""
-    if timezone.is_naive(value):
-        value = timezone.make_aware(value, timezone.utc)
-    local = timezone.localtime(value, zone_of(course_or_zone))
-    clock = f"{local:%H:%M} {_label(local)}"
-    if short:
-        today = timezone.localtime(now or timezone.now(), local.tzinfo).date()
-        if local.date() == today:
-            return clock
-        return f"{local:%a} {local.day} {local:%b}, {clock}"
-    return f"{local:%a} {local.day} {local:%b %Y}, {clock}"
 
 
 @register.filter

@@ -70,11 +70,11 @@ def test_adding_an_accommodation_reads_dates_in_the_course_zone_and_logs_it(inst
     [change] = AccommodationChange.objects.all()
     assert (change.action, change.by, change.student) == (AccommodationAction.SET, people.instructor, people.student)
     assert change.detail == (
-        "closes — → 2026-03-11 18:00; time factor — → 1.5; attempts per part — → 5; note — → DSO ref 2026-114"
+        "closes — → Wed 11 Mar 2026, 18:00 CET; time factor — → 1.5; attempts per part — → 5; note — → DSO ref 2026-114"
     )
     page = instructor.get(url("accommodations", assignment)).content.decode()
-    assert "time ×1.5; closes 2026-03-11 18:00; 5 attempts per part; note: DSO ref 2026-114" in page
-    assert "closes — → 2026-03-11 18:00" in page  # the history
+    assert "time ×1.5; closes Wed 11 Mar 2026, 18:00 CET; 5 attempts per part; note: DSO ref 2026-114" in page
+    assert "closes — → Wed 11 Mar 2026, 18:00 CET" in page  # the history
 
 
 def test_editing_shows_the_current_values_and_saves_only_what_changed(instructor, people, assignment):
@@ -181,7 +181,7 @@ def test_the_dry_run_reports_each_line_and_changes_nothing(instructor, people, a
     page = response.content.decode()
     assert "Dry run: what importing would do" in page
     assert "add: 2" in page
-    assert "closes — → 2026-03-11 18:00; time factor — → 1.5; note — → DSO 1" in page
+    assert "closes — → Wed 11 Mar 2026, 18:00 CET; time factor — → 1.5; note — → DSO 1" in page
     assert "extra minutes — → 10; attempts per part — → 4" in page
     assert "Apply these 2 changes" in page
     assert stored(assignment) == {}

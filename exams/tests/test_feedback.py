@@ -182,6 +182,8 @@ def test_mastery_and_review_wait_for_the_release(exam, item, student, clock, dja
     assert not ReviewEntry.objects.filter(submission__student=student).exists()
     assert mastery_backfill(days=1) == 0
     services.grades_release(assignment=exam, by=None)
+    assert mastery_backfill(days=1) == 0  # a release never reaches a running attempt
+    services.attempt_finish(assignment=exam, student=student)
     assert mastery_backfill(days=1) == 1
     assert Observation.objects.filter(student=student).exists()
     # The same answer on homework feeds the review at once.

@@ -223,7 +223,7 @@ def test_the_students_close_date_moves_when_it_would_cut_the_new_time(people, ex
     accommodation = Accommodation.objects.get()
     assert accommodation.closes_at == START + timedelta(minutes=20)
     assert student_limits(assignment=exam, student=people.student).deadline == START + timedelta(minutes=20)
-    assert AccommodationChange.objects.get().detail == "10 minutes more; closes 2026-03-02 10:20 for them"
+    assert AccommodationChange.objects.get().detail == "10 minutes more; closes Mon 2 Mar 2026, 10:20 CET for them"
     assert student_limits(assignment=exam, student=people.student2).closes_at == START + timedelta(minutes=12)
     attempt.refresh_from_db()
 
