@@ -14,6 +14,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from courses.services import require_course_writable
 from exams.selectors import grade_withheld
 from instructor import selectors as teaching
 from instructor import selectors_rubrics, services_rubrics
@@ -251,6 +252,9 @@ class SubmissionRegradeRequests(APIView):
         """Ask for another look at your graded answer (one open request at a time). 409
         while it has no grade, or while your earlier request waits for its reply."""
         submission = _own_submission(request, submission_id)
+        item = submission.variant.assignment_item
+        if item is not None:  # an archived course refuses before the body is read, as elsewhere
+            require_course_writable(course=item.assignment.course)
         data = _valid(serializers.RegradeRequestCreateSerializer, request.data)
         try:
             created = services_rubrics.regrade_request_create(
