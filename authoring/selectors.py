@@ -271,6 +271,10 @@ def _source_check(*, source: str, seed: int) -> dict:
     if draws.failed_seeds:
         return {"errors": [], "failure": _failed_seeds_text(spec, draws), "problems": draws.problems,
                 "preview": version_preview(spec=spec, seed=seed)}
+    unrendered = _unrendered_seeds(spec, range(CHECK_SEEDS))
+    if unrendered["seeds"]:
+        return {"errors": [], "failure": unrendered["failure"], "problems": unrendered["problems"],
+                "preview": version_preview(spec=spec, seed=seed)}
     failure, problems = None, []
     tries = [(s, None) for s in range(CHECK_SEEDS)] + [(0, name) for name in spec.variants]
     for try_seed, name in tries:
@@ -284,6 +288,30 @@ def _source_check(*, source: str, seed: int) -> dict:
             problems = tried.get("problems") or []
             break
     return {"errors": [], "failure": failure, "problems": problems, "preview": version_preview(spec=spec, seed=seed)}
+
+
+def _unrendered_seeds(spec: engine.ExerciseSpec, seeds) -> dict:
+    """Seeds that draw but whose text (prompt, solutions, hints, choices) has a placeholder
+    that cannot be filled in, and each such placeholder once, counted over the seeds."""
+    from exercises.engine.rendering import text_problems
+
+    seeds = list(seeds)
+    failed, problems = [], []
+    for seed in seeds:
+        found = text_problems(spec, engine.draw_variant(spec, seed).params)
+        if found:
+            failed.append(seed)
+            problems += found
+    span = f"{seeds[0]}–{seeds[-1]}"
+    if len(failed) == len(seeds):
+        which = f"any of seeds {span}"
+    else:
+        which = f"seed{'s' if len(failed) != 1 else ''} {', '.join(str(seed) for seed in failed)} (of {span})"
+    return {
+        "seeds": failed,
+        "failure": f"The exercise draws, but its text does not render for {which}." if failed else None,
+        "problems": engine.count_draw_problems(problems, len(seeds)),
+    }
 
 
 def _failed_seeds_text(spec: engine.ExerciseSpec, draws: engine.DrawCheck) -> str:
@@ -404,7 +432,12 @@ def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str |
         ]
         prompt = engine.render_prompt(spec, draw.params)
     except (engine.ExpressionError, ValueError, KeyError) as exc:
-        preview["error"] = f"the variant draws, but rendering it failed: {exc}"
+        from exercises.engine.rendering import text_problems
+
+        problems = text_problems(spec, draw.params)
+        preview["error"] = "The variant draws, but its text does not render." if problems else (
+            f"the variant draws, but rendering it failed: {exc}")
+        preview["problems"] = engine.count_draw_problems(problems, 1)
         return preview
     preview.update(
         attempts=draw.attempts,

@@ -121,3 +121,14 @@ def test_the_editor_preview_shows_a_choice_parts_choices(instructor):
 def test_a_working_source_still_checks_clean(instructor):
     html = instructor.post(reverse("authoring:check", args=["attn"]), {"source": WORKING, "seed": "0"}).content.decode()
     assert 'id="check-ok"' in html and "draw-problems" not in html
+
+
+def test_text_that_does_not_render_is_listed_with_the_placeholders_line(instructor):
+    from exercises.tests.test_engine_draw_problems import UNRENDERABLE
+
+    html = instructor.post(reverse("authoring:check", args=["attn"]), {"source": UNRENDERABLE}).content.decode()
+    assert "Not valid yet. The exercise draws, but its text does not render for any of seeds 0–9." in html
+    assert listed(14, "prompt", "the prompt: placeholder `{{X @ X}}` failed for 10 of 10 draws: "
+                                "shapes (4,3) and (4,3) do not align") in html
+    assert listed(20, "parts[0].solution", "part `keys`: placeholder `{{K[9]}}` failed for 10 of 10 draws: "
+                                           "index 9 is out of bounds for axis 0 with size 4") in html

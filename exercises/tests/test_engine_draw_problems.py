@@ -133,3 +133,22 @@ def test_problems_of_the_file_itself_are_named_with_line_and_field(source, issue
     with pytest.raises(SpecError) as caught:
         load_spec(source)
     assert [str(issue) for issue in caught.value.errors] == issues
+
+
+UNRENDERABLE = WORKING.replace("prompt: Compute $K$ for {{a}}.", "prompt: |\n  Compute $K$ for {{a}}.\n  And {{X @ X}}.").replace(
+    "solution: It is {{K}}.", "solution: It is {{K[9]}}."
+)
+
+
+def test_a_placeholder_that_cannot_be_filled_in_names_its_field_and_own_line():
+    from exercises.engine import draw_variant
+    from exercises.engine.rendering import text_problems
+
+    spec = load_spec(UNRENDERABLE)
+    problems = text_problems(spec, draw_variant(spec, 0).params)
+    assert [(problem.line, problem.field, str(problem)) for problem in problems] == [
+        (14, "prompt", "the prompt (line 14): placeholder `{{X @ X}}` failed: shapes (4,3) and (4,3) do not align"),
+        (20, "parts[0].solution",
+         "part `keys` (line 20): placeholder `{{K[9]}}` failed: index 9 is out of bounds for axis 0 with size 4"),
+    ]
+    assert text_problems(load_spec(WORKING), draw_variant(load_spec(WORKING), 0).params) == []
