@@ -4,7 +4,8 @@ student1 answers every part of every exercise of the demo assignment (a diagnose
 answer where the part diagnoses one, a wrong answer, the right one, through the real
 graders), then every misconception code not diagnosed that way is stored once through
 the grading pipeline with a grade that carries it. An exam is started and half answered,
-a few exercises are practised, and the review cards fall due. Then every student page is
+a second exam is answered, finished and its grades released, a few exercises are
+practised, and the review cards fall due. Then every student page is
 opened in the browser and what a person reads (the visible text with every <details>
 opened, plus title, aria-label, alt and placeholder) is searched for:
 
@@ -150,6 +151,34 @@ def store_every_other_misconception(items, student, monkeypatch) -> list:
     return variants
 
 
+def exam_started(demo, items, student, *, slug: str):
+    """An exam of the EXAM_SLUGS exercises, its attempt started by the student."""
+    from courses.models import Assignment, AssignmentItem
+    from exams.services import attempt_start
+
+    exam = Assignment.objects.create(course=demo.course, slug=slug, title=slug.replace("-", " ").title(),
+                                     kind="exam", time_limit_minutes=60, attempts_per_part=3)
+    for position, item in enumerate(i for i in items if i.exercise_version.exercise.slug in EXAM_SLUGS):
+        AssignmentItem.objects.create(assignment=exam, exercise_version=item.exercise_version, position=position)
+    attempt_start(assignment=exam, student=student)
+    return exam, list(exam.items.select_related("exercise_version").order_by("position"))
+
+
+def released_exam(demo, items, student):
+    """A second exam, answered in full, finished, and its grades released."""
+    from django.contrib.auth import get_user_model
+
+    from exams.services import attempt_finish, grades_release
+    from exercises.services import variant_get_or_create_for_item
+
+    exam, exam_items = exam_started(demo, items, student, slug="quiz-2")
+    for item in exam_items:
+        answer_everything(variant_get_or_create_for_item(item=item, student=student), student)
+    attempt_finish(assignment=exam, student=student)
+    grades_release(assignment=exam, by=get_user_model().objects.get(username="instructor"))
+    return {"exam": exam, "items": exam_items}
+
+
 def grade_free_text_by_hand(student) -> None:
     """The instructor grades the free-text answers (0.8 of the points), so "Answers graded
     by your instructors" lists them."""
@@ -173,11 +202,10 @@ def answered_site(transactional_db, settings, monkeypatch):
     """The demo course (as `make run` sets it up) with everything student1 can have done."""
     from django.contrib.auth import get_user_model
 
-    from courses.models import Assignment, AssignmentItem
     from courses.services import demo_course_ensure
-    from exams.services import attempt_start
     from exercises.services import variant_create_practice, variant_get_or_create_for_item
     from exercises.services_bank import bank_load
+    from exercises.specs import version_spec
     from review.models import ReviewCard
 
     settings.GRADING_MODE = "inline"
@@ -191,19 +219,12 @@ def answered_site(transactional_db, settings, monkeypatch):
         answer_everything(variant, student)
     forced = store_every_other_misconception(items, student, monkeypatch)
 
-    exam = Assignment.objects.create(course=demo.course, slug="quiz-1", title="Quiz 1", kind="exam",
-                                     time_limit_minutes=60, attempts_per_part=3)
-    for position, item in enumerate(i for i in items if i.exercise_version.exercise.slug in EXAM_SLUGS):
-        AssignmentItem.objects.create(assignment=exam, exercise_version=item.exercise_version, position=position)
-    attempt_start(assignment=exam, student=student)
-    exam_items = list(exam.items.select_related("exercise_version").order_by("position"))
-    for item in exam_items[:2]:  # the third stays unanswered for the finish page
+    exam, exam_items = exam_started(demo, items, student, slug="quiz-1")
+    for item in exam_items[:2]:  # the first part of two exercises; the third stays unanswered
         variant = variant_get_or_create_for_item(item=item, student=student)
-        from exercises.specs import version_spec
-
-        part = version_spec(variant.exercise_version).parts[0]
-        for raw in answers_for(version_spec(variant.exercise_version), part, variant.params)[:1]:
-            submit(variant, student, part.key, raw)
+        spec = version_spec(variant.exercise_version)
+        submit(variant, student, spec.parts[0].key, answers_for(spec, spec.parts[0], variant.params)[0])
+    released = released_exam(demo, items, student)
 
     practised = []
     for item in items[:4]:
@@ -214,7 +235,8 @@ def answered_site(transactional_db, settings, monkeypatch):
     grade_free_text_by_hand(student)
     ReviewCard.objects.filter(student=student).update(due_at=timezone.now() - timedelta(hours=1))
     assert ReviewCard.objects.filter(student=student).exists()
-    return {"demo": demo, "items": items, "exam": exam, "exam_items": exam_items, "practised": practised + forced}
+    return {"demo": demo, "items": items, "exam": exam, "exam_items": exam_items, "practised": practised + forced,
+            "released": released}
 
 
 def result_fragments() -> list[str]:
@@ -237,6 +259,8 @@ def student_pages(site) -> list[str]:
          reverse("grades:mine")]
         + [reverse("exercise", args=[item.pk]) for item in site["items"] + site["exam_items"]]
         + [reverse("practice", args=[variant.pk]) for variant in site["practised"]]
+        + [reverse("assignment", args=[demo.course.slug, site["released"]["exam"].slug])]
+        + [reverse("exercise", args=[item.pk]) for item in site["released"]["items"]]
     )
 
 
@@ -256,7 +280,7 @@ def test_no_student_page_shows_a_part_key_or_a_misconception_code(page, answered
         seen = leaks(text, codes, keys, word_keys)
         if seen:
             found[url] = seen
-    assert len(read) >= 5 + len(answered_site["items"]) + 3 + len(answered_site["practised"]) + len(codes)
+    assert len(read) >= 5 + len(answered_site["items"]) + 3 + len(answered_site["practised"]) + len(codes) + 4
     assert len(answered_site["items"]) == len(list(BANK.glob("*.yaml")))
     # The pages hold what they were to be searched with: answers, reviews, skills, grades.
     demo, exam = answered_site["demo"], answered_site["exam"]
@@ -264,6 +288,7 @@ def test_no_student_page_shows_a_part_key_or_a_misconception_code(page, answered
     assert "Say why it saturates." in read[reverse("grades:mine")]
     assert "9 of 11 parts not answered yet" in read[reverse("exams:finish", args=[demo.course.slug, exam.slug])]
     assert sum(text.count("I entered: ") for text in read.values()) > 300
+    assert all("I entered: " in read[reverse("exercise", args=[item.pk])] for item in answered_site["released"]["items"])
     # Each misconception was shown, in words, somewhere.
     everything = re.sub(r"\s+", " ", "\n".join(read.values()))
     assert [code for code in sorted(codes) if re.sub(r"\s+", " ", MISCONCEPTIONS[code])[:40] not in everything] == []
