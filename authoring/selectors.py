@@ -242,31 +242,95 @@ def source_check(*, source: str, seed: int = 0) -> dict:
 
     Returns ``errors`` (SpecIssues, line-precise) if it cannot be read; otherwise
     ``failure``: None when seeds 0..CHECK_SEEDS-1 and every named variant draw past the
-    gates and render, else which one failed first and why; and ``preview`` of ``seed``.
+    gates and render, else which failed; ``problems``: why draws were refused, each
+    cause once (``engine.CountedDrawProblem``: the parameter, part or gate, its field and
+    line, and how many of the draws it refused); and ``preview`` of ``seed``.
     """
     try:
         return _limited(_source_check, CHECK_LIMITS, source=source, seed=seed)
     except SourceCheckStopped as stopped:
-        return {"errors": [], "failure": stopped.message, "preview": None}
+        return {"errors": [], "failure": stopped.message, "problems": [], "preview": None}
+
+
+def source_check_issues(checked: dict) -> list[engine.SpecIssue]:
+    """Everything wrong with a checked source as line-precise issues: the file's own
+    problems, or the failed draws (the headline first, then each cause with its line)."""
+    if checked["errors"]:
+        return list(checked["errors"])
+    if not checked["failure"]:
+        return []
+    return [engine.SpecIssue(None, "", checked["failure"])] + [problem.as_issue() for problem in checked["problems"]]
 
 
 def _source_check(*, source: str, seed: int) -> dict:
     try:
         spec = engine.load_spec(source)
     except engine.SpecError as error:
-        return {"errors": error.errors, "failure": None, "preview": None}
-    failure = None
+        return {"errors": error.errors, "failure": None, "problems": [], "preview": None}
+    draws = engine.check_draws(spec, range(CHECK_SEEDS))
+    if draws.failed_seeds:
+        return {"errors": [], "failure": _failed_seeds_text(spec, draws), "problems": draws.problems,
+                "preview": version_preview(spec=spec, seed=seed)}
+    unrendered = _unrendered_seeds(spec, range(CHECK_SEEDS))
+    if unrendered["seeds"]:
+        return {"errors": [], "failure": unrendered["failure"], "problems": unrendered["problems"],
+                "preview": version_preview(spec=spec, seed=seed)}
+    failure, problems = None, []
     tries = [(s, None) for s in range(CHECK_SEEDS)] + [(0, name) for name in spec.variants]
     for try_seed, name in tries:
         try:
-            problem = version_preview(spec=spec, seed=try_seed, variant_name=name)["error"]
+            tried = version_preview(spec=spec, seed=try_seed, variant_name=name)
         except Exception as exc:  # any failure of the author's exercise is a finding
-            problem = f"{type(exc).__name__}: {exc}"
-        if problem:
+            tried = {"error": f"{type(exc).__name__}: {exc}"}
+        if tried["error"]:
             which = f"named variant '{name}'" if name else f"seed {try_seed}"
-            failure = f"The exercise does not work for {which}: {problem}"
+            failure = f"The exercise does not work for {which}: {tried['error']}"
+            problems = tried.get("problems") or []
             break
-    return {"errors": [], "failure": failure, "preview": version_preview(spec=spec, seed=seed)}
+    return {"errors": [], "failure": failure, "problems": problems, "preview": version_preview(spec=spec, seed=seed)}
+
+
+def _unrendered_seeds(spec: engine.ExerciseSpec, seeds) -> dict:
+    """Seeds that draw but whose text (prompt, solutions, hints, choices) has a placeholder
+    that cannot be filled in, and each such placeholder once, counted over the seeds."""
+    from exercises.engine.rendering import text_problems
+
+    seeds = list(seeds)
+    failed, problems = [], []
+    for seed in seeds:
+        found = text_problems(spec, engine.draw_variant(spec, seed).params)
+        if found:
+            failed.append(seed)
+            problems += found
+    span = f"{seeds[0]}–{seeds[-1]}"
+    if len(failed) == len(seeds):
+        which = f"any of seeds {span}"
+    else:
+        which = f"seed{'s' if len(failed) != 1 else ''} {', '.join(str(seed) for seed in failed)} (of {span})"
+    return {
+        "seeds": failed,
+        "failure": f"The exercise draws, but its text does not render for {which}." if failed else None,
+        "problems": engine.count_draw_problems(problems, len(seeds)),
+    }
+
+
+def _failed_seeds_text(spec: engine.ExerciseSpec, draws: engine.DrawCheck) -> str:
+    seeds = f"{draws.seeds[0]}–{draws.seeds[-1]}"
+    tries = f"in {spec.max_attempts} draw{'s' if spec.max_attempts != 1 else ''}"
+    if len(draws.failed_seeds) == len(draws.seeds):
+        return f"The exercise does not work: none of seeds {seeds} gives an acceptable variant {tries} each."
+    if len(draws.failed_seeds) == 1:
+        return f"The exercise does not work for seed {draws.failed_seeds[0]} (of {seeds}): no acceptable variant {tries}."
+    failed = ", ".join(str(seed) for seed in draws.failed_seeds)
+    return f"The exercise does not work for seeds {failed} (of {seeds}): no acceptable variant {tries} each."
+
+
+def authoring_spec(version: ExerciseVersion) -> engine.ExerciseSpec:
+    """The version's spec knowing the lines of its source, so that what fails in a
+    preview or a variant test names its line."""
+    from exercises.specs import version_spec
+
+    return engine.with_source_lines(version_spec(version), version.source)
 
 
 def version_preview_limited(
@@ -341,7 +405,13 @@ def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str |
     try:
         draw = engine.draw_variant(spec, seed, name=variant_name)
     except engine.VariantError as exc:
-        preview.update(error=str(exc), rejections=exc.rejections[-10:])
+        preview.update(
+            error=f"No acceptable variant for seed {seed} in {len(exc.problems)} draw{'s' if len(exc.problems) != 1 else ''}.",
+            problems=engine.count_draw_problems(exc.problems, len(exc.problems)),
+        )
+        return preview
+    except engine.DrawFailed as exc:  # a named variant's fixed values do not work
+        preview["error"] = str(exc.problem)
         return preview
     except (ValueError, engine.ExpressionError) as exc:
         preview["error"] = str(exc)
@@ -362,11 +432,16 @@ def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str |
         ]
         prompt = engine.render_prompt(spec, draw.params)
     except (engine.ExpressionError, ValueError, KeyError) as exc:
-        preview["error"] = f"the variant draws, but rendering it failed: {exc}"
+        from exercises.engine.rendering import text_problems
+
+        problems = text_problems(spec, draw.params)
+        preview["error"] = "The variant draws, but its text does not render." if problems else (
+            f"the variant draws, but rendering it failed: {exc}")
+        preview["problems"] = engine.count_draw_problems(problems, 1)
         return preview
     preview.update(
         attempts=draw.attempts,
-        rejections=draw.rejections,
+        problems=engine.count_draw_problems(draw.problems, draw.attempts),
         params={name: _display_value(value) for name, value in draw.params.items()},
         prompt=prompt,
         parts=parts,
@@ -421,7 +496,7 @@ def version_test_variants(
     from exercises.engine.selftest import self_test_variant
 
     started = time.perf_counter()
-    rows, rejection_reasons = [], {}
+    rows, rejection_reasons, problems, draws = [], {}, [], 0
     stopped_early = False
     for seed in range(first_seed, first_seed + count):
         if time.perf_counter() - started > time_budget:
@@ -432,11 +507,16 @@ def version_test_variants(
         try:
             draw = engine.draw_variant(spec, seed)
         except engine.VariantError as exc:
-            row["problems"].append(str(exc))
+            row["attempts"] = len(exc.problems)
+            row["problems"].append(f"no acceptable variant in {len(exc.problems)} draws (why: see above)")
             _count_reasons(rejection_reasons, exc.rejections)
+            problems += exc.problems
+            draws += len(exc.problems)
             continue
         row["attempts"] = draw.attempts
         _count_reasons(rejection_reasons, draw.rejections)
+        problems += draw.problems
+        draws += draw.attempts
         try:
             references = engine.reference_answers(spec, draw.params)
             result = self_test_variant(spec, draw.params)
@@ -456,6 +536,7 @@ def version_test_variants(
         "mean_attempts": (sum(r["attempts"] for r in rows) / len(rows)) if rows else 0.0,
         "redraws": sum(max(0, r["attempts"] - 1) for r in rows),
         "rejection_reasons": sorted(rejection_reasons.items(), key=lambda kv: (-kv[1], kv[0])),
+        "draw_problems": engine.count_draw_problems(problems, draws),
         "stopped_early": stopped_early,
         "seconds": round(time.perf_counter() - started, 2),
         "part_keys": [part.key for part in spec.parts],

@@ -84,15 +84,15 @@ def working_spec(source: str) -> engine.ExerciseSpec:
 
     The check runs in the sandbox under a time limit first (see
     ``authoring.selectors.source_check``), so reading it here afterwards is bounded.
-    Raises SpecError: line-precise issues, or the first seed that does not work.
+    Raises SpecError: line-precise issues, or the seeds that do not work and why, each
+    cause once with its line.
     """
-    from .selectors import source_check
+    from .selectors import source_check, source_check_issues
 
     checked = source_check(source=source)
-    if checked["errors"]:
-        raise engine.SpecError(checked["errors"])
-    if checked["failure"]:
-        raise engine.SpecError([engine.SpecIssue(None, "", checked["failure"])])
+    issues = source_check_issues(checked)
+    if issues:
+        raise engine.SpecError(issues)
     return engine.load_spec(source)
 
 

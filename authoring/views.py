@@ -152,7 +152,7 @@ def source_check(request, course_slug: str):
     course, role = selectors.access_authoring(user=request.user, course_slug=course_slug)
     form = SourceForm(request.POST)
     preview_form = PreviewForm(request.POST)
-    context = {"errors": [], "preview": None, "form_errors": None, "failure": None}
+    context = {"errors": [], "preview": None, "form_errors": None, "failure": None, "problems": []}
     if not form.is_valid():
         context["form_errors"] = form.errors.get("source")
     else:
@@ -161,6 +161,7 @@ def source_check(request, course_slug: str):
         context.update(
             errors=_spec_errors(engine.SpecError(checked["errors"])) if checked["errors"] else [],
             failure=checked["failure"],
+            problems=checked["problems"],
             preview=checked["preview"],
             preview_seed_error=preview_form.errors.get("seed"),
             seeds_checked=selectors.CHECK_SEEDS,
@@ -194,7 +195,7 @@ def version_detail(request, course_slug: str, slug: str, number: int):
         user=request.user, course_slug=course_slug, slug=slug, number=number
     )
     version = access.version
-    spec = version_spec(version)
+    spec = selectors.authoring_spec(version)
     is_instructor = access.owned and access.role == Role.INSTRUCTOR
     second_reviewer = selectors.second_reviewer_required(course=access.course)
     return render(
@@ -277,7 +278,7 @@ def version_preview(request, course_slug: str, slug: str, number: int):
     access = selectors.access_version(
         user=request.user, course_slug=course_slug, slug=slug, number=number
     )
-    spec = version_spec(access.version)
+    spec = selectors.authoring_spec(access.version)
     form = PreviewForm(request.GET or {"seed": 0})
     preview, form_error = None, None
     if form.is_valid():
@@ -320,7 +321,7 @@ def version_test(request, course_slug: str, slug: str, number: int):
         else:
             try:
                 report = selectors.version_test_variants_limited(
-                    spec=version_spec(access.version),
+                    spec=selectors.authoring_spec(access.version),
                     first_seed=form.cleaned_data["first_seed"],
                 )
             except selectors.SourceCheckStopped as problem:

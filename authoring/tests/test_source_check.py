@@ -55,20 +55,27 @@ def instructor(client, people):
     return client
 
 
-def test_a_source_whose_every_seed_fails_is_reported_with_the_first_seed(instructor):
+def test_a_source_whose_every_seed_fails_is_reported_with_the_parameter_and_its_line(instructor):
     response = instructor.post(
         reverse("authoring:check", args=["attn"]), {"source": EVERY_SEED_FAILS, "seed": "0"}
     )
     html = response.content.decode()
     assert "The file is valid" not in html
-    assert "Not valid yet. The exercise does not work for seed 0: " in html
-    assert "an attention result must be narrowed, e.g. with .weights[q]" in html
+    assert "Not valid yet. The exercise does not work: none of seeds 0–9 gives an acceptable variant in 100 draws each." in html
+    assert (
+        '<li data-line="8" data-field="parameters.W.expr">line 8: parameters.W.expr: parameter `W`: '
+        "expression `attention(Q, K, V, causal=1)` failed for 1000 of 1000 draws: "
+        "an attention result must be narrowed, e.g. with .weights[q]</li>"
+    ) in html
+    assert html.count("an attention result must be narrowed") == 1
 
 
 def test_create_draft_refuses_a_source_that_cannot_produce_a_variant(instructor):
     response = instructor.post(reverse("authoring:new", args=["attn"]), {"source": EVERY_SEED_FAILS})
     assert response.status_code == 422
-    assert "The exercise does not work for seed 0: " in response.content.decode()
+    html = response.content.decode()
+    assert "none of seeds 0–9 gives an acceptable variant in 100 draws each." in html
+    assert "line 8: parameters.W.expr: parameter `W`: expression `attention(Q, K, V, causal=1)` failed for 1000 of 1000 draws" in html
     assert Exercise.objects.count() == 0
 
 

@@ -4,7 +4,16 @@ Pure Python (NumPy, PyYAML, grading.core); no Django import, so it runs the same
 web process, a Celery worker, a sandbox or a command-line validator.
 """
 
-from .errors import ExpressionError, SpecError, SpecIssue, VariantError
+from .errors import (
+    CountedDrawProblem,
+    DrawFailed,
+    DrawProblem,
+    ExpressionError,
+    SpecError,
+    SpecIssue,
+    VariantError,
+    count_draw_problems,
+)
 from .expressions import compile_expression, evaluate
 from .grading import grade_part, part_options
 from .reference import reference_answers
@@ -16,18 +25,24 @@ from .rendering import (
     render_prompt,
     render_solution,
 )
-from .spec import ANSWER_TYPES, ExerciseSpec, load_spec, spec_from_json, spec_to_json
-from .variants import VariantDraw, draw_variant, pool_pick, practice_seed, shuffled_slots, variant_seed
+from .spec import ANSWER_TYPES, ExerciseSpec, load_spec, spec_from_json, spec_to_json, with_source_lines
+from .variants import DrawCheck, VariantDraw, check_draws, draw_variant, pool_pick, practice_seed, shuffled_slots, variant_seed
 
 __all__ = [
     "ANSWER_TYPES",
+    "CountedDrawProblem",
+    "DrawCheck",
+    "DrawFailed",
+    "DrawProblem",
     "ExerciseSpec",
     "ExpressionError",
     "SpecError",
     "SpecIssue",
     "VariantDraw",
     "VariantError",
+    "check_draws",
     "compile_expression",
+    "count_draw_problems",
     "draw_variant",
     "evaluate",
     "grade_part",
@@ -46,4 +61,5 @@ __all__ = [
     "spec_from_json",
     "spec_to_json",
     "variant_seed",
+    "with_source_lines",
 ]

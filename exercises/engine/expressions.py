@@ -367,7 +367,7 @@ def evaluate(expression: Expression | str, env: dict):
     except ExpressionError:
         raise
     except (ArithmeticError, ValueError, TypeError, IndexError, KeyError) as exc:
-        raise ExpressionError(f"cannot evaluate '{expression.text}': {exc}") from None
+        raise ExpressionError(f"cannot evaluate '{expression.text}': {exc}", detail=str(exc)) from None
 
 
 def _evaluate(node: ast.AST, env: dict):
@@ -419,12 +419,21 @@ def _binary(node: ast.BinOp, left, right):
         left, right = np.asarray(left, dtype=float), np.asarray(right, dtype=float)
         if left.ndim == 0 or right.ndim == 0:
             raise ExpressionError("@ needs vectors or matrices on both sides")
+        inner = right.shape[0] if right.ndim == 1 else right.shape[-2]
+        if left.shape[-1] != inner:
+            # NumPy's own message speaks of gufunc signatures; say it as an author would.
+            raise ValueError(f"shapes {_shape_text(left)} and {_shape_text(right)} do not align")
     result = _BINARY_OPERATORS[type(node.op)](left, right)
     if isinstance(result, int) and abs(result) >= MAX_INTEGER:
         raise ExpressionError("number too large")
     if isinstance(result, np.generic):
         return result.item()
     return result
+
+
+def _shape_text(array: np.ndarray) -> str:
+    sizes = ",".join(str(size) for size in array.shape)
+    return f"({sizes},)" if array.ndim == 1 else f"({sizes})"
 
 
 def _compare(node: ast.Compare, env: dict):

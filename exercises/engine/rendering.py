@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from .errors import DrawProblem, ExpressionError
 from .reference import fill_markdown
-from .spec import ExerciseSpec
+from .source import render_path
+from .spec import PLACEHOLDER_PATTERN, ExerciseSpec
 
 PART_LABELS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -59,3 +61,35 @@ def render_solution(spec: ExerciseSpec, params: dict, part_key: str | None = Non
             prefix = "" if part_key else f"**({label})** "
             sections.append(prefix + fill_markdown(part.solution, params).strip())
     return "\n\n".join(sections) + "\n"
+
+
+def text_problems(spec: ExerciseSpec, params: dict) -> list[DrawProblem]:
+    """Every placeholder of the exercise's text that cannot be filled in for ``params``,
+    naming the field and line it is written on ([] when all of the text renders)."""
+    problems = []
+    for path, text, subject in _text_fields(spec):
+        for match in PLACEHOLDER_PATTERN.finditer(text):
+            try:
+                fill_markdown(match.group(0), params)
+            except ExpressionError as exc:
+                line = spec.source_map.line_within(path, text, match.start()) if spec.source_map.lines else None
+                problems.append(DrawProblem(
+                    kind="rendering", reason=f"rendering: {exc}", subject=subject, field=render_path(path),
+                    line=line, action=f"placeholder `{{{{{match.group(1).strip()}}}}}` failed", detail=exc.detail,
+                ))
+    return problems
+
+
+def _text_fields(spec: ExerciseSpec):
+    yield ("prompt",), spec.prompt, "the prompt"
+    for part in spec.parts:
+        subject, base = f"part `{part.key}`", ("parts", part.index)
+        if part.prompt:
+            yield base + ("prompt",), part.prompt, subject
+        yield base + ("solution",), part.solution, subject
+        for index, hint in enumerate(part.hints):
+            yield base + ("hints", index, "text"), hint.text, subject
+        for index, choice in enumerate(part.choices):
+            for name in ("text", "feedback"):
+                if choice.get(name):
+                    yield base + ("choices", index, name), choice[name], subject

@@ -9,6 +9,7 @@ when a student opens the exercise.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
@@ -105,6 +106,7 @@ class Part:
     choices: tuple[dict, ...]
     options: dict
     skills: tuple[str, ...] = ()  # its own, or else the exercise's default
+    index: int = field(default=0, compare=False)  # its place in ``parts``, for its path in the file
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,7 @@ class Gate:
     expression: Expression
     limit: float | None
     reason: str
+    index: int = field(default=0, compare=False)  # its place in ``gates.checks``
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,12 @@ class ExerciseSpec:
     variants: dict  # name -> {parameter: fixed value}
     data: dict = field(repr=False)  # the validated source data, stored as JSON
     skills: tuple[str, ...] = ()  # the default for parts that declare none
+    # Where each field was written, when the spec was read from YAML (empty when it was
+    # rebuilt from stored JSON; see ``with_source_lines``).
+    source_map: SourceMap = field(default_factory=SourceMap, repr=False, compare=False)
+
+    def line_of(self, path: Path) -> int | None:
+        return self.source_map.line(path) if self.source_map.lines else None
 
     def part(self, key: str) -> Part:
         for part in self.parts:
@@ -143,6 +152,16 @@ def load_spec(yaml_text: str) -> ExerciseSpec:
     """Parse and validate exercise YAML; raises SpecError listing every problem with its line."""
     data, source_map = read_yaml(yaml_text)
     return _validate(data, source_map)
+
+
+def with_source_lines(spec: ExerciseSpec, yaml_text: str) -> ExerciseSpec:
+    """``spec`` (e.g. rebuilt from stored JSON) knowing the lines of ``yaml_text``, the
+    source it was read from, so problems found when drawing can name their line."""
+    try:
+        _, source_map = read_yaml(yaml_text)
+    except SpecError:
+        return spec
+    return dataclasses.replace(spec, source_map=source_map)
 
 
 # Parameter order is meaningful (each may use only earlier ones, and it fixes the draw
@@ -259,7 +278,7 @@ def _validate(data, source_map: SourceMap) -> ExerciseSpec:
         slug=slug, title=title, version=version, topics=topics, difficulty=difficulty,
         parameters=tuple(parameters), prompt=prompt, parts=tuple(parts), gates=tuple(gates),
         rounding_margin=rounding_margin, max_attempts=max_attempts, variants=variants, data=data,
-        skills=skills,
+        skills=skills, source_map=source_map,
     )
 
 
@@ -474,7 +493,7 @@ def _part(check: _Validator, data, path: Path, known: set[str], default_skills: 
         decimals=decimals, tolerance=tolerance,
         answer_expression=answer_expression, answer_text=answer_text, answer_index=answer_index,
         choice_keys=choice_keys, hints=hints, diagnose=diagnose, symbols=symbols,
-        choices=choices, options=options, skills=skills,
+        choices=choices, options=options, skills=skills, index=path[1],
     )
 
 
@@ -671,7 +690,7 @@ def _gate(check: _Validator, raw, path: Path, known: set[str]) -> Gate | None:
         return None
     if expression is None:
         return None
-    return Gate(kind=kind, expression=expression, limit=limit, reason=raw.get("reason") or kind)
+    return Gate(kind=kind, expression=expression, limit=limit, reason=raw.get("reason") or kind, index=path[2])
 
 
 def _variants(check: _Validator, raw, known: set[str]) -> dict:

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import ExpressionError, VariantError
-from .expressions import evaluate, to_json_value
-from .reference import reference_answers
-from .spec import DEFAULT_MAX_WEIGHT, MAX_MATRIX_SIDE, NUMERIC_TYPES, ExerciseSpec, Gate, Parameter
+from .errors import CountedDrawProblem, DrawFailed, DrawProblem, ExpressionError, VariantError, count_draw_problems
+from .expressions import Expression, evaluate, to_json_value
+from .reference import part_reference
+from .source import render_path
+from .spec import DEFAULT_MAX_WEIGHT, MAX_MATRIX_SIDE, NUMERIC_TYPES, ExerciseSpec, Gate, Parameter, Part
 
 SEED_BITS = 63
 
@@ -31,6 +32,7 @@ class VariantDraw:
     attempts: int
     rejections: list[str] = field(default_factory=list)
     name: str | None = None  # a named variant such as "chapter", else None
+    problems: list[DrawProblem] = field(default_factory=list)  # why each redraw was needed
 
 
 def _keyed_seed(secret: str, key: list) -> int:
@@ -108,21 +110,55 @@ def draw_variant(spec: ExerciseSpec, seed: int, *, name: str | None = None) -> V
         raise ValueError(f"seed must be a whole number in [0, 2^{SEED_BITS}), got {seed!r}")
     if name is not None:
         return _named_variant(spec, seed, name)
-    rejections: list[str] = []
+    problems: list[DrawProblem] = []
     for attempt in range(spec.max_attempts):
         try:
             params = generate_params(spec, DrawStream(seed, attempt))
-            reason = first_failed_gate(spec, params)
-        except ExpressionError as exc:
-            reason = f"evaluation error: {exc}"
-        if reason is None:
-            return VariantDraw(params=params, seed=seed, attempts=attempt + 1, rejections=rejections)
-        rejections.append(reason)
+            problem = first_failed_check(spec, params)
+        except DrawFailed as failed:
+            problem = failed.problem
+        except ExpressionError as exc:  # not tied to one field (should not happen)
+            problem = DrawProblem("evaluation error", f"evaluation error: {exc}", "the draw", "", None, "evaluation failed", str(exc))
+        if problem is None:
+            return VariantDraw(
+                params=params, seed=seed, attempts=attempt + 1,
+                rejections=[p.reason for p in problems], problems=problems,
+            )
+        problems.append(problem)
     raise VariantError(
         f"'{spec.slug}': no acceptable variant for seed {seed} in {spec.max_attempts} attempts; "
-        f"last rejection: {rejections[-1]}",
-        rejections,
+        f"last rejection: {problems[-1].reason}",
+        [p.reason for p in problems],
+        problems,
     )
+
+
+@dataclass(frozen=True)
+class DrawCheck:
+    """Seeds drawn as students get them: which found no acceptable variant, and every
+    reason a draw was refused, each told once with how many of the draws it refused."""
+
+    seeds: list[int]
+    failed_seeds: list[int]
+    draws: int
+    problems: list[CountedDrawProblem]
+
+
+def check_draws(spec: ExerciseSpec, seeds) -> DrawCheck:
+    """Draw every seed of ``seeds`` (with its redraws) and count the refused draws by cause."""
+    seeds = list(seeds)
+    failed, problems, draws = [], [], 0
+    for seed in seeds:
+        try:
+            draw = draw_variant(spec, seed)
+        except VariantError as error:
+            failed.append(seed)
+            draws += len(error.problems)
+            problems += error.problems
+        else:
+            draws += draw.attempts
+            problems += draw.problems
+    return DrawCheck(seeds=seeds, failed_seeds=failed, draws=draws, problems=count_draw_problems(problems, draws))
 
 
 def _named_variant(spec: ExerciseSpec, seed: int, name: str) -> VariantDraw:
@@ -134,43 +170,79 @@ def _named_variant(spec: ExerciseSpec, seed: int, name: str) -> VariantDraw:
 
 
 def generate_params(spec: ExerciseSpec, stream: DrawStream, *, fixed: dict | None = None) -> dict:
-    """All parameter values, in declaration order, as JSON-able data."""
+    """All parameter values, in declaration order, as JSON-able data.
+
+    Raises DrawFailed naming the parameter, field and line of whatever failed."""
     fixed = fixed or {}
     params: dict = {}
     for parameter in spec.parameters:
         if parameter.name in fixed:
             params[parameter.name] = fixed[parameter.name]
         else:
-            params[parameter.name] = to_json_value(_generate(parameter, params, stream))
+            params[parameter.name] = to_json_value(_generate(spec, parameter, params, stream))
     return params
 
 
-def _generate(parameter: Parameter, params: dict, stream: DrawStream):
+class _ParameterFields:
+    """Evaluates a parameter's fields; a failure becomes a DrawFailed naming the field."""
+
+    def __init__(self, spec: ExerciseSpec, parameter: Parameter, params: dict):
+        self.spec, self.parameter, self.params = spec, parameter, params
+
+    def fail(self, field_path: tuple, message: str, action: str, detail: str):
+        path = ("parameters", self.parameter.name) + field_path
+        raise DrawFailed(message, DrawProblem(
+            kind="evaluation error", reason=f"evaluation error: {message}",
+            subject=f"parameter `{self.parameter.name}`", field=render_path(path),
+            line=self.spec.line_of(path), action=action, detail=detail,
+        ))
+
+    def value(self, expression: Expression, field_path: tuple, *, stored: bool = False):
+        """The expression's value (as a parameter stores it, when ``stored``)."""
+        try:
+            value = evaluate(expression, self.params)
+            return to_json_value(value) if stored else value
+        except ExpressionError as exc:
+            self.fail(field_path, str(exc), f"expression `{expression.text}` failed", exc.detail)
+
+    def whole(self, expression: Expression, field_path: tuple, what: str) -> int:
+        value = self.value(expression, field_path)
+        if isinstance(value, np.ndarray) or float(value) != int(value):
+            shown = _shown(value)
+            self.fail(field_path, f"{what} '{expression.text}' must be a whole number, got {shown}",
+                      f"{what} `{expression.text}` is not a whole number", f"it is {shown}")
+        return int(value)
+
+
+def _shown(value) -> str:
+    if isinstance(value, np.ndarray):
+        return f"a {'×'.join(str(size) for size in value.shape)} array"
+    return f"{float(value):g}"
+
+
+def _generate(spec: ExerciseSpec, parameter: Parameter, params: dict, stream: DrawStream):
     settings = parameter.settings
+    fields = _ParameterFields(spec, parameter, params)
     if parameter.generator == "fixed":
         return settings["value"]
     if parameter.generator == "derived":
-        return evaluate(settings["expr"], params)
+        return fields.value(settings["expr"], ("expr",), stored=True)
     if parameter.generator == "choice":
         options = settings["from"]
         return options[stream.integer(0, len(options) - 1)]
-    low, high = _whole(settings["min"], params, "min"), _whole(settings["max"], params, "max")
+    low = fields.whole(settings["min"], ("min",), "min")
+    high = fields.whole(settings["max"], ("max",), "max")
     if low > high:
-        raise ExpressionError(f"parameter '{parameter.name}': min {low} is above max {high}")
+        fields.fail(("min",), f"parameter '{parameter.name}': min {low} is above max {high}",
+                    "the bounds leave nothing to draw", f"min {low} is above max {high}")
     if parameter.generator == "int_range":
         return stream.integer(low, high)
-    shape = [_whole(size, params, "shape") for size in settings["shape"]]
+    shape = [fields.whole(size, ("shape", i), "shape") for i, size in enumerate(settings["shape"])]
     if not all(1 <= size <= MAX_MATRIX_SIDE for size in shape):
-        raise ExpressionError(f"parameter '{parameter.name}': shape {shape} outside 1..{MAX_MATRIX_SIDE}")
+        fields.fail(("shape",), f"parameter '{parameter.name}': shape {shape} outside 1..{MAX_MATRIX_SIDE}",
+                    "the shape is impossible", f"shape {shape} is outside 1..{MAX_MATRIX_SIDE}")
     values = [stream.integer(low, high) for _ in range(math.prod(shape))]
     return np.asarray(values, dtype=float).reshape(shape)
-
-
-def _whole(expression, params: dict, what: str) -> int:
-    value = evaluate(expression, params)
-    if isinstance(value, np.ndarray) or float(value) != int(value):
-        raise ExpressionError(f"{what} '{expression.text}' must be a whole number, got {value}")
-    return int(value)
 
 
 # ---------------------------------------------------------------------------
@@ -180,21 +252,91 @@ def _whole(expression, params: dict, what: str) -> int:
 
 def first_failed_gate(spec: ExerciseSpec, params: dict) -> str | None:
     """The reason this variant is unfit to be shown, or None if it passes every gate."""
-    references = reference_answers(spec, params)
+    problem = first_failed_check(spec, params)
+    return problem.reason if problem else None
+
+
+def first_failed_check(spec: ExerciseSpec, params: dict) -> DrawProblem | None:
+    """Why this variant is unfit to be shown, naming the part or gate, or None if it
+    passes every gate. Raises DrawFailed when a part's answer or a gate cannot be evaluated."""
+    references = {part.key: _part_reference(spec, part, params) for part in spec.parts}
     for part in spec.parts:
         if part.type in NUMERIC_TYPES:
             reason = _numeric_reference_problem(part.key, references[part.key], part.decimals, spec.rounding_margin)
             if reason:
-                return reason
+                return _part_problem(spec, part, "answer", reason)
         if part.diagnose and part.diagnose["quantity"] in ("weights", "output"):
-            reason = _saturated_query(part.diagnose, params)
+            reason = _diagnosed_query_problem(spec, part, params)
             if reason:
-                return reason
+                return _part_problem(spec, part, "diagnose", reason)
     for gate in spec.gates:
-        reason = _gate_problem(gate, evaluate(gate.expression, params))
+        reason = _gate_problem(gate, _gate_value(spec, gate, params))
         if reason:
-            return reason
+            path = ("gates", "checks", gate.index)
+            return DrawProblem(
+                kind=reason.split(":", 1)[0], reason=reason, subject=_gate_subject(gate),
+                field=render_path(path), line=spec.line_of(path), action="rejected the draw",
+                detail=gate.reason if gate.kind == "require" else reason.split(": ", 1)[-1],
+            )
     return None
+
+
+PART_PROBLEM_ACTIONS = {
+    "non-finite": "the reference answer is not a finite number",
+    "rounding boundary": "the reference answer sits on a rounding boundary",
+    "saturated": "the attention weights are saturated",
+}
+
+
+def _part_problem(spec: ExerciseSpec, part: Part, field_name: str, reason: str) -> DrawProblem:
+    kind, _, detail = reason.partition(": ")
+    path = ("parts", part.index, field_name)
+    return DrawProblem(
+        kind=kind, reason=reason, subject=f"part `{part.key}`", field=render_path(path),
+        line=spec.line_of(path), action=PART_PROBLEM_ACTIONS.get(kind, kind), detail=detail,
+    )
+
+
+def _part_reference(spec: ExerciseSpec, part: Part, params: dict):
+    try:
+        return part_reference(part, params)
+    except ExpressionError as exc:
+        field_name = "answer_index" if part.answer_index is not None else "answer"
+        expression = part.answer_index or part.answer_expression
+        action = f"expression `{expression.text}` failed" if expression is not None else "the answer could not be filled in"
+        path = ("parts", part.index, field_name)
+        raise DrawFailed(str(exc), DrawProblem(
+            kind="evaluation error", reason=f"evaluation error: {exc}", subject=f"part `{part.key}`",
+            field=render_path(path), line=spec.line_of(path), action=action, detail=exc.detail,
+        )) from None
+
+
+def _diagnosed_query_problem(spec: ExerciseSpec, part: Part, params: dict) -> str | None:
+    try:
+        return _saturated_query(part.diagnose, params)
+    except ExpressionError as exc:
+        path = ("parts", part.index, "diagnose")
+        raise DrawFailed(str(exc), DrawProblem(
+            kind="evaluation error", reason=f"evaluation error: {exc}", subject=f"part `{part.key}`",
+            field=render_path(path), line=spec.line_of(path), action="the diagnosis could not be evaluated",
+            detail=exc.detail,
+        )) from None
+
+
+def _gate_subject(gate: Gate) -> str:
+    return f"gate `{gate.kind}: {gate.expression.text}`"
+
+
+def _gate_value(spec: ExerciseSpec, gate: Gate, params: dict):
+    try:
+        return evaluate(gate.expression, params)
+    except ExpressionError as exc:
+        path = ("gates", "checks", gate.index, "expr")
+        raise DrawFailed(str(exc), DrawProblem(
+            kind="evaluation error", reason=f"evaluation error: {exc}", subject=_gate_subject(gate),
+            field=render_path(path), line=spec.line_of(path),
+            action=f"expression `{gate.expression.text}` failed", detail=exc.detail,
+        )) from None
 
 
 def _numeric_reference_problem(key: str, value, decimals: int, margin: float) -> str | None:
