@@ -65,6 +65,10 @@ class ExerciseValidate(APIView):
         issues = _issues(engine.SpecError(checked["errors"])) if checked["errors"] else []
         if checked["failure"]:
             issues.append({"line": None, "path": "", "message": checked["failure"]})
+            # Each cause of the failed draws once, with its line and field, as the editor lists them.
+            for problem in checked.get("problems") or ():
+                issue = problem.as_issue()
+                issues.append({"line": issue.line, "path": issue.path, "message": issue.message})
         spec = engine.load_spec(source) if not issues else None
         result = {
             "valid": not issues, "slug": spec.slug if spec else None, "title": spec.title if spec else None,

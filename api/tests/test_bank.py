@@ -154,3 +154,16 @@ def test_bank_sync_reports_the_broken_line_and_refuses_a_read_token(live_server,
     with pytest.raises(CommandError) as expired:
         sync(live_server, world.tokens["expired"], tmp_path)
     assert "(HTTP 401)" in str(expired.value)
+
+
+def test_validate_names_the_parameter_a_failing_draw_breaks_with_its_line(world):
+    from exercises.tests.test_engine_draw_problems import BASE
+
+    ta = api_client(world.tokens["ta_read"])
+    result = post(ta, C + "validate/", {"source": BASE}).json()
+    assert result["valid"] is False
+    causes = [issue for issue in result["issues"] if issue["line"] is not None]
+    assert causes == [{
+        "line": 11, "path": "parameters.K.expr",
+        "message": "parameter `K`: expression `X @ W_K` failed for 6 of 10 draws: shapes (4,4) and (3,4) do not align",
+    }]
