@@ -6,12 +6,13 @@ import math
 from datetime import timedelta
 
 import numpy as np
-from django.db.models import Q
+from django.db.models import F, FilteredRelation, Q
+from django.http import Http404
 from django.utils import timezone
 
 from courses.models import Assignment, AssignmentItem, AssignmentKind, PoolDraw, SolutionPolicy
 from courses import pools
-from courses.selectors import STAFF_ROLES
+from courses.selectors import STAFF_ROLES, course_role_annotation, require_item_open
 from exams.models import AssignmentAttempt
 from exams.selectors_accommodations import (
     UNREAD,
@@ -37,7 +38,7 @@ from grading.selectors import part_progress, progress_of_part, variant_progress,
 
 from . import bodies, engine
 from .models import Variant
-from .specs import part_label, version_spec
+from .specs import part_label, variant_references, version_spec
 
 
 _UNREAD = object()
@@ -384,7 +385,7 @@ def exercise_page_context(
 
     ``limits``: the student's own (``variant_limits``), for their attempts per part."""
     spec = version_spec(variant.exercise_version)
-    references = engine.reference_answers(spec, variant.params)
+    references = variant_references(variant)
     item = variant.assignment_item
     if limits is not None:
         attempts_allowed = limits.attempts_per_part
@@ -650,3 +651,38 @@ def assignment_unanswered_parts(*, assignment: Assignment, student) -> list[dict
             "unanswered_labels": [part_label(spec, key) for key in unanswered],  # "(b)", as pages name parts
         })
     return rows
+
+
+def access_item_and_variant(*, user, item_id: int) -> tuple[AssignmentItem, str, Variant | None]:
+    """An exercise slot the user may open, their role in its course, and their variant of
+    it (None on a first visit: the caller creates it), in one query: the slot with its
+    assignment, course and exercise version, the role, the student's accommodation and
+    their variant of the slot's version. The rules are ``access_assignment_item``'s."""
+    item = (
+        with_own_accommodation(
+            AssignmentItem.objects.select_related("assignment__course", "exercise_version__exercise"),
+            assignment_path="assignment",
+            student=user,
+        )
+        .annotate(
+            course_role=course_role_annotation(user=user, course_path="assignment__course"),
+            own_variant=FilteredRelation("variants", condition=Q(
+                variants__student=user, variants__context=f"assignment:{item_id}",
+                variants__exercise_version=F("exercise_version"),
+            )),
+        )
+        .select_related("own_variant")
+        .filter(pk=item_id)
+        .first()
+    )
+    if item is None:
+        raise Http404("No such exercise.")
+    role = item.course_role
+    require_item_open(item=item, role=role)
+    if role not in STAFF_ROLES:
+        pools.require_item_given(item=item, student=user)
+    variant = vars(item).get("own_variant") or item._state.fields_cache.get("own_variant")
+    if variant is not None:
+        # The page goes on to read these: the rows this query fetched.
+        variant.exercise_version, variant.student, variant.assignment_item = item.exercise_version, user, item
+    return item, role, variant

@@ -26,7 +26,7 @@ from exams.selectors_accommodations import carried_accommodation, with_own_accom
 from exams.window import Window
 from exercises import engine
 from exercises.models import Variant
-from exercises.specs import version_spec
+from exercises.specs import variant_references, version_spec
 from grading.core import answers
 
 from . import throttle
@@ -69,7 +69,7 @@ def part_context(*, variant: Variant, part: str) -> PartContext:
     attempts_allowed = item.assignment.attempts_per_part if item else 0
     return PartContext(
         answer_type=part_spec.type,
-        expected=engine.reference_answers(spec, variant.params)[part],
+        expected=variant_references(variant)[part],
         options=engine.part_options(spec, variant.params, part),
         attempts_allowed=attempts_allowed,
     )
