@@ -6,13 +6,13 @@ import math
 from datetime import timedelta
 
 import numpy as np
-from django.db.models import F, FilteredRelation, Q
+from django.db.models import F, Q
 from django.http import Http404
 from django.utils import timezone
 
 from courses.models import Assignment, AssignmentItem, AssignmentKind, PoolDraw, SolutionPolicy
 from courses import pools
-from courses.selectors import STAFF_ROLES, course_role_annotation, require_item_open
+from courses.selectors import STAFF_ROLES, course_role, require_item_open
 from exams.models import AssignmentAttempt
 from exams.selectors_accommodations import (
     UNREAD,
@@ -655,34 +655,44 @@ def assignment_unanswered_parts(*, assignment: Assignment, student) -> list[dict
 
 def access_item_and_variant(*, user, item_id: int) -> tuple[AssignmentItem, str, Variant | None]:
     """An exercise slot the user may open, their role in its course, and their variant of
-    it (None on a first visit: the caller creates it), in one query: the slot with its
-    assignment, course and exercise version, the role, the student's accommodation and
-    their variant of the slot's version. The rules are ``access_assignment_item``'s."""
-    item = (
+    it (None on a first visit: the caller creates it). The rules are
+    ``access_assignment_item``'s.
+
+    A student coming back reads the variant with its slot, assignment, course, exercise
+    version and their accommodation in one query, then their role: the role as a query of
+    its own, and the slot's rows through the variant, cost less to build than one query
+    holding them all (a subquery and a filtered join of the variants cost more Python
+    than a round trip). A first visit reads the slot with the accommodation instead."""
+    variant = (
         with_own_accommodation(
-            AssignmentItem.objects.select_related("assignment__course", "exercise_version__exercise"),
-            assignment_path="assignment",
+            Variant.objects.select_related("exercise_version__exercise", "assignment_item__assignment__course"),
+            assignment_path="assignment_item__assignment",
             student=user,
         )
-        .annotate(
-            course_role=course_role_annotation(user=user, course_path="assignment__course"),
-            own_variant=FilteredRelation("variants", condition=Q(
-                variants__student=user, variants__context=f"assignment:{item_id}",
-                variants__exercise_version=F("exercise_version"),
-            )),
+        .filter(
+            assignment_item_id=item_id, student=user, context=f"assignment:{item_id}",
+            exercise_version=F("assignment_item__exercise_version"),
         )
-        .select_related("own_variant")
-        .filter(pk=item_id)
         .first()
     )
-    if item is None:
-        raise Http404("No such exercise.")
-    role = item.course_role
+    if variant is not None:
+        item = variant.assignment_item
+        item.exercise_version = variant.exercise_version  # the rows this query fetched
+        variant.student = user
+    else:
+        item = (
+            with_own_accommodation(
+                AssignmentItem.objects.select_related("assignment__course", "exercise_version__exercise"),
+                assignment_path="assignment",
+                student=user,
+            )
+            .filter(pk=item_id)
+            .first()
+        )
+        if item is None:
+            raise Http404("No such exercise.")
+    role = course_role(user=user, course=item.assignment.course)
     require_item_open(item=item, role=role)
     if role not in STAFF_ROLES:
         pools.require_item_given(item=item, student=user)
-    variant = vars(item).get("own_variant") or item._state.fields_cache.get("own_variant")
-    if variant is not None:
-        # The page goes on to read these: the rows this query fetched.
-        variant.exercise_version, variant.student, variant.assignment_item = item.exercise_version, user, item
     return item, role, variant
