@@ -4,7 +4,7 @@ an answer and reading its result. Thin: access_* selectors, then services."""
 from __future__ import annotations
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -35,8 +35,8 @@ REFUSAL_STATUS = {
     "closed": status.HTTP_409_CONFLICT,
     "not_open": status.HTTP_409_CONFLICT,
     "time_up": status.HTTP_409_CONFLICT,
-    "not_started": status.HTTP_409_CONFLICT,
-    "key_reused": status.HTTP_409_CONFLICT,  # an Idempotency-Key already names another answer  # an exam answered before its Start
+    "not_started": status.HTTP_409_CONFLICT,  # an exam answered before its Start
+    "key_reused": status.HTTP_409_CONFLICT,  # an Idempotency-Key already names another answer
     "attempt_finished": status.HTTP_409_CONFLICT,  # an exam answered after its attempt ended
     "rate_limited": status.HTTP_429_TOO_MANY_REQUESTS,  # the per-student answer rate limit
 }
@@ -120,6 +120,11 @@ class ExerciseDetail(APIView):
 @extend_schema(
     tags=["student"],
     request=serializers.SubmitSerializer,
+    parameters=[OpenApiParameter(
+        CLIENT_KEY_HEADER, str, OpenApiParameter.HEADER, required=False, pattern=r"^[A-Za-z0-9_-]{8,64}$",
+        description="Your name for this answer, new for each answer and the same when you resend it "
+        "(its response lost): an answer already stored under it is answered again, not stored twice.",
+    )],
     responses={202: serializers.SubmitAcceptedSerializer, 409: PROBLEM_409, 422: PROBLEM_422},
 )
 class SubmitAnswer(APIView):
