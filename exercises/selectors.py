@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 from datetime import timedelta
 
 import numpy as np
@@ -369,11 +370,22 @@ def solution_visible(*, item: AssignmentItem | None, part_finished: bool, due_at
     return False
 
 
-def _grid_cells(shape: list[int] | None) -> list[list[tuple[int, int]]]:
+class GridCell(NamedTuple):
+    """One input of a matrix answer's grid: its field name and what a screen reader says.
+    Strings made here, not numbers the template would localise one by one."""
+
+    name: str
+    label: str
+
+
+def _grid_cells(shape: list[int] | None) -> list[list[GridCell]]:
     if not shape:
         return []
     rows, cols = shape
-    return [[(r, c) for c in range(cols)] for r in range(rows)]
+    return [
+        [GridCell(name=f"cell-{r}-{c}", label=f"row {r + 1}, column {c + 1}") for c in range(cols)]
+        for r in range(rows)
+    ]
 
 
 def exercise_page_context(

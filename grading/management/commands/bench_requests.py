@@ -4,7 +4,8 @@ A signed-in student (one per request, each with a fresh variant and no attempt u
 opens the exercise page, then posts the right answer to its first part through the full
 middleware stack, ``--requests`` times per round; the figure per round is the median
 ``time.process_time`` per request, and the command prints the median of ``--rounds``
-rounds and the queries per request. Submit enqueues on a private Redis (nothing consumes
+rounds, the queries per request and the Python function calls of one request (counted
+by cProfile, apart from the timed ones: a figure a busy machine does not move). Submit enqueues on a private Redis (nothing consumes
 it) and does not wait for the grade (``GRADING_LONG_POLL_SECONDS`` = 0), so its figure is
 the request's own work. Run on the load settings; wrap it in ``py-spy record`` to see
 where the time goes. Benchmarks only.
@@ -12,6 +13,8 @@ where the time goes. Benchmarks only.
 
 from __future__ import annotations
 
+import cProfile
+import pstats
 import statistics
 from contextlib import nullcontext
 import time
@@ -31,6 +34,7 @@ from .bench_http import Command as BenchHttp
 
 
 class Command(BenchHttp):
+    calls: dict[str, int] = {}
     help = "Median in-process CPU (ms) per exercise page and per submit, and their query counts."
 
     def add_arguments(self, parser):
@@ -68,7 +72,8 @@ class Command(BenchHttp):
             f"in-process CPU, median of {rounds} rounds of {requests} requests: "
             f"exercise page {statistics.median(pages):.2f} ms ({queries['page']} queries), "
             f"submit {statistics.median(submits):.2f} ms ({queries['submit']} queries); "
-            f"rounds: pages {' '.join(f'{ms:.2f}' for ms in pages)}; submits {' '.join(f'{ms:.2f}' for ms in submits)}"
+            f"rounds: pages {' '.join(f'{ms:.2f}' for ms in pages)}; submits {' '.join(f'{ms:.2f}' for ms in submits)}; "
+            f"Python function calls (one request, cProfile): page {self.calls.get('GET')}, submit {self.calls.get('POST')}"
         )
 
     @staticmethod
@@ -86,14 +91,22 @@ class Command(BenchHttp):
             client = Client(HTTP_HX_REQUEST="true")
             client.cookies[settings.SESSION_COOKIE_NAME] = student["session"]
             method, url, data = request_of(student)
+            profile = cProfile.Profile() if index == 1 else None
             with CaptureQueriesContext(connection) if index == 0 else nullcontext() as captured:
                 started = time.process_time()
+                if profile:
+                    profile.enable()
                 response = client.get(url) if method == "GET" else client.post(url, data)
+                if profile:
+                    profile.disable()
                 spent = 1000 * (time.process_time() - started)
             if response.status_code != 200:
                 raise RuntimeError(f"{method} {url} answered {response.status_code}")
             if index == 0:
                 queries = len(captured)
+            elif profile:
+                # Python function calls: a count the machine's load does not move.
+                Command.calls[method] = pstats.Stats(profile).total_calls
             else:
                 timings.append(spent)
         return statistics.median(timings), queries
