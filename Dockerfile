@@ -9,4 +9,4 @@ RUN DEBUG=0 SECRET_KEY=collectstatic-only python manage.py collectstatic --noinp
 RUN useradd --create-home attnquiz
 USER attnquiz
 EXPOSE 8000
-CMD ["gunicorn", "attnquiz.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--threads", "8"]
+CMD ["gunicorn", "attnquiz.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--threads", "8", "--worker-class", "attnquiz.gunicorn_worker.AdmissionThreadWorker", "--backlog", "2048"]

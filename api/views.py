@@ -4,7 +4,7 @@ an answer and reading its result. Thin: access_* selectors, then services."""
 from __future__ import annotations
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,6 +19,7 @@ from exercises import selectors as exercise_selectors
 from exercises.services import variant_get_or_create_for_item
 from grading import selectors as grading_selectors
 from grading import services as grading_services
+from grading.answer_input import CLIENT_KEY_HEADER, client_key_checked
 from grading.results import submission_visibility
 
 from . import selectors, serializers
@@ -35,6 +36,7 @@ REFUSAL_STATUS = {
     "not_open": status.HTTP_409_CONFLICT,
     "time_up": status.HTTP_409_CONFLICT,
     "not_started": status.HTTP_409_CONFLICT,  # an exam answered before its Start
+    "key_reused": status.HTTP_409_CONFLICT,  # an Idempotency-Key already names another answer
     "attempt_finished": status.HTTP_409_CONFLICT,  # an exam answered after its attempt ended
     "rate_limited": status.HTTP_429_TOO_MANY_REQUESTS,  # the per-student answer rate limit
 }
@@ -118,6 +120,11 @@ class ExerciseDetail(APIView):
 @extend_schema(
     tags=["student"],
     request=serializers.SubmitSerializer,
+    parameters=[OpenApiParameter(
+        CLIENT_KEY_HEADER, str, OpenApiParameter.HEADER, required=False, pattern=r"^[A-Za-z0-9_-]{8,64}$",
+        description="Your name for this answer, new for each answer and the same when you resend it "
+        "(its response lost): an answer already stored under it is answered again, not stored twice.",
+    )],
     responses={202: serializers.SubmitAcceptedSerializer, 409: PROBLEM_409, 422: PROBLEM_422},
 )
 class SubmitAnswer(APIView):
@@ -132,11 +139,14 @@ class SubmitAnswer(APIView):
         access_exam_gate(request=request, assignment=item.assignment, role=role)
         payload = serializers.SubmitSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
+        client_key, key_error = client_key_checked(request.headers.get(CLIENT_KEY_HEADER))
+        if key_error is not None:
+            raise Problem(key_error, status_code=status.HTTP_400_BAD_REQUEST, code="invalid_key")
         variant = variant_get_or_create_for_item(item=item, student=request.user)
         try:
             submission = grading_services.submission_create(
                 variant=variant, student=request.user, part=part,
-                raw_answer=payload.validated_data["answer"],
+                raw_answer=payload.validated_data["answer"], client_key=client_key,
             )
         except grading_services.SubmissionRefused as refused:
             raise Problem(refused.message, status_code=REFUSAL_STATUS.get(refused.code, 409), code=refused.code)

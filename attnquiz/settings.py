@@ -53,6 +53,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "attnquiz.security.ContentSecurityPolicyMiddleware",  # early: every response gets the CSP
+    "attnquiz.admission.AdmissionMiddleware",  # a request that queued too long: 503, nothing read
     "attnquiz.errors.DatabaseUnavailableMiddleware",  # a database outage is a styled 503
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -317,6 +318,10 @@ GRADING_MODE = env("GRADING_MODE", default="celery" if REDIS_URL else "inline")
 GRADING_STALE_AFTER_SECONDS = env.int("GRADING_STALE_AFTER_SECONDS", default=60)
 # How long a result request may wait for a pending grade before answering "still grading".
 GRADING_LONG_POLL_SECONDS = env.float("GRADING_LONG_POLL_SECONDS", default=1.5)
+# Admission control (attnquiz.admission, with gunicorn's attnquiz.gunicorn_worker): a
+# request that waited longer than this for a thread is answered 503 with this Retry-After.
+ADMISSION_MAX_QUEUE_WAIT_SECONDS = env.float("ADMISSION_MAX_QUEUE_WAIT_SECONDS", default=5.0)
+ADMISSION_RETRY_AFTER_SECONDS = env.int("ADMISSION_RETRY_AFTER_SECONDS", default=2)
 GRADING_MAX_DELIVERIES = env.int("GRADING_MAX_DELIVERIES", default=3)
 # Per-student token bucket over every answer posted (graded and practice): a burst, then
 # a steady rate; a post over it is answered 429 and nothing is stored. 0 switches it off.

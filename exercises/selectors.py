@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 from datetime import timedelta
 
 import numpy as np
-from django.db.models import Q
+from django.db.models import F, Q
+from django.http import Http404
 from django.utils import timezone
 
 from courses.models import Assignment, AssignmentItem, AssignmentKind, PoolDraw, SolutionPolicy
 from courses import pools
-from courses.selectors import STAFF_ROLES
+from courses.selectors import STAFF_ROLES, course_role, require_item_open
 from exams.models import AssignmentAttempt
 from exams.selectors_accommodations import (
     UNREAD,
@@ -37,7 +39,7 @@ from grading.selectors import part_progress, progress_of_part, variant_progress,
 
 from . import bodies, engine
 from .models import Variant
-from .specs import part_label, version_spec
+from .specs import part_label, variant_references, version_spec
 
 
 _UNREAD = object()
@@ -368,11 +370,22 @@ def solution_visible(*, item: AssignmentItem | None, part_finished: bool, due_at
     return False
 
 
-def _grid_cells(shape: list[int] | None) -> list[list[tuple[int, int]]]:
+class GridCell(NamedTuple):
+    """One input of a matrix answer's grid: its field name and what a screen reader says.
+    Strings made here, not numbers the template would localise one by one."""
+
+    name: str
+    label: str
+
+
+def _grid_cells(shape: list[int] | None) -> list[list[GridCell]]:
     if not shape:
         return []
     rows, cols = shape
-    return [[(r, c) for c in range(cols)] for r in range(rows)]
+    return [
+        [GridCell(name=f"cell-{r}-{c}", label=f"row {r + 1}, column {c + 1}") for c in range(cols)]
+        for r in range(rows)
+    ]
 
 
 def exercise_page_context(
@@ -384,7 +397,7 @@ def exercise_page_context(
 
     ``limits``: the student's own (``variant_limits``), for their attempts per part."""
     spec = version_spec(variant.exercise_version)
-    references = engine.reference_answers(spec, variant.params)
+    references = variant_references(variant)
     item = variant.assignment_item
     if limits is not None:
         attempts_allowed = limits.attempts_per_part
@@ -650,3 +663,48 @@ def assignment_unanswered_parts(*, assignment: Assignment, student) -> list[dict
             "unanswered_labels": [part_label(spec, key) for key in unanswered],  # "(b)", as pages name parts
         })
     return rows
+
+
+def access_item_and_variant(*, user, item_id: int) -> tuple[AssignmentItem, str, Variant | None]:
+    """An exercise slot the user may open, their role in its course, and their variant of
+    it (None on a first visit: the caller creates it). The rules are
+    ``access_assignment_item``'s.
+
+    A student coming back reads the variant with its slot, assignment, course, exercise
+    version and their accommodation in one query, then their role: the role as a query of
+    its own, and the slot's rows through the variant, cost less to build than one query
+    holding them all (a subquery and a filtered join of the variants cost more Python
+    than a round trip). A first visit reads the slot with the accommodation instead."""
+    variant = (
+        with_own_accommodation(
+            Variant.objects.select_related("exercise_version__exercise", "assignment_item__assignment__course"),
+            assignment_path="assignment_item__assignment",
+            student=user,
+        )
+        .filter(
+            assignment_item_id=item_id, student=user, context=f"assignment:{item_id}",
+            exercise_version=F("assignment_item__exercise_version"),
+        )
+        .first()
+    )
+    if variant is not None:
+        item = variant.assignment_item
+        item.exercise_version = variant.exercise_version  # the rows this query fetched
+        variant.student = user
+    else:
+        item = (
+            with_own_accommodation(
+                AssignmentItem.objects.select_related("assignment__course", "exercise_version__exercise"),
+                assignment_path="assignment",
+                student=user,
+            )
+            .filter(pk=item_id)
+            .first()
+        )
+        if item is None:
+            raise Http404("No such exercise.")
+    role = course_role(user=user, course=item.assignment.course)
+    require_item_open(item=item, role=role)
+    if role not in STAFF_ROLES:
+        pools.require_item_given(item=item, student=user)
+    return item, role, variant

@@ -46,6 +46,14 @@ def variant_get_or_create_for_item(*, item: AssignmentItem, student) -> Variant:
         if existing.assignment_item_id == item.pk:
             existing.assignment_item = item
         return existing
+    return variant_create_for_item(item=item, student=student)
+
+
+def variant_create_for_item(*, item: AssignmentItem, student) -> Variant:
+    """The student's variant for an assignment slot, made now: for a caller that found
+    none (two made at once: the first stored wins)."""
+    version = item.exercise_version
+    context = assignment_variant_context(item)
     seed = engine.variant_seed(
         secret=settings.VARIANT_SEED_SECRET,
         course=item.assignment.course.slug,

@@ -26,6 +26,17 @@ def version_spec(version: ExerciseVersion) -> engine.ExerciseSpec:
     return spec
 
 
+def variant_references(variant) -> dict[str, object]:
+    """The variant's reference answers (``engine.reference_answers``), computed once per
+    variant object: a page reads them for its parts, its heatmaps and its feedback. A
+    variant's params never change, so the copy kept on the object stays right."""
+    cached = vars(variant).get("_references")
+    if cached is None:
+        cached = engine.reference_answers(version_spec(variant.exercise_version), variant.params)
+        variant._references = cached
+    return cached
+
+
 def part_label(spec: engine.ExerciseSpec, key: str) -> str:
     """A part as people name it: "(a)", "(b)", … in the exercise's order ("(?)" for a key
     the spec no longer has). Pages show this, never the part's key."""

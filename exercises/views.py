@@ -88,7 +88,7 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
 
 @login_required
 def exercise_page(request, item_id: int):
-    item, role = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
+    item, role, variant = selectors.access_item_and_variant(user=request.user, item_id=item_id)
     refusal = exam_gate_response(request, assignment=item.assignment, role=role)
     if refusal is not None:
         return refusal
@@ -100,7 +100,8 @@ def exercise_page(request, item_id: int):
             # (the staff may look at them without one; answering takes an attempt).
             messages.info(request, "Start the exam first.")
             return redirect("assignment", item.assignment.course.slug, item.assignment.slug)
-    variant = services.variant_get_or_create_for_item(item=item, student=request.user)
+    if variant is None:  # a first visit
+        variant = services.variant_create_for_item(item=item, student=request.user)
     if window is None:
         # Homework: the accommodation came with the variant's row.
         window = exam_selectors.student_window(

@@ -101,3 +101,22 @@ def answer_shown(*, spec, params: dict, part_key: str, raw_answer) -> dict:
     except (KeyError, ValueError, ExpressionError):
         return {"text": answer_text(raw_answer), "latex": []}
     return {"text": answer_text(raw_answer), "latex": answer_latex(answer_type=part.type, raw_answer=raw_answer, options=options)}
+
+
+
+CLIENT_KEY = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+CLIENT_KEY_HEADER = "Idempotency-Key"
+CLIENT_KEY_FIELD = "submission_key"
+
+
+def client_key_checked(key: str | None) -> tuple[str, str | None]:
+    """(the sender's key for this answer or "", None), or ("", what is wrong with it).
+
+    A client that may resend an answer (its response lost) names it with an
+    ``Idempotency-Key`` header (the page's form: a ``submission_key`` field): 8 to 64
+    letters, digits, ``-`` or ``_``, new for each answer, the same for each retry of it."""
+    if not key:
+        return "", None
+    if not CLIENT_KEY.match(key):
+        return "", "The answer's key must be 8 to 64 letters, digits, '-' or '_'."
+    return key, None

@@ -179,6 +179,15 @@ class CeleryWorker:
                 self.kill()
 
 
+# Production's admission control (attnquiz.admission): a request that waited too long for a
+# thread is answered 503 + Retry-After; the kernel holds up to --backlog connections not yet
+# accepted, each worker at most --worker-connections accepted ones.
+GUNICORN_ADMISSION = (
+    "--worker-class", "attnquiz.gunicorn_worker.AdmissionThreadWorker",
+    "--backlog", "2048", "--worker-connections", "1000",
+)
+
+
 class Gunicorn:
     """The production web server (gunicorn, gthread workers) on a free 127.0.0.1 port."""
 
@@ -193,7 +202,7 @@ class Gunicorn:
         command = [
             sys.executable, "-m", "gunicorn", "attnquiz.wsgi:application",
             "--bind", f"127.0.0.1:{self.port}", "--workers", str(self.workers),
-            "--threads", str(self.threads), "--timeout", "30",
+            "--threads", str(self.threads), "--timeout", "30", *GUNICORN_ADMISSION,
         ]
         self.process = subprocess.Popen(
             command, cwd=PROJECT_DIR, env=self.env, stdout=subprocess.DEVNULL,

@@ -42,6 +42,10 @@ class Submission(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     queued_at = models.DateTimeField(null=True, blank=True)
     graded_at = models.DateTimeField(null=True, blank=True)
+    client_key = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="The sender's key for this answer: a retry with the same key stores nothing new.",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -56,7 +60,11 @@ class Submission(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["variant", "part", "attempt"], name="one_submission_per_attempt"
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["variant", "client_key"], name="one_submission_per_client_key",
+                condition=~models.Q(client_key=""),
+            ),
         ]
 
     def __str__(self):

@@ -22,7 +22,7 @@ from exercises.selectors import (
     variant_attempts_allowed,
     variant_due_at,
 )
-from exercises.specs import version_spec
+from exercises.specs import variant_references, version_spec
 from grading.core import answers
 from grading.core.weights_feedback import compare_weights, weights_implied_by_output
 
@@ -150,7 +150,7 @@ def weights_reference(
     if part.diagnose["quantity"] == "weights":
         # Exactly what the grader compares with, so "off" agrees with the grade.
         weights = np.atleast_2d(
-            np.asarray(engine.reference_answers(spec, variant.params)[part_key], dtype=float)
+            np.asarray(variant_references(variant)[part_key], dtype=float)
         )
         atol = 0.5 * 10.0 ** -(part.decimals if part.decimals is not None else 4)
     else:

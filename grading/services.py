@@ -26,7 +26,7 @@ from exams.selectors_accommodations import carried_accommodation, with_own_accom
 from exams.window import Window
 from exercises import engine
 from exercises.models import Variant
-from exercises.specs import version_spec
+from exercises.specs import variant_references, version_spec
 from grading.core import answers
 
 from . import throttle
@@ -69,7 +69,7 @@ def part_context(*, variant: Variant, part: str) -> PartContext:
     attempts_allowed = item.assignment.attempts_per_part if item else 0
     return PartContext(
         answer_type=part_spec.type,
-        expected=engine.reference_answers(spec, variant.params)[part],
+        expected=variant_references(variant)[part],
         options=engine.part_options(spec, variant.params, part),
         attempts_allowed=attempts_allowed,
     )
@@ -87,11 +87,19 @@ def _part_attempts(*, variant: Variant, part: str) -> dict:
     )
 
 
-def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Submission:
+CLIENT_KEY_MAX_LENGTH = 64
+
+
+def submission_create(*, variant: Variant, student, part: str, raw_answer, client_key: str = "") -> Submission:
     """Check the answer's format, store it as ``queued`` and enqueue grading on commit.
 
     Raises SubmissionRefused (storing nothing) for answers sent too fast, a format error,
     a solved part, a closed assignment or no attempts left.
+
+    ``client_key`` (optional) names this answer on the sender's side: a retry with the key
+    of an answer already stored (its response lost on the way) returns that submission and
+    stores nothing, uses no attempt, whatever the window says now; decided under the
+    variant's lock, so two copies racing each other store one.
     """
     _refuse_if_too_fast(student=student)
     context = part_context(variant=variant, part=part)
@@ -114,6 +122,10 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Su
         attempts = _part_attempts(variant=variant, part=part)
         now = timezone.now()
         window = _window_in_lock(assignment=assignment, student=student, accommodation=accommodation, now=now)
+        if client_key and (stored := _stored_for_key(variant=variant, part=part, raw_answer=raw_answer,
+                                                     client_key=client_key)):
+            stored.window = window
+            return stored
         _refuse_if_window_closed(window)
         _refuse_if_no_attempt_left(
             attempts=attempts,
@@ -129,6 +141,7 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Su
             attempt=(attempts["latest"] or 0) + 1,
             is_late=bool(window and window.limits.is_late(now)),
             queued_at=now,
+            client_key=client_key,
         )
         submission.window = window  # what the student may see: the response reads it, no second read
         practice = variant.assignment_item_id is None
@@ -136,6 +149,22 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer) -> Su
             lambda: submission_enqueue(submission_id=submission.pk, practice=practice)
         )
     return submission
+
+
+def _stored_for_key(*, variant: Variant, part: str, raw_answer, client_key: str) -> Submission | None:
+    """The answer already stored under this key (a retry of it), or None; a key that
+    names a different answer is refused. Call under the variant's lock."""
+    stored = Submission.objects.filter(variant=variant, client_key=client_key).first()
+    if stored is None:
+        return None
+    if stored.part != part or stored.raw_answer != raw_answer:
+        raise SubmissionRefused(
+            "This answer's key was already used for another answer; nothing was stored. "
+            "Reload the page and send it again.",
+            code="key_reused",
+        )
+    stored.replayed = True
+    return stored
 
 
 def _refuse_if_too_fast(*, student) -> None:

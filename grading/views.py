@@ -26,7 +26,7 @@ from exercises.models import Variant
 from grading.core import answers
 
 from . import selectors, services
-from .answer_input import raw_answer_from_post
+from .answer_input import CLIENT_KEY_FIELD, CLIENT_KEY_HEADER, client_key_checked, raw_answer_from_post
 from .results import submission_view_context, submission_visibility
 
 MAX_ANSWER_BYTES = 20_000
@@ -77,13 +77,18 @@ def submit_answer(request, variant_id: int, part: str):
         )
         if refusal is not None:
             return refusal
+    client_key, key_error = client_key_checked(
+        request.headers.get(CLIENT_KEY_HEADER) or request.POST.get(CLIENT_KEY_FIELD)
+    )
+    if key_error is not None:
+        return render(request, "grading/_result.html", {"error": key_error, "part": part}, status=400)
     raw_answer, error = raw_answer_from_post(request.POST, max_bytes=MAX_ANSWER_BYTES)
     submission = None
     retry_after = None
     if error is None:
         try:
             submission = services.submission_create(
-                variant=variant, student=request.user, part=part, raw_answer=raw_answer
+                variant=variant, student=request.user, part=part, raw_answer=raw_answer, client_key=client_key
             )
         except services.SubmissionRefused as refused:
             error, retry_after = refused.message, refused.retry_after

@@ -15,15 +15,20 @@ In the exam-start profile the plan also has ``"start_url"`` (the exam's Start fo
 each student a ``"session"`` (a session key: signed in before the exam opens): the
 student skips the sign-in, opens the assignment page, presses Start, then goes on.
 
-A 503 (the server refusing a request it cannot take now) is retried after its
-Retry-After, a bounded number of times, as a browser's user would press reload: the
-request is delayed, never dropped.
+A request the server could not take is sent again, as a browser's user would press
+reload: a 503 (refused while busy) or 429 after its Retry-After, no answer at all (a
+refused or reset connection, a timeout; locust reports it as status 0) after an
+exponential backoff with jitter; at most ``MAX_RETRIES`` times and ``MAX_RETRY_SECONDS``
+in all per request. Each answer carries an ``Idempotency-Key`` of its own, the same on
+each retry, so an answer whose response was lost is stored once. The request is
+delayed, never dropped.
 """
 
 from __future__ import annotations
 
 import random
 import re
+import secrets
 import time
 from collections.abc import Callable
 
@@ -34,8 +39,13 @@ CSRF_HEADER = re.compile(r'"X-CSRFToken": "([^"]+)"')
 SUBMIT_ACTION = re.compile(r'action="(/grading/variants/\d+/parts/([\w-]+)/submit/)"')
 PENDING = re.compile(r'hx-get="(/grading/submissions/\d+/)\?wait=1"')
 MAX_POLLS = 40  # each poll waits up to the server's long poll (1.5 s): about a minute in all
-MAX_RETRIES = 8  # 503 answers retried per request
+MAX_RETRIES = 8  # retries per request
+MAX_RETRY_SECONDS = 120.0  # waiting between the retries of one request, in all
 LONGEST_RETRY_WAIT = 10.0  # seconds, whatever Retry-After says
+FIRST_BACKOFF = 0.5  # seconds before the first retry of a request that got no answer
+REQUEST_TIMEOUT = 60.0  # seconds: a request unanswered by then is retried
+NO_ANSWER = 0  # locust's status for a connection error or a timeout
+RETRIED_STATUSES = frozenset({NO_ANSWER, 429, 503})
 
 
 class StudentFailed(Exception):
@@ -80,6 +90,7 @@ class ExamStudent:
         self.start_url = start_url
         self.session_cookie = session_cookie
         self.retries = 0
+        self.stored = 0  # answers the server acknowledged
         self.student = student
         self.password = password
         self.think = think
@@ -109,18 +120,37 @@ class ExamStudent:
     # --- steps ---------------------------------------------------------------------------
 
     def request(self, method: str, path: str, name: str, **kwargs) -> requests.Response:
-        """The request, sent again after each 503's Retry-After (bounded)."""
-        for _ in range(MAX_RETRIES + 1):
-            response = self.session.request(method, path, name=name, allow_redirects=False, **kwargs)
-            if response.status_code != 503:
-                return response
+        """The request, sent again after a 503, a 429 or no answer (bounded: ``MAX_RETRIES``
+        times, ``MAX_RETRY_SECONDS`` of waiting); the last answer, or StudentFailed if
+        none came."""
+        kwargs.setdefault("timeout", REQUEST_TIMEOUT)
+        waited = 0.0
+        for retry in range(MAX_RETRIES + 1):
+            try:
+                response = self.session.request(method, path, name=name, allow_redirects=False, **kwargs)
+            except requests.RequestException:  # a plain requests session raises what locust reports as 0
+                response = None
+            status = NO_ANSWER if response is None else response.status_code
+            if status not in RETRIED_STATUSES or retry == MAX_RETRIES or waited >= MAX_RETRY_SECONDS:
+                break
             self.retries += 1
+            wait = min(self.retry_wait(response, retry), MAX_RETRY_SECONDS - waited)
+            self.sleep(wait)
+            waited += wait
+        if status == NO_ANSWER:
+            raise StudentFailed(f"{method} {name}: no answer after {retry} retries ({waited:.0f} s)")
+        return response
+
+    def retry_wait(self, response, retry: int) -> float:
+        """Seconds before the next try: the server's Retry-After if it sent one, else an
+        exponential backoff; with jitter, so refused clients do not come back together."""
+        wait = FIRST_BACKOFF * 2 ** retry
+        if response is not None and response.status_code != NO_ANSWER:
             try:
                 wait = float(response.headers.get("Retry-After", "1"))
             except ValueError:
                 wait = 1.0
-            self.sleep(min(max(wait, 0.5), LONGEST_RETRY_WAIT) * self.rng.uniform(1.0, 1.5))
-        return response
+        return min(max(wait, FIRST_BACKOFF), LONGEST_RETRY_WAIT) * self.rng.uniform(1.0, 1.5)
 
     def get(self, path: str, name: str, **kwargs) -> requests.Response:
         response = self.request("GET", path, name, **kwargs)
@@ -163,10 +193,12 @@ class ExamStudent:
         started = time.perf_counter()
         response = self.request(
             "POST", action, "submit", data={"answer": answer["answer"]},
-            headers={"HX-Request": "true", "X-CSRFToken": self.csrf},
+            # One key per answer, the same on each retry: stored once if a response is lost.
+            headers={"HX-Request": "true", "X-CSRFToken": self.csrf, "Idempotency-Key": secrets.token_urlsafe(16)},
         )
         if response.status_code != 200:
             raise StudentFailed(f"submit answered {response.status_code}: {response.text[:200]}")
+        self.stored += 1
         html = response.text
         for _ in range(MAX_POLLS):
             if 'data-result="graded"' in html:

@@ -5,7 +5,9 @@ stack. Each user signs in, opens the assignment and its exercises, answers with 
 time, and stops; when every student is done the run ends. What a student does is in
 ``exam_student.py`` (shared with the default test suite); this file only binds it to
 locust: its HTTP session, its statistics (``submit→graded`` as a custom entry) and its
-errors (a ``StudentFailed`` is a failed ``exam``).
+errors (a ``StudentFailed`` is a failed ``exam``). A response the student retries (503,
+429, no answer) is counted apart, as ``retried: <status>``, not as a failed request; at the
+end the answers planned, acknowledged and seen graded are written to ``$LOAD_COUNTS``.
 """
 
 import itertools
@@ -18,13 +20,42 @@ from locust import HttpUser, constant, events, task
 from locust.exception import StopUser
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from exam_student import ExamStudent, StudentFailed  # noqa: E402
+from exam_student import RETRIED_STATUSES, ExamStudent, StudentFailed  # noqa: E402
 
 with open(os.environ["LOAD_PLAN"]) as plan_file:
     PLAN = json.load(plan_file)
 STUDENTS = PLAN["students"]
 _next_student = itertools.count()
 _finished = itertools.count(1)
+COUNTS = {"planned": sum(len(student["answers"]) for student in STUDENTS), "acknowledged": 0,
+          "graded": 0, "could_not_grade": 0, "students_failed": 0, "retries": 0}
+
+
+class RetryAwareSession:
+    """locust's HTTP session as ``ExamStudent`` uses it; a response it will retry is
+    reported under ``retried: <status>`` and not as a failure of the request."""
+
+    def __init__(self, client):
+        self.client = client
+        self.cookies = client.cookies
+
+    def request(self, method, url, *, name, **kwargs):
+        with self.client.request(method, url, name=name, catch_response=True, **kwargs) as response:
+            if response.status_code in RETRIED_STATUSES:
+                response.request_meta["name"] = f"retried: {response.status_code or 'no answer'}"
+                response.success()
+        return response
+
+    def close(self):
+        self.client.close()
+
+
+@events.quitting.add_listener
+def write_counts(environment, **kwargs):
+    if os.environ.get("LOAD_COUNTS"):
+        with open(os.environ["LOAD_COUNTS"], "w") as counts_file:
+            json.dump(COUNTS, counts_file)
+    print("answers: " + ", ".join(f"{key} {value}" for key, value in COUNTS.items()))
 
 
 def record(name: str, milliseconds: float, exception: Exception | None = None) -> None:
@@ -46,7 +77,7 @@ class Student(HttpUser):
     @task
     def take_the_exam(self):
         student = ExamStudent(
-            self.client, self.student, password=PLAN["password"], think=tuple(PLAN["think"]),
+            RetryAwareSession(self.client), self.student, password=PLAN["password"], think=tuple(PLAN["think"]),
             assignment_url=PLAN["assignment_url"], record=record, sleep=gevent.sleep,
             start_url=PLAN.get("start_url"),
             session_cookie=(PLAN["session_cookie"], self.student["session"]) if self.student.get("session") else None,
@@ -54,10 +85,13 @@ class Student(HttpUser):
         try:
             student.run()
         except StudentFailed as failure:
+            COUNTS["students_failed"] += 1
             record("exam", 0, failure)
         finally:
-            if student.retries:
-                record("503 retried", float(student.retries))
+            COUNTS["acknowledged"] += student.stored
+            COUNTS["retries"] += student.retries
+            for _, status in student.outcomes:
+                COUNTS["graded" if status == "graded" else "could_not_grade"] += 1
             if next(_finished) >= len(STUDENTS):  # the last student: end the run
                 gevent.spawn_later(1, self.environment.runner.quit)
         raise StopUser()

@@ -157,3 +157,21 @@ def test_a_student_cannot_read_another_students_submission(world, student, djang
     assert sue.get(url).status_code == 404
     assert api_client(world.tokens["ta"]).get(url).status_code == 200
     assert api_client(world.tokens["outsider"]).get(url).status_code == 404
+
+
+def test_a_resent_answer_with_its_idempotency_key_is_stored_once(world, student):
+    student.get(f"/api/v1/exercises/{world.item.pk}/")
+    url = f"/api/v1/exercises/{world.item.pk}/parts/product/submissions/"
+
+    def post(answer, key):
+        return student.post(url, {"answer": answer}, content_type="application/json", HTTP_IDEMPOTENCY_KEY=key)
+
+    sent = [post("7", "api-answer-0001") for _ in range(2)]
+    submission = Submission.objects.get()
+    assert [response.status_code for response in sent] == [202, 202]
+    assert {response.json()["id"] for response in sent} == {submission.pk}
+    reused = post("8", "api-answer-0001")
+    assert (reused.status_code, reused.json()["type"]) == (409, "urn:attnquiz:problem:key-reused")
+    malformed = post("8", "bad key")
+    assert malformed.status_code == 400
+    assert Submission.objects.count() == 1

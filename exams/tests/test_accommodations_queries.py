@@ -37,9 +37,9 @@ def test_submit_with_an_accommodation_is_five_queries(
     assert "You have used all 1 attempts for this part." in response.content.decode()
 
 
-def test_exercise_page_with_an_accommodation_is_five_queries(student_client, variant, accommodated):
-    # the session's user, the item, the role, the variant with its accommodation, the attempts
-    with queries(5):
+def test_exercise_page_with_an_accommodation_is_four_queries(student_client, variant, accommodated):
+    # the session's user; the variant with its item, course and accommodation; the role; the attempts
+    with queries(4):
         response = student_client.get(reverse("exercise", args=[variant.assignment_item_id]))
     assert 'data-attempts-left>1</span> of 1' in response.content.decode()
 

@@ -128,3 +128,84 @@ def test_a_503_is_retried_after_its_retry_after_not_dropped():
     assert virtual.get("/a/", "assignment page").status_code == 200
     assert (virtual.session.sent, virtual.retries, len(slept)) == (3, 2, 2)
     assert 2.0 <= slept[0] <= 3.0 and 1.0 <= slept[1] <= 1.5  # Retry-After, and 1 s when unreadable
+
+
+class Scripted:
+    """A session that answers from a script: a status, or an exception to raise."""
+
+    def __init__(self, script):
+        self.script = list(script)
+        self.sent: list[dict] = []
+
+    def request(self, method, path, name=None, **kwargs):
+        import requests
+
+        self.sent.append({"method": method, "path": path, **kwargs})
+        step = self.script.pop(0)
+        if isinstance(step, Exception):
+            raise step
+        response = requests.Response()
+        response.status_code, response._content = step, b'<p data-result="graded">'
+        return response
+
+    def close(self):
+        pass
+
+
+def scripted_student(script):
+    import random
+
+    slept = []
+    virtual = ExamStudent(
+        Scripted(script), {"username": "s", "answers": []}, password="", think=(0, 0), assignment_url="/a/",
+        sleep=slept.append, rng=random.Random(1),
+    )
+    return virtual, slept
+
+
+def test_no_answer_is_retried_with_a_growing_backoff():
+    import requests
+
+    virtual, slept = scripted_student([
+        requests.ConnectionError("reset"), requests.Timeout("slow"), 0, 429, 200,  # 0: locust's "no answer"
+    ])
+    assert virtual.get("/a/", "assignment page").status_code == 200
+    assert virtual.retries == 4
+    assert 0.5 <= slept[0] <= 0.75 and 1.0 <= slept[1] <= 1.5 and 2.0 <= slept[2] <= 3.0  # 0.5 s, doubling
+    assert 1.0 <= slept[3] <= 1.5  # the 429's missing Retry-After reads as 1 s
+    assert all(sent["timeout"] == 60.0 for sent in virtual.session.sent)
+
+
+def test_retries_are_bounded_in_number_and_then_the_student_fails():
+    import requests
+
+    from loadtest.exam_student import MAX_RETRIES, MAX_RETRY_SECONDS
+
+    virtual, slept = scripted_student([requests.ConnectionError("refused")] * (MAX_RETRIES + 1))
+    with pytest.raises(StudentFailed, match=f"no answer after {MAX_RETRIES} retries"):
+        virtual.get("/a/", "assignment page")
+    assert len(virtual.session.sent) == MAX_RETRIES + 1
+    assert sum(slept) <= MAX_RETRY_SECONDS
+
+
+def test_a_503_after_the_last_retry_is_returned_not_retried_forever():
+    from loadtest.exam_student import MAX_RETRIES
+
+    virtual, slept = scripted_student([503] * (MAX_RETRIES + 1))
+    with pytest.raises(StudentFailed, match="answered 503"):
+        virtual.get("/a/", "assignment page")
+    assert len(virtual.session.sent) == MAX_RETRIES + 1
+    assert max(slept) <= 15.0  # each wait at most LONGEST_RETRY_WAIT × 1.5
+
+
+def test_a_retried_answer_carries_the_same_key_each_time_and_a_new_answer_a_new_one():
+    import requests
+
+    virtual, _ = scripted_student([requests.ConnectionError("reset after the commit"), 200, 200])
+    virtual.forms = {(1, "weights"): "/grading/variants/9/parts/weights/submit/"}
+    virtual.submit({"item": 1, "part": "weights", "answer": "[1]", "kind": "right"})
+    virtual.submit({"item": 1, "part": "weights", "answer": "[1]", "kind": "right"})
+    keys = [sent["headers"]["Idempotency-Key"] for sent in virtual.session.sent]
+    assert keys[0] == keys[1] != keys[2]
+    assert len(keys[0]) >= 16
+    assert virtual.stored == 2

@@ -19,6 +19,7 @@ from courses.models import AssignmentItem, Enrolment, Role
 from exercises.services import variant_get_or_create_for_item
 from grading import services, tasks
 from grading.models import Submission, SubmissionStatus
+from grading.tests.conftest import WORKED_EXAMPLE
 from grading.tests.test_services import as_text, reference
 
 
@@ -88,17 +89,30 @@ def test_result_fragment_is_three_queries(student_client, variant, student):
     assert 'data-result="graded"' in response.content.decode()
 
 
-def test_exercise_page_is_five_queries_with_earlier_attempts(student_client, variant, student):
+def test_exercise_page_is_four_queries_with_earlier_attempts(student_client, variant, student):
     for answer in ("[0.25, 0.25, 0.25, 0.25]", as_text(reference(variant, "weights"))):
         submission = Submission.objects.create(
             variant=variant, student=student, part="weights", raw_answer=answer,
             attempt=Submission.objects.filter(variant=variant).count() + 1,
         )
         services.submission_grade(submission_id=submission.pk)
-    # the session's user, the item, the role, the variant, every part's attempts
-    with queries(5):
+    # the session's user; the variant with its item, assignment, course, version and the
+    # accommodation; the role; every part's attempts
+    with queries(4):
         response = student_client.get(reverse("exercise", args=[variant.assignment_item_id]))
     assert response.status_code == 200
+
+
+def test_exercise_page_on_a_first_visit_reads_the_slot_then_makes_the_variant(student_client, demo, student):
+    item = AssignmentItem.objects.get(assignment=demo.assignment, exercise_version__exercise__slug=WORKED_EXAMPLE)
+    # the session's user; no variant yet; the slot with its course and the accommodation;
+    # the role; the variant's insert; every part's attempts
+    with CaptureQueriesContext(connection) as captured:
+        response = student_client.get(reverse("exercise", args=[item.pk]))
+    assert response.status_code == 200
+    assert len(statements_run(captured)) == 6, "\n".join(statements_run(captured))
+    with queries(4):  # and from then on, four
+        assert student_client.get(reverse("exercise", args=[item.pk])).status_code == 200
 
 
 def test_dashboard_queries_do_not_grow_with_the_exercises_opened(student_client, demo, student):

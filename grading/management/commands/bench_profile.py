@@ -30,8 +30,9 @@ from .bench_http import Command as BenchHttp
 PY_SPY = str(Path(sys.executable).with_name("py-spy"))
 
 
-def collapsed_top(path: Path, *, count: int = 15) -> tuple[int, list[tuple[str, int, int]]]:
-    """(samples, [(function, own samples, total samples)]) of a py-spy raw file."""
+def collapsed_top(path: Path, *, count: int = 15, within: str | None = None) -> tuple[int, list[tuple[str, int, int]]]:
+    """(samples, [(function, own samples, total samples)]) of a py-spy raw file; with
+    ``within`` (a function's name), only the samples whose stack passes through it."""
     own: collections.Counter = collections.Counter()
     total: collections.Counter = collections.Counter()
     samples = 0
@@ -42,7 +43,7 @@ def collapsed_top(path: Path, *, count: int = 15) -> tuple[int, list[tuple[str, 
         weight = int(number)
         frames = [frame for frame in stack.split(";") if frame and not frame.startswith("process ")
                   and not frame.startswith("thread ")]
-        if not frames:
+        if not frames or (within and not any(frame.startswith(within + " (") for frame in frames)):
             continue
         samples += weight
         own[_short(frames[-1])] += weight

@@ -55,6 +55,7 @@ from django.utils import timezone
 from django.utils.crypto import get_random_string
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
+from django.db.models import Count
 from django.urls import reverse
 
 from courses.models import Assignment, AssignmentItem, AssignmentKind, Course, Enrolment, Role
@@ -220,6 +221,36 @@ def outcome_problems(*, assignment: Assignment, plan: dict) -> list[str]:
     return problems
 
 
+def client_counts(folder: Path) -> dict:
+    """What the virtual students counted (written by the locustfile when it quits)."""
+    try:
+        return json.loads((folder / "counts.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def answer_counts_line(*, assignment: Assignment, plan: dict, client: dict) -> str:
+    """Answers planned, stored and graded (the database), and what the clients saw."""
+    statuses = dict(
+        Submission.objects.filter(variant__assignment_item__assignment=assignment)
+        .values("status").annotate(count=Count("pk")).values_list("status", "count")
+    )
+    planned = sum(len(student["answers"]) for student in plan["students"])
+    line = (
+        f"answers: planned {planned}, stored {sum(statuses.values())}, "
+        f"graded {statuses.get(SubmissionStatus.GRADED, 0)}, "
+        f"could not grade {statuses.get(SubmissionStatus.COULD_NOT_GRADE, 0)}, "
+        f"unfinished {sum(n for status, n in statuses.items() if status not in FINISHED)}"
+    )
+    if client:
+        line += (
+            f"; clients: acknowledged {client.get('acknowledged', 0)}, saw graded {client.get('graded', 0)}, "
+            f"could not grade {client.get('could_not_grade', 0)}, retries {client.get('retries', 0)}, "
+            f"students failed {client.get('students_failed', 0)}"
+        )
+    return line
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))] if ordered else float("nan")
@@ -327,7 +358,7 @@ class Command(BaseCommand):
                  "--spawn-rate", str(max(1.0, students / max(login_seconds, 0.1))),
                  "--run-time", f"{run_seconds}s", "--stop-timeout", "10", "--csv", str(folder / "locust"),
                  "--only-summary", "--loglevel", "WARNING"],
-                env=dict(os.environ, LOAD_PLAN=str(folder / "plan.json")),
+                env=dict(os.environ, LOAD_PLAN=str(folder / "plan.json"), LOAD_COUNTS=str(folder / "counts.json")),
                 cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=run_seconds + 120,
             )
             spike_seconds = time.monotonic() - spike_started
@@ -395,7 +426,8 @@ class Command(BaseCommand):
                 f"= {sign_ins['count'] / sign_ins['seconds']:.1f}/s; web CPU {sign_ins['cpu_seconds']:.1f} s = "
                 f"{sign_ins['count'] / max(sign_ins['cpu_seconds'], 1e-3):.1f} sign-ins per CPU-second (per core)"
             ))
-        for name in (*PAGES, "submit", "submit→graded", "503 retried"):
+        retried = sorted(name for name in stats if name.startswith("retried: "))
+        for name in (*PAGES, "submit", "submit→graded", *retried):
             row = stats.get(name)
             if row:
                 lines.append(
@@ -408,6 +440,7 @@ class Command(BaseCommand):
                     f"{label:<22}{len(values):>7}{'':>6}{percentile(values, .5):>9.0f}{percentile(values, .95):>9.0f}"
                     f"{percentile(values, .99):>9.0f}{max(values):>9.0f}"
                 )
+        lines.append(answer_counts_line(assignment=assignment, plan=plan, client=client_counts(folder)))
         for position, queue in enumerate(queues):
             depth = [lengths[position] for _, lengths, _ in sampler.samples]
             lines.append(
