@@ -68,12 +68,7 @@ class RedisServer:
         )
         wait_until(self.answers, timeout=10, what="redis-server to answer")
 
-    def _forget(self) -> None:
-        if self in CeleryWorker.running:
-            CeleryWorker.running.remove(self)
-
     def stop(self) -> None:
-        self._forget()
         if self.process and self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=10)
@@ -160,17 +155,18 @@ class CeleryWorker:
 
     def kill(self) -> None:
         """SIGKILL the whole worker (parent and pool children), as a crash would."""
-        self._forget()
+        CeleryWorker._forget(self)
         if self.process and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=10)
 
     def _forget(self) -> None:
+        # Shared as stop/kill by other process wrappers (gunicorn, beat): only workers are listed.
         if self in CeleryWorker.running:
             CeleryWorker.running.remove(self)
 
     def stop(self) -> None:
-        self._forget()
+        CeleryWorker._forget(self)
         if self.process and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
             try:
