@@ -7,6 +7,11 @@ from grading.tests.conftest import student, variant  # noqa: F401
 from grading.tests.test_services import as_text, reference, unscaled_weights
 
 
+# A wrong distribution no slip produces. Uniform weights would not do: a drawn variant whose
+# unmasked scores of the query are all equal gets them from "K not transposed".
+UNDIAGNOSED = [0.4, 0.3, 0.2, 0.1]
+
+
 @pytest.fixture
 def answer(django_capture_on_commit_callbacks):
     """answer(variant, student, kind) stores and grades one answer to the 'weights' part, and
@@ -14,7 +19,7 @@ def answer(django_capture_on_commit_callbacks):
 
     def post(variant, student, kind: str):
         text = {"right": as_text(reference(variant, "weights")), "no_scaling": as_text(unscaled_weights(variant)),
-                "wrong": as_text([0.25, 0.25, 0.25, 0.25])}[kind]
+                "wrong": as_text(UNDIAGNOSED)}[kind]
         with django_capture_on_commit_callbacks(execute=True):
             submission = grading_services.submission_create(
                 variant=variant, student=student, part="weights", raw_answer=text

@@ -54,7 +54,7 @@ def answer(django_capture_on_commit_callbacks):
         raw = {
             "right": as_text(right_weights(variant)),
             "slip": as_text(unscaled_weights(variant)),
-            "wrong": as_text([0.25, 0.25, 0.25, 0.25]),
+            "wrong": as_text([0.4, 0.3, 0.2, 0.1]),  # no slip gives it (uniform weights may be one)
         }[kind]
         with django_capture_on_commit_callbacks(execute=True):
             submission = services.submission_create(
