@@ -10,13 +10,31 @@ reads a row that is not there yet.
 
 from __future__ import annotations
 
+import threading
+
+
+# Celery's first import of the tasks modules is not thread-safe: a second thread asking while
+# the first is still importing found no task (NotRegistered) and its answer was left queued
+# for the sweeper. One thread imports; the others wait for it.
+_tasks_import_lock = threading.Lock()
+
+
+def tasks_import() -> None:
+    """Import the tasks modules of every installed app once (a web process does it at start)."""
+    from attnquiz.celery import app
+
+    with _tasks_import_lock:
+        app.loader.import_default_modules()
+
 
 def registered_task(name: str):
     """The task registered under ``name``; KeyError when no app defines it."""
     from attnquiz.celery import app
 
     if name not in app.tasks:
-        app.loader.import_default_modules()  # the tasks modules of every installed app
+        with _tasks_import_lock:
+            if name not in app.tasks:
+                app.loader.import_default_modules()  # the tasks modules of every installed app
     return app.tasks[name]
 
 

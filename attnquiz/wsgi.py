@@ -14,3 +14,9 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'attnquiz.settings')
 
 application = get_wsgi_application()
+
+# Every task known before the first request: a process's threads then never race Celery's
+# lazy first import of the tasks modules (see attnquiz.enqueue).
+from attnquiz.enqueue import tasks_import  # noqa: E402
+
+tasks_import()
