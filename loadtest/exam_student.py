@@ -39,7 +39,7 @@ CSRF_HEADER = re.compile(r'"X-CSRFToken": "([^"]+)"')
 SUBMIT_ACTION = re.compile(r'action="(/grading/variants/\d+/parts/([\w-]+)/submit/)"')
 PENDING = re.compile(r'hx-get="(/grading/submissions/\d+/)\?wait=1"')
 MAX_POLLS = 40  # each poll waits up to the server's long poll (1.5 s): about a minute in all
-MAX_RETRIES = 8  # retries per request
+MAX_RETRIES = 30  # retries per request: a refused Start is tried again for about a minute, as a person would
 MAX_RETRY_SECONDS = 120.0  # waiting between the retries of one request, in all
 LONGEST_RETRY_WAIT = 10.0  # seconds, whatever Retry-After says
 FIRST_BACKOFF = 0.5  # seconds before the first retry of a request that got no answer
