@@ -172,26 +172,34 @@ def _store(
     """Create, change or remove one accommodation; returns (what happened, in words).
     Call inside a transaction; the values are checked."""
     require_course_writable(course=assignment.course)
-    current = (
-        Accommodation.objects.select_for_update()
-        .filter(assignment=assignment, student_id=student_id)
-        .first()
+    rows = Accommodation.objects.filter(assignment=assignment, student_id=student_id)
+    return _row_store(
+        rows=rows, new=lambda: Accommodation(assignment=assignment, student_id=student_id), fields=FIELDS,
+        values=values, tz=course_zone(assignment), scope="", actor=actor, action=action,
+        log=lambda **line: _log(assignment=assignment, student_id=student_id, actor=actor, **line),
     )
-    detail = _changes_text(before=current, values=values, tz=course_zone(assignment))
+
+
+def _row_store(*, rows, new, fields, values: dict, tz, scope: str, actor, action: str, log) -> tuple[str, str]:
+    """The one way an accommodation row (an assignment's or a course-wide one) is created,
+    changed or removed, and logged: ``scope`` prefixes what the log and the caller read."""
+    current = rows.select_for_update().first()
+    detail = _changes_text(before=current, values=values, tz=tz, fields=fields)
     if not detail:
         return "skip", "no change"
-    if _is_empty(values):
+    if _is_empty(values, fields):
         current.delete()
-        _log(assignment=assignment, student_id=student_id, action=AccommodationAction.REMOVE,
-             detail=f"removed ({detail})", actor=actor)
-        return "remove", f"removed: {detail}"
+        removed = f"{scope} removed" if scope else "removed"
+        log(action=AccommodationAction.REMOVE, detail=f"{removed} ({detail})")
+        return "remove", f"{removed}: {detail}"
     outcome = "change" if current is not None else "add"
-    accommodation = current or Accommodation(assignment=assignment, student_id=student_id)
-    for name in FIELDS:
-        setattr(accommodation, name, values.get(name) if name != "note" else values.get("note") or "")
-    accommodation.updated_by = actor
-    accommodation.save()
-    _log(assignment=assignment, student_id=student_id, action=action, detail=detail, actor=actor)
+    row = current or new()
+    for name in fields:
+        setattr(row, name, values.get(name) if name != "note" else values.get("note") or "")
+    row.updated_by = actor
+    row.save()
+    detail = f"{scope}: {detail}" if scope else detail
+    log(action=action, detail=detail)
     return outcome, detail
 
 
@@ -258,27 +266,12 @@ def _course_store(*, course, student_id: int, values: dict, actor, action: str) 
     """Create, change or remove one course-wide accommodation; returns (what happened, in
     words). Call inside a transaction; the values are checked."""
     require_course_writable(course=course)
-    current = (
-        CourseAccommodation.objects.select_for_update()
-        .filter(course=course, student_id=student_id)
-        .first()
+    rows = CourseAccommodation.objects.filter(course=course, student_id=student_id)
+    return _row_store(
+        rows=rows, new=lambda: CourseAccommodation(course=course, student_id=student_id), fields=COURSE_FIELDS,
+        values=values, tz=None, scope="course-wide", actor=actor, action=action,
+        log=lambda **line: _log(course=course, student_id=student_id, actor=actor, **line),
     )
-    detail = _changes_text(before=current, values=values, tz=None, fields=COURSE_FIELDS)
-    if not detail:
-        return "skip", "no change"
-    if _is_empty(values, COURSE_FIELDS):
-        current.delete()
-        _log(course=course, student_id=student_id, action=AccommodationAction.REMOVE,
-             detail=f"course-wide removed ({detail})", actor=actor)
-        return "remove", f"course-wide removed: {detail}"
-    outcome = "change" if current is not None else "add"
-    accommodation = current or CourseAccommodation(course=course, student_id=student_id)
-    for name in COURSE_FIELDS:
-        setattr(accommodation, name, values.get(name) if name != "note" else values.get("note") or "")
-    accommodation.updated_by = actor
-    accommodation.save()
-    _log(course=course, student_id=student_id, action=action, detail=f"course-wide: {detail}", actor=actor)
-    return outcome, f"course-wide: {detail}"
 
 
 def course_accommodation_set(*, course, student, values: dict, actor) -> tuple[str, str]:
