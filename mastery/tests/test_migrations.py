@@ -23,6 +23,15 @@ def migrate(targets):
     return executor.loader.project_state(targets).apps
 
 
+@pytest.fixture(autouse=True)
+def latest_schema_afterwards():
+    """Every later test of this process needs the newest schema, not AFTER's (migrations
+    added since, e.g. partial credit, would stay unapplied)."""
+    yield
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
 @pytest.mark.django_db(transaction=True)
 def test_stored_rows_move_to_the_course_of_their_answer(demo, variant, student):
     course_b = Course.objects.create(slug="second", title="Second course")
