@@ -30,7 +30,7 @@ def _close_old_database_connections(task=None, **kwargs) -> None:
     close_old_connections()
 
 
-def task_publish(task, *, args: list, queue: str | None = None) -> None:
+def task_publish(task, *, args: list, queue: str | None = None, countdown: float | None = None) -> None:
     """Send ``task`` through the app's pooled producer; raise if the broker cannot take it.
 
     A pooled socket may be stale after a broker restart: that one send is retried once on
@@ -40,6 +40,8 @@ def task_publish(task, *, args: list, queue: str | None = None) -> None:
     task_app = task.app
     _drop_pool_if_broker_changed(task_app)
     routing = {"queue": queue} if queue else {}
+    if countdown:
+        routing["countdown"] = countdown
     try:
         task.apply_async(args=args, retry=False, **routing)
     except Exception:

@@ -38,8 +38,9 @@ def registered_task(name: str):
     return app.tasks[name]
 
 
-def task_send(name: str, *, args: list, queue: str | None = None) -> None:
-    """Publish now; raise if the broker cannot take it (the caller decides what is lost)."""
+def task_send(name: str, *, args: list, queue: str | None = None, countdown: float | None = None) -> None:
+    """Publish now (to run ``countdown`` seconds from now); raise if the broker cannot take
+    it (the caller decides what is lost)."""
     from attnquiz.celery import task_publish
 
-    task_publish(registered_task(name), args=args, queue=queue)
+    task_publish(registered_task(name), args=args, queue=queue, countdown=countdown)

@@ -282,8 +282,15 @@ CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 CELERY_TASK_DEFAULT_QUEUE = env("GRADING_QUEUE", default="grading")
 # Practice answers are graded from their own queue by their own workers (fair grading).
 PRACTICE_QUEUE = env("PRACTICE_QUEUE", default="practice")
-# What a grade feeds (mastery, spaced review) runs from its own queue, one task per grade.
+# What a grade feeds (mastery, spaced review) runs from its own queue, in batches
+# (grading.followup_batch): grades add their ids to a list in Redis, and one drain task,
+# due FOLLOWUP_BATCH_SECONDS after the first, runs at most FOLLOWUP_BATCH_MAX of them.
 FOLLOWUP_QUEUE = env("FOLLOWUP_QUEUE", default="followups")
+FOLLOWUP_PENDING_KEY = env("FOLLOWUP_PENDING_KEY", default="attnquiz:followups:pending")
+FOLLOWUP_BATCH_SECONDS = env.float("FOLLOWUP_BATCH_SECONDS", default=1.0)
+FOLLOWUP_BATCH_MAX = env.int("FOLLOWUP_BATCH_MAX", default=500)
+# A due drain that was lost is replaced by the first grade after this many seconds.
+FOLLOWUP_DRAIN_LEASE_SECONDS = env.int("FOLLOWUP_DRAIN_LEASE_SECONDS", default=30)
 # Seconds between sweeps announcing exam grades that became visible (each sweep looks back two).
 EXAM_VISIBLE_SWEEP_SECONDS = env.float("EXAM_VISIBLE_SWEEP_SECONDS", default=300.0)
 CELERY_BEAT_SCHEDULE = {
@@ -304,6 +311,12 @@ CELERY_BEAT_SCHEDULE = {
     "announce-visible-exam-grades": {
         "task": "exams.tasks.announce_visible_grades",
         "schedule": EXAM_VISIBLE_SWEEP_SECONDS,
+    },
+    # Pending follow-ups whose drain was lost, with no grade after them to schedule one.
+    "drain-pending-followups": {
+        "task": "grading.tasks.run_pending_followups",
+        "schedule": env.float("FOLLOWUP_DRAIN_SWEEP_SECONDS", default=30.0),
+        "options": {"queue": FOLLOWUP_QUEUE},
     },
     # Releases of grades scheduled for a time (the release confirmation's "Schedule").
     "release-scheduled-grades": {

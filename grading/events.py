@@ -16,10 +16,12 @@ change is published once, by the write that stored it:
   correctness to their students (a release, an attempt's end, a close date). It reaches
   the follow-ups only, in batches, and may come again for the same ids.
 
-The follow-ups are the learning that a grade feeds (mastery, spaced review). All of them
-run in ONE task per published change (per batch of a regrade or of newly visible grades),
-on its own queue (``settings.FOLLOWUP_QUEUE``), after the commit: never on the queue that
-carries the students' practice answers. A follow-up is called with submission ids, must
+The follow-ups are the learning that a grade feeds (mastery, spaced review). They run
+after the commit, in batches: each published change (a grade, a regrade's batch, newly
+visible grades) adds its ids to a pending list in Redis, and one drain task on the
+follow-ups' own queue (``settings.FOLLOWUP_QUEUE``, never the queue that carries the
+students' practice answers) runs every registered follow-up once for all ids pending
+(``grading.followup_batch``). Without Redis a change sends a task of its own. A follow-up is called with submission ids, must
 be idempotent (the task may run twice, late, or for ids it skips: a withheld exam grade)
 and decides itself what it records. With no broker (inline mode) they run in-process
 after the commit. A lost task is made good by each listener's periodic backfill.
@@ -108,17 +110,30 @@ def _followups_on_commit(submission_ids: list[int]) -> None:
 
 
 def followups_enqueue(*, submission_ids: list[int]) -> None:
-    """One task for the follow-ups of these submissions (run here in inline mode).
-    Never raises: a lost task is made good by each follow-up's periodic backfill."""
+    """Queue the follow-ups of these submissions: into the pending batch (one drain task
+    runs many grades' follow-ups at once, see grading.followup_batch), or as a task of
+    their own without Redis; run here in inline mode. Never raises: a lost task is made
+    good by each follow-up's periodic backfill."""
     try:
         if settings.GRADING_MODE == "inline":
             followups_run(submission_ids=submission_ids)
+            return
+        from .followup_batch import followups_pending_add
+
+        if followups_pending_add(submission_ids=submission_ids):
             return
         from attnquiz.enqueue import task_send
 
         task_send(FOLLOWUP_TASK, args=[submission_ids], queue=settings.FOLLOWUP_QUEUE)
     except Exception:
         logger.warning("follow-ups of %d submissions not queued", len(submission_ids), exc_info=True)
+
+
+def followups_pending_run() -> int:
+    """Run one batch of pending follow-ups (the drain task); returns how many ids it ran."""
+    from .followup_batch import followups_pending_drain
+
+    return followups_pending_drain(run=lambda submission_ids: followups_run(submission_ids=submission_ids))
 
 
 # A follow-up that lost a lock race (deadlock, serialization failure) runs again at once:

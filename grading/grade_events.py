@@ -10,48 +10,23 @@ without Redis (``make run`` without it, or Redis down) waiting falls back to sho
 from __future__ import annotations
 
 import logging
-import threading
 import time
 
 from django.conf import settings
 from django.db import transaction
+
+from attnquiz.redis_clients import redis_client, redis_mark_down
 
 logger = logging.getLogger(__name__)
 
 KEY = "attnquiz:graded:{submission_id}"
 KEEP_SECONDS = 60
 BLOCK_SECONDS = 2.0  # the longest one BLPOP blocks; callers loop, re-reading the database
-REDIS_RETRY_SECONDS = 2.0
-_clients: dict[str, object] = {}
-_down_until: dict[str, float] = {}
-_clients_lock = threading.Lock()
 
 
 def _client():
-    """A client for settings.REDIS_URL (one connection pool per URL and process), or None.
-
-    None also for a short while after Redis failed in this process, so a dead Redis costs
-    one connect timeout per ``REDIS_RETRY_SECONDS``, not one per wait slice."""
-    url = settings.REDIS_URL
-    if not url or time.monotonic() < _down_until.get(url, 0.0):
-        return None
-    with _clients_lock:
-        client = _clients.get(url)
-        if client is None:
-            import redis
-
-            client = redis.Redis.from_url(
-                url,
-                socket_connect_timeout=settings.REDIS_CONNECT_TIMEOUT,
-                # A BLPOP holds the socket for its own timeout, at most BLOCK_SECONDS.
-                socket_timeout=BLOCK_SECONDS + settings.REDIS_SOCKET_TIMEOUT,
-            )
-            _clients[url] = client
-        return client
-
-
-def _mark_down() -> None:
-    _down_until[settings.REDIS_URL] = time.monotonic() + REDIS_RETRY_SECONDS
+    # A BLPOP holds the socket for its own timeout, at most BLOCK_SECONDS.
+    return redis_client(socket_timeout=BLOCK_SECONDS + settings.REDIS_SOCKET_TIMEOUT)
 
 
 def grade_announce(*, submission_id: int) -> None:
@@ -67,7 +42,7 @@ def _push(submission_id: int) -> None:
     try:
         client.pipeline(transaction=False).rpush(key, 1).expire(key, KEEP_SECONDS).execute()
     except Exception:  # the grade is stored; a waiter will read it from the database
-        _mark_down()
+        redis_mark_down()
         logger.info("could not announce submission %s on Redis", submission_id, exc_info=True)
 
 
@@ -81,6 +56,6 @@ def grade_wait(*, submission_id: int, timeout: float, fallback_interval: float) 
             client.blpop([KEY.format(submission_id=submission_id)], timeout=block)
             return
         except Exception:
-            _mark_down()
+            redis_mark_down()
             logger.info("Redis unavailable while waiting for submission %s", submission_id, exc_info=True)
     time.sleep(min(timeout, fallback_interval))

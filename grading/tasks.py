@@ -23,11 +23,18 @@ def grade_submission(submission_id: int) -> None:
         )
 
 
-# One task per grade change (or per batch of them): every follow-up a grade feeds, on the
-# follow-up queue. A batch of newly visible exam grades may take minutes.
+# The follow-ups of one grade change (or batch of them), when Redis could not take them into
+# the pending batch; on the follow-up queue. A batch of newly visible exam grades may take minutes.
 @shared_task(acks_late=True, ignore_result=True, soft_time_limit=600, time_limit=660)
 def run_followups(submission_ids: list[int]) -> None:
     events.followups_run(submission_ids=submission_ids)
+
+
+# One batch of pending follow-ups (grading.followup_batch): due a moment after the first
+# grade it finds, and from the beat. At most FOLLOWUP_BATCH_MAX ids, then the next drain.
+@shared_task(ignore_result=True, soft_time_limit=600, time_limit=660)
+def run_pending_followups() -> None:
+    events.followups_pending_run()
 
 
 @shared_task(ignore_result=True)

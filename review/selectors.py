@@ -32,6 +32,29 @@ def review_feeds(*, course: Course, assignment_id: int | None) -> bool:
     return settings.feeding_assignments.filter(pk=assignment_id).exists()
 
 
+def feeds_review_q() -> Q:
+    """Submissions whose answer can schedule review: practice answers, and answers to an
+    assignment a course with review on chose (review_feeds says the rest per course)."""
+    feeding_assignments = ReviewSettings.feeding_assignments.through.objects.filter(
+        reviewsettings__enabled=True
+    ).values("assignment_id")
+    return Q(variant__assignment_item__isnull=True) | Q(variant__assignment_item__assignment_id__in=feeding_assignments)
+
+
+def submissions_review_may_count(submission_ids: list[int]) -> list[int]:
+    """Of these ids, those a review may count or already counted (one query, id order): the
+    rest (an exam that feeds no review, say) need no look at all."""
+    from grading.models import Submission
+
+    return list(
+        Submission.objects.filter(pk__in=submission_ids)
+        .filter(feeds_review_q() | Q(review_entry__isnull=False))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+        .distinct()
+    )
+
+
 def access_review_settings(*, user, course_slug: str, change: bool) -> tuple[Course, str, ReviewSettings]:
     """The course's review settings for its staff (404 outsiders, 403 students; 403 TAs
     when ``change``)."""

@@ -14,7 +14,6 @@ from datetime import datetime, timedelta, timezone as dt_timezone
 import fsrs
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from courses.models import AssignmentItem, Course
@@ -25,7 +24,7 @@ from grading.models import Submission, SubmissionStatus
 
 from .models import ReviewCard, ReviewEntry, ReviewSettings
 from .scheduling import review_rating, review_scheduler
-from .selectors import review_feeds
+from .selectors import feeds_review_q, review_feeds, submissions_review_may_count
 
 logger = logging.getLogger(__name__)
 
@@ -187,7 +186,7 @@ def reviews_after_grades(*, submission_ids: list[int]) -> int:
     """The follow-up of a grade change: count each outcome as a review (a withheld exam
     grade waits until it becomes visible). One failing submission never stops the others."""
     recorded = 0
-    for submission_id in submission_ids:
+    for submission_id in submissions_review_may_count(submission_ids):
         try:
             recorded += review_record(submission_id=submission_id) is not None
         except Exception:
@@ -224,9 +223,6 @@ def reviews_record_missing(*, window: timedelta | None = None, limit: int = 200)
     the window's assignment answers that never feed review."""
     window = window or timedelta(seconds=settings.REVIEW_SWEEP_WINDOW_SECONDS)
     now = timezone.now()
-    feeding_assignments = ReviewSettings.feeding_assignments.through.objects.filter(
-        reviewsettings__enabled=True
-    ).values("assignment_id")
     missing = list(
         Submission.objects.filter(
             status=SubmissionStatus.GRADED,
@@ -234,10 +230,7 @@ def reviews_record_missing(*, window: timedelta | None = None, limit: int = 200)
             graded_at__lt=now - timedelta(minutes=1),
             review_entry__isnull=True,
         )
-        .filter(
-            Q(variant__assignment_item__isnull=True)
-            | Q(variant__assignment_item__assignment_id__in=feeding_assignments)
-        )
+        .filter(feeds_review_q())
         .order_by("graded_at", "pk")
         .values_list("pk", flat=True)[:limit]
     )

@@ -25,4 +25,15 @@ def test_task_send_publishes_the_named_task_on_the_queue_asked_for():
     with mock.patch("attnquiz.celery.task_publish") as publish:
         enqueue.task_send("grading.tasks.run_followups", args=[[1, 2]], queue="followups")
     [call] = publish.call_args_list
-    assert (call.args[0].name, call.kwargs) == ("grading.tasks.run_followups", {"args": [[1, 2]], "queue": "followups"})
+    assert (call.args[0].name, call.kwargs) == (
+        "grading.tasks.run_followups", {"args": [[1, 2]], "queue": "followups", "countdown": None}
+    )
+
+
+def test_task_send_passes_a_countdown_to_the_message():
+    from attnquiz.celery import task_publish
+
+    task = enqueue.registered_task("grading.tasks.run_pending_followups")
+    with mock.patch.object(task, "apply_async") as apply_async:
+        task_publish(task, args=[], queue="followups", countdown=1.5)
+    assert apply_async.call_args.kwargs == {"args": [], "retry": False, "queue": "followups", "countdown": 1.5}

@@ -1,6 +1,8 @@
-"""Grade events: one publication per change, one follow-up task per grade on its own queue,
-and the listeners (mastery, spaced review) still learn from every grade."""
+"""Grade events: one publication per change, follow-ups batched on their own queue (the
+batch itself: test_followup_batch.py), and the listeners (mastery, spaced review) still
+learn from every grade."""
 
+import uuid
 from unittest import mock
 
 import pytest
@@ -19,12 +21,28 @@ def practice(variant):
     return variant_create_practice(item=variant.assignment_item, student=variant.student)
 
 
+DRAIN = "grading.tasks.run_pending_followups"
+
+
 @pytest.fixture
-def published(settings):
+def published(settings, pending):
     """Celery mode with the broker replaced: (task name, args, queue) of every publish."""
     settings.GRADING_MODE = "celery"
     with mock.patch("attnquiz.celery.task_publish") as publish:
         yield lambda: [(call.args[0].name, call.kwargs["args"], call.kwargs.get("queue")) for call in publish.call_args_list]
+
+
+@pytest.fixture
+def pending(settings):
+    """The ids waiting in this test's own pending batch (a real Redis)."""
+    if not settings.REDIS_URL:
+        pytest.skip("the follow-up batch lives in Redis")
+    import redis
+
+    settings.FOLLOWUP_PENDING_KEY = f"attnquiz:test-followups:{uuid.uuid4().hex}"
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    yield lambda: [int(raw) for raw in client.lrange(settings.FOLLOWUP_PENDING_KEY, 0, -1)]
+    client.delete(settings.FOLLOWUP_PENDING_KEY, settings.FOLLOWUP_PENDING_KEY + ":drain-due")
 
 
 def slip(variant, *, attempt: int = 1) -> Submission:
@@ -40,15 +58,26 @@ def test_every_listener_is_registered_and_grading_knows_none_of_them():
     assert receivers == {"lti.receivers"}
 
 
-def test_a_grade_makes_exactly_one_followup_on_the_followup_queue_after_the_commit(
-    practice, published, django_capture_on_commit_callbacks
+def test_a_grade_adds_its_followup_to_the_pending_batch_after_the_commit(
+    practice, published, pending, django_capture_on_commit_callbacks
 ):
     submission = slip(practice)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         services.submission_grade(submission_id=submission.pk)
-    assert published() == []  # nothing before the grade commits
+    assert published() == [] and pending() == []  # nothing before the grade commits
     for callback in callbacks:
         callback()
+    assert pending() == [submission.pk]
+    assert published() == [(DRAIN, [], "followups")]
+
+
+def test_without_redis_a_grade_sends_a_followup_task_of_its_own(
+    practice, published, settings, django_capture_on_commit_callbacks
+):
+    settings.REDIS_URL = ""
+    submission = slip(practice)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.submission_grade(submission_id=submission.pk)
     assert published() == [("grading.tasks.run_followups", [[submission.pk]], "followups")]
 
 
@@ -63,18 +92,21 @@ def test_a_practice_answer_rides_practice_and_its_followup_never_does(
         services.submission_grade(submission_id=submission.pk)  # as the worker would
     assert published() == [
         ("grading.tasks.grade_submission", [submission.pk], "practice"),
-        ("grading.tasks.run_followups", [[submission.pk]], "followups"),
+        (DRAIN, [], "followups"),
     ]
 
 
-def test_a_second_delivery_stores_nothing_and_makes_no_followup(practice, published, django_capture_on_commit_callbacks):
+def test_a_second_delivery_stores_nothing_and_makes_no_followup(
+    practice, published, pending, django_capture_on_commit_callbacks
+):
     submission = slip(practice)
     with django_capture_on_commit_callbacks(execute=True):
         services.submission_grade(submission_id=submission.pk)
     with django_capture_on_commit_callbacks(execute=True) as again:
         services.submission_grade(submission_id=submission.pk)
     assert again == []
-    assert [name for name, _, _ in published()] == ["grading.tasks.run_followups"]
+    assert [name for name, _, _ in published()] == [DRAIN]
+    assert pending() == [submission.pk]
 
 
 def test_the_followup_task_updates_mastery_and_review(practice, published, django_capture_on_commit_callbacks):
@@ -82,8 +114,8 @@ def test_the_followup_task_updates_mastery_and_review(practice, published, djang
     with django_capture_on_commit_callbacks(execute=True):
         services.submission_grade(submission_id=submission.pk)
     assert not Observation.objects.exists() and not ReviewEntry.objects.exists()  # the worker's job
-    [(_, args, _)] = published()
-    tasks.run_followups.apply(args=args)
+    assert published() == [(DRAIN, [], "followups")]
+    tasks.run_pending_followups.apply()
     observation = Observation.objects.get()
     assert (observation.submission_id, observation.skill, observation.correct, observation.misconception) == (
         submission.pk, "scaling", False, "no_scaling",
@@ -113,10 +145,11 @@ def test_a_regrade_batch_is_published_per_submission_with_one_followup(
     assert enqueue.call_args_list == [mock.call(submission_ids=[submission.pk for submission in submissions])]
 
 
-def test_grades_that_became_visible_make_one_followup_per_batch(published):
+def test_grades_that_became_visible_join_the_pending_batch(published, pending):
     events.grades_visible_publish(submission_ids=[4, 5, 6])
     events.grades_visible_publish(submission_ids=[])
-    assert published() == [("grading.tasks.run_followups", [[4, 5, 6]], "followups")]
+    assert pending() == [4, 5, 6]
+    assert published() == [(DRAIN, [], "followups")]
 
 
 def test_a_failing_followup_never_stops_the_others(monkeypatch, caplog):

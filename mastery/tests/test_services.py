@@ -188,6 +188,7 @@ def test_the_update_waits_for_the_commit_and_goes_through_the_one_followup_task(
     from grading.tests.test_services import as_text, unscaled_weights
 
     settings.GRADING_MODE = "celery"
+    settings.REDIS_URL = ""  # one task per grade (the batched path: grading/tests/test_followup_batch.py)
     submission = Submission.objects.create(
         variant=variant, student=student, part="weights", raw_answer=as_text(unscaled_weights(variant))
     )

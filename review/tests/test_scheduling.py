@@ -208,3 +208,20 @@ def test_a_withheld_exam_grade_is_not_reviewed_even_by_the_sweeper(clock, answer
     assert not ReviewEntry.objects.exists()
     monkeypatch.setattr(services, "grade_withheld", lambda submission: False)  # released
     assert services.reviews_record_missing() == 1
+
+
+def test_answers_that_feed_no_review_cost_the_followup_one_query(
+    answer, monkeypatch, item, student, demo, django_assert_num_queries
+):
+    from review import services
+
+    monkeypatch.setattr("grading.events.followups_enqueue", lambda **kwargs: None)
+    graded = answer(variant_get_or_create_for_item(item=item, student=student), "slip")  # review is off for it
+    practice = answer(variant_create_practice(item=item, student=student), "slip")
+    with django_assert_num_queries(1):
+        assert services.submissions_review_may_count([graded.pk, graded.pk + 10_000]) == []
+    assert services.submissions_review_may_count([practice.pk, graded.pk]) == [practice.pk]
+    assert services.reviews_after_grades(submission_ids=[graded.pk, practice.pk]) == 1
+    assert list(ReviewEntry.objects.values_list("submission_id", flat=True)) == [practice.pk]
+    review_settings_update(course=demo.course, enabled=True, feeding_assignments=[demo.assignment])
+    assert services.submissions_review_may_count([practice.pk, graded.pk]) == sorted([practice.pk, graded.pk])
