@@ -68,7 +68,7 @@ from grading.harness import (
 )
 from grading.management.commands.bench_pipeline import FINISHED, right_weights
 from grading.models import Submission, SubmissionStatus
-from loadtest.exam_student import answer_kinds
+from loadtest.exam_student import MAX_RETRY_SECONDS, answer_kinds
 
 LOAD_COURSE = "load-exam"
 WEIGHTS = ("attention-weights-one-query", "weights")
@@ -256,6 +256,11 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))] if ordered else float("nan")
 
 
+# The requests of one student that may each spend MAX_RETRY_SECONDS retrying a refusal
+# (Start, the two answers and an item page): the run must outlast them.
+RETRIED_REQUESTS = 4
+
+
 class QueueSampler(threading.Thread):
     """LLEN of the grading, practice and follow-up queues (and unacked tasks) once a second."""
 
@@ -341,7 +346,9 @@ class Command(BaseCommand):
         beat = CeleryBeat(env=env)
         web = Gunicorn(env=env)
         sign_ins = None
-        run_seconds = int(login_seconds + 2 * think_range[1] + 240)
+        # Users quit when done; this only bounds a run whose server stalls. Each refused
+        # request of a student (Start and the answers) may be retried for MAX_RETRY_SECONDS.
+        run_seconds = int(login_seconds + 2 * think_range[1] + 240 + RETRIED_REQUESTS * MAX_RETRY_SECONDS)
         sampler = QueueSampler(broker.url, queues, max_seconds=run_seconds + DRAIN_SECONDS + 120)
         try:
             for worker, queue in zip(workers, queues):
