@@ -154,6 +154,7 @@ class Command(BaseCommand):
         pipe = self.broker.pipeline()
         for queue in self.queues:
             pipe.llen(queue)
+        pipe.llen(settings.FOLLOWUP_PENDING_KEY)  # grades whose follow-ups wait for the next drain
         pipe.hlen("unacked")
         return not any(pipe.execute())
 

@@ -262,7 +262,8 @@ RETRIED_REQUESTS = 4
 
 
 class QueueSampler(threading.Thread):
-    """LLEN of the grading, practice and follow-up queues (and unacked tasks) once a second."""
+    """LLEN of the grading, practice and follow-up queues and of the pending follow-ups (and
+    the unacked tasks) once a second."""
 
     def __init__(self, url: str, queues: tuple[str, ...], *, max_seconds: float):
         super().__init__(daemon=True)
@@ -349,7 +350,9 @@ class Command(BaseCommand):
         # Users quit when done; this only bounds a run whose server stalls. Each refused
         # request of a student (Start and the answers) may be retried for MAX_RETRY_SECONDS.
         run_seconds = int(login_seconds + 2 * think_range[1] + 240 + RETRIED_REQUESTS * MAX_RETRY_SECONDS)
-        sampler = QueueSampler(broker.url, queues, max_seconds=run_seconds + DRAIN_SECONDS + 120)
+        # The grades' follow-ups wait in a Redis list between drains: sampled like a queue.
+        sampled = (*queues, settings.FOLLOWUP_PENDING_KEY)
+        sampler = QueueSampler(broker.url, sampled, max_seconds=run_seconds + DRAIN_SECONDS + 120)
         try:
             for worker, queue in zip(workers, queues):
                 worker.start(concurrency=2 if queue == settings.CELERY_TASK_DEFAULT_QUEUE else 1, queues=queue)
@@ -381,12 +384,12 @@ class Command(BaseCommand):
             broker.cleanup()
         (folder / "locust.out").write_text(completed.stdout + completed.stderr)
         (folder / "queue.csv").write_text(
-            "seconds," + ",".join(queues) + ",unacked\n"
+            "seconds," + ",".join(sampled) + ",unacked\n"
             + "".join(f"{t:.0f},{','.join(map(str, lengths))},{unacked}\n" for t, lengths, unacked in sampler.samples)
         )
         failed = self.report(
             assignment=assignment, plan=plan, folder=folder, locust=completed, drained=drained,
-            spike_seconds=spike_seconds, sampler=sampler, queues=queues, exam=exam, sign_ins=sign_ins,
+            spike_seconds=spike_seconds, sampler=sampler, queues=sampled, exam=exam, sign_ins=sign_ins,
         )
         self.stdout.write(f"plan, locust's CSV, its output and the queue samples: {folder}")
         if failed:
