@@ -19,3 +19,22 @@ def demo(db):
 def clock(monkeypatch):
     """django.utils.timezone.now frozen at CLOCK_START, moved on by hand (``clock.advance``)."""
     return FrozenClock(monkeypatch, CLOCK_START)
+
+
+@pytest.fixture(autouse=True)
+def _own_pending_followups(settings):
+    """Each test has its own list of pending follow-ups (grading.followup_batch) in the
+    shared Redis: ids one test left there, or the drain it scheduled, never reach another."""
+    import uuid
+
+    settings.FOLLOWUP_PENDING_KEY = f"attnquiz:test-followups:{uuid.uuid4().hex}"
+    yield
+    if settings.REDIS_URL:
+        from attnquiz.redis_clients import redis_client
+
+        client = redis_client(socket_timeout=0.5)
+        try:
+            if client is not None:
+                client.delete(settings.FOLLOWUP_PENDING_KEY, settings.FOLLOWUP_PENDING_KEY + ":drain-due")
+        except Exception:  # a test that stopped Redis on purpose
+            pass

@@ -32,5 +32,6 @@ AXES_ENABLED = False
 SUBMIT_RATE_BURST = int(os.environ.get("SUBMIT_RATE_BURST", "0"))
 JOIN_RATE_BURST = int(os.environ.get("JOIN_RATE_BURST", "0"))
 CACHES["default"]["KEY_PREFIX"] = os.environ.get("PYTEST_XDIST_WORKER", "")  # noqa: F405
-# Each xdist worker has its own list of pending follow-ups in a shared Redis.
+# Each xdist worker has its own list of pending follow-ups in a shared Redis (and each test
+# its own, from the root conftest).
 FOLLOWUP_PENDING_KEY = f"{FOLLOWUP_PENDING_KEY}:{os.environ.get('PYTEST_XDIST_WORKER', '')}"  # noqa: F405
