@@ -119,7 +119,7 @@ class CeleryWorker:
         self.log: list[str] = []
 
     def start(self, *, concurrency: int = 1, queues: str = "grading,practice,followups",
-              lean: bool = True, name: str | None = None) -> None:
+              lean: bool = True, name: str | None = None, nice: int = 0) -> None:
         """Start and wait until ready; by default one worker serves both grading queues and
         the grades' follow-ups.
 
@@ -131,6 +131,8 @@ class CeleryWorker:
             *(["--without-gossip", "--without-mingle", "--without-heartbeat"] if lean else []),
             "-n", name or f"test-{free_port()}@%h",
         ]
+        if nice:
+            command = ["nice", "-n", str(nice), *command]
         self.process = subprocess.Popen(
             command,
             cwd=PROJECT_DIR,
@@ -261,6 +263,21 @@ def stack_env(*, database_url: str, redis_url: str, secret_key: str, variant_see
         "GRADING_MODE": "celery",
         "LOG_LEVEL": "WARNING",
     }
+
+
+def queue_worker_start(worker: CeleryWorker, queue: str) -> None:
+    """Start ``worker`` on ``queue`` as docker-compose runs it: the grading queue at
+    concurrency 2, the others at 1, and the follow-ups' worker at a lower CPU priority
+    (nice 10): its batches can wait a moment, a student waiting for a grade cannot."""
+    from django.conf import settings
+
+    worker.start(
+        concurrency=2 if queue == settings.CELERY_TASK_DEFAULT_QUEUE else 1, queues=queue,
+        nice=FOLLOWUP_NICENESS if queue == settings.FOLLOWUP_QUEUE else 0,
+    )
+
+
+FOLLOWUP_NICENESS = 10
 
 
 def grade_queues() -> list[str]:

@@ -47,7 +47,7 @@ from exercises.services import variant_get_or_create_for_item
 from exercises.services_bank import bank_load
 from grading import services, tasks
 from grading.harness import (
-    CeleryWorker, CpuMeter, Gunicorn, RedisServer, database_url, grade_queues, session_pids, stack_env,
+    CeleryWorker, CpuMeter, Gunicorn, RedisServer, database_url, grade_queues, queue_worker_start, session_pids, stack_env,
     wait_until,
 )
 from grading.models import Submission, SubmissionStatus
@@ -91,7 +91,7 @@ class Command(BaseCommand):
         self.cpu_rounds: list[dict[str, float]] = []
         try:
             for queue, worker in self.workers.items():
-                worker.start(concurrency=2 if queue == settings.CELERY_TASK_DEFAULT_QUEUE else 1, queues=queue)
+                queue_worker_start(worker, queue)
             web.start()
             bare_web.start()
             self.broker_server = broker

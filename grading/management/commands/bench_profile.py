@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import connection
 from django.urls import reverse
 
-from grading.harness import CeleryWorker, Gunicorn, RedisServer, database_url, grade_queues, stack_env
+from grading.harness import CeleryWorker, Gunicorn, RedisServer, database_url, grade_queues, queue_worker_start, stack_env
 
 from .bench_http import Command as BenchHttp
 
@@ -96,7 +96,7 @@ class Command(BenchHttp):
         web = Gunicorn(env=env)
         try:
             for queue, worker in self.workers.items():
-                worker.start(concurrency=2 if queue == settings.CELERY_TASK_DEFAULT_QUEUE else 1, queues=queue)
+                queue_worker_start(worker, queue)
             web.start()
             self.web, self.broker_server, self.cpu_rounds = web, broker, []
             self.broker = redis.Redis.from_url(broker.url)

@@ -63,7 +63,7 @@ from courses.services import latest_published_versions
 from exercises.services import variant_get_or_create_for_item
 from exercises.services_bank import bank_load
 from grading.harness import (
-    CeleryBeat, CeleryWorker, Gunicorn, RedisServer, database_url, grade_queues, process_cpu_seconds, session_pids,
+    CeleryBeat, CeleryWorker, Gunicorn, RedisServer, database_url, grade_queues, queue_worker_start, process_cpu_seconds, session_pids,
     stack_env, wait_until,
 )
 from grading.management.commands.bench_pipeline import FINISHED, right_weights
@@ -355,7 +355,7 @@ class Command(BaseCommand):
         sampler = QueueSampler(broker.url, sampled, max_seconds=run_seconds + DRAIN_SECONDS + 120)
         try:
             for worker, queue in zip(workers, queues):
-                worker.start(concurrency=2 if queue == settings.CELERY_TASK_DEFAULT_QUEUE else 1, queues=queue)
+                queue_worker_start(worker, queue)
             beat.start()
             web.start()
             if sign_in_sample:
