@@ -72,3 +72,14 @@ def start_worker(broker, transactional_db):
     yield start
     for worker in workers:
         worker.stop()
+
+
+@pytest.fixture
+def followups_redis(settings):
+    """A client of the Redis that holds this test's own pending follow-ups (its key comes
+    from the root conftest, which also clears it)."""
+    if not settings.REDIS_URL:
+        pytest.skip("the follow-up batch lives in Redis")
+    import redis
+
+    return redis.Redis.from_url(settings.REDIS_URL)

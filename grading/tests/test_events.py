@@ -2,7 +2,6 @@
 batch itself: test_followup_batch.py), and the listeners (mastery, spaced review) still
 learn from every grade."""
 
-import uuid
 from unittest import mock
 
 import pytest
@@ -33,16 +32,9 @@ def published(settings, pending):
 
 
 @pytest.fixture
-def pending(settings):
+def pending(settings, followups_redis):
     """The ids waiting in this test's own pending batch (a real Redis)."""
-    if not settings.REDIS_URL:
-        pytest.skip("the follow-up batch lives in Redis")
-    import redis
-
-    settings.FOLLOWUP_PENDING_KEY = f"attnquiz:test-followups:{uuid.uuid4().hex}"
-    client = redis.Redis.from_url(settings.REDIS_URL)
-    yield lambda: [int(raw) for raw in client.lrange(settings.FOLLOWUP_PENDING_KEY, 0, -1)]
-    client.delete(settings.FOLLOWUP_PENDING_KEY, settings.FOLLOWUP_PENDING_KEY + ":drain-due")
+    return lambda: [int(raw) for raw in followups_redis.lrange(settings.FOLLOWUP_PENDING_KEY, 0, -1)]
 
 
 def slip(variant, *, attempt: int = 1) -> Submission:

@@ -3,7 +3,6 @@ one drain due; nothing added while a drain runs is left unseen; bounded batches.
 
 from __future__ import annotations
 
-import uuid
 from unittest import mock
 
 import pytest
@@ -12,15 +11,8 @@ from grading.followup_batch import followups_pending_add, followups_pending_drai
 
 
 @pytest.fixture
-def redis_client(settings):
-    if not settings.REDIS_URL:
-        pytest.skip("the follow-up batch lives in Redis")
-    import redis
-
-    settings.FOLLOWUP_PENDING_KEY = f"attnquiz:test-followups:{uuid.uuid4().hex}"
-    client = redis.Redis.from_url(settings.REDIS_URL)
-    yield client
-    client.delete(settings.FOLLOWUP_PENDING_KEY, settings.FOLLOWUP_PENDING_KEY + ":drain-due")
+def redis_client(followups_redis):
+    return followups_redis
 
 
 @pytest.fixture
