@@ -52,21 +52,11 @@ class AssignmentAttempt(models.Model):
         return self.finished_at is None
 
 
-class Accommodation(models.Model):
-    """One student's own limits on one assignment; every empty field keeps the
-    assignment's value. Extra time is either a factor of the limit or minutes added
-    (or both: the factor applies first)."""
+class AccommodationFields(models.Model):
+    """What both kinds of accommodation hold: extra time (a factor of the limit, minutes
+    added, or both: the factor applies first), attempts per part, a note and who changed
+    it last. Every empty field keeps the assignment's value."""
 
-    assignment = models.ForeignKey(
-        "courses.Assignment", on_delete=models.CASCADE, related_name="accommodations"
-    )
-    student = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="accommodations"
-    )
-    opens_at = models.DateTimeField(null=True, blank=True)
-    due_at = models.DateTimeField(null=True, blank=True)
-    closes_at = models.DateTimeField(null=True, blank=True)
-    time_limit_minutes = models.PositiveIntegerField(null=True, blank=True)
     time_factor = models.FloatField(
         null=True, blank=True, help_text="e.g. 1.5 for 50 % extra time."
     )
@@ -79,6 +69,25 @@ class Accommodation(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        abstract = True
+
+
+class Accommodation(AccommodationFields):
+    """One student's own limits on one assignment: dates and a time limit of their own
+    besides the shared fields; every empty field keeps the assignment's value."""
+
+    assignment = models.ForeignKey(
+        "courses.Assignment", on_delete=models.CASCADE, related_name="accommodations"
+    )
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="accommodations"
+    )
+    opens_at = models.DateTimeField(null=True, blank=True)
+    due_at = models.DateTimeField(null=True, blank=True)
+    closes_at = models.DateTimeField(null=True, blank=True)
+    time_limit_minutes = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
         constraints = [
             models.UniqueConstraint(
                 fields=["assignment", "student"], name="one_accommodation_per_assignment"
@@ -89,7 +98,7 @@ class Accommodation(models.Model):
         return f"accommodation for {self.student} on {self.assignment}"
 
 
-class CourseAccommodation(models.Model):
+class CourseAccommodation(AccommodationFields):
     """One student's extra time and attempts for every assignment of a course (set once,
     e.g. from the disability office's letter). An Accommodation on one assignment
     overrides it field by field; every empty field keeps the assignment's value. The time
@@ -101,16 +110,6 @@ class CourseAccommodation(models.Model):
     student = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="course_accommodations"
     )
-    time_factor = models.FloatField(
-        null=True, blank=True, help_text="e.g. 1.5 for 50 % extra time."
-    )
-    extra_minutes = models.PositiveIntegerField(null=True, blank=True)
-    attempts_per_part = models.PositiveIntegerField(null=True, blank=True)
-    note = models.CharField(max_length=200, blank=True)
-    updated_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
