@@ -31,10 +31,11 @@ def _own_pending_followups(settings):
     yield
     if settings.REDIS_URL:
         from attnquiz.redis_clients import redis_client
+        from grading.followup_batch import followups_pending_keys
 
         client = redis_client(socket_timeout=0.5)
         try:
             if client is not None:
-                client.delete(settings.FOLLOWUP_PENDING_KEY, settings.FOLLOWUP_PENDING_KEY + ":drain-due")
+                client.delete(*followups_pending_keys())
         except Exception:  # a test that stopped Redis on purpose
             pass

@@ -21,9 +21,9 @@ after the commit, in batches: each published change (a grade, a regrade's batch,
 visible grades) adds its ids to a pending list in Redis, and one drain task on the
 follow-ups' own queue (``settings.FOLLOWUP_QUEUE``, never the queue that carries the
 students' practice answers) runs every registered follow-up once for all ids pending
-(``grading.followup_batch``). Without Redis a change sends a task of its own. A follow-up is called with submission ids, must
-be idempotent (the task may run twice, late, or for ids it skips: a withheld exam grade)
-and decides itself what it records. With no broker (inline mode) they run in-process
+(``grading.followup_batch``). Without Redis a change sends a task of its own. A
+follow-up is called with submission ids, must be idempotent (the task may run twice,
+late, or for ids it skips: a withheld exam grade) and decides itself what it records. With no broker (inline mode) they run in-process
 after the commit. A lost task is made good by each listener's periodic backfill.
 """
 

@@ -38,6 +38,11 @@ def _scheduled_key() -> str:
     return settings.FOLLOWUP_PENDING_KEY + ":drain-due"
 
 
+def followups_pending_keys() -> tuple[str, str]:
+    """The Redis keys of the batch: the list of pending ids and the "drain due" marker."""
+    return _pending_key(), _scheduled_key()
+
+
 def _client():
     return redis_client(socket_timeout=settings.REDIS_SOCKET_TIMEOUT)
 

@@ -265,6 +265,9 @@ def stack_env(*, database_url: str, redis_url: str, secret_key: str, variant_see
     }
 
 
+FOLLOWUP_NICENESS = 10
+
+
 def queue_worker_start(worker: CeleryWorker, queue: str) -> None:
     """Start ``worker`` on ``queue`` as docker-compose runs it: the grading queue at
     concurrency 2, the others at 1, and the follow-ups' worker at a lower CPU priority
@@ -275,9 +278,6 @@ def queue_worker_start(worker: CeleryWorker, queue: str) -> None:
         concurrency=2 if queue == settings.CELERY_TASK_DEFAULT_QUEUE else 1, queues=queue,
         nice=FOLLOWUP_NICENESS if queue == settings.FOLLOWUP_QUEUE else 0,
     )
-
-
-FOLLOWUP_NICENESS = 10
 
 
 def grade_queues() -> list[str]:

@@ -7,7 +7,7 @@ from unittest import mock
 
 import pytest
 
-from grading.followup_batch import followups_pending_add, followups_pending_drain
+from grading.followup_batch import followups_pending_add, followups_pending_drain, followups_pending_keys
 
 
 @pytest.fixture
@@ -40,8 +40,9 @@ def test_many_grades_schedule_one_drain_that_runs_them_once_in_order(redis_clien
 def test_the_due_drain_key_expires_so_a_lost_drain_is_replaced(redis_client, settings, sent):
     settings.FOLLOWUP_DRAIN_LEASE_SECONDS = 30
     followups_pending_add(submission_ids=[1])
-    assert 0 < redis_client.ttl(settings.FOLLOWUP_PENDING_KEY + ":drain-due") <= 30
-    redis_client.delete(settings.FOLLOWUP_PENDING_KEY + ":drain-due")  # as after 30 s
+    _, drain_due = followups_pending_keys()
+    assert 0 < redis_client.ttl(drain_due) <= 30
+    redis_client.delete(drain_due)  # as after 30 s
     followups_pending_add(submission_ids=[2])
     assert len(sent()) == 2
 
