@@ -8,6 +8,7 @@ from django.utils import timezone
 from courses.models import Course
 from courses.selectors import access_course_staff
 from exercises.specs import part_label, version_spec
+from grading.models import Submission
 
 from .models import ReviewCard, ReviewSettings
 
@@ -44,8 +45,6 @@ def feeds_review_q() -> Q:
 def submissions_review_may_count(submission_ids: list[int]) -> list[int]:
     """Of these ids, those a review may count or already counted (one query, id order): the
     rest (an exam that feeds no review, say) need no look at all."""
-    from grading.models import Submission
-
     return list(
         Submission.objects.filter(pk__in=submission_ids)
         .filter(feeds_review_q() | Q(review_entry__isnull=False))
