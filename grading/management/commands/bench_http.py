@@ -1,6 +1,6 @@
 """Throughput of the production stack against bare references, interleaved in one run.
 
-Starts a private redis-server, one prefork worker per queue a grade's work runs on (read
+Starts a private redis-server, beat, one prefork worker per queue a grade's work runs on (read
 from the settings by ``grading.harness.grade_queues``: the grading queue at concurrency 2,
 practice, review and any follow-up queue at 1, as docker-compose runs them), gunicorn
 (3 workers × 8 threads) with production settings over plain HTTP
@@ -47,7 +47,7 @@ from exercises.services import variant_get_or_create_for_item
 from exercises.services_bank import bank_load
 from grading import services, tasks
 from grading.harness import (
-    CeleryWorker, CpuMeter, Gunicorn, RedisServer, database_url, grade_queues, queue_worker_start, session_pids, stack_env,
+    CeleryBeat, CeleryWorker, CpuMeter, Gunicorn, RedisServer, database_url, grade_queues, queue_worker_start, session_pids, stack_env,
     wait_until,
 )
 from grading.models import Submission, SubmissionStatus
@@ -85,6 +85,7 @@ class Command(BaseCommand):
             worker = CeleryWorker(broker_url=broker.url, database_url=db_url)
             worker.env.update(env)
             self.workers[queue] = worker
+        self.beat = CeleryBeat(env=env)  # the sweepers and heartbeats run as in production
         web = Gunicorn(env=env)
         bare_web = Gunicorn(env=dict(env, DJANGO_SETTINGS_MODULE="attnquiz.bare_settings"))
         figures = {name: [] for name in ("noop", "worker", "http", "page", "bare", "bare_none")}
@@ -92,6 +93,7 @@ class Command(BaseCommand):
         try:
             for queue, worker in self.workers.items():
                 queue_worker_start(worker, queue)
+            self.beat.start()
             web.start()
             bare_web.start()
             self.broker_server = broker
@@ -123,14 +125,15 @@ class Command(BaseCommand):
         finally:
             web.stop()
             bare_web.stop()
+            self.beat.cleanup()
             for worker in self.workers.values():
                 worker.stop()
             broker.cleanup()
         self.report(figures, rate, latencies)
 
     def cpu_meter(self) -> CpuMeter:
-        """Every process that works on an answer: web, each queue's worker, Redis, and this
-        database's PostgreSQL backends but the benchmark's own connection."""
+        """Every process that works on an answer: web, each queue's worker, beat, Redis, and
+        this database's PostgreSQL backends but the benchmark's own connection."""
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_backend_pid()")
             own = cursor.fetchone()[0]
@@ -146,6 +149,7 @@ class Command(BaseCommand):
         groups = {"gunicorn": lambda: session_pids(self.web.process.pid)}
         for queue, worker in self.workers.items():
             groups[f"worker {queue}"] = lambda worker=worker: session_pids(worker.process.pid)
+        groups["beat"] = lambda: session_pids(self.beat.process.pid)
         groups["postgresql"] = backends
         groups["redis"] = lambda: [self.broker_server.process.pid]
         return CpuMeter(groups)
@@ -342,7 +346,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"\nmedians of {len(figures['noop'])} interleaved rounds (gunicorn 3x8, prefork workers: "
             + ", ".join(f"{queue} x{2 if queue == settings.CELERY_TASK_DEFAULT_QUEUE else 1}" for queue in self.queues)
-            + f"; {connection.vendor}, Redis):\n"
+            + f"; beat; {connection.vendor}, Redis):\n"
             f"  bare Celery no-op drain      {median['noop']:8.1f} tasks/s\n"
             f"  worker alone                 {median['worker']:8.1f} graded/s   "
             f"ratio {median['worker'] / median['noop']:.3f}\n"

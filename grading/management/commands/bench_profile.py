@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import connection
 from django.urls import reverse
 
-from grading.harness import CeleryWorker, Gunicorn, RedisServer, database_url, grade_queues, queue_worker_start, stack_env
+from grading.harness import CeleryBeat, CeleryWorker, Gunicorn, RedisServer, database_url, grade_queues, queue_worker_start, stack_env
 
 from .bench_http import Command as BenchHttp
 
@@ -93,10 +93,12 @@ class Command(BenchHttp):
         self.workers = {queue: CeleryWorker(broker_url=broker.url, database_url=db_url) for queue in self.queues}
         for worker in self.workers.values():
             worker.env.update(env)
+        self.beat = CeleryBeat(env=env)  # as bench_http: every process a grade needs
         web = Gunicorn(env=env)
         try:
             for queue, worker in self.workers.items():
                 queue_worker_start(worker, queue)
+            self.beat.start()
             web.start()
             self.web, self.broker_server, self.cpu_rounds = web, broker, []
             self.broker = redis.Redis.from_url(broker.url)
@@ -112,6 +114,7 @@ class Command(BenchHttp):
                 graded = self.http_graded(web, students, clients)
         finally:
             web.stop()
+            self.beat.cleanup()
             for worker in self.workers.values():
                 worker.stop()
             broker.cleanup()
