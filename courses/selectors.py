@@ -11,6 +11,8 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 
+from attnquiz.prepared_reads import PreparedRead
+
 from . import pools
 from .models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, Role
 
@@ -22,13 +24,21 @@ def active_enrolments() -> QuerySet[Enrolment]:
     return Enrolment.objects.filter(status=EnrolmentStatus.ACTIVE)
 
 
+# Every student page asks it: compiled once (``PreparedRead``).
+_ROLE_IN_COURSE = PreparedRead(
+    lambda *, course_id, user_id: active_enrolments()
+    .filter(course_id=course_id, user_id=user_id)
+    .values_list("role", flat=True)[:1],  # one enrolment per course and user
+    course_id=int,
+    user_id=int,
+)
+
+
 def course_role(*, user, course: Course) -> str | None:
     """The user's role in the course, or None when not enrolled (or dropped)."""
     if not user.is_authenticated:
         return None
-    return (
-        active_enrolments().filter(course=course, user=user).values_list("role", flat=True).first()
-    )
+    return _ROLE_IN_COURSE.first(course_id=course.pk, user_id=user.pk)
 
 
 def is_course_staff(*, user, course: Course) -> bool:

@@ -8,6 +8,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.http import Http404
 
+from attnquiz.prepared_reads import PreparedRead
 from courses.selectors import STAFF_ROLES, course_role
 from exams.selectors_accommodations import (
     accommodation_carry,
@@ -97,10 +98,20 @@ def progress_of_part(progress: dict, *, variant_id: int, part: str) -> dict:
     return progress.get((variant_id, part)) or _progress_of([])
 
 
+# The exercise page's one read of answers: compiled once (``PreparedRead``).
+_ANSWERS_OF_VARIANT = PreparedRead(
+    lambda *, variant_id: Submission.objects.filter(variant_id=variant_id).order_by("part", "attempt"),
+    variant_id=int,
+)
+
+
 def variant_progress(*, variant, parts) -> dict[str, dict]:
     """``part_progress`` of each of ``parts``, from one query."""
-    progress = variants_progress(variants=[variant])
-    return {part: progress_of_part(progress, variant_id=variant.pk, part=part) for part in parts}
+    grouped: dict[str, list] = {}
+    for submission in _ANSWERS_OF_VARIANT.all(variant_id=variant.pk):
+        submission.variant = variant  # the caller's row, not a query each
+        grouped.setdefault(submission.part, []).append(submission)
+    return {part: _progress_of(grouped.get(part, [])) for part in parts}
 
 
 def _progress_of(submissions: list) -> dict:

@@ -1,0 +1,162 @@
+"""Reads compiled to SQL once per process, then run with new values.
+
+Django builds and compiles a queryset's SQL every time it is evaluated. For the reads that
+every exam-hour request makes (the exercise page's variant and role, the submit's
+variant) that costs more CPU than PostgreSQL spends answering them: measured, 6.8 ms of
+Python for a read whose SQL, run by hand, costs 0.9 ms, and 1.7 ms when compiled once.
+
+``PreparedRead(build, **kinds)`` takes a function that builds the queryset from one value
+per name (``kinds`` says each name's type: ``int`` or ``str``). It builds it once with
+placeholder values, compiles it, and remembers which SQL parameters are which names. Each
+run substitutes the caller's values and turns the rows into what the queryset itself would
+give: model instances with their ``select_related`` rows and annotations, or the tuples (or,
+flat, the values) of a ``values_list``.
+
+What the queryset's *shape* depends on cannot change between runs: a value must not decide
+which joins or conditions exist (``None``, a list for ``__in``, a model instance) and must
+not be transformed on its way into the SQL (``__contains`` wraps it in ``%``). Both are
+refused when the read is compiled (``ImproperlyConfigured``), never silently run wrong.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connections
+from django.db.models import Model, QuerySet
+from django.db.models.query import (
+    FlatValuesListIterable,
+    ModelIterable,
+    ValuesListIterable,
+    get_related_populators,
+)
+
+_INT_PLACEHOLDER_BASE = 1_987_654_321_000  # far from any id or count a test could create
+# LIKE's wildcards and escape in it: a lookup that escapes a value changes it visibly.
+_STR_MARKER = "\u27e8prepared:"
+_STR_PLACEHOLDER = _STR_MARKER + "{name}%_\\\u27e9"
+
+
+class PreparedRead:
+    def __init__(self, build: Callable[..., QuerySet], **kinds: type):
+        if not kinds or any(kind not in (int, str) for kind in kinds.values()):
+            raise ImproperlyConfigured("A prepared read takes int or str values, one or more.")
+        self._build = build
+        self._kinds = kinds
+        self._compiled = threading.local()  # a compiler is bound to its thread's connection
+
+    def first(self, **values):
+        """The first row the read gives with these values, or None (the queryset should
+        end in ``[:1]`` so the database stops there)."""
+        rows = self.all(**values)
+        return rows[0] if rows else None
+
+    def all(self, **values) -> list:
+        compiled = self._compiled_read()
+        params = compiled.params_for(self._checked(values))
+        with connections[compiled.alias].cursor() as cursor:
+            cursor.execute(compiled.sql, params)
+            rows = cursor.fetchall()
+        return compiled.results(rows)
+
+    def _checked(self, values: dict) -> dict:
+        if values.keys() != self._kinds.keys():
+            raise TypeError(f"a prepared read takes exactly {sorted(self._kinds)}, got {sorted(values)}")
+        return {name: _plain(value, self._kinds[name], name) for name, value in values.items()}
+
+    def _compiled_read(self) -> _CompiledRead:
+        compiled = getattr(self._compiled, "read", None)
+        if compiled is None:
+            compiled = _CompiledRead.of(self._build, self._kinds)
+            self._compiled.read = compiled
+        return compiled
+
+
+def _plain(value, kind: type, name: str) -> int | str:
+    """``value`` as a plain int or str: a choices member (``Role.STUDENT``) is its value; a
+    bool is not an int here, nor is None any kind."""
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise TypeError(f"{name} must be {kind.__name__}, got {type(value).__name__}")
+    return int(value) if kind is int else str.__str__(value)
+
+
+def _placeholders(kinds: dict[str, type]) -> dict[str, int | str]:
+    return {
+        name: _INT_PLACEHOLDER_BASE + index if kind is int else _STR_PLACEHOLDER.format(name=name)
+        for index, (name, kind) in enumerate(kinds.items())
+    }
+
+
+class _CompiledRead:
+    def __init__(self, *, queryset: QuerySet, sql: str, slots: list, compiler):
+        self.alias = queryset.db
+        self.sql = sql
+        self._slots = slots  # per SQL parameter: ("value", name) or ("constant", value)
+        self._compiler = compiler
+        self._iterable = queryset._iterable_class
+        if self._iterable not in (ModelIterable, ValuesListIterable, FlatValuesListIterable):
+            raise ImproperlyConfigured("A prepared read gives model instances or values_list rows, not "
+                                       f"{self._iterable.__name__}.")
+
+    @classmethod
+    def of(cls, build, kinds: dict[str, type]) -> _CompiledRead:
+        placeholders = _placeholders(kinds)
+        queryset = build(**placeholders)
+        if queryset._prefetch_related_lookups:
+            raise ImproperlyConfigured("A prepared read cannot prefetch: it runs one query.")
+        compiler = queryset.query.get_compiler(using=queryset.db)
+        sql, params = compiler.as_sql()
+        by_placeholder = {(type(value), value): name for name, value in placeholders.items()}
+        slots = [cls._slot(param, by_placeholder, placeholders) for param in params]
+        missing = set(kinds) - {name for kind, name in slots if kind == "value"}
+        if missing:
+            raise ImproperlyConfigured(f"The read does not use {sorted(missing)} as a value of its own.")
+        return cls(queryset=queryset, sql=sql, slots=slots, compiler=compiler)
+
+    @staticmethod
+    def _slot(param, by_placeholder: dict, placeholders: dict) -> tuple[str, object]:
+        name = by_placeholder.get((type(param), param))
+        if name is not None:
+            return "value", name
+        text = str(param)
+        markers = [str(value) if isinstance(value, int) else _STR_MARKER for value in placeholders.values()]
+        if any(marker in text for marker in markers):
+            raise ImproperlyConfigured(
+                f"The read changes a value on its way into the SQL ({param!r}); pass it ready-made."
+            )
+        return "constant", param
+
+    def params_for(self, values: dict) -> tuple:
+        return tuple(values[item] if kind == "value" else item for kind, item in self._slots)
+
+    def results(self, rows: list) -> list:
+        compiler = self._compiler
+        if compiler.has_extra_select:
+            rows = [row[: compiler.col_count] for row in rows]
+        converted = compiler.results_iter([rows])
+        if self._iterable is ValuesListIterable:
+            return [tuple(row) for row in converted]
+        if self._iterable is FlatValuesListIterable:
+            return [row[0] for row in converted]
+        return self._instances(converted)
+
+    def _instances(self, rows) -> list[Model]:
+        """The rows as ModelIterable makes them: the model, its select_related rows and
+        its annotations."""
+        compiler = self._compiler
+        klass_info = compiler.klass_info
+        select = compiler.select
+        first, last = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
+        init_list = [column[0].target.attname for column in select[first:last]]
+        populators = get_related_populators(klass_info, select, self.alias)
+        instances = []
+        for row in rows:
+            instance = klass_info["model"].from_db(self.alias, init_list, row[first:last])
+            for populator in populators:
+                populator.populate(row, instance)
+            for name, position in compiler.annotation_col_map.items():
+                setattr(instance, name, row[position])
+            instances.append(instance)
+        return instances

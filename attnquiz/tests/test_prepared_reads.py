@@ -1,0 +1,214 @@
+"""PreparedRead gives what the queryset it was built from gives, in one query, and refuses
+the reads whose SQL a value could change."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.db.models import Count, F, Value
+from django.db.models.functions import Concat
+
+from attnquiz.prepared_reads import PreparedRead
+from courses.models import AssignmentItem, Enrolment, Role
+from exercises.models import Variant
+from exercises.selectors import _own_variant_of_item
+from exercises.services import variant_get_or_create_for_item
+from exams.selectors_accommodations import carried_accommodation
+
+
+def _enrolments_of_user(*, user_id):
+    return (
+        Enrolment.objects.select_related("course", "user")
+        .annotate(
+            label=Concat("user__username", Value(" as "), "role"),
+            course_enrolments=Count("course__enrolments"),
+            course_code=F("course__slug"),
+        )
+        .filter(user_id=user_id)
+        .order_by("course_id")
+    )
+
+
+ENROLMENTS_OF_USER = PreparedRead(_enrolments_of_user, user_id=int)
+
+
+@pytest.fixture
+def enrolments(demo):
+    return list(Enrolment.objects.order_by("pk"))
+
+
+def _fields(instance) -> dict:
+    return {field.attname: getattr(instance, field.attname) for field in instance._meta.concrete_fields}
+
+
+@pytest.mark.django_db
+class TestResultsEqualTheQuerysets:
+    def test_models_with_their_related_rows_and_annotations(self, enrolments, django_assert_num_queries):
+        users = {enrolment.user_id for enrolment in enrolments}
+        assert len(users) >= 3
+        for user_id in users:
+            expected = list(_enrolments_of_user(user_id=user_id))
+            with django_assert_num_queries(1):
+                got = ENROLMENTS_OF_USER.all(user_id=user_id)
+                # the select_related rows came with it: no query reading them
+                related = [(row.course.slug, row.user.username) for row in got]
+            assert [_fields(row) for row in got] == [_fields(row) for row in expected]
+            assert related == [(row.course.slug, row.user.username) for row in expected]
+            assert [(row.label, row.course_enrolments, row.course_code) for row in got] == [
+                (row.label, row.course_enrolments, row.course_code) for row in expected
+            ]
+            assert all(row._state.adding is False and row._state.db == "default" for row in got)
+
+    def test_datetimes_come_back_as_the_queryset_converts_them(self, enrolments):
+        enrolment = enrolments[0]
+        got = ENROLMENTS_OF_USER.all(user_id=enrolment.user_id)
+        row = next(row for row in got if row.pk == enrolment.pk)
+        assert row.created_at == enrolment.created_at
+        assert row.created_at.tzinfo is not None
+
+    def test_values_list_rows_and_flat_values(self, enrolments):
+        rows = PreparedRead(
+            lambda *, course_id: Enrolment.objects.filter(course_id=course_id)
+            .order_by("user__username")
+            .values_list("user__username", "role"),
+            course_id=int,
+        )
+        flat = PreparedRead(
+            lambda *, course_id, role: Enrolment.objects.filter(course_id=course_id, role=role)
+            .order_by("user_id")
+            .values_list("user_id", flat=True),
+            course_id=int,
+            role=str,
+        )
+        course_id = enrolments[0].course_id
+        expected_rows = list(
+            Enrolment.objects.filter(course_id=course_id).order_by("user__username").values_list("user__username", "role")
+        )
+        assert rows.all(course_id=course_id) == expected_rows
+        assert len(expected_rows) >= 3
+        students = list(
+            Enrolment.objects.filter(course_id=course_id, role=Role.STUDENT).order_by("user_id").values_list("user_id", flat=True)
+        )
+        assert flat.all(course_id=course_id, role=Role.STUDENT) == students
+        assert flat.all(course_id=course_id, role="no such role") == []
+        assert flat.first(course_id=course_id, role=Role.STUDENT) == students[0]
+        assert flat.first(course_id=course_id + 10_000, role=Role.STUDENT) is None
+
+    def test_a_string_value_is_a_parameter_never_sql(self, enrolments):
+        read = PreparedRead(
+            lambda *, role: Enrolment.objects.filter(role=role).values_list("pk", flat=True),
+            role=str,
+        )
+        assert read.all(role="student' OR '1'='1") == []
+        assert read.all(role="%") == []
+
+
+@pytest.mark.django_db
+class TestTheReadsThePagesMake:
+    def test_own_variant_of_item_is_the_querysets_with_the_accommodation_read(self, demo, django_user_model):
+        from exercises.selectors import _OWN_VARIANT_OF_ITEM
+
+        student = django_user_model.objects.get(username="student1")
+        item = AssignmentItem.objects.filter(assignment=demo.assignment).order_by("pk").first()
+        variant = variant_get_or_create_for_item(item=item, student=student)
+        values = dict(item_id=item.pk, student_id=student.pk, context=f"assignment:{item.pk}")
+
+        expected = _own_variant_of_item(**values).get()
+        got = _OWN_VARIANT_OF_ITEM.first(**values)
+        assert got.pk == variant.pk
+        assert _fields(got) == _fields(expected)
+        assert got.assignment_item.assignment.course.slug == demo.course.slug
+        assert got.exercise_version.exercise.slug == expected.exercise_version.exercise.slug
+        assert carried_accommodation(got) == carried_accommodation(expected)
+        assert vars(got)["own_accommodation_read"] is True
+        # the deferred columns stay deferred
+        assert got.exercise_version.get_deferred_fields() == {"source", "spec"}
+
+        assert _OWN_VARIANT_OF_ITEM.first(**{**values, "context": f"assignment:{item.pk + 1}"}) is None
+        assert _OWN_VARIANT_OF_ITEM.first(**{**values, "student_id": student.pk + 10_000}) is None
+
+
+@pytest.mark.django_db
+class TestCompiledOnce:
+    def test_the_build_runs_once_per_thread(self, enrolments):
+        calls = []
+
+        def build(*, user_id):
+            calls.append(user_id)
+            return Enrolment.objects.filter(user_id=user_id).values_list("pk", flat=True)
+
+        read = PreparedRead(build, user_id=int)
+        for enrolment in enrolments[:3]:
+            assert read.all(user_id=enrolment.user_id) == list(
+                Enrolment.objects.filter(user_id=enrolment.user_id).values_list("pk", flat=True)
+            )
+        assert len(calls) == 1
+        assert calls[0] not in {enrolment.user_id for enrolment in enrolments}  # the placeholder
+
+        compiled_elsewhere = []
+        thread = threading.Thread(target=lambda: compiled_elsewhere.append(read._compiled_read()))
+        thread.start()
+        thread.join()
+        assert len(calls) == 2 and compiled_elsewhere[0] is not read._compiled_read()
+
+
+@pytest.mark.django_db
+class TestRefused:
+    @pytest.mark.parametrize(
+        "values, message",
+        [
+            ({}, "exactly ['user_id']"),
+            ({"user_id": 1, "extra": 2}, "exactly ['user_id']"),
+            ({"user_id": None}, "user_id must be int, got NoneType"),
+            ({"user_id": "1"}, "user_id must be int, got str"),
+            ({"user_id": True}, "user_id must be int, got bool"),
+            ({"user_id": 1.0}, "user_id must be int, got float"),
+        ],
+    )
+    def test_values_of_the_wrong_name_or_type(self, values, message):
+        with pytest.raises(TypeError, match=message.replace("[", r"\[").replace("]", r"\]")):
+            ENROLMENTS_OF_USER.all(**values)
+
+    @pytest.mark.parametrize("kinds", [{}, {"user_id": float}, {"user_id": list}, {"user_id": object}])
+    def test_kinds_other_than_int_and_str(self, kinds):
+        with pytest.raises(ImproperlyConfigured):
+            PreparedRead(lambda **_: Enrolment.objects.all(), **kinds)
+
+    @pytest.mark.parametrize(
+        "build, kinds, message",
+        [
+            (
+                lambda *, name: Enrolment.objects.filter(user__username__contains=name),
+                {"name": str},
+                "changes a value",
+            ),
+            (
+                lambda *, name: Enrolment.objects.filter(user__username__startswith=name),
+                {"name": str},
+                "changes a value",
+            ),
+            (
+                lambda *, user_id, course_id: Enrolment.objects.filter(user_id=user_id),
+                {"user_id": int, "course_id": int},
+                "does not use ['course_id']",
+            ),
+            (
+                lambda *, user_id: Enrolment.objects.filter(user_id=user_id).prefetch_related("course"),
+                {"user_id": int},
+                "cannot prefetch",
+            ),
+            (
+                lambda *, user_id: Enrolment.objects.filter(user_id=user_id).values("role"),
+                {"user_id": int},
+                "not ValuesIterable",
+            ),
+        ],
+        ids=["contains", "startswith", "unused value", "prefetch", "values dicts"],
+    )
+    def test_reads_a_value_could_change_or_that_are_not_one_query(self, enrolments, build, kinds, message):
+        read = PreparedRead(build, **kinds)
+        values = {name: 1 if kind is int else "student1" for name, kind in kinds.items()}
+        with pytest.raises(ImproperlyConfigured, match=message.replace("[", r"\[").replace("]", r"\]")):
+            read.all(**values)
