@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from attnquiz.input_limits import UnreadableJson, json_loads_bounded
+from attnquiz.prepared_reads import PreparedRead
 
 from courses import pools
 from courses.middleware import course_checked_in_view
@@ -34,21 +35,30 @@ MAX_ANSWER_BYTES = 20_000
 logger = logging.getLogger(__name__)
 
 
-def _access_own_variant(*, user, variant_id: int) -> Variant:
-    """The user's own variant with everything a submission needs (their accommodation on
-    its assignment included), and the user's role in its course, in one query."""
-    variant = (
+def _own_variant_for_answer(*, variant_id: int, user_id: int):
+    return (
         with_own_accommodation(
             Variant.objects.select_related("exercise_version", "assignment_item__assignment__course"),
             assignment_path="assignment_item__assignment",
-            student=user,
+            student=user_id,
         )
         .annotate(
-            course_role=course_role_annotation(user=user, course_path="assignment_item__assignment__course")
+            course_role=course_role_annotation(user=user_id, course_path="assignment_item__assignment__course")
         )
-        .filter(pk=variant_id, student=user)
-        .first()
+        .filter(pk=variant_id, student_id=user_id)
+        # The version's source and spec are read once per process (``version_spec``).
+        .defer("exercise_version__source", "exercise_version__spec")
     )
+
+
+# Every answer reads it: compiled once, as building it costs more than running it.
+_OWN_VARIANT_FOR_ANSWER = PreparedRead(_own_variant_for_answer, variant_id=int, user_id=int)
+
+
+def _access_own_variant(*, user, variant_id: int) -> Variant:
+    """The user's own variant with everything a submission needs (their accommodation on
+    its assignment included), and the user's role in its course, in one query."""
+    variant = _OWN_VARIANT_FOR_ANSWER.first(variant_id=int(variant_id), user_id=user.pk)
     if variant is None:
         raise Http404("No such exercise variant.")
     variant.student = user

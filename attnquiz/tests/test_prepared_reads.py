@@ -129,6 +129,20 @@ class TestTheReadsThePagesMake:
         assert _OWN_VARIANT_OF_ITEM.first(**{**values, "context": f"assignment:{item.pk + 1}"}) is None
         assert _OWN_VARIANT_OF_ITEM.first(**{**values, "student_id": student.pk + 10_000}) is None
 
+    def test_own_variant_for_answer_carries_the_role(self, demo, django_user_model):
+        from grading.views import _OWN_VARIANT_FOR_ANSWER, _own_variant_for_answer
+
+        student = django_user_model.objects.get(username="student1")
+        item = AssignmentItem.objects.filter(assignment=demo.assignment).order_by("pk").first()
+        variant = variant_get_or_create_for_item(item=item, student=student)
+
+        got = _OWN_VARIANT_FOR_ANSWER.first(variant_id=variant.pk, user_id=student.pk)
+        expected = _own_variant_for_answer(variant_id=variant.pk, user_id=student.pk).get()
+        assert got.course_role == expected.course_role == Role.STUDENT
+        assert _fields(got) == _fields(expected)
+        other = django_user_model.objects.get(username="student2")
+        assert _OWN_VARIANT_FOR_ANSWER.first(variant_id=variant.pk, user_id=other.pk) is None
+
 
 @pytest.mark.django_db
 class TestCompiledOnce:
