@@ -10,10 +10,12 @@ fragment, API serializer, submit and the result poll read what a student may see
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from django.db.models import BooleanField, DateTimeField, FilteredRelation, Min, OuterRef, Q, Subquery, Value
 from django.utils import timezone
 
+from attnquiz.prepared_reads import PreparedRead
 from courses.models import Assignment, AssignmentKind, ReleaseMoment
 from exercises.models import Variant
 from grading.models import Submission, SubmissionStatus
@@ -116,9 +118,38 @@ def _first_opened_at(*, assignment_id: int, student_id: int):
     ).first()
 
 
+def _window_row_of(*, assignment_id: int, student_id: int, clock_start: bool):
+    return _window_rows(Assignment.objects.filter(pk=assignment_id), clock_start=clock_start, student_id=student_id)[:1]
+
+
+# Every page, submit and poll of an assignment reads it: compiled once (``PreparedRead``),
+# for timed homework (which reads its clock start too) and for the rest.
+_WINDOW_ROW = PreparedRead(partial(_window_row_of, clock_start=False), assignment_id=int, student_id=int)
+_WINDOW_ROW_WITH_CLOCK_START = PreparedRead(
+    partial(_window_row_of, clock_start=True), assignment_id=int, student_id=int
+)
+
+
 def _window_row(*, assignment: Assignment, student_id: int) -> Assignment:
     """The assignment with the student's accommodation and attempt joined in."""
-    return _window_rows(Assignment.objects.filter(pk=assignment.pk), assignment=assignment, student_id=student_id).get()
+    read = _WINDOW_ROW_WITH_CLOCK_START if _needs_clock_start(assignment) else _WINDOW_ROW
+    row = read.first(assignment_id=assignment.pk, student_id=student_id)
+    if row is None:
+        raise Assignment.DoesNotExist("The assignment was deleted.")
+    return row
+
+
+def _own_deadline_row(*, course_slug: str, assignment_slug: str, student_id: int):
+    queryset = Assignment.objects.filter(course__slug=course_slug, slug=assignment_slug, kind=AssignmentKind.EXAM)
+    return (
+        _window_rows(queryset, clock_start=False, student_id=student_id)
+        .filter(window_attempt__isnull=False)
+        .order_by("pk")[:1]  # one at most: slugs are unique per course
+    )
+
+
+# Each running exam's page polls it: compiled once.
+_OWN_DEADLINE_ROW = PreparedRead(_own_deadline_row, course_slug=str, assignment_slug=str, student_id=int)
 
 
 def access_own_deadline(*, course_slug: str, assignment_slug: str, student) -> tuple[Window, object]:
@@ -127,12 +158,7 @@ def access_own_deadline(*, course_slug: str, assignment_slug: str, student) -> t
     the student's own clock, so the exam's access gate is not repeated here."""
     from django.http import Http404
 
-    queryset = Assignment.objects.filter(course__slug=course_slug, slug=assignment_slug, kind=AssignmentKind.EXAM)
-    row = (
-        _window_rows(queryset, assignment=None, student_id=student.pk)
-        .filter(window_attempt__isnull=False)
-        .first()
-    )
+    row = _OWN_DEADLINE_ROW.first(course_slug=course_slug, assignment_slug=assignment_slug, student_id=student.pk)
     if row is None or vars(row).get("window_attempt") is None:
         raise Http404("No attempt of yours on this exam.")
     window = window_compute(
@@ -143,7 +169,7 @@ def access_own_deadline(*, course_slug: str, assignment_slug: str, student) -> t
     return window, row.course
 
 
-def _window_rows(queryset, *, assignment: Assignment | None, student_id: int):
+def _window_rows(queryset, *, clock_start: bool, student_id: int):
     queryset = queryset.annotate(
         window_accommodation=FilteredRelation(
             "accommodations", condition=Q(accommodations__student=student_id)
@@ -154,7 +180,7 @@ def _window_rows(queryset, *, assignment: Assignment | None, student_id: int):
         window_attempt=FilteredRelation("attempts", condition=Q(attempts__student=student_id)),
         window_read=Value(True, output_field=BooleanField()),
     )
-    if assignment is not None and _needs_clock_start(assignment):
+    if clock_start:
         queryset = queryset.annotate(
             window_clock_started_at=Subquery(
                 _first_opened_at_query(assignment=OuterRef("pk"), student_id=student_id)

@@ -226,3 +226,71 @@ class TestRefused:
         values = {name: 1 if kind is int else "student1" for name, kind in kinds.items()}
         with pytest.raises(ImproperlyConfigured, match=message.replace("[", r"\[").replace("]", r"\]")):
             read.all(**values)
+
+
+@pytest.mark.django_db
+class TestTheWindowReads:
+    """The window's row: the assignment, its course, the student's accommodations and
+    attempt, joined only when they exist, as the queryset joins them."""
+
+    def _rows(self, *, assignment, student_id):
+        from exams.selectors import _window_row, _window_row_of
+
+        got = _window_row(assignment=assignment, student_id=student_id)
+        expected = _window_row_of(assignment_id=assignment.pk, student_id=student_id, clock_start=False).get()
+        return got, expected
+
+    @staticmethod
+    def _joined(row) -> dict:
+        return {
+            name: _fields(vars(row)[name]) if vars(row).get(name) is not None else None
+            for name in ("window_accommodation", "window_course_accommodation", "window_attempt")
+        }
+
+    def test_with_and_without_an_accommodation_and_an_attempt(self, demo, django_user_model):
+        from datetime import timedelta
+
+        from django.utils import timezone
+
+        from exams.models import Accommodation, AssignmentAttempt
+
+        assignment = demo.assignment
+        student, other = (django_user_model.objects.get(username=name) for name in ("student1", "student2"))
+        Accommodation.objects.create(assignment=assignment, student=student, time_limit_minutes=75)
+        AssignmentAttempt.objects.create(
+            assignment=assignment, student=student, started_at=timezone.now() - timedelta(minutes=3)
+        )
+
+        got, expected = self._rows(assignment=assignment, student_id=student.pk)
+        assert _fields(got) == _fields(expected)
+        assert self._joined(got) == self._joined(expected)
+        assert got.window_accommodation.time_limit_minutes == 75
+        assert got.window_attempt.student_id == student.pk and got.course.slug == demo.course.slug
+
+        got, expected = self._rows(assignment=assignment, student_id=other.pk)
+        assert self._joined(got) == self._joined(expected) == {
+            "window_accommodation": None, "window_course_accommodation": None, "window_attempt": None,
+        }
+
+    def test_the_deadline_read_finds_only_an_own_attempt_on_an_exam(self, demo, django_user_model):
+        from django.http import Http404
+        from django.utils import timezone
+
+        from courses.models import AssignmentKind
+        from exams.models import AssignmentAttempt
+        from exams.selectors import access_own_deadline
+
+        assignment = demo.assignment
+        student, other = (django_user_model.objects.get(username=name) for name in ("student1", "student2"))
+        AssignmentAttempt.objects.create(assignment=assignment, student=student, started_at=timezone.now())
+        slugs = dict(course_slug=demo.course.slug, assignment_slug=assignment.slug)
+        with pytest.raises(Http404):  # homework has no deadline of an attempt
+            access_own_deadline(**slugs, student=student)
+        assignment.kind = AssignmentKind.EXAM
+        assignment.save()
+        window, course = access_own_deadline(**slugs, student=student)
+        assert course.pk == demo.course.pk and window.attempt.student_id == student.pk
+        with pytest.raises(Http404):
+            access_own_deadline(**slugs, student=other)
+        with pytest.raises(Http404):
+            access_own_deadline(course_slug=demo.course.slug, assignment_slug=assignment.slug + "x", student=student)
