@@ -16,6 +16,7 @@ What the queryset's *shape* depends on cannot change between runs: a value must 
 which joins or conditions exist (``None``, a list for ``__in``, a model instance) and must
 not be transformed on its way into the SQL (``__contains`` wraps it in ``%``). Both are
 refused when the read is compiled (``ImproperlyConfigured``), never silently run wrong.
+A read matches its values (``=``): an int no 64-bit column can hold matches no row.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import EmptyResultSet, FullResultSet, ImproperlyConfigured
 from django.db import connections
 from django.db.models import Model, QuerySet
 from django.db.models.query import (
@@ -33,7 +34,8 @@ from django.db.models.query import (
     get_related_populators,
 )
 
-_INT_PLACEHOLDER_BASE = 1_987_654_321_000  # far from any id or count a test could create
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_INT_PLACEHOLDER_BASE = 2_087_654_321  # within every integer column (Django refuses a 32-bit id past 2**31 - 1), far from any id a test makes
 # LIKE's wildcards and escape in it: a lookup that escapes a value changes it visibly.
 _STR_MARKER = "\u27e8prepared:"
 _STR_PLACEHOLDER = _STR_MARKER + "{name}%_\\\u27e9"
@@ -54,8 +56,11 @@ class PreparedRead:
         return rows[0] if rows else None
 
     def all(self, **values) -> list:
+        values = self._checked(values)
+        if any(type(value) is int and not _INT64_MIN <= value <= _INT64_MAX for value in values.values()):
+            return []  # no column holds it (an id typed into a URL): Django's lookups match nothing too
         compiled = self._compiled_read()
-        params = compiled.params_for(self._checked(values))
+        params = compiled.params_for(values)
         with connections[compiled.alias].cursor() as cursor:
             cursor.execute(compiled.sql, params)
             rows = cursor.fetchall()
@@ -99,6 +104,12 @@ class _CompiledRead:
         if self._iterable not in (ModelIterable, ValuesListIterable, FlatValuesListIterable):
             raise ImproperlyConfigured("A prepared read gives model instances or values_list rows, not "
                                        f"{self._iterable.__name__}.")
+        # What results_iter and ModelIterable work out on every run, worked out once.
+        self._fields = [column[0] for column in compiler.select[: compiler.col_count]]
+        self._converters = compiler.get_converters(self._fields)
+        self._composite = compiler.has_composite_fields(self._fields)
+        if self._iterable is ModelIterable:
+            self._model_rows = _ModelRows(compiler, self.alias)
 
     @classmethod
     def of(cls, build, kinds: dict[str, type]) -> _CompiledRead:
@@ -107,7 +118,12 @@ class _CompiledRead:
         if queryset._prefetch_related_lookups:
             raise ImproperlyConfigured("A prepared read cannot prefetch: it runs one query.")
         compiler = queryset.query.get_compiler(using=queryset.db)
-        sql, params = compiler.as_sql()
+        try:
+            sql, params = compiler.as_sql()
+        except (EmptyResultSet, FullResultSet) as decided:
+            # Django dropped a condition for a placeholder (out of a small column's range):
+            # the SQL would depend on the value.
+            raise ImproperlyConfigured("The read's SQL depends on its values; it cannot be prepared.") from decided
         by_placeholder = {(type(value), value): name for name, value in placeholders.items()}
         slots = [cls._slot(param, by_placeholder, placeholders) for param in params]
         missing = set(kinds) - {name for kind, name in slots if kind == "value"}
@@ -135,28 +151,38 @@ class _CompiledRead:
         compiler = self._compiler
         if compiler.has_extra_select:
             rows = [row[: compiler.col_count] for row in rows]
-        converted = compiler.results_iter([rows])
+        if self._converters:
+            rows = compiler.apply_converters(rows, self._converters)
+        if self._composite:
+            rows = compiler.composite_fields_to_tuples(rows, self._fields)
         if self._iterable is ValuesListIterable:
-            return [tuple(row) for row in converted]
+            return [tuple(row) for row in rows]
         if self._iterable is FlatValuesListIterable:
-            return [row[0] for row in converted]
-        return self._instances(converted)
+            return [row[0] for row in rows]
+        return self._model_rows.instances(rows)
 
-    def _instances(self, rows) -> list[Model]:
-        """The rows as ModelIterable makes them: the model, its select_related rows and
-        its annotations."""
-        compiler = self._compiler
+
+class _ModelRows:
+    """Rows made into instances as ModelIterable makes them: the model, its select_related
+    rows and its annotations."""
+
+    def __init__(self, compiler, alias: str):
         klass_info = compiler.klass_info
         select = compiler.select
-        first, last = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
-        init_list = [column[0].target.attname for column in select[first:last]]
-        populators = get_related_populators(klass_info, select, self.alias)
+        self._alias = alias
+        self._model = klass_info["model"]
+        self._first, self._last = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
+        self._init_list = [column[0].target.attname for column in select[self._first : self._last]]
+        self._populators = get_related_populators(klass_info, select, alias)
+        self._annotations = list(compiler.annotation_col_map.items())
+
+    def instances(self, rows) -> list[Model]:
         instances = []
         for row in rows:
-            instance = klass_info["model"].from_db(self.alias, init_list, row[first:last])
-            for populator in populators:
+            instance = self._model.from_db(self._alias, self._init_list, row[self._first : self._last])
+            for populator in self._populators:
                 populator.populate(row, instance)
-            for name, position in compiler.annotation_col_map.items():
+            for name, position in self._annotations:
                 setattr(instance, name, row[position])
             instances.append(instance)
         return instances

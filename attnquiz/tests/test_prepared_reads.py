@@ -7,12 +7,14 @@ import threading
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
 from django.db.models import Count, F, Value
 from django.db.models.functions import Concat
 
 from attnquiz.prepared_reads import PreparedRead
 from courses.models import AssignmentItem, Enrolment, Role
 from exercises.models import Variant
+from review.models import ReviewEntry
 from exercises.selectors import _own_variant_of_item
 from exercises.services import variant_get_or_create_for_item
 from exams.selectors_accommodations import carried_accommodation
@@ -218,8 +220,15 @@ class TestRefused:
                 {"user_id": int},
                 "not ValuesIterable",
             ),
+            pytest.param(
+                lambda *, number: ReviewEntry.objects.filter(rating=number),
+                {"number": int},
+                "depends on its values",
+                # a 16-bit column: PostgreSQL's range, which Django checks a value against
+                marks=pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite has no small integers"),
+            ),
         ],
-        ids=["contains", "startswith", "unused value", "prefetch", "values dicts"],
+        ids=["contains", "startswith", "unused value", "prefetch", "values dicts", "a small column"],
     )
     def test_reads_a_value_could_change_or_that_are_not_one_query(self, enrolments, build, kinds, message):
         read = PreparedRead(build, **kinds)
@@ -294,3 +303,44 @@ class TestTheWindowReads:
             access_own_deadline(**slugs, student=other)
         with pytest.raises(Http404):
             access_own_deadline(course_slug=demo.course.slug, assignment_slug=assignment.slug + "x", student=student)
+
+
+@pytest.mark.django_db
+class TestHostileValues:
+    @pytest.mark.parametrize("item_id", [2**63, 10**30, -(2**63) - 1])
+    def test_an_id_no_column_can_hold_matches_nothing(self, demo, django_user_model, item_id):
+        from exercises.selectors import _OWN_VARIANT_OF_ITEM
+
+        student = django_user_model.objects.get(username="student1")
+        assert _OWN_VARIANT_OF_ITEM.first(item_id=item_id, student_id=student.pk, context="assignment:1") is None
+
+    @pytest.mark.parametrize("item_id", [2**31, 2**63 - 1, 2**63, 10**30])
+    def test_the_exercise_page_of_such_an_id_is_a_404(self, demo, client, django_user_model, item_id):
+        from django.urls import reverse
+
+        client.force_login(django_user_model.objects.get(username="student1"))
+        assert client.get(reverse("exercise", args=[item_id])).status_code == 404
+
+
+@pytest.mark.django_db
+class TestTheSessionsUser:
+    """The backend's get_user, a prepared read: the active user of the session's id."""
+
+    def _get_user(self, user_id):
+        from accounts.backends import UsernameOrEmailBackend
+
+        return UsernameOrEmailBackend().get_user(user_id)
+
+    def test_the_user_of_an_id_as_the_session_stores_it(self, demo, django_user_model):
+        student = django_user_model.objects.get(username="student1")
+        for stored in (student.pk, str(student.pk)):
+            user = self._get_user(stored)
+            assert (user.pk, user.username, user.password) == (student.pk, "student1", student.password)
+
+    def test_no_user_for_an_inactive_account_or_an_id_that_is_none(self, demo, django_user_model):
+        student = django_user_model.objects.get(username="student1")
+        student.is_active = False
+        student.save()
+        assert self._get_user(student.pk) is None
+        for stored in ("abc", "", None, "1.5", 2**31, str(2**63), str(10**30), 10**30, [1]):
+            assert self._get_user(stored) is None, stored
