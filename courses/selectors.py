@@ -55,9 +55,23 @@ def enrolments_for_user(*, user) -> QuerySet[Enrolment]:
     return active_enrolments().filter(user=user).select_related("course").order_by("course__title")
 
 
+# Every course and assignment page reads them: compiled once (``PreparedRead``).
+_COURSE_BY_SLUG = PreparedRead(lambda *, slug: Course.objects.filter(slug=slug)[:1], slug=str)  # slugs are unique
+_ASSIGNMENT_BY_SLUG = PreparedRead(
+    lambda *, course_id, slug: Assignment.objects.filter(course_id=course_id, slug=slug)[:1],  # unique per course
+    course_id=int,
+    slug=str,
+)
+_PUBLISHED_ASSIGNMENT_BY_SLUG = PreparedRead(
+    lambda *, course_id, slug: Assignment.objects.filter(course_id=course_id, slug=slug, is_published=True)[:1],
+    course_id=int,
+    slug=str,
+)
+
+
 def access_course(*, user, slug: str) -> tuple[Course, str]:
     """The course and the user's role in it; 404 for anyone not enrolled."""
-    course = Course.objects.filter(slug=slug).first()
+    course = _COURSE_BY_SLUG.first(slug=slug)
     role = course_role(user=user, course=course) if course else None
     if role is None:
         raise Http404("No such course.")
@@ -73,9 +87,12 @@ def assignments_visible(*, course: Course, role: str) -> QuerySet[Assignment]:
 
 def access_assignment(*, user, course_slug: str, assignment_slug: str) -> tuple[Assignment, str]:
     course, role = access_course(user=user, slug=course_slug)
-    assignment = assignments_visible(course=course, role=role).filter(slug=assignment_slug).first()
+    # assignments_visible's rule, as a prepared read per role
+    read = _ASSIGNMENT_BY_SLUG if role in STAFF_ROLES else _PUBLISHED_ASSIGNMENT_BY_SLUG
+    assignment = read.first(course_id=course.pk, slug=assignment_slug)
     if assignment is None:
         raise Http404("No such assignment.")
+    assignment.course = course  # the row read above, not a query
     return assignment, role
 
 
