@@ -109,6 +109,22 @@ def exercise_status(
     }
 
 
+# The assignment page's reads, on every student's way into an exam: compiled once.
+_ITEMS_OF_ASSIGNMENT = PreparedRead(
+    lambda *, assignment_id: AssignmentItem.objects.select_related("exercise_version__exercise").filter(
+        assignment_id=assignment_id
+    ),  # in the items' order (position, id)
+    assignment_id=int,
+)
+_VARIANTS_OF_ASSIGNMENT = PreparedRead(
+    lambda *, assignment_id, student_id: Variant.objects.filter(
+        assignment_item__assignment_id=assignment_id, student_id=student_id
+    ),
+    assignment_id=int,
+    student_id=int,
+)
+
+
 def assignment_item_statuses(
     *,
     assignment: Assignment,
@@ -129,7 +145,9 @@ def assignment_item_statuses(
     if attempts_allowed is None:
         attempts_allowed = student_attempts_allowed(assignment=assignment, student=student)
     if items is None:
-        items = list(assignment.items.select_related("exercise_version__exercise"))
+        items = _ITEMS_OF_ASSIGNMENT.all(assignment_id=assignment.pk)
+        for item in items:
+            item.assignment = assignment  # the caller's row, not a query each
     if pools.has_pools(items):
         if draw:
             items = pools.student_items(assignment=assignment, student=student, items=items)
@@ -138,10 +156,11 @@ def assignment_item_statuses(
             items = pools.items_given(items=items, draws=draws)
     else:
         items = pools.items_in_student_order(assignment=assignment, student=student, items=items)
+    given = {item.pk for item in items}
     variants = {
         variant.assignment_item_id: variant
-        for variant in Variant.objects.filter(assignment_item__in=items, student=student)
-        if variant.context == f"assignment:{variant.assignment_item_id}"
+        for variant in _VARIANTS_OF_ASSIGNMENT.all(assignment_id=assignment.pk, student_id=student.pk)
+        if variant.assignment_item_id in given and variant.context == f"assignment:{variant.assignment_item_id}"
     }
     progress = variants_progress(variants=list(variants.values())) if variants else {}
     rows = []
@@ -688,6 +707,21 @@ def _own_variant_of_item(*, item_id: int, student_id: int, context: str):
 _OWN_VARIANT_OF_ITEM = PreparedRead(_own_variant_of_item, item_id=int, student_id=int, context=str)
 
 
+def _item_with_own_accommodation(*, item_id: int, student_id: int):
+    return (
+        with_own_accommodation(
+            AssignmentItem.objects.select_related("assignment__course", "exercise_version__exercise"),
+            assignment_path="assignment",
+            student=student_id,
+        )
+        .filter(pk=item_id)[:1]
+    )
+
+
+# A first visit's read: every student's first page of each exercise in an exam makes it.
+_ITEM_WITH_OWN_ACCOMMODATION = PreparedRead(_item_with_own_accommodation, item_id=int, student_id=int)
+
+
 def access_item_and_variant(*, user, item_id: int) -> tuple[AssignmentItem, str, Variant | None]:
     """An exercise slot the user may open, their role in its course, and their variant of
     it (None on a first visit: the caller creates it). The rules are
@@ -703,15 +737,7 @@ def access_item_and_variant(*, user, item_id: int) -> tuple[AssignmentItem, str,
         item.exercise_version = variant.exercise_version  # the rows this query fetched
         variant.student = user
     else:
-        item = (
-            with_own_accommodation(
-                AssignmentItem.objects.select_related("assignment__course", "exercise_version__exercise"),
-                assignment_path="assignment",
-                student=user,
-            )
-            .filter(pk=item_id)
-            .first()
-        )
+        item = _ITEM_WITH_OWN_ACCOMMODATION.first(item_id=int(item_id), student_id=user.pk)
         if item is None:
             raise Http404("No such exercise.")
     role = course_role(user=user, course=item.assignment.course)

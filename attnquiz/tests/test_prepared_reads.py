@@ -344,3 +344,46 @@ class TestTheSessionsUser:
         assert self._get_user(student.pk) is None
         for stored in ("abc", "", None, "1.5", 2**31, str(2**63), str(10**30), 10**30, [1]):
             assert self._get_user(stored) is None, stored
+
+
+@pytest.mark.django_db
+class TestTheAssignmentPagesReads:
+    def test_a_student_finds_only_a_published_assignment_the_staff_any(self, demo, django_user_model, django_assert_num_queries):
+        from django.http import Http404
+
+        from courses.selectors import access_assignment
+
+        student = django_user_model.objects.get(username="student1")
+        instructor = django_user_model.objects.get(username="instructor")
+        slugs = dict(course_slug=demo.course.slug, assignment_slug=demo.assignment.slug)
+        with django_assert_num_queries(3):  # the course, the role, the assignment
+            assignment, role = access_assignment(user=student, **slugs)
+            assert assignment.course.slug == demo.course.slug  # came with it: no query
+        assert (assignment.pk, role) == (demo.assignment.pk, Role.STUDENT)
+
+        demo.assignment.is_published = False
+        demo.assignment.save()
+        with pytest.raises(Http404):
+            access_assignment(user=student, **slugs)
+        assignment, role = access_assignment(user=instructor, **slugs)
+        assert (assignment.pk, role) == (demo.assignment.pk, Role.INSTRUCTOR)
+        for other in ({**slugs, "assignment_slug": "no-such"}, {**slugs, "course_slug": "no-such"}):
+            with pytest.raises(Http404):
+                access_assignment(user=instructor, **other)
+
+    def test_the_statuses_read_only_the_students_own_variants_of_this_assignment(self, demo, django_user_model):
+        from exercises.selectors import _VARIANTS_OF_ASSIGNMENT, assignment_item_statuses
+
+        student, other = (django_user_model.objects.get(username=name) for name in ("student1", "student2"))
+        items = list(AssignmentItem.objects.filter(assignment=demo.assignment).order_by("position", "pk"))
+        mine = variant_get_or_create_for_item(item=items[0], student=student)
+        variant_get_or_create_for_item(item=items[1], student=other)
+
+        own = _VARIANTS_OF_ASSIGNMENT.all(assignment_id=demo.assignment.pk, student_id=student.pk)
+        assert [variant.pk for variant in own] == [mine.pk]
+        assert _VARIANTS_OF_ASSIGNMENT.all(assignment_id=demo.assignment.pk + 10_000, student_id=student.pk) == []
+
+        rows = assignment_item_statuses(assignment=demo.assignment, student=student)
+        assert [row["item"].pk for row in rows] == [item.pk for item in items]
+        assert {row["status"]["state"] for row in rows} == {"not started"}
+        assert all(row["item"].assignment is demo.assignment for row in rows)
