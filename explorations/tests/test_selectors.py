@@ -1,5 +1,7 @@
 """Numbers behind the explorations, checked against independent NumPy and the chapter."""
 
+import uuid
+
 import numpy as np
 import pytest
 from django.core.cache import cache
@@ -9,8 +11,12 @@ from grading.core.attention import variance_table
 
 
 @pytest.fixture(autouse=True)
-def empty_cache():
-    cache.clear()
+def empty_cache(settings):
+    """An empty cache of this test's own. Clearing the shared Redis instead would wipe what
+    tests running beside it keep there (a rate limit's bucket, pending follow-ups)."""
+    settings.CACHES = {"default": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": f"explorations-{uuid.uuid4().hex}",
+    }}
     yield
     cache.clear()
 

@@ -1,5 +1,7 @@
 """Exploration endpoints: exact numbers in, exact numbers out, refusals for bad input."""
 
+import uuid
+
 import numpy as np
 import pytest
 from django.core.cache import cache
@@ -12,8 +14,12 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture(autouse=True)
-def empty_cache():
-    cache.clear()
+def empty_cache(settings):
+    """An empty cache of this test's own. Clearing the shared Redis instead would wipe what
+    tests running beside it keep there (a rate limit's bucket, pending follow-ups)."""
+    settings.CACHES = {"default": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": f"explorations-{uuid.uuid4().hex}",
+    }}
     yield
     cache.clear()
 
