@@ -27,6 +27,7 @@ from functools import lru_cache
 from dataclasses import dataclass
 
 from grading.core.grades import AnswerFormatError
+from grading.core.syntax_tree import parse_eval
 
 MAX_CHARS = 2_000
 MAX_NESTING = 40
@@ -544,7 +545,7 @@ def read_expression(text, grammar: Grammar = SCALAR_GRAMMAR, known_names=frozens
         raise AnswerFormatError("the answer is empty: type an expression")
     source, literals = _rebuild(tokens)
     try:
-        tree = ast.parse(source, mode="eval")
+        tree = parse_eval(source)
     except SyntaxError:
         raise AnswerFormatError(_syntax_advice(tokens)) from None
     except (RecursionError, MemoryError, ValueError):
