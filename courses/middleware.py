@@ -5,9 +5,17 @@ import zoneinfo
 
 from django.utils import timezone
 
+from attnquiz.prepared_reads import PreparedRead
+
 from .models import Course
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
+
+# Every course page reads its course's zone first: compiled once.
+_TIME_ZONE_OF_COURSE = PreparedRead(
+    lambda *, slug: Course.objects.filter(slug=slug).order_by().values_list("time_zone", flat=True)[:1],
+    slug=str,
+)
 
 
 class CourseTimeZoneMiddleware:
@@ -26,7 +34,7 @@ class CourseTimeZoneMiddleware:
         slug = view_kwargs.get("course_slug")
         if not slug:
             return None
-        name = Course.objects.filter(slug=slug).values_list("time_zone", flat=True).first()
+        name = _TIME_ZONE_OF_COURSE.first(slug=slug)
         if name:
             try:
                 timezone.activate(zoneinfo.ZoneInfo(name))

@@ -37,7 +37,9 @@ from exams.selectors import (
     status_for_student,
 )
 from grading.models import Submission, SubmissionStatus
-from grading.selectors import part_progress, progress_of_part, variant_progress, variants_progress
+from grading.selectors import (
+    assignment_variants_progress, part_progress, progress_of_part, variant_progress, variants_progress,
+)
 
 from . import bodies, engine
 from .models import Variant
@@ -162,7 +164,9 @@ def assignment_item_statuses(
         for variant in _VARIANTS_OF_ASSIGNMENT.all(assignment_id=assignment.pk, student_id=student.pk)
         if variant.assignment_item_id in given and variant.context == f"assignment:{variant.assignment_item_id}"
     }
-    progress = variants_progress(variants=list(variants.values())) if variants else {}
+    progress = assignment_variants_progress(
+        assignment_id=assignment.pk, student_id=student.pk, variants=list(variants.values())
+    ) if variants else {}
     rows = []
     for item in items:
         status = exercise_status(

@@ -94,6 +94,32 @@ def variants_progress(*, variants) -> dict[tuple[int, str], dict]:
     return {key: _progress_of(submissions) for key, submissions in grouped.items()}
 
 
+# The assignment page's read of answers, on every student's way into an exam: compiled once.
+_ANSWERS_OF_ASSIGNMENT = PreparedRead(
+    lambda *, assignment_id, student_id: Submission.objects.filter(
+        variant__assignment_item__assignment_id=assignment_id,
+        variant__student_id=student_id,
+        variant__context__startswith="assignment:",  # a constant: practice answers stay out
+    ).order_by("variant_id", "part", "attempt"),
+    assignment_id=int,
+    student_id=int,
+)
+
+
+def assignment_variants_progress(*, assignment_id: int, student_id: int, variants) -> dict[tuple[int, str], dict]:
+    """``variants_progress`` of ``variants``, the student's own variants of one assignment,
+    read by (assignment, student) with one compiled query."""
+    by_id = {variant.pk: variant for variant in variants}
+    grouped: dict[tuple[int, str], list] = {}
+    for submission in _ANSWERS_OF_ASSIGNMENT.all(assignment_id=assignment_id, student_id=student_id):
+        variant = by_id.get(submission.variant_id)
+        if variant is None:
+            continue  # a variant of an item the student is no longer given
+        submission.variant = variant  # the caller's row, not a query each
+        grouped.setdefault((submission.variant_id, submission.part), []).append(submission)
+    return {key: _progress_of(submissions) for key, submissions in grouped.items()}
+
+
 def progress_of_part(progress: dict, *, variant_id: int, part: str) -> dict:
     return progress.get((variant_id, part)) or _progress_of([])
 
