@@ -17,6 +17,14 @@ which joins or conditions exist (``None``, a list for ``__in``, a model instance
 not be transformed on its way into the SQL (``__contains`` wraps it in ``%``). Both are
 refused when the read is compiled (``ImproperlyConfigured``), never silently run wrong.
 A read matches its values (``=``): an int no 64-bit column can hold matches no row.
+
+On PostgreSQL a prepared read is also planned once per connection: it runs on a cursor that
+binds its values on the server, and psycopg prepares it as a named statement when the
+connection allows prepared statements (``OPTIONS["prepare_threshold"]`` not None; the
+settings turn it on unless ``DATABASE_PREPARED_STATEMENTS=0``, as a PgBouncer in
+transaction mode without ``max_prepared_statements`` needs). Planning the exercise page's
+eight-table read cost PostgreSQL 2.3 ms against 0.23 ms to run it. The ORM's own queries
+keep Django's client-side binding, which never prepares.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from collections.abc import Callable
 
 from django.core.exceptions import EmptyResultSet, FullResultSet, ImproperlyConfigured
 from django.db import connections
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 from django.db.models import Model, QuerySet
 from django.db.models.query import (
     FlatValuesListIterable,
@@ -61,7 +70,7 @@ class PreparedRead:
             return []  # no column holds it (an id typed into a URL): Django's lookups match nothing too
         compiled = self._compiled_read()
         params = compiled.params_for(values)
-        with connections[compiled.alias].cursor() as cursor:
+        with _cursor_planned_once(connections[compiled.alias]) as cursor:
             cursor.execute(compiled.sql, params)
             rows = cursor.fetchall()
         return compiled.results(rows)
@@ -77,6 +86,33 @@ class PreparedRead:
             compiled = _CompiledRead.of(self._build, self._kinds)
             self._compiled.read = compiled
         return compiled
+
+
+def _cursor_planned_once(connection):
+    """Django's cursor (its query log and execute wrappers included) around one that binds
+    values on the server, where the server can keep a prepared statement; else Django's own."""
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    connection.ensure_connection()
+    if getattr(connection.connection, "prepare_threshold", None) is None:
+        return connection.cursor()  # prepared statements off (a transaction pooler), or psycopg 2
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    connection.validate_thread_sharing()
+    with connection.wrap_database_errors:
+        cursor = ServerBindingCursor(connection.connection)
+    if connection.queries_logged:
+        return _DebugCursorLoggingValues(cursor, connection)
+    return connection.make_cursor(cursor)
+
+
+class _DebugCursorLoggingValues(CursorDebugWrapper):
+    """The query log (tests, DEBUG) gets the SQL with its values, as for Django's own
+    cursor: psycopg keeps no query text after running a prepared statement."""
+
+    def execute(self, sql, params=None):
+        with self.debug_sql(self.db.ops.compose_sql(sql, params)):
+            return CursorWrapper.execute(self, sql, params)
 
 
 def _plain(value, kind: type, name: str) -> int | str:

@@ -118,6 +118,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
         "connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=5)
     )
+    # The prepared reads (attnquiz/prepared_reads.py) are planned once per connection as
+    # server-side prepared statements; the ORM's own queries never are (Django binds their
+    # values on the client). Off (0) behind a PgBouncer in transaction mode that keeps no
+    # prepared statements (max_prepared_statements = 0; docs/deploy.md, PgBouncer).
+    DATABASES["default"]["OPTIONS"].setdefault(
+        "prepare_threshold", 0 if env.bool("DATABASE_PREPARED_STATEMENTS", default=True) else None
+    )
     # Behind PgBouncer in transaction mode a named cursor cannot outlive its transaction
     # (docs/deploy.md, PgBouncer).
     DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env.bool(

@@ -387,3 +387,47 @@ class TestTheAssignmentPagesReads:
         assert [row["item"].pk for row in rows] == [item.pk for item in items]
         assert {row["status"]["state"] for row in rows} == {"not started"}
         assert all(row["item"].assignment is demo.assignment for row in rows)
+
+
+def _prepared_statements_of_this_connection() -> list[str]:
+    with connection.cursor() as cursor:  # Django's own cursor: binds on the client, never prepares
+        cursor.execute("SELECT statement FROM pg_prepared_statements ORDER BY statement")
+        return [row[0] for row in cursor.fetchall()]
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL keeps the prepared statements")
+class TestPlannedOncePerConnection:
+    def test_the_read_is_a_prepared_statement_and_the_orms_queries_are_not(self, enrolments):
+        user_id = enrolments[0].user_id
+        before = _prepared_statements_of_this_connection()
+        first = ENROLMENTS_OF_USER.all(user_id=user_id)
+        again = ENROLMENTS_OF_USER.all(user_id=user_id)
+        list(Enrolment.objects.filter(user_id=user_id))  # the ORM's own read
+        added = [statement for statement in _prepared_statements_of_this_connection() if statement not in before]
+        assert len(added) == 1  # one statement for both runs of the read; none for the ORM's
+        assert "courses_enrolment" in added[0] and "$1" in added[0]
+        assert [row.pk for row in first] == [row.pk for row in again] == [
+            row.pk for row in _enrolments_of_user(user_id=user_id)
+        ]
+
+    def test_with_prepared_statements_off_it_binds_on_the_client(self, enrolments):
+        """A PgBouncer in transaction mode keeps no prepared statements:
+        DATABASE_PREPARED_STATEMENTS=0 sets the connection's threshold to None."""
+        connection.ensure_connection()
+        threshold = connection.connection.prepare_threshold
+        connection.connection.prepare_threshold = None
+        try:
+            before = _prepared_statements_of_this_connection()
+            read = PreparedRead(lambda *, course_id: Enrolment.objects.filter(course_id=course_id), course_id=int)
+            rows = read.all(course_id=enrolments[0].course_id)
+            assert _prepared_statements_of_this_connection() == before
+            assert {row.pk for row in rows} == {e.pk for e in enrolments if e.course_id == enrolments[0].course_id}
+        finally:
+            connection.connection.prepare_threshold = threshold
+
+    def test_the_query_log_shows_the_values(self, enrolments, django_assert_num_queries):
+        user_id = enrolments[0].user_id
+        with django_assert_num_queries(1) as captured:
+            ENROLMENTS_OF_USER.all(user_id=user_id)
+        assert f'"courses_enrolment"."user_id" = {user_id}' in captured.captured_queries[0]["sql"]
