@@ -191,6 +191,15 @@ def sessions_signed_in(users) -> list[str]:
     return [row.session_key for row in rows]
 
 
+def statistics_refresh() -> None:
+    """ANALYZE, as autovacuum would have long before a real exam: the course was enrolled
+    seconds ago, and with the planner's statistics of an empty table the role read walked
+    every enrolment of the course (0.42 ms at 2,000 students) instead of the one it needs."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+
+
 def outcome_problems(*, assignment: Assignment, plan: dict) -> list[str]:
     """Every planned answer stored once and finished as its kind requires; what is not."""
     expected = {
@@ -330,6 +339,7 @@ class Command(BaseCommand):
         plan["think"] = think_range
         sign_in_sample = sign_in_sample_build(count=login_sample, run=run) if exam and login_sample else None
         (folder / "plan.json").write_text(json.dumps(plan))
+        statistics_refresh()
         self.stdout.write(f"load course: {students} students, 2 answers each, built in {time.perf_counter() - started:.0f} s")
 
         broker = RedisServer()
