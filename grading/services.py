@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
+from attnquiz.prepared_reads import PreparedRead
 from exams.locks import attempt_lock_for_answer
 from exams.selectors import student_window
 from exams.selectors_accommodations import carried_accommodation, with_own_accommodation
@@ -75,16 +76,29 @@ def part_context(*, variant: Variant, part: str) -> PartContext:
     )
 
 
+# Every answer counts its part's attempts under the variant's lock: compiled once.
+_ATTEMPTS_OF_PART = PreparedRead(
+    lambda *, variant_id, part: Submission.objects.filter(variant_id=variant_id, part=part)
+    .order_by()
+    .values("variant_id")  # one group: the part's answers
+    .annotate(
+        used=Count("pk", filter=~Q(status=SubmissionStatus.COULD_NOT_GRADE)),
+        latest=Max("attempt"),
+        solved=Count("pk", filter=Q(status=SubmissionStatus.GRADED, correct=True)),
+    )
+    .values_list("used", "latest", "solved"),
+    variant_id=int,
+    part=str,
+)
+
+
 def _part_attempts(*, variant: Variant, part: str) -> dict:
     """One query: attempts that count, the highest attempt number, and whether solved.
 
     An answer we could not grade does not use an attempt up, but keeps its number.
     """
-    return Submission.objects.filter(variant=variant, part=part).aggregate(
-        used=Count("pk", filter=~Q(status=SubmissionStatus.COULD_NOT_GRADE)),
-        latest=Max("attempt"),
-        solved=Count("pk", filter=Q(status=SubmissionStatus.GRADED, correct=True)),
-    )
+    used, latest, solved = _ATTEMPTS_OF_PART.first(variant_id=variant.pk, part=part) or (0, None, 0)
+    return {"used": used, "latest": latest, "solved": solved}
 
 
 CLIENT_KEY_MAX_LENGTH = 64
@@ -216,15 +230,21 @@ def answer_format_error(*, context: PartContext, raw_answer) -> str | None:
         return UNREADABLE_ANSWER
 
 
+# Every answer takes this lock: compiled once (inside a transaction, as select_for_update needs).
+_VARIANT_LOCKED_WITH_ACCOMMODATION = PreparedRead(
+    lambda *, variant_id: with_own_accommodation(
+        Variant.objects.select_for_update(of=("self",)).filter(pk=variant_id),
+        assignment_path="assignment_item__assignment",
+        student=F("student"),
+    ).order_by()[:1],
+    variant_id=int,
+)
+
+
 def _lock_variant(variant: Variant):
     """Lock the variant's row; returns the student's accommodation on its assignment (or
     None). Call inside a transaction."""
-    locked = with_own_accommodation(
-        Variant.objects.select_for_update(of=("self",)).filter(pk=variant.pk),
-        assignment_path="assignment_item__assignment",
-        student=F("student"),
-    ).first()
-    return carried_accommodation(locked)
+    return carried_accommodation(_VARIANT_LOCKED_WITH_ACCOMMODATION.first(variant_id=variant.pk))
 
 
 def _window_in_lock(*, assignment, student, accommodation, now) -> Window | None:
