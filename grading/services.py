@@ -307,6 +307,15 @@ def _claim_for_grading(submission_id: int) -> bool:
     return claimed == 1
 
 
+# The worker reads every answer it grades this way: compiled once.
+_SUBMISSION_TO_GRADE = PreparedRead(
+    lambda *, submission_id: Submission.objects.select_related(
+        "variant__exercise_version", "variant__assignment_item__assignment"
+    ).filter(pk=submission_id).order_by()[:1],
+    submission_id=int,
+)
+
+
 def submission_grade(*, submission_id: int) -> Submission | None:
     """Grade one submission exactly once. Idempotent and safe to call concurrently.
 
@@ -314,9 +323,9 @@ def submission_grade(*, submission_id: int) -> Submission | None:
     """
     if not _claim_for_grading(submission_id):
         return Submission.objects.filter(pk=submission_id).first()
-    submission = Submission.objects.select_related(
-        "variant__exercise_version", "variant__assignment_item__assignment"
-    ).get(pk=submission_id)
+    submission = _SUBMISSION_TO_GRADE.first(submission_id=submission_id)
+    if submission is None:  # deleted since it was claimed
+        return None
     if submission.deliveries > settings.GRADING_MAX_DELIVERIES:
         return _finish_could_not_grade(
             submission,
