@@ -13,7 +13,7 @@ import logging
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from courses.models import Assignment
@@ -119,6 +119,18 @@ def attempt_finish(*, assignment: Assignment, student) -> AssignmentAttempt:
     return attempt
 
 
+# An attempt ends by itself only under a time limit or a close date: the exam's own or the
+# student's accommodation on it (a course-wide one has neither: its factor and extra minutes
+# only stretch a limit). Attempts of an exam with neither stay open until Finish, and the
+# closer never reads them, however many pile up.
+_CAN_END_BY_ITSELF = (
+    Q(assignment__time_limit_minutes__gt=0)
+    | Q(assignment__closes_at__isnull=False)
+    | Q(own_accommodation__time_limit_minutes__gt=0)
+    | Q(own_accommodation__closes_at__isnull=False)
+)
+
+
 def attempts_close_expired(*, batch_size: int = CLOSE_BATCH, max_batches: int = 50) -> dict:
     """Close every open exam attempt whose time or close date is over; their stored
     answers count. Idempotent; reads open attempts in bounded batches by id, at most
@@ -134,7 +146,7 @@ def attempts_close_expired(*, batch_size: int = CLOSE_BATCH, max_batches: int = 
                 AssignmentAttempt.objects.select_related("assignment"),
                 assignment_path="assignment", student=F("student"),
             )
-            .filter(finished_at__isnull=True, pk__gt=last_id, assignment__kind="exam")
+            .filter(_CAN_END_BY_ITSELF, finished_at__isnull=True, pk__gt=last_id, assignment__kind="exam")
             .order_by("pk")[:batch_size]
         )
         if not attempts:

@@ -242,3 +242,38 @@ def test_the_staff_preview_an_exams_exercise_without_an_attempt(client, exam, it
     page = client.get(reverse("exercise", args=[item.pk]))
     assert page.status_code == 200
     assert not AssignmentAttempt.objects.exists()  # looking starts no clock
+
+
+def test_the_closer_reads_only_attempts_that_can_end_by_themselves(exam, demo, clock, django_user_model):
+    """Without a time limit or close date an attempt runs until Finish: the closer never
+    reads it, so attempts left open on such exams cost its sweep nothing."""
+    from exams.models import Accommodation, CourseAccommodation
+
+    exam.time_limit_minutes, exam.closes_at = None, None
+    exam.save()
+    students = [django_user_model.objects.get(username=name) for name in ("student1", "student2", "student3")]
+    for student in students:
+        services.attempt_start(assignment=exam, student=student)
+    CourseAccommodation.objects.create(course=exam.course, student=students[1], time_factor=1.5, extra_minutes=5)
+    Accommodation.objects.create(assignment=exam, student=students[2], time_limit_minutes=5)
+    clock.advance(minutes=6)
+    assert services.attempts_close_expired() == {"checked": 1, "time_up": 1, "closed": 0}
+    assert services.attempts_close_expired() == {"checked": 0, "time_up": 0, "closed": 0}
+    exam.closes_at = START + timedelta(minutes=7)
+    exam.save()
+    clock.advance(minutes=2)
+    assert services.attempts_close_expired() == {"checked": 2, "time_up": 0, "closed": 2}
+    ends = dict(AssignmentAttempt.objects.values_list("student__username", "close_reason"))
+    assert ends == {"student1": "closed", "student2": "closed", "student3": "time_up"}
+
+
+def test_an_own_close_date_alone_makes_the_closer_read_the_attempt(exam, demo, clock, django_user_model):
+    from exams.models import Accommodation
+
+    exam.time_limit_minutes, exam.closes_at = None, None
+    exam.save()
+    student = django_user_model.objects.get(username="student1")
+    services.attempt_start(assignment=exam, student=student)
+    Accommodation.objects.create(assignment=exam, student=student, closes_at=START + timedelta(minutes=3))
+    clock.advance(minutes=4)
+    assert services.attempts_close_expired() == {"checked": 1, "time_up": 0, "closed": 1}
