@@ -86,12 +86,9 @@ def variants_progress(*, variants) -> dict[tuple[int, str], dict]:
     """``part_progress`` for every (variant id, part) of ``variants``, from one query.
 
     A part without submissions is absent: look it up with ``progress_of_part``."""
-    by_id = {variant.pk: variant for variant in variants}
-    grouped: dict[tuple[int, str], list] = {}
-    for submission in Submission.objects.filter(variant__in=variants).order_by("variant_id", "part", "attempt"):
-        submission.variant = by_id[submission.variant_id]  # the caller's row, not a query each
-        grouped.setdefault((submission.variant_id, submission.part), []).append(submission)
-    return {key: _progress_of(submissions) for key, submissions in grouped.items()}
+    variants = list(variants)
+    answers = Submission.objects.filter(variant__in=variants).order_by("variant_id", "part", "attempt")
+    return _progress_by_variant_and_part(answers, variants)
 
 
 # The assignment page's read of answers, on every student's way into an exam: compiled once.
@@ -109,12 +106,19 @@ _ANSWERS_OF_ASSIGNMENT = PreparedRead(
 def assignment_variants_progress(*, assignment_id: int, student_id: int, variants) -> dict[tuple[int, str], dict]:
     """``variants_progress`` of ``variants``, the student's own variants of one assignment,
     read by (assignment, student) with one compiled query."""
+    answers = _ANSWERS_OF_ASSIGNMENT.all(assignment_id=assignment_id, student_id=student_id)
+    return _progress_by_variant_and_part(answers, variants)
+
+
+def _progress_by_variant_and_part(answers, variants) -> dict[tuple[int, str], dict]:
+    """``_progress_of`` each (variant, part) of ``answers`` (in attempt order) that belong to
+    one of ``variants``; the others (an item the student is no longer given) are left out."""
     by_id = {variant.pk: variant for variant in variants}
     grouped: dict[tuple[int, str], list] = {}
-    for submission in _ANSWERS_OF_ASSIGNMENT.all(assignment_id=assignment_id, student_id=student_id):
+    for submission in answers:
         variant = by_id.get(submission.variant_id)
         if variant is None:
-            continue  # a variant of an item the student is no longer given
+            continue
         submission.variant = variant  # the caller's row, not a query each
         grouped.setdefault((submission.variant_id, submission.part), []).append(submission)
     return {key: _progress_of(submissions) for key, submissions in grouped.items()}

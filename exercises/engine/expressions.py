@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grading.core import attention as attention_core
-from grading.core.syntax_tree import parse_eval
+from grading.core.syntax_tree import parse_expression_tree
 
 from .errors import ExpressionError
 
@@ -240,7 +240,7 @@ def compile_expression(text, *, known_names: Iterable[str] | None = None) -> Exp
     if len(text) > MAX_EXPRESSION_LENGTH:
         raise ExpressionError(f"expression longer than {MAX_EXPRESSION_LENGTH} characters")
     try:
-        tree = parse_eval(text)
+        tree = parse_expression_tree(text)
     except SyntaxError as exc:
         raise ExpressionError(f"syntax error in '{text}' at column {exc.offset}") from None
     except (RecursionError, MemoryError):

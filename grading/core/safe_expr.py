@@ -27,7 +27,7 @@ from functools import lru_cache
 from dataclasses import dataclass
 
 from grading.core.grades import AnswerFormatError
-from grading.core.syntax_tree import parse_eval
+from grading.core.syntax_tree import parse_expression_tree
 
 MAX_CHARS = 2_000
 MAX_NESTING = 40
@@ -545,7 +545,7 @@ def read_expression(text, grammar: Grammar = SCALAR_GRAMMAR, known_names=frozens
         raise AnswerFormatError("the answer is empty: type an expression")
     source, literals = _rebuild(tokens)
     try:
-        tree = parse_eval(source)
+        tree = parse_expression_tree(source)
     except SyntaxError:
         raise AnswerFormatError(_syntax_advice(tokens)) from None
     except (RecursionError, MemoryError, ValueError):

@@ -17,8 +17,10 @@ import threading
 _PARSE_LOCK = threading.Lock()
 
 
-def parse_eval(source: str) -> ast.Expression:
-    """``ast.parse(source, mode="eval")``, safe to call from many threads at once.
+def parse_expression_tree(source: str) -> ast.Expression:
+    """``ast.parse(source, mode="eval")``, safe to call from many threads at once. It only
+    builds the syntax tree: nothing is evaluated (the callers check the tree against their
+    whitelists before anything walks it).
 
     Raises what ``ast.parse`` raises (``SyntaxError``, ``RecursionError``, ``MemoryError``,
     ``ValueError``); the callers turn those into their own messages.
