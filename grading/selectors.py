@@ -20,9 +20,8 @@ from .grade_events import grade_wait
 from .models import QueueHeartbeat, Submission, SubmissionStatus
 
 
-def access_submission(*, user, submission_id: int) -> Submission:
-    """A submission its own student, or the course's staff, may read; 404 otherwise."""
-    submission = (
+def _submission_with_context(*, submission_id: int):
+    return (
         with_own_accommodation(
             Submission.objects.select_related(
                 "variant__exercise_version__exercise",
@@ -31,9 +30,17 @@ def access_submission(*, user, submission_id: int) -> Submission:
             assignment_path="variant__assignment_item__assignment",
             student=F("student"),
         )
-        .filter(pk=submission_id)
-        .first()
+        .filter(pk=submission_id)[:1]
     )
+
+
+# Every result poll reads it: compiled once (``PreparedRead``).
+_SUBMISSION_WITH_CONTEXT = PreparedRead(_submission_with_context, submission_id=int)
+
+
+def access_submission(*, user, submission_id: int) -> Submission:
+    """A submission its own student, or the course's staff, may read; 404 otherwise."""
+    submission = _SUBMISSION_WITH_CONTEXT.first(submission_id=int(submission_id))
     if submission is None:
         raise Http404("No such submission.")
     # The student's own attempts (shown with the result) come with this one query.
@@ -47,6 +54,22 @@ def access_submission(*, user, submission_id: int) -> Submission:
 
 
 OUTCOME_FIELDS = ["status", "score", "awarded", "correct", "feedback", "misconception", "graded_at"]
+
+# A long poll re-reads the grade on each wake-up: compiled once.
+_OUTCOME_OF_SUBMISSION = PreparedRead(
+    lambda *, submission_id: Submission.objects.filter(pk=submission_id).values_list(*OUTCOME_FIELDS)[:1],
+    submission_id=int,
+)
+
+
+def submission_outcome_refresh(submission: Submission) -> None:
+    """Re-read the grading outcome of ``submission`` (``OUTCOME_FIELDS``) into it, as
+    ``refresh_from_db(fields=OUTCOME_FIELDS)`` does, with one compiled read."""
+    row = _OUTCOME_OF_SUBMISSION.first(submission_id=submission.pk)
+    if row is None:
+        raise Submission.DoesNotExist(f"Submission {submission.pk} is gone.")
+    for field, value in zip(OUTCOME_FIELDS, row):
+        setattr(submission, field, value)
 
 
 def submission_wait_finished(
@@ -69,17 +92,24 @@ def submission_wait_finished(
             timeout=min(remaining, slice_seconds),
             fallback_interval=interval,
         )
-        submission.refresh_from_db(fields=OUTCOME_FIELDS)
+        submission_outcome_refresh(submission)
     return submission
 
 
-def submissions_for_part(*, variant, part: str):
-    return Submission.objects.filter(variant=variant, part=part).order_by("attempt")
+# A graded answer's result reads its part's attempts: compiled once.
+_ANSWERS_OF_PART = PreparedRead(
+    lambda *, variant_id, part: Submission.objects.filter(variant_id=variant_id, part=part).order_by("attempt"),
+    variant_id=int,
+    part=str,
+)
 
 
 def part_progress(*, variant, part: str) -> dict:
     """Attempts used, whether solved, and the best awarded score for one part."""
-    return _progress_of(list(submissions_for_part(variant=variant, part=part)))
+    submissions = _ANSWERS_OF_PART.all(variant_id=variant.pk, part=part)
+    for submission in submissions:
+        submission.variant = variant  # the caller's row, not a query each
+    return _progress_of(submissions)
 
 
 def variants_progress(*, variants) -> dict[tuple[int, str], dict]:
