@@ -338,6 +338,11 @@ GRADING_MODE = env("GRADING_MODE", default="celery" if REDIS_URL else "inline")
 GRADING_STALE_AFTER_SECONDS = env.int("GRADING_STALE_AFTER_SECONDS", default=60)
 # How long a result request may wait for a pending grade before answering "still grading".
 GRADING_LONG_POLL_SECONDS = env.float("GRADING_LONG_POLL_SECONDS", default=1.5)
+# How long the answer's own response waits for its grade (at most the long poll): a grade
+# that comes sooner (on a quiet day: within ~40 ms) is in it; a later one is not waited for
+# there. The answer is acknowledged as stored and the page long-polls for the grade, so in
+# the exam hour an answer is acknowledged without queueing behind everyone else's grading.
+GRADING_SUBMIT_WAIT_SECONDS = env.float("GRADING_SUBMIT_WAIT_SECONDS", default=0.1)
 # Admission control (attnquiz.admission, with gunicorn's attnquiz.gunicorn_worker): a
 # request that waited longer than this for a thread is answered 503 with this Retry-After.
 ADMISSION_MAX_QUEUE_WAIT_SECONDS = env.float("ADMISSION_MAX_QUEUE_WAIT_SECONDS", default=5.0)

@@ -70,6 +70,12 @@ def _access_own_variant(*, user, variant_id: int) -> Variant:
     return variant
 
 
+def submit_wait_seconds() -> float:
+    """How long an answer's response waits for its grade: ``GRADING_SUBMIT_WAIT_SECONDS``,
+    never longer than a result's long poll."""
+    return max(0.0, min(settings.GRADING_SUBMIT_WAIT_SECONDS, settings.GRADING_LONG_POLL_SECONDS))
+
+
 def _wants_fragment(request) -> bool:
     return request.headers.get("HX-Request") == "true"
 
@@ -122,10 +128,9 @@ def submit_answer(request, variant_id: int, part: str):
         )
     visibility = submission_visibility(submission)
     if not visibility.grade_hidden:
-        # The grade is usually stored within tens of milliseconds: answer with it if it comes.
-        submission = selectors.submission_wait_finished(
-            submission=submission, timeout=settings.GRADING_LONG_POLL_SECONDS
-        )
+        # The grade is usually stored within tens of milliseconds: answer with it if it comes
+        # that soon; else acknowledge the stored answer now and let the page long-poll.
+        submission = selectors.submission_wait_finished(submission=submission, timeout=submit_wait_seconds())
     return render(
         request, "grading/_result.html", submission_view_context(submission, visibility=visibility)
     )

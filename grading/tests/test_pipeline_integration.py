@@ -145,6 +145,7 @@ def test_result_request_waits_for_the_grade_then_answers(start_worker, variant, 
     from django.urls import reverse
 
     settings.GRADING_LONG_POLL_SECONDS = 20
+    settings.GRADING_SUBMIT_WAIT_SECONDS = 20
     start_worker()
     assert client.login(username="student1", password="attention-demo")
     response = client.post(
@@ -155,6 +156,31 @@ def test_result_request_waits_for_the_grade_then_answers(start_worker, variant, 
     assert response.status_code == 200
     html = response.content.decode()
     assert 'data-result="graded"' in html and "Correct" in html
+
+
+def test_an_answer_is_acknowledged_before_its_grade_and_the_poll_brings_the_grade(
+    start_worker, variant, student, client, settings
+):
+    from django.urls import reverse
+
+    settings.GRADING_LONG_POLL_SECONDS = 20
+    settings.GRADING_SUBMIT_WAIT_SECONDS = 0  # the exam hour: no wait for the grade in the answer's response
+    start_worker()
+    assert client.login(username="student1", password="attention-demo")
+    response = client.post(
+        reverse("submit", args=[variant.pk, "weights"]),
+        {"answer": right_answer(variant)},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'data-result="pending"' in html and "Answer stored" in html
+    submission = Submission.objects.get(variant=variant, part="weights")
+    assert f'hx-get="{reverse("submission", args=[submission.pk])}?wait=1"' in html
+    polled = client.get(reverse("submission", args=[submission.pk]) + "?wait=1", HTTP_HX_REQUEST="true")
+    assert polled.status_code == 200
+    assert 'data-result="graded"' in polled.content.decode() and "Correct" in polled.content.decode()
+    assert polled["HX-Trigger"] == "graded"
 
 
 def test_the_grades_followup_runs_on_the_worker_from_the_followup_queue(start_worker, variant, student):

@@ -15,7 +15,9 @@ submit and submit→graded percentiles (locust's, and graded_at − created_at f
 database), errors and the queue depth over time, and checks: no error, every answer
 stored and finished (right and wrong ones graded with the right verdict, hostile ones
 could-not-grade), the queue drained within a minute of the last answer, and the submit
-p95 (acknowledged, with the grade when it comes within the long poll) under 1 s. Exits 1
+p95 under 1 s: the answer's acknowledgement, with its grade when that comes within
+``GRADING_SUBMIT_WAIT_SECONDS``; a later grade comes by the result poll, and
+submit→graded is the whole wait as the student saw it. Exits 1
 when a check fails. Traffic goes to 127.0.0.1 only; every wait is bounded.
 
 ``--profile exam-start`` is the exam hour as it really happens: the assignment is an exam,
