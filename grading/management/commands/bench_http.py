@@ -11,8 +11,9 @@ in each round:
 - a bare Celery no-op drain: N no-op tasks through the same broker and worker;
 - the worker alone: submissions stored at once, time until all are graded and every
   queue is empty (the follow-ups a grade queues are part of its cost);
-- graded answers over HTTP: students POST right answers (the long poll answers with the
-  grade), time until all are graded and every queue is empty; meanwhile the CPU time of
+- graded answers over HTTP: students POST right answers and, when the reply is the pending
+  marker (the grade took longer than ``GRADING_SUBMIT_WAIT_SECONDS``), long-poll the result as
+  the page does, time until all are graded and every queue is empty; meanwhile the CPU time of
   every process (gunicorn, each worker, this database's PostgreSQL backends, Redis) is
   read from /proc, per graded answer;
 - the exercise page as a student, and two bare views, req/s: ``/healthz/live/`` behind
@@ -25,6 +26,7 @@ the figures, so a noisy machine slows them alike; the summary gives medians and 
 from __future__ import annotations
 
 import http.client
+import re
 import secrets
 import statistics
 import threading
@@ -54,6 +56,8 @@ from grading.models import Submission, SubmissionStatus
 
 WORKED_EXAMPLE = "attention-weights-one-query"
 FINISHED = (SubmissionStatus.GRADED, SubmissionStatus.COULD_NOT_GRADE)
+# The pending marker's long poll, which the page's htmx follows at once.
+PENDING_RESULT = re.compile(r'hx-get="(/grading/submissions/\d+/\?wait=1)"')
 
 
 class Command(BaseCommand):
@@ -299,13 +303,31 @@ class Command(BaseCommand):
 
     # --- helpers -------------------------------------------------------------------------
 
+    MAX_RESULT_POLLS = 40  # each one a long poll of up to GRADING_LONG_POLL_SECONDS
     CSRF = "benchcsrf" + "0" * 23  # any 32-character secret: cookie and header must agree
 
     def cookies(self, student) -> str:
         return f"{settings.SESSION_COOKIE_NAME}={student['session']}; {settings.CSRF_COOKIE_NAME}={self.CSRF}"
 
     def post_answer(self, connection_, student) -> bool:
-        """POST the student's answer as the page does; True when the reply carries the grade."""
+        """POST the student's answer as the page does and, while the reply is the pending
+        marker, long-poll its result as the page does; True when the grade came."""
+        html = self.post_submit(connection_, student)
+        for _ in range(self.MAX_RESULT_POLLS):
+            if 'data-result="graded"' in html:
+                return True
+            pending = PENDING_RESULT.search(html)
+            if pending is None:
+                raise RuntimeError(f"submit answered neither a grade nor a pending marker: {html[:300]}")
+            connection_.request("GET", pending.group(1), headers={"Cookie": self.cookies(student), "HX-Request": "true"})
+            response = connection_.getresponse()
+            html = response.read().decode()
+            if response.status != 200:
+                raise RuntimeError(f"result poll answered {response.status}: {html[:300]}")
+        return False
+
+    def post_submit(self, connection_, student) -> str:
+        """POST the student's answer as the page does; the reply's HTML."""
         body = "answer=" + student["answer"].replace(" ", "+").replace(",", "%2C")
         connection_.request(
             "POST",
@@ -323,7 +345,7 @@ class Command(BaseCommand):
         html = response.read().decode()
         if response.status != 200:
             raise RuntimeError(f"submit answered {response.status}: {html[:300]}")
-        return 'data-result="graded"' in html
+        return html
 
     def wait_graded(self, ids: list[int], *, by_variant: bool = False) -> None:
         field = "variant_id__in" if by_variant else "pk__in"

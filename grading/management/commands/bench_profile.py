@@ -3,7 +3,7 @@
 Starts the same stack as ``bench_http`` (a private Redis, one worker per queue a grade
 uses, gunicorn 3 × 8 on production settings), then records with py-spy (sampling, every
 process of the session) while ``--clients`` students (1) load the exercise page for
-``--seconds`` and (2) post right answers (the long poll answers with the grade). The raw
+``--seconds`` and (2) post right answers, long-polling for grades as ``bench_http`` does. The raw
 collapsed stacks are kept in ``--out``; the summary prints, per phase and process group,
 the 15 functions with the most samples of their own ("own") and in their call tree
 ("total"), as ``py-spy top`` sorts them. Benchmarks only; needs ptrace rights.
