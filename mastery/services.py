@@ -12,14 +12,18 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
+from functools import reduce
+from operator import or_
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import OperationalError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from courses.models import AssignmentItem
 from exercises.engine.skills import part_skills, skill_for_misconception
+from exercises.models import ExerciseVersion
 from exercises.selectors import practice_origin_item_id
 from grading.models import Submission
 
@@ -64,15 +68,8 @@ def submission_evidence(
     return [Evidence(skill, bool(correct), "") for skill in part_skills(spec_data, part)]
 
 
-def _manual_credit(submission: Submission) -> float | None:
-    """A person's grade of the answer (its raw score), or None for a machine grade."""
-    details = (submission.feedback or {}).get("details") if isinstance(submission.feedback, dict) else None
-    if isinstance(details, dict) and details.get("manual") and submission.score is not None:
-        return float(submission.score)
-    return None
-
-
-def _outcome(submission: Submission) -> bool | None:
+def _outcome(submission) -> bool | None:
+    """Right or wrong (a Submission, or a batch's row of one); None while a grade is awaited."""
     if submission.correct is not None:
         return submission.correct
     return None if submission.score is None else submission.score >= 1.0
@@ -89,20 +86,78 @@ def parameters_for(skills) -> dict[str, bkt.BKTParams]:
     }
 
 
-def submission_course_id(submission: Submission) -> int | None:
-    """The course an answer belongs to: its assignment's, or for practice the course of the
-    assignment item the practice was started from; None when there is none (the item was
-    deleted since), and such an answer is no evidence for anybody's mastery."""
-    variant = submission.variant
-    if variant.assignment_item_id is not None:
-        return variant.assignment_item.assignment.course_id
-    if variant.context.startswith("practice:"):
-        return (
-            AssignmentItem.objects.filter(pk=practice_origin_item_id(variant))
-            .values_list("assignment__course_id", flat=True)
-            .first()
+@dataclass(frozen=True)
+class _Graded:
+    """What one submission's evidence is made of, as read for a batch."""
+
+    id: int
+    student_id: int
+    part: str
+    score: float | None
+    correct: bool | None
+    misconception: str
+    created_at: datetime
+    manual: object  # feedback["details"]["manual"]: a person graded it when truthy
+    context: str
+    version_id: int
+    assignment_course_id: int | None
+
+    @property
+    def is_practice(self) -> bool:
+        return self.context.startswith("practice:")
+
+
+def _graded_read(submission_ids: list[int]) -> list[_Graded]:
+    """The batch's submissions with their variant's context and assignment's course, one
+    query, id order. The specs are read apart, once per version (many answers share one)."""
+    rows = (
+        Submission.objects.filter(pk__in=submission_ids)
+        .order_by("pk")
+        .values_list(
+            "id", "student_id", "part", "score", "correct", "misconception", "created_at",
+            "feedback__details__manual", "variant__context", "variant__exercise_version_id",
+            "variant__assignment_item__assignment__course_id",
         )
-    return None
+    )
+    return [_Graded(*row) for row in rows]
+
+
+def _graded_courses(graded: list[_Graded]) -> dict[int, int | None]:
+    """The course each answer belongs to: its assignment's, or for practice the course of
+    the assignment item the practice was started from (one query for the batch); None when
+    there is none (the item was deleted since), and such an answer is no evidence for
+    anybody's mastery."""
+    origins = {
+        row.id: practice_origin_item_id(row)  # reads the row's context as a variant's
+        for row in graded
+        if row.assignment_course_id is None and row.is_practice
+    }
+    origin_courses = dict(
+        AssignmentItem.objects.filter(pk__in=set(origins.values())).values_list("pk", "assignment__course_id")
+    ) if origins else {}
+    return {
+        row.id: row.assignment_course_id if row.id not in origins else origin_courses.get(origins[row.id])
+        for row in graded
+    }
+
+
+def _spec_data(version_ids: set[int]) -> dict[int, dict]:
+    return dict(ExerciseVersion.objects.filter(pk__in=version_ids).values_list("pk", "spec"))
+
+
+def _graded_credit(row: _Graded) -> float | None:
+    """A person's grade of the answer (its raw score), or None for a machine grade."""
+    return float(row.score) if row.manual and row.score is not None else None
+
+
+def _students_lock(student_ids: set[int]) -> None:
+    """Lock the students' user rows, in id order (two batches never wait on each other in a
+    circle). NO KEY UPDATE: the lock serialises mastery updates of a student but, unlike
+    FOR UPDATE, does not hold up the student's new answers (their foreign key checks)."""
+    list(
+        get_user_model().objects.select_for_update(no_key=True)
+        .filter(pk__in=sorted(student_ids)).order_by("pk").values_list("pk", flat=True)
+    )
 
 
 def mastery_record_submission(*, submission_id: int) -> list[str]:
@@ -110,76 +165,116 @@ def mastery_record_submission(*, submission_id: int) -> list[str]:
     student's mastery in the answer's course of every skill it touches (or touched before a
     regrade). Idempotent and safe to run concurrently, late or twice; returns the skills
     recomputed."""
-    submission = (
-        Submission.objects.select_related("variant__exercise_version", "variant__assignment_item__assignment")
-        .only("id", "student_id", "part", "status", "score", "correct", "misconception", "created_at", "feedback",
-              "variant__context", "variant__exercise_version__spec",
-              "variant__assignment_item__assignment__course_id")
-        .filter(pk=submission_id)
-        .first()
-    )
-    if submission is None:
-        return []
-    course_id = submission_course_id(submission)
+    return mastery_record_submissions(submission_ids=[submission_id]).get(submission_id, [])
+
+
+def mastery_record_submissions(*, submission_ids: list[int]) -> dict[int, list[str]]:
+    """``mastery_record_submission`` for a batch, with the same rows as a result as
+    recording each id alone, in any order: a fixed number of queries whatever the batch's
+    size (its submissions in one read, each student locked once, the evidence written in
+    one statement, each (student, course) recomputed once with all its skills). Ids that
+    no longer exist are skipped, duplicates count once. Returns the skills recomputed per
+    submission found."""
+    graded = _graded_read(sorted(set(submission_ids)))
+    if not graded:
+        return {}
+    courses = _graded_courses(graded)
+    specs = _spec_data({row.version_id for row in graded})
     with transaction.atomic():
         # One student's updates run one at a time: each recomputes from the history it reads.
-        get_user_model().objects.select_for_update().filter(pk=submission.student_id).values_list("pk").first()
-        before = set(Observation.objects.filter(submission_id=submission.pk).values_list("course_id", "skill"))
-        if course_id is None and before:
-            course_id = min(before)[0]  # the practice's item is gone since: the course it was recorded in
-        evidence = [] if course_id is None else submission_evidence(
-            spec_data=submission.variant.exercise_version.spec,
-            part=submission.part,
-            correct=_outcome(submission),
-            misconception=submission.misconception,
-            credit=_manual_credit(submission),
+        _students_lock({row.student_id for row in graded})
+        stored = list(
+            Observation.objects.filter(submission_id__in=[row.id for row in graded])
+            .values_list("pk", "submission_id", "course_id", "skill")
         )
-        now = {(course_id, item.skill) for item in evidence}
-        if before - now:
-            Observation.objects.filter(
-                submission_id=submission.pk, skill__in={skill for _, skill in before - now}
-            ).delete()
-        if evidence:
-            Observation.objects.bulk_create(
-                [
-                    Observation(
-                        submission_id=submission.pk, student_id=submission.student_id, course_id=course_id,
-                        skill=item.skill, correct=item.correct, misconception=item.misconception, credit=item.credit,
-                        is_practice=submission.variant.context.startswith("practice:"),
-                        observed_at=submission.created_at,
-                    )
-                    for item in evidence
-                ],
-                update_conflicts=True,
-                unique_fields=["submission", "skill"],
-                update_fields=["course", "correct", "credit", "misconception", "is_practice", "observed_at"],
+        before: dict[int, set[tuple[int, str]]] = defaultdict(set)
+        for _, submission_id, course_id, skill in stored:
+            before[submission_id].add((course_id, skill))
+        now: dict[int, set[tuple[int, str]]] = {}
+        observations = []
+        for row in graded:
+            course_id = courses[row.id]
+            if course_id is None and before[row.id]:
+                course_id = min(before[row.id])[0]  # the practice's item is gone since: the course it was recorded in
+            evidence = [] if course_id is None else submission_evidence(
+                spec_data=specs.get(row.version_id), part=row.part, correct=_outcome(row),
+                misconception=row.misconception, credit=_graded_credit(row),
             )
-        by_course: dict[int, set[str]] = defaultdict(set)
-        for touched_course, skill in before | now:
-            by_course[touched_course].add(skill)
-        for touched_course, skills in sorted(by_course.items()):
-            masteries_recompute(student_id=submission.student_id, course_id=touched_course, skills=sorted(skills))
-    return sorted({skill for _, skill in before | now})
+            now[row.id] = {(course_id, item.skill) for item in evidence}
+            observations += [
+                Observation(
+                    submission_id=row.id, student_id=row.student_id, course_id=course_id, skill=item.skill,
+                    correct=item.correct, misconception=item.misconception, credit=item.credit,
+                    is_practice=row.is_practice, observed_at=row.created_at,
+                )
+                for item in evidence
+            ]
+        # A regrade's evidence about a skill it no longer touches goes (now's skills are upserted).
+        stale_skills = {row.id: {skill for _, skill in before[row.id] - now[row.id]} for row in graded}
+        stale = [pk for pk, submission_id, _, skill in stored if skill in stale_skills[submission_id]]
+        if stale:
+            Observation.objects.filter(pk__in=stale).delete()
+        if observations:
+            _observations_store(observations)
+        touched: dict[tuple[int, int], set[str]] = defaultdict(set)
+        for row in graded:
+            for course_id, skill in before[row.id] | now[row.id]:
+                touched[(row.student_id, course_id)].add(skill)
+        masteries_recompute_many(skills_of=touched)
+    return {row.id: sorted({skill for _, skill in before[row.id] | now[row.id]}) for row in graded}
+
+
+def _observations_store(observations: list[Observation]) -> None:
+    observations.sort(key=lambda row: (row.submission_id, row.skill))  # one lock order for every writer
+    Observation.objects.bulk_create(
+        observations,
+        update_conflicts=True,
+        unique_fields=["submission", "skill"],
+        update_fields=["course", "correct", "credit", "misconception", "is_practice", "observed_at"],
+    )
 
 
 def masteries_recompute(*, student_id: int, course_id: int, skills: list[str]) -> None:
     """Replay the student's history of each skill in one course through BKT and store the
     result. Call inside the transaction that holds the student's lock."""
-    history: dict[str, list[tuple[bool | float, str]]] = defaultdict(list)
+    masteries_recompute_many(skills_of={(student_id, course_id): set(skills)})
+
+
+def masteries_recompute_many(*, skills_of: dict[tuple[int, int], set[str]]) -> None:
+    """``masteries_recompute`` of each (student id, course id) for its skills, in one read of
+    the histories and one write. Call inside the transaction that holds the students' locks."""
+    if not skills_of:
+        return
+    wanted = {(student_id, course_id, skill) for (student_id, course_id), skills in skills_of.items()
+              for skill in skills}
+    all_skills = sorted({skill for _, _, skill in wanted})
+    history: dict[tuple[int, int, str], list[tuple[bool | float, str]]] = defaultdict(list)
+    # One read for the batch: a superset of the wanted histories (another student's course,
+    # say), of which only the wanted ones are kept.
     rows = (
-        Observation.objects.filter(student_id=student_id, course_id=course_id, skill__in=skills)
+        Observation.objects.filter(
+            student_id__in=sorted({key[0] for key in skills_of}),
+            course_id__in=sorted({key[1] for key in skills_of}),
+            skill__in=all_skills,
+        )
         .order_by("observed_at", "submission_id")
-        .values_list("skill", "correct", "credit", "misconception")
+        .values_list("student_id", "course_id", "skill", "correct", "credit", "misconception")
     )
-    for skill, correct, credit, misconception in rows:
-        history[skill].append((correct if credit is None else float(credit), misconception))
-    params = parameters_for(skills)
-    keep = [SkillMastery(student_id=student_id, course_id=course_id, skill=skill,
-                         **_summary(history[skill], params[skill]))
-            for skill in skills if history[skill]]
-    gone = [skill for skill in skills if not history[skill]]
+    for student_id, course_id, skill, correct, credit, misconception in rows:
+        if (student_id, course_id, skill) in wanted:
+            history[(student_id, course_id, skill)].append((correct if credit is None else float(credit), misconception))
+    params = parameters_for(all_skills)
+    keep = [
+        SkillMastery(student_id=student_id, course_id=course_id, skill=skill,
+                     **_summary(history[(student_id, course_id, skill)], params[skill]))
+        for student_id, course_id, skill in sorted(wanted)
+        if history[(student_id, course_id, skill)]
+    ]
+    gone = sorted(key for key in wanted if not history[key])
     if gone:
-        SkillMastery.objects.filter(student_id=student_id, course_id=course_id, skill__in=gone).delete()
+        SkillMastery.objects.filter(
+            reduce(or_, (Q(student_id=student_id, course_id=course_id, skill=skill) for student_id, course_id, skill in gone))
+        ).delete()
     if keep:
         _masteries_store(keep)
 
@@ -211,9 +306,32 @@ def mastery_record_visible(*, submission_ids: list[int]) -> int:
     from exams.selectors import submissions_not_withheld
 
     visible = submissions_not_withheld(submission_ids)
-    for submission_id in visible:
-        mastery_record_submission(submission_id=submission_id)
+    _masteries_record_each_failing_alone(visible)
     return len(visible)
+
+
+def _masteries_record_each_failing_alone(submission_ids: list[int]) -> None:
+    """Record a batch; if it fails (other than by a lost lock race, which the caller runs
+    again), record each id on its own, so one submission that cannot be recorded keeps
+    none of the others' evidence out."""
+    if not submission_ids:
+        return
+    try:
+        mastery_record_submissions(submission_ids=submission_ids)
+        return
+    except OperationalError:
+        raise
+    except Exception:
+        if len(submission_ids) == 1:
+            raise
+        logger.exception("mastery of a batch of %d submissions failed; recording each alone", len(submission_ids))
+    for submission_id in submission_ids:
+        try:
+            mastery_record_submission(submission_id=submission_id)
+        except OperationalError:
+            raise
+        except Exception:
+            logger.exception("could not record the mastery evidence of submission %s", submission_id)
 
 
 def mastery_backfill(*, days: int) -> int:
@@ -232,12 +350,16 @@ def mastery_backfill(*, days: int) -> int:
     )
     count = 0
     for batch in _batches(missing.iterator(chunk_size=BACKFILL_BATCH), size=BACKFILL_BATCH):
-        for submission_id in submissions_not_withheld(batch):
-            mastery_record_submission(submission_id=submission_id)
-            count += 1
+        visible = submissions_not_withheld(batch)
+        for chunk in _batches(visible, size=RECORD_BATCH):
+            _masteries_record_each_failing_alone(chunk)
+        count += len(visible)
     return count
 
 
+# The backfill records this many submissions per transaction: their students stay locked
+# for its length.
+RECORD_BATCH = 100
 BACKFILL_BATCH = 1000
 
 

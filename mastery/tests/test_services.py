@@ -204,7 +204,7 @@ def test_the_update_waits_for_the_commit_and_goes_through_the_one_followup_task(
 
 
 def test_a_failing_update_never_reaches_grading(answer, variant, student):
-    with mock.patch.object(services, "mastery_record_submission", side_effect=RuntimeError("database gone")):
+    with mock.patch.object(services, "mastery_record_submissions", side_effect=RuntimeError("database gone")):
         submission = answer(variant, student, "no_scaling")
     assert (submission.status, submission.misconception) == ("graded", "no_scaling")
     assert SkillMastery.objects.count() == 0
