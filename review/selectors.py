@@ -33,6 +33,26 @@ def review_feeds(*, course: Course, assignment_id: int | None) -> bool:
     return settings.feeding_assignments.filter(pk=assignment_id).exists()
 
 
+def review_feeding(*, pairs: set[tuple[int, int | None]]) -> set[tuple[int, int | None]]:
+    """Those of the (course id, assignment id or None for practice) pairs whose answers
+    schedule review: ``review_feeds`` for many at once, in two queries."""
+    course_ids = {course_id for course_id, _ in pairs}
+    if not course_ids:
+        return set()
+    enabled = dict(ReviewSettings.objects.filter(course_id__in=course_ids).values_list("course_id", "enabled"))
+    chosen = set(
+        ReviewSettings.feeding_assignments.through.objects.filter(
+            reviewsettings__course_id__in=[course_id for course_id, on in enabled.items() if on]
+        ).values_list("reviewsettings__course_id", "assignment_id")
+    ) if any(enabled.values()) else set()
+    return {
+        (course_id, assignment_id)
+        for course_id, assignment_id in pairs
+        if (assignment_id is None if course_id not in enabled
+            else enabled[course_id] and (assignment_id is None or (course_id, assignment_id) in chosen))
+    }
+
+
 def feeds_review_q() -> Q:
     """Submissions whose answer can schedule review: practice answers, and answers to an
     assignment a course with review on chose (review_feeds says the rest per course)."""

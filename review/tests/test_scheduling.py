@@ -166,7 +166,7 @@ def test_a_broken_review_never_reaches_grading(monkeypatch, answer, demo, studen
     def broken(**kwargs):
         raise RuntimeError("database on fire")
 
-    monkeypatch.setattr(services, "review_record", broken)
+    monkeypatch.setattr(services, "reviews_record", broken)  # the batch, then each submission alone
     submission = answer(variant_create_practice(item=item, student=student), "right")
     assert submission.status == SubmissionStatus.GRADED
     assert "could not schedule the review of submission" in caplog.text
@@ -203,10 +203,10 @@ def test_a_withheld_exam_grade_is_not_reviewed_even_by_the_sweeper(clock, answer
     monkeypatch.setattr("grading.events.followups_enqueue", lambda **kwargs: None)
     answer(variant_get_or_create_for_item(item=item, student=student), "slip")
     clock.advance(minutes=2)
-    monkeypatch.setattr(services, "grade_withheld", lambda submission: True)
+    monkeypatch.setattr(services, "submissions_not_withheld", lambda submission_ids: [])
     assert services.reviews_record_missing() == 0
     assert not ReviewEntry.objects.exists()
-    monkeypatch.setattr(services, "grade_withheld", lambda submission: False)  # released
+    monkeypatch.setattr(services, "submissions_not_withheld", list)  # released
     assert services.reviews_record_missing() == 1
 
 
