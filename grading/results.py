@@ -131,8 +131,9 @@ def weights_reference(
     *, variant, part_key: str, progress: dict | None = None,
     visibility: FeedbackVisibility = EVERYTHING,
 ) -> WeightsReference | None:
-    """The correct weights of a weights/output part of this variant, or None for other parts
-    (and when the review policy hides the student's heatmap).
+    """The correct weights of a weights/output part of this variant, or None for other parts,
+    when the review policy hides the student's heatmap, and when no attempt of the part is
+    graded yet (there is no heatmap to draw: a first visit skips computing the weights).
 
     ``progress`` is the part's ``part_progress`` when the caller has read it already."""
     if not visibility.heatmap:
@@ -143,6 +144,9 @@ def weights_reference(
     except KeyError:
         return None
     if not part.diagnose or part.diagnose.get("quantity") not in WEIGHT_QUANTITIES:
+        return None
+    progress = progress or part_progress(variant=variant, part=part_key)
+    if not any(submission.status == SubmissionStatus.GRADED for submission in progress["history"]):
         return None
     options = engine.part_options(spec, variant.params, part_key)["diagnose"]
     query_index = options["query_index"]
@@ -159,7 +163,6 @@ def weights_reference(
         weights = np.atleast_2d(attention(options["Q"], options["K"], V).weights[query_index])
         atol = 0.005
     item = variant.assignment_item
-    progress = progress or part_progress(variant=variant, part=part_key)
     finished = part_finished(progress=progress, attempts_allowed=variant_attempts_allowed(variant=variant))
     return WeightsReference(
         quantity=part.diagnose["quantity"],

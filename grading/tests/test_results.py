@@ -177,3 +177,20 @@ def test_the_history_names_a_chosen_choice_by_its_text_not_its_key(client, demo,
     history = page.split('id="history-equal_pair"')[1].split("</details>")[0]
     assert "I entered: tokens 0 and 2</p>" in history
     assert "I entered: 02" not in history and "<code>02</code>" not in history
+
+
+def test_the_reference_weights_are_computed_only_once_an_attempt_is_graded(variant, answer):
+    from grading.models import SubmissionStatus
+    from grading.results import weights_reference
+
+    assert weights_reference(variant=variant, part_key="weights") is None  # a first visit: nothing to draw
+    Submission.objects.create(
+        variant=variant, student=variant.student, part="weights", attempt=1,
+        raw_answer="[0.25, 0.25, 0.25, 0.25]", status=SubmissionStatus.QUEUED,
+    )
+    assert weights_reference(variant=variant, part_key="weights") is None  # queued: no heatmap yet
+    Submission.objects.filter(variant=variant).delete()
+    answer(variant, "weights", [0.25, 0.25, 0.25, 0.25])
+    reference = weights_reference(variant=variant, part_key="weights")
+    assert [f"{w:.4f}" for w in reference.weights[0]] == [f"{w:.4f}" for w in weights(variant, scaled=True)]
+    assert reference.row_labels == [f"query {variant.params['q']}"] and reference.reveal is False
