@@ -129,47 +129,76 @@ _CAN_END_BY_ITSELF = (
     | Q(own_accommodation__time_limit_minutes__gt=0)
     | Q(own_accommodation__closes_at__isnull=False)
 )
+_ACCOMMODATED = Q(own_accommodation__isnull=False) | Q(own_course_accommodation__isnull=False)
 
 
 def attempts_close_expired(*, batch_size: int = CLOSE_BATCH, max_batches: int = 50) -> dict:
     """Close every open exam attempt whose time or close date is over; their stored
-    answers count. Idempotent; reads open attempts in bounded batches by id, at most
-    ``max_batches`` of them per call (the next call goes on)."""
+    answers count. Idempotent; reads the attempts that may be over (``_closer_candidates``)
+    in bounded batches by id, at most ``max_batches`` of them per call (the next call goes
+    on). "checked" counts the attempts read."""
     now = timezone.now()
     counts = {"checked": 0, "time_up": 0, "closed": 0}
-    last_id = 0
-    for _batch in range(max_batches):
-        # Each attempt with its student's accommodations (the assignment's own and the
-        # course-wide one) joined in: one query per batch.
-        attempts = list(
-            with_own_accommodation(
-                AssignmentAttempt.objects.select_related("assignment"),
-                assignment_path="assignment", student=F("student"),
-            )
-            .filter(_CAN_END_BY_ITSELF, finished_at__isnull=True, pk__gt=last_id, assignment__kind="exam")
-            .order_by("pk")[:batch_size]
-        )
-        if not attempts:
-            break
-        last_id = attempts[-1].pk
-        for attempt in attempts:
-            counts["checked"] += 1
-            window = window_compute(
-                assignment=attempt.assignment,
-                accommodation=carried_accommodation(attempt),
-                attempt=attempt,
-                clock_started_at=attempt.started_at,
-                archived=False,  # an archived course's attempts still end on time
-                now=now,
-            )
-            if window.state != AttemptState.TIMED_OUT:
-                continue
-            # The attempt ends at its deadline, not when this sweep happened to run.
-            ended = AssignmentAttempt.objects.filter(pk=attempt.pk, finished_at__isnull=True).update(
-                finished_at=window.ended_at, close_reason=window.end_reason
-            )
-            counts[window.end_reason] += ended
+    batches = 0
+    for exam in Assignment.objects.filter(pk__in=_exams_with_open_attempts()).order_by("pk"):
+        last_id = 0
+        while batches < max_batches:
+            batches += 1
+            attempts = list(_closer_candidates(exam=exam, now=now).filter(pk__gt=last_id).order_by("pk")[:batch_size])
+            if not attempts:
+                break
+            last_id = attempts[-1].pk
+            for attempt in attempts:
+                counts["checked"] += 1
+                _attempt_close_if_over(attempt, now=now, counts=counts)
     return counts
+
+
+def _exams_with_open_attempts():
+    """The exams with an open attempt, from the index of open attempts by assignment."""
+    return (
+        AssignmentAttempt.objects.filter(finished_at__isnull=True, assignment__kind="exam")
+        .values("assignment_id").distinct()
+    )
+
+
+def _closer_candidates(*, exam: Assignment, now):
+    """The open attempts of ``exam`` that may be over now, each with its student's
+    accommodations joined in.
+
+    Without an accommodation an attempt ends at its start plus the exam's limit or at the
+    exam's close date, so one that started less than the limit ago, before the close
+    date, is not over and is not read: in the exam hour the sweep reads the few attempts
+    ending now and the accommodated ones (whose own limits ``window_compute`` works
+    out), not every attempt still running."""
+    attempts = with_own_accommodation(
+        AssignmentAttempt.objects.select_related("assignment"),
+        assignment_path="assignment", student=F("student"),
+    ).filter(_CAN_END_BY_ITSELF, assignment=exam, finished_at__isnull=True)
+    if exam.closes_at is not None and exam.closes_at <= now:
+        return attempts
+    may_be_over = _ACCOMMODATED
+    if exam.time_limit_minutes:
+        may_be_over |= Q(started_at__lte=now - timedelta(minutes=exam.time_limit_minutes))
+    return attempts.filter(may_be_over)
+
+
+def _attempt_close_if_over(attempt: AssignmentAttempt, *, now, counts: dict) -> None:
+    window = window_compute(
+        assignment=attempt.assignment,
+        accommodation=carried_accommodation(attempt),
+        attempt=attempt,
+        clock_started_at=attempt.started_at,
+        archived=False,  # an archived course's attempts still end on time
+        now=now,
+    )
+    if window.state != AttemptState.TIMED_OUT:
+        return
+    # The attempt ends at its deadline, not when this sweep happened to run.
+    ended = AssignmentAttempt.objects.filter(pk=attempt.pk, finished_at__isnull=True).update(
+        finished_at=window.ended_at, close_reason=window.end_reason
+    )
+    counts[window.end_reason] += ended
 
 
 # --- Releasing grades ----------------------------------------------------------------------

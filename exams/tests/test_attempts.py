@@ -118,14 +118,19 @@ def test_the_closer_ends_attempts_at_their_time_limit_and_their_answers_count(
     services.attempt_start(assignment=exam, student=other_student)
     variant_get_or_create_for_item(item=item, student=other_student)
     clock.advance(minutes=5, seconds=59)  # 9:59 after the first start
-    assert tasks.close_expired_attempts() == {"checked": 2, "time_up": 0, "closed": 0}
+    # Neither attempt is over, and neither is even read: both started less than 10 minutes ago.
+    assert tasks.close_expired_attempts() == {"checked": 0, "time_up": 0, "closed": 0}
     clock.advance(seconds=1)
-    assert tasks.close_expired_attempts() == {"checked": 2, "time_up": 1, "closed": 0}
+    # Only the first attempt's 10 minutes are up: the other is not read.
+    assert tasks.close_expired_attempts() == {"checked": 1, "time_up": 1, "closed": 0}
     closed = AssignmentAttempt.objects.get(student=student)
     assert (closed.finished_at, closed.close_reason) == (START + timedelta(minutes=10), "time_up")
     assert AssignmentAttempt.objects.get(student=other_student).finished_at is None
     # Idempotent: a second run (or a duplicate delivery) changes nothing.
-    assert tasks.close_expired_attempts() == {"checked": 1, "time_up": 0, "closed": 0}
+    assert tasks.close_expired_attempts() == {"checked": 0, "time_up": 0, "closed": 0}
+    clock.advance(minutes=4)  # the other attempt's 10 minutes
+    assert tasks.close_expired_attempts() == {"checked": 1, "time_up": 1, "closed": 0}
+    assert AssignmentAttempt.objects.get(student=other_student).finished_at == START + timedelta(minutes=14)
     # Refused (the time check and the closed attempt both say no; which speaks first is
     # the order of the checks), and nothing stored.
     assert refusal(variant, student, part="output")[0] in ("time_up", "attempt_finished")
@@ -225,7 +230,8 @@ def test_the_closer_reads_each_students_own_limit_with_its_batch(
     Accommodation.objects.create(assignment=exam, student=students[1], time_factor=1.5)
     Accommodation.objects.create(assignment=exam, student=students[2], extra_minutes=3)
     clock.advance(minutes=12)
-    with django_assert_num_queries(3):  # the batch (accommodations joined in), one close, the empty batch
+    # The exams with open attempts, the batch (accommodations joined in), one close, the empty batch.
+    with django_assert_num_queries(4):
         assert services.attempts_close_expired() == {"checked": 3, "time_up": 1, "closed": 0}
     clock.advance(minutes=1)  # 13 minutes: student3's 10 + 3 are up, student2's 15 are not
     assert services.attempts_close_expired() == {"checked": 2, "time_up": 1, "closed": 0}
@@ -277,3 +283,27 @@ def test_an_own_close_date_alone_makes_the_closer_read_the_attempt(exam, demo, c
     Accommodation.objects.create(assignment=exam, student=student, closes_at=START + timedelta(minutes=3))
     clock.advance(minutes=4)
     assert services.attempts_close_expired() == {"checked": 1, "time_up": 0, "closed": 1}
+
+
+def test_the_closer_reads_only_attempts_that_may_be_over(exam, demo, clock, django_user_model):
+    """In the exam hour the sweep reads the attempts whose exam limit has run out and the
+    accommodated ones (a shorter own limit ends early), not every attempt still running."""
+    from exams.models import Accommodation, CourseAccommodation
+
+    exam.time_limit_minutes = 10
+    exam.save()
+    students = [django_user_model.objects.get(username=name) for name in ("student1", "student2", "student3")]
+    for student in students:
+        services.attempt_start(assignment=exam, student=student)
+    Accommodation.objects.create(assignment=exam, student=students[1], time_limit_minutes=5)
+    CourseAccommodation.objects.create(course=exam.course, student=students[2], extra_minutes=5)
+    clock.advance(minutes=6)
+    assert services.attempts_close_expired() == {"checked": 2, "time_up": 1, "closed": 0}
+    clock.advance(minutes=4)  # 10 minutes: student1's limit; student3 has 15
+    assert services.attempts_close_expired() == {"checked": 2, "time_up": 1, "closed": 0}
+    ends = dict(AssignmentAttempt.objects.values_list("student__username", "finished_at"))
+    assert ends == {
+        "student1": START + timedelta(minutes=10),
+        "student2": START + timedelta(minutes=5),
+        "student3": None,
+    }
