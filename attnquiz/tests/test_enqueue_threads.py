@@ -52,3 +52,19 @@ def test_a_web_process_knows_every_task_before_its_first_request():
     for task in ("grading.tasks.grade_submission", "grading.tasks.run_followups",
                  "grading.tasks.requeue_stale_submissions"):
         assert f"'{task}'" in names
+
+
+# After the web process's start, a publish's backend lookup scans no package metadata.
+BACKEND = """
+import attnquiz.wsgi
+import celery.app.backends
+from attnquiz.celery import app
+def scanned(*args, **kwargs):
+    raise AssertionError("scanned the entry points again")
+celery.app.backends.load_extension_class_names = scanned
+print(type(app.backend).__name__)
+"""
+
+
+def test_a_web_process_resolves_the_result_backend_before_its_first_request():
+    assert run(BACKEND) == "DisabledBackend"
