@@ -1,5 +1,6 @@
 """The heatmap template include: numbers printed, labels as headers, colour as classes."""
 
+import pytest
 from django.template.loader import render_to_string
 
 
@@ -28,3 +29,30 @@ def test_heatmap_include_honours_decimals_and_works_without_labels():
     assert '<td class="aq-heatmap__cell aq-heat-2">0.12</td>' in html
     assert "<thead>" not in html
     assert "<caption" not in html
+
+
+@pytest.mark.parametrize("places", [1, 2, 4, 6])
+def test_a_cells_number_reads_exactly_as_floatformat_prints_it(places):
+    import random
+
+    from django.template.defaultfilters import floatformat
+
+    from explorations.templatetags.attnquiz_heatmap import weight_text
+
+    rng = random.Random(places)
+    numbers = [0, 1, -1, 0.0, -0.0, 0.5, -0.5, 5e-05, -1e-05, 0.12345, 2.5e-05, 1e-10, 0.99995, 0.00015,
+               123456.78915, 1.0000000000000002, 1 / 3, 2 / 3]
+    numbers += [rng.random() for _ in range(300)] + [rng.uniform(-2, 2) for _ in range(300)]
+    numbers += [round(rng.random(), places + 1) for _ in range(300)]  # many ties at the last place
+    for number in numbers:
+        assert weight_text(number, places) == floatformat(number, places), number
+
+
+def test_what_is_not_a_finite_number_reads_as_floatformat_prints_it():
+    from django.template.defaultfilters import floatformat
+
+    from explorations.templatetags.attnquiz_heatmap import weight_text
+
+    for value in (float("nan"), float("inf"), None, "x", "0.25", True):
+        assert weight_text(value, 4) == floatformat(value, 4)
+    assert weight_text(0.25, "x") == floatformat(0.25, "x")
