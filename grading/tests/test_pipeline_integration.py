@@ -141,20 +141,26 @@ def test_answer_exhausting_the_cas_limit_cannot_be_graded_and_the_next_one_grade
     assert (right.status, right.score, right.attempt) == (SubmissionStatus.GRADED, 1.0, 2)
 
 
-def test_result_request_waits_for_the_grade_then_answers(start_worker, variant, student, client, settings):
+def _submit_right_answer_on_a_live_worker(*, start_worker, variant, client, settings, submit_wait: float) -> str:
+    """Post the right answer as the page does, a worker grading, the long poll 20 s and
+    the answer's own wait ``submit_wait``; the response's HTML."""
     from django.urls import reverse
 
     settings.GRADING_LONG_POLL_SECONDS = 20
-    settings.GRADING_SUBMIT_WAIT_SECONDS = 20
+    settings.GRADING_SUBMIT_WAIT_SECONDS = submit_wait
     start_worker()
     assert client.login(username="student1", password="attention-demo")
     response = client.post(
-        reverse("submit", args=[variant.pk, "weights"]),
-        {"answer": right_answer(variant)},
-        HTTP_HX_REQUEST="true",
+        reverse("submit", args=[variant.pk, "weights"]), {"answer": right_answer(variant)}, HTTP_HX_REQUEST="true",
     )
     assert response.status_code == 200
-    html = response.content.decode()
+    return response.content.decode()
+
+
+def test_result_request_waits_for_the_grade_then_answers(start_worker, variant, student, client, settings):
+    html = _submit_right_answer_on_a_live_worker(
+        start_worker=start_worker, variant=variant, client=client, settings=settings, submit_wait=20
+    )
     assert 'data-result="graded"' in html and "Correct" in html
 
 
@@ -163,17 +169,10 @@ def test_an_answer_is_acknowledged_before_its_grade_and_the_poll_brings_the_grad
 ):
     from django.urls import reverse
 
-    settings.GRADING_LONG_POLL_SECONDS = 20
-    settings.GRADING_SUBMIT_WAIT_SECONDS = 0  # the exam hour: no wait for the grade in the answer's response
-    start_worker()
-    assert client.login(username="student1", password="attention-demo")
-    response = client.post(
-        reverse("submit", args=[variant.pk, "weights"]),
-        {"answer": right_answer(variant)},
-        HTTP_HX_REQUEST="true",
+    # The exam hour: no wait for the grade in the answer's response.
+    html = _submit_right_answer_on_a_live_worker(
+        start_worker=start_worker, variant=variant, client=client, settings=settings, submit_wait=0
     )
-    assert response.status_code == 200
-    html = response.content.decode()
     assert 'data-result="pending"' in html and "Answer stored" in html
     submission = Submission.objects.get(variant=variant, part="weights")
     assert f'hx-get="{reverse("submission", args=[submission.pk])}?wait=1"' in html
