@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -353,3 +354,46 @@ class CpuMeter:
             for name in self.groups
         }
         return self.spent
+
+
+def stack_cpu_meter(*, connection, web, workers: dict, beat, redis_pid: int) -> CpuMeter:
+    """A CpuMeter over every process that works on a request or an answer: the gunicorn
+    ``web``, each queue's worker (``workers``: queue name -> CeleryWorker), ``beat``, the
+    Redis at ``redis_pid`` and this database's PostgreSQL backends but ``connection``'s own
+    (the benchmark's reads are not the product's work)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        own = cursor.fetchone()[0]
+
+    def backends() -> list[int]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> %s",
+                [own],
+            )
+            return [row[0] for row in cursor.fetchall()]
+
+    groups = {"gunicorn": lambda: session_pids(web.process.pid)}
+    for queue, worker in workers.items():
+        groups[f"worker {queue}"] = lambda worker=worker: session_pids(worker.process.pid)
+    groups["beat"] = lambda: session_pids(beat.process.pid)
+    groups["postgresql"] = backends
+    groups["redis"] = lambda: [redis_pid]
+    return CpuMeter(groups)
+
+
+REFERENCE_LOOP_SIZE = 1_000_000
+
+
+def reference_loop_ms(*, repeats: int = 3, size: int = REFERENCE_LOOP_SIZE) -> float:
+    """The machine's speed now: CPU milliseconds of a fixed pure-Python loop, the median
+    of ``repeats``. A shared host's speed moves by half within a morning; a run's figures
+    printed beside it can be compared with another day's."""
+    timings = []
+    for _ in range(repeats):
+        started = time.process_time()
+        total = 0
+        for value in range(size):
+            total += value * value % 7
+        timings.append(time.process_time() - started)
+    return 1000 * statistics.median(timings)

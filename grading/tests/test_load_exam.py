@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from grading.management.commands.load_exam import SYMBOLIC_ANSWERS, load_course_build, outcome_problems
+from grading.harness import reference_loop_ms
+from grading.management.commands.load_exam import (
+    SYMBOLIC_ANSWERS, MachineUse, http_request_count, load_course_build, machine_use_lines, outcome_problems,
+)
 from grading.models import Submission, SubmissionStatus
 from loadtest.exam_student import ExamStudent, LocalSession, StudentFailed, answer_kinds
 
@@ -210,3 +213,34 @@ def test_a_retried_answer_carries_the_same_key_each_time_and_a_new_answer_a_new_
     assert keys[0] == keys[1] != keys[2]
     assert len(keys[0]) >= 16
     assert virtual.stored == 2
+
+
+def test_a_run_counts_its_http_requests_without_locusts_own_records_or_the_total():
+    stats = {
+        "assignment page": {"Type": "GET", "Request Count": "2000"},
+        "start": {"Type": "POST", "Request Count": "1000"},
+        "submit": {"Type": "POST", "Request Count": "1990"},
+        "submit→graded": {"Type": "EXAM", "Request Count": "1990"},
+        "Aggregated": {"Type": "", "Request Count": "6980"},
+    }
+    assert http_request_count(stats) == 4990
+    assert http_request_count({}) == 0
+
+
+def test_a_runs_machine_use_names_each_group_and_divides_by_requests_and_answers(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    machine = MachineUse(
+        spent={"gunicorn": 60.0, "worker grading": 15.5, "postgresql": 24.5}, seconds=125.0, speed_ms=(101.4, 98.6)
+    )
+    assert machine_use_lines(machine, requests=8000, answers=2000) == [
+        "CPU during the run (s, /proc): gunicorn 60.0, worker grading 15.5, postgresql 24.5 = 100.0 in 125 s, "
+        "0.80 of 2 cores on average; 12.5 ms per HTTP request (8000), 50.0 ms per answer (2000)",
+        "machine speed: reference loop 101 ms CPU before the run, 99 after "
+        "(grading.harness.reference_loop_ms; compare runs of similar speed)",
+    ]
+
+
+def test_the_reference_loop_is_the_median_of_its_timed_repeats(monkeypatch):
+    clock = iter([0.0, 0.120, 1.0, 1.100, 2.0, 2.300])  # repeats of 120, 100 and 300 ms
+    monkeypatch.setattr("grading.harness.time.process_time", lambda: next(clock))
+    assert reference_loop_ms(repeats=3, size=10) == pytest.approx(120.0)

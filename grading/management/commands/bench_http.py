@@ -49,8 +49,8 @@ from exercises.services import variant_get_or_create_for_item
 from exercises.services_bank import bank_load
 from grading import services, tasks
 from grading.harness import (
-    CeleryBeat, CeleryWorker, CpuMeter, Gunicorn, RedisServer, database_url, grade_queues, queue_worker_start, session_pids, stack_env,
-    wait_until,
+    CeleryBeat, CeleryWorker, CpuMeter, Gunicorn, RedisServer, database_url, grade_queues, queue_worker_start, reference_loop_ms,
+    stack_cpu_meter, stack_env, wait_until,
 )
 from grading.models import Submission, SubmissionStatus
 
@@ -74,6 +74,7 @@ class Command(BaseCommand):
     def handle(self, *args, rounds, answers, noop, clients, page_seconds, latency_answers, **options):
         from attnquiz.celery import app
 
+        self.speed_ms = [reference_loop_ms()]  # this machine's speed, before and after
         broker = RedisServer()
         broker.start()
         app.conf.broker_url = broker.url
@@ -133,30 +134,16 @@ class Command(BaseCommand):
             for worker in self.workers.values():
                 worker.stop()
             broker.cleanup()
+        self.speed_ms.append(reference_loop_ms())
         self.report(figures, rate, latencies)
 
     def cpu_meter(self) -> CpuMeter:
         """Every process that works on an answer: web, each queue's worker, beat, Redis, and
         this database's PostgreSQL backends but the benchmark's own connection."""
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_backend_pid()")
-            own = cursor.fetchone()[0]
-
-        def backends() -> list[int]:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> %s",
-                    [own],
-                )
-                return [row[0] for row in cursor.fetchall()]
-
-        groups = {"gunicorn": lambda: session_pids(self.web.process.pid)}
-        for queue, worker in self.workers.items():
-            groups[f"worker {queue}"] = lambda worker=worker: session_pids(worker.process.pid)
-        groups["beat"] = lambda: session_pids(self.beat.process.pid)
-        groups["postgresql"] = backends
-        groups["redis"] = lambda: [self.broker_server.process.pid]
-        return CpuMeter(groups)
+        return stack_cpu_meter(
+            connection=connection, web=self.web, workers=self.workers, beat=self.beat,
+            redis_pid=self.broker_server.process.pid,
+        )
 
     def queues_empty(self) -> bool:
         pipe = self.broker.pipeline()
@@ -382,5 +369,7 @@ class Command(BaseCommand):
             f"CPU per graded answer over HTTP (ms, all processes): {cpu['total']:.1f} = "
             + ", ".join(f"{name} {value:.1f}" for name, value in cpu.items() if name != "total")
             + f"\nsubmit→graded at {rate:.1f} answers/s (half the HTTP rate), {len(latencies)} answers: "
-            f"p50 {pct(0.5):.0f} ms, p95 {pct(0.95):.0f} ms, p99 {pct(0.99):.0f} ms"
+            f"p50 {pct(0.5):.0f} ms, p95 {pct(0.95):.0f} ms, p99 {pct(0.99):.0f} ms\n"
+            f"machine speed: reference loop {self.speed_ms[0]:.0f} ms CPU before, {self.speed_ms[-1]:.0f} after "
+            "(grading.harness.reference_loop_ms)"
         )

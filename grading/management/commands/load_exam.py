@@ -44,6 +44,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -65,7 +66,8 @@ from courses.services import latest_published_versions
 from exercises.services import variant_get_or_create_for_item
 from exercises.services_bank import bank_load
 from grading.harness import (
-    CeleryBeat, CeleryWorker, Gunicorn, RedisServer, database_url, grade_queues, queue_worker_start, process_cpu_seconds, session_pids,
+    CeleryBeat, CeleryWorker, Gunicorn, RedisServer, database_url, grade_queues, queue_worker_start, process_cpu_seconds,
+    reference_loop_ms, session_pids, stack_cpu_meter,
     stack_env, wait_until,
 )
 from grading.management.commands.bench_pipeline import FINISHED, right_weights
@@ -262,6 +264,40 @@ def answer_counts_line(*, assignment: Assignment, plan: dict, client: dict) -> s
     return line
 
 
+@dataclass(frozen=True)
+class MachineUse:
+    """What a run cost the machine: CPU seconds per process group (``stack_cpu_meter``)
+    over ``seconds`` of wall time, and the reference loop's CPU ms before and after."""
+
+    spent: dict[str, float]
+    seconds: float
+    speed_ms: tuple[float, float]
+
+
+def http_request_count(stats: dict) -> int:
+    """The HTTP requests of a run in locust's statistics: its own records (type EXAM, such
+    as submit→graded) and the total row left out."""
+    return sum(
+        int(row["Request Count"]) for name, row in stats.items() if name != "Aggregated" and row.get("Type") != "EXAM"
+    )
+
+
+def machine_use_lines(machine: MachineUse, *, requests: int, answers: int) -> list[str]:
+    """Where the run's CPU went and how fast the machine was: latencies compare between
+    runs only on a machine of the same speed, CPU per request on any."""
+    total = sum(machine.spent.values())
+    split = ", ".join(f"{name} {seconds:.1f}" for name, seconds in machine.spent.items())
+    cores = os.cpu_count() or 1
+    busy = total / max(machine.seconds, 1e-3)
+    return [
+        f"CPU during the run (s, /proc): {split} = {total:.1f} in {machine.seconds:.0f} s, "
+        f"{busy:.2f} of {cores} cores on average; {1000 * total / max(requests, 1):.1f} ms per HTTP request "
+        f"({requests}), {1000 * total / max(answers, 1):.1f} ms per answer ({answers})",
+        f"machine speed: reference loop {machine.speed_ms[0]:.0f} ms CPU before the run, {machine.speed_ms[1]:.0f} after "
+        "(grading.harness.reference_loop_ms; compare runs of similar speed)",
+    ]
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))] if ordered else float("nan")
@@ -344,6 +380,7 @@ class Command(BaseCommand):
         statistics_refresh()
         self.stdout.write(f"load course: {students} students, 2 answers each, built in {time.perf_counter() - started:.0f} s")
 
+        speed_before = reference_loop_ms()  # before the stack runs: this machine's speed now
         broker = RedisServer()
         broker.start()
         env = stack_env(
@@ -373,6 +410,11 @@ class Command(BaseCommand):
             if sign_in_sample:
                 sign_ins = sign_ins_measure(web=web, usernames=sign_in_sample[0], password=sign_in_sample[1])
             sampler.start()
+            meter = stack_cpu_meter(
+                connection=connection, web=web, workers=dict(zip(queues, workers)), beat=beat,
+                redis_pid=broker.process.pid,
+            )
+            meter.start()
             spike_started = time.monotonic()
             completed = subprocess.run(
                 [locust, "-f", str(Path(settings.BASE_DIR) / "loadtest" / "locustfile.py"), "--headless",
@@ -384,6 +426,7 @@ class Command(BaseCommand):
                 cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=run_seconds + 120,
             )
             spike_seconds = time.monotonic() - spike_started
+            spent = meter.stop()  # before the stop: a process that ended takes its CPU time along
             web.stop()  # no request still in flight may store an answer after the count
             drained = self.wait_drained(assignment)
             sampler.done.set()
@@ -402,6 +445,7 @@ class Command(BaseCommand):
         failed = self.report(
             assignment=assignment, plan=plan, folder=folder, locust=completed, drained=drained,
             spike_seconds=spike_seconds, sampler=sampler, queues=sampled, exam=exam, sign_ins=sign_ins,
+            machine=MachineUse(spent=spent, seconds=spike_seconds, speed_ms=(speed_before, reference_loop_ms())),
         )
         self.stdout.write(f"plan, locust's CSV, its output and the queue samples: {folder}")
         if failed:
@@ -422,7 +466,7 @@ class Command(BaseCommand):
         return (finished - last).total_seconds() if last and finished else 0.0
 
     def report(self, *, assignment, plan, folder, locust, drained, spike_seconds, sampler, queues, exam=False,
-               sign_ins=None) -> bool:
+               sign_ins=None, machine: MachineUse | None = None) -> bool:
         stats = {}
         stats_file = folder / "locust_stats.csv"
         if stats_file.exists():
@@ -463,6 +507,8 @@ class Command(BaseCommand):
                     f"{percentile(values, .99):>9.0f}{max(values):>9.0f}"
                 )
         lines.append(answer_counts_line(assignment=assignment, plan=plan, client=client_counts(folder)))
+        if machine is not None:
+            lines += machine_use_lines(machine, requests=http_request_count(stats), answers=len(server))
         for position, queue in enumerate(queues):
             depth = [lengths[position] for _, lengths, _ in sampler.samples]
             lines.append(
