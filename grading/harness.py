@@ -328,6 +328,32 @@ def session_pids(leader: int) -> list[int]:
     return pids
 
 
+def sessions_cpu_seconds(leaders: set[int]) -> float:
+    """User + system CPU seconds of every live process in the sessions ``leaders`` started,
+    in one pass over /proc (``session_pids`` per leader costs a pass each)."""
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) in leaders:
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds every core of this machine spent busy since boot (/proc/stat: all but
+    idle and iowait), whoever spent them."""
+    with open("/proc/stat") as handle:
+        values = [int(value) for value in handle.readline().split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = values
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 class CpuMeter:
     """CPU seconds spent by named groups of processes between ``start`` and ``stop``.
 

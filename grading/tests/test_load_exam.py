@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from grading.harness import reference_loop_ms
+from grading.harness import machine_busy_seconds, reference_loop_ms, sessions_cpu_seconds
 from grading.management.commands.load_exam import (
-    SYMBOLIC_ANSWERS, MachineUse, http_request_count, load_course_build, machine_use_lines, outcome_problems,
+    SYMBOLIC_ANSWERS, MachineUse, cores_busy_line, http_request_count, load_course_build, machine_use_lines,
+    outcome_problems,
 )
 from grading.models import Submission, SubmissionStatus
 from loadtest.exam_student import ExamStudent, LocalSession, StudentFailed, answer_kinds
@@ -244,3 +245,32 @@ def test_the_reference_loop_is_the_median_of_its_timed_repeats(monkeypatch):
     clock = iter([0.0, 0.120, 1.0, 1.100, 2.0, 2.300])  # repeats of 120, 100 and 300 ms
     monkeypatch.setattr("grading.harness.time.process_time", lambda: next(clock))
     assert reference_loop_ms(repeats=3, size=10) == pytest.approx(120.0)
+
+
+def test_cores_busy_are_the_cpu_seconds_of_each_window_over_its_length():
+    samples = [(0.0, 10.0, 100.0), (5.0, 12.0, 105.0), (10.0, 15.0, 110.0), (20.0, 35.0, 130.0), (25.0, 36.0, 131.0)]
+    assert cores_busy_line(samples) == (
+        "cores busy every 10 s (product processes but PostgreSQL | whole machine, load generator included): "
+        "0.5|1.0 2.0|2.0"
+    )
+
+
+def test_a_sessions_cpu_counts_every_process_it_started_and_the_machine_counts_it_too():
+    import subprocess
+    import sys
+    import time
+
+    burn = "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass\ntime.sleep(30)"
+    busy_before = machine_busy_seconds()
+    child = subprocess.Popen([sys.executable, "-c", burn], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        while sessions_cpu_seconds({child.pid}) < 0.4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        spent = sessions_cpu_seconds({child.pid})
+        assert 0.4 <= spent < 1.5
+        assert machine_busy_seconds() - busy_before >= 0.3  # the child's burn, at the least
+        assert sessions_cpu_seconds({child.pid + 10_000_000}) == 0.0
+    finally:
+        child.kill()
+        child.wait()

@@ -67,8 +67,8 @@ from exercises.services import variant_get_or_create_for_item
 from exercises.services_bank import bank_load
 from grading.harness import (
     CeleryBeat, CeleryWorker, Gunicorn, RedisServer, database_url, grade_queues, queue_worker_start, process_cpu_seconds,
-    reference_loop_ms, session_pids, stack_cpu_meter,
-    stack_env, wait_until,
+    machine_busy_seconds, reference_loop_ms, session_pids, sessions_cpu_seconds, stack_cpu_meter, stack_env,
+    wait_until,
 )
 from grading.management.commands.bench_pipeline import FINISHED, right_weights
 from grading.models import Submission, SubmissionStatus
@@ -298,6 +298,24 @@ def machine_use_lines(machine: MachineUse, *, requests: int, answers: int) -> li
     ]
 
 
+def cores_busy_line(cpu_samples: list[tuple[float, float, float]], *, every: float = 10.0) -> str:
+    """Cores busy in each ``every`` seconds of the run, from (seconds, product CPU, machine
+    busy CPU) samples: the product's processes but PostgreSQL, and the whole machine (the
+    load generator and PostgreSQL included). A p95 set at the spike's peak shows here as
+    the machine's cores all busy."""
+    windows = []
+    start = cpu_samples[0]
+    for sample in cpu_samples[1:]:
+        if sample[0] - start[0] >= every - 0.5:
+            elapsed = sample[0] - start[0]
+            windows.append(f"{(sample[1] - start[1]) / elapsed:.1f}|{(sample[2] - start[2]) / elapsed:.1f}")
+            start = sample
+    return (
+        f"cores busy every {every:g} s (product processes but PostgreSQL | whole machine, load generator "
+        "included): " + " ".join(windows)
+    )
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))] if ordered else float("nan")
@@ -318,7 +336,14 @@ class QueueSampler(threading.Thread):
         self.queues = queues
         self.max_seconds = max_seconds
         self.samples: list[tuple[float, tuple[int, ...], int]] = []
+        # (seconds, CPU seconds of the product's processes, busy CPU seconds of the machine)
+        self.cpu_samples: list[tuple[float, float, float]] = []
+        self.leaders: set[int] = set()  # the sessions of the product's processes, once started
         self.done = threading.Event()
+
+    def sample_cpu(self, seconds: float) -> None:
+        if self.leaders:
+            self.cpu_samples.append((seconds, sessions_cpu_seconds(self.leaders), machine_busy_seconds()))
 
     def run(self):
         started = time.monotonic()
@@ -332,6 +357,7 @@ class QueueSampler(threading.Thread):
                 self.samples.append((time.monotonic() - started, tuple(lengths), unacked))
             except redis.RedisError:
                 pass
+            self.sample_cpu(time.monotonic() - started)
             self.done.wait(1.0)
 
 
@@ -409,6 +435,8 @@ class Command(BaseCommand):
             web.start()
             if sign_in_sample:
                 sign_ins = sign_ins_measure(web=web, usernames=sign_in_sample[0], password=sign_in_sample[1])
+            sampler.leaders = {web.process.pid, beat.process.pid, broker.process.pid,
+                               *(worker.process.pid for worker in workers)}
             sampler.start()
             meter = stack_cpu_meter(
                 connection=connection, web=web, workers=dict(zip(queues, workers)), beat=beat,
@@ -509,6 +537,8 @@ class Command(BaseCommand):
         lines.append(answer_counts_line(assignment=assignment, plan=plan, client=client_counts(folder)))
         if machine is not None:
             lines += machine_use_lines(machine, requests=http_request_count(stats), answers=len(server))
+        if sampler.cpu_samples:
+            lines.append(cores_busy_line(sampler.cpu_samples))
         for position, queue in enumerate(queues):
             depth = [lengths[position] for _, lengths, _ in sampler.samples]
             lines.append(
