@@ -8,7 +8,7 @@ import pytest
 
 from grading.harness import machine_busy_seconds, reference_loop_ms, sessions_cpu_seconds
 from grading.management.commands.load_exam import (
-    SYMBOLIC_ANSWERS, MachineUse, cores_busy_line, http_request_count, load_course_build, machine_use_lines,
+    SYMBOLIC_ANSWERS, MachineUse, children_cpu_seconds, cores_busy_line, http_request_count, load_course_build, machine_use_lines,
     outcome_problems,
 )
 from grading.models import Submission, SubmissionStatus
@@ -239,6 +239,27 @@ def test_a_runs_machine_use_names_each_group_and_divides_by_requests_and_answers
         "machine speed: reference loop 101 ms CPU before the run, 99 after "
         "(grading.harness.reference_loop_ms; compare runs of similar speed)",
     ]
+
+
+def test_the_load_generators_cpu_is_reported_apart_from_the_products(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    machine = MachineUse(spent={"gunicorn": 75.0, "redis": 25.0}, seconds=125.0, speed_ms=(50.0, 52.0), generator=40.0)
+    lines = machine_use_lines(machine, requests=8000, answers=2000)
+    assert lines[0].endswith("12.5 ms per HTTP request (8000), 50.0 ms per answer (2000)")
+    assert lines[1] == (
+        "load generator (locust), not counted above: 40.0 s CPU, 0.32 cores on average, 5.0 ms per HTTP request"
+    )
+    assert lines[2].startswith("machine speed: reference loop 50 ms CPU before the run, 52 after")
+
+
+def test_an_ended_childs_cpu_is_counted_once_it_has_been_waited_for():
+    import subprocess
+    import sys
+
+    before = children_cpu_seconds()
+    burn = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass"
+    subprocess.run([sys.executable, "-c", burn], check=True, timeout=30)
+    assert 0.3 <= children_cpu_seconds() - before < 1.5
 
 
 def test_the_reference_loop_is_the_median_of_its_timed_repeats(monkeypatch):

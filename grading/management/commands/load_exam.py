@@ -37,6 +37,7 @@ import csv
 import json
 import math
 import os
+import resource
 import secrets
 import shutil
 import subprocess
@@ -267,11 +268,19 @@ def answer_counts_line(*, assignment: Assignment, plan: dict, client: dict) -> s
 @dataclass(frozen=True)
 class MachineUse:
     """What a run cost the machine: CPU seconds per process group (``stack_cpu_meter``)
-    over ``seconds`` of wall time, and the reference loop's CPU ms before and after."""
+    over ``seconds`` of wall time, the reference loop's CPU ms before and after, and the
+    load generator's own CPU seconds (it shares the machine; no student's browser does)."""
 
     spent: dict[str, float]
     seconds: float
     speed_ms: tuple[float, float]
+    generator: float | None = None
+
+
+def children_cpu_seconds() -> float:
+    """User + system CPU seconds of this process's children that have ended and been waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def http_request_count(stats: dict) -> int:
@@ -289,10 +298,18 @@ def machine_use_lines(machine: MachineUse, *, requests: int, answers: int) -> li
     split = ", ".join(f"{name} {seconds:.1f}" for name, seconds in machine.spent.items())
     cores = os.cpu_count() or 1
     busy = total / max(machine.seconds, 1e-3)
-    return [
+    lines = [
         f"CPU during the run (s, /proc): {split} = {total:.1f} in {machine.seconds:.0f} s, "
         f"{busy:.2f} of {cores} cores on average; {1000 * total / max(requests, 1):.1f} ms per HTTP request "
         f"({requests}), {1000 * total / max(answers, 1):.1f} ms per answer ({answers})",
+    ]
+    if machine.generator is not None:
+        lines.append(
+            f"load generator (locust), not counted above: {machine.generator:.1f} s CPU, "
+            f"{machine.generator / max(machine.seconds, 1e-3):.2f} cores on average, "
+            f"{1000 * machine.generator / max(requests, 1):.1f} ms per HTTP request"
+        )
+    return lines + [
         f"machine speed: reference loop {machine.speed_ms[0]:.0f} ms CPU before the run, {machine.speed_ms[1]:.0f} after "
         "(grading.harness.reference_loop_ms; compare runs of similar speed)",
     ]
@@ -444,6 +461,7 @@ class Command(BaseCommand):
             )
             meter.start()
             spike_started = time.monotonic()
+            children_before = children_cpu_seconds()
             completed = subprocess.run(
                 [locust, "-f", str(Path(settings.BASE_DIR) / "loadtest" / "locustfile.py"), "--headless",
                  "--host", web.url, "--users", str(students),
@@ -454,6 +472,7 @@ class Command(BaseCommand):
                 cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=run_seconds + 120,
             )
             spike_seconds = time.monotonic() - spike_started
+            generator_cpu = children_cpu_seconds() - children_before  # locust, waited for by run()
             spent = meter.stop()  # before the stop: a process that ended takes its CPU time along
             web.stop()  # no request still in flight may store an answer after the count
             drained = self.wait_drained(assignment)
@@ -473,7 +492,8 @@ class Command(BaseCommand):
         failed = self.report(
             assignment=assignment, plan=plan, folder=folder, locust=completed, drained=drained,
             spike_seconds=spike_seconds, sampler=sampler, queues=sampled, exam=exam, sign_ins=sign_ins,
-            machine=MachineUse(spent=spent, seconds=spike_seconds, speed_ms=(speed_before, reference_loop_ms())),
+            machine=MachineUse(spent=spent, seconds=spike_seconds, speed_ms=(speed_before, reference_loop_ms()),
+                                generator=generator_cpu),
         )
         self.stdout.write(f"plan, locust's CSV, its output and the queue samples: {folder}")
         if failed:
