@@ -301,12 +301,27 @@ def grade_queues() -> list[str]:
     return list(dict.fromkeys(name for name in names if name))
 
 
-def process_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of one live process (0 if it is gone), from /proc."""
+def _stat_fields(pid) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (None if the process is gone):
+    [3] is the session id, [11] and [12] the user and system CPU ticks."""
     try:
         with open(f"/proc/{pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
+            return handle.read().rsplit(")", 1)[1].split()
     except OSError:
+        return None
+
+
+def _live_processes():
+    """(pid, stat fields) of every live process, in one pass over /proc."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (fields := _stat_fields(entry)) is not None:
+            yield int(entry), fields
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of one live process (0 if it is gone), from /proc."""
+    fields = _stat_fields(pid)
+    if fields is None:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
@@ -314,35 +329,14 @@ def process_cpu_seconds(pid: int) -> float:
 def session_pids(leader: int) -> list[int]:
     """Every live process in the session ``leader`` started (start_new_session=True):
     a gunicorn or celery master with its workers, pool children and sandboxes."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == leader:  # field 6 of stat: the session id
-            pids.append(int(entry))
-    return pids
+    return [pid for pid, fields in _live_processes() if int(fields[3]) == leader]
 
 
 def sessions_cpu_seconds(leaders: set[int]) -> float:
     """User + system CPU seconds of every live process in the sessions ``leaders`` started,
     in one pass over /proc (``session_pids`` per leader costs a pass each)."""
-    total = 0.0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) in leaders:
-            total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+    ticks = sum(int(fields[11]) + int(fields[12]) for _, fields in _live_processes() if int(fields[3]) in leaders)
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def machine_busy_seconds() -> float:
