@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install migrate demo browser worker check-deploy validate-bank clean load scale-test
+.PHONY: run test install migrate demo browser worker check-deploy validate-bank clean load load-db bench scale-test
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -60,12 +60,19 @@ $(LOAD_VENV)/.installed: requirements-load.txt
 	$(LOAD_VENV)/bin/python -m pip install --quiet -r requirements-load.txt
 	touch $@
 
-load: install $(LOAD_VENV)/.installed
+load-db: install
 	bash scripts/services.sh
 	psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$(LOAD_DB)'" | grep -q 1 \
 	  || createdb -h 127.0.0.1 -U postgres $(LOAD_DB)
 	$(LOAD_ENV) $(PY) manage.py migrate --noinput -v 0
+
+load: load-db $(LOAD_VENV)/.installed
 	$(LOAD_ENV) $(PY) manage.py load_exam --students $(N) --think $(THINK) --profile $(PROFILE)
+
+# Throughput and CPU per answer on the production stack (docs/perf/README.md); ROUNDS=3.
+ROUNDS ?= 3
+bench: load-db
+	$(LOAD_ENV) $(PY) manage.py bench_http --rounds $(ROUNDS)
 
 validate-bank: migrate
 	DEBUG=1 $(PY) manage.py validate_bank
