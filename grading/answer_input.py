@@ -113,7 +113,7 @@ def client_key_checked(key: str | None) -> tuple[str, str | None]:
     """(the sender's key for this answer or "", None), or ("", what is wrong with it).
 
     A client that may resend an answer (its response lost) names it with an
-    ``Idempotency-Key`` header (the page's form: a ``submission_key`` field): 8 to 64
+    ``Idempotency-Key`` header (a plain form: a ``submission_key`` field): 8 to 64
     letters, digits, ``-`` or ``_``, new for each answer, the same for each retry of it."""
     if not key:
         return "", None

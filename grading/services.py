@@ -165,10 +165,21 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer, clien
     return submission
 
 
+# Every keyed answer (API clients and the load's students send a key with each) looks for
+# its earlier copy: compiled once. The key is unique per variant: one row at most.
+_ANSWER_FOR_KEY = PreparedRead(
+    lambda *, variant_id, client_key: Submission.objects.filter(
+        variant_id=variant_id, client_key=client_key
+    ).order_by()[:1],
+    variant_id=int,
+    client_key=str,
+)
+
+
 def _stored_for_key(*, variant: Variant, part: str, raw_answer, client_key: str) -> Submission | None:
     """The answer already stored under this key (a retry of it), or None; a key that
     names a different answer is refused. Call under the variant's lock."""
-    stored = Submission.objects.filter(variant=variant, client_key=client_key).first()
+    stored = _ANSWER_FOR_KEY.first(variant_id=variant.pk, client_key=client_key)
     if stored is None:
         return None
     if stored.part != part or stored.raw_answer != raw_answer:
