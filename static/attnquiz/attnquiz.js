@@ -6,7 +6,9 @@
  *   - matrix grids get arrow-key navigation and a "paste a whole matrix" box;
  *   - symbolic and derivation inputs show a live preview of what the parser read;
  *   - htmx swaps in the graded result (the fragment polls until grading is done),
- *     including format errors (HTTP 422), which htmx would otherwise drop.
+ *     including format errors (HTTP 422), which htmx would otherwise drop;
+ *   - an answer the server did not take (busy, too soon, no reply) is said so and,
+ *     when the server asks to wait, sent again with the same key (stored once).
  *
  * Pure helpers (parseMatrixText, splitDerivationSteps) are exported on
  * window.attnquiz so browser tests can call them directly.
@@ -623,6 +625,85 @@
     }
   }, true);
 
+  // --------------------------------------- answers the server did not take
+
+  /* Each answer form carries a key for the answer in it (the submission_key field, read
+     as the Idempotency-Key): the same until the answer is changed or a reply arrives, so
+     an answer sent again after a lost reply is stored once. A busy server (503) or an
+     answer sent too soon (429) stores nothing: the page says so and sends the same answer
+     again after the server's Retry-After, a few times. A lost reply or a server error
+     says the answer may not have arrived; sending it again counts it once. */
+  var MAX_ANSWER_RESENDS = 5;
+  var LONGEST_RESEND_WAIT_S = 30;
+
+  function newAnswerKey() {
+    var bytes = new Uint8Array(16);
+    window.crypto.getRandomValues(bytes);
+    return Array.prototype.map.call(bytes, function (b) { return (b < 16 ? "0" : "") + b.toString(16); }).join("");
+  }
+
+  function renewAnswerKey(form) {
+    var field = form.querySelector("input[name=submission_key]");
+    if (field) field.value = newAnswerKey();
+    form.dataset.resends = "0";
+  }
+
+  function enhanceAnswerForm(form) {
+    if (form.dataset.keyed === "1") return;
+    form.dataset.keyed = "1";
+    var field = document.createElement("input");
+    field.type = "hidden";
+    field.name = "submission_key";
+    form.appendChild(field);
+    renewAnswerKey(form);
+    form.addEventListener("input", function () { renewAnswerKey(form); });
+    form.addEventListener("change", function () { renewAnswerKey(form); });
+  }
+
+  function showAnswerNotice(form, text) {
+    var target = document.querySelector(form.getAttribute("hx-target") || "");
+    if (!target) return;
+    var notice = document.createElement("p");
+    notice.className = "pending aq-answer-notice"; // styled as an answer on its way
+    notice.setAttribute("role", "status");
+    notice.setAttribute("data-answer-notice", "");
+    notice.textContent = text;
+    target.replaceChildren(notice);
+  }
+
+  function retryAfterSeconds(xhr) {
+    var seconds = Number(xhr.getResponseHeader("Retry-After"));
+    if (!isFinite(seconds) || seconds < 1) seconds = 2;
+    return Math.min(seconds, LONGEST_RESEND_WAIT_S);
+  }
+
+  function answerReplied(event) {
+    var form = event.detail.elt;
+    if (!form || !form.matches || !form.matches("form.answer-form")) return;
+    var status = event.detail.xhr ? event.detail.xhr.status : 0;
+    if (status === 503 || status === 429) {
+      var resends = Number(form.dataset.resends || "0");
+      if (resends >= MAX_ANSWER_RESENDS) {
+        showAnswerNotice(form, "The server is still busy: your answer was not stored. Send it again in a moment.");
+        return;
+      }
+      var wait = retryAfterSeconds(event.detail.xhr);
+      form.dataset.resends = String(resends + 1);
+      showAnswerNotice(form, (status === 503 ? "The server is busy" : "That was sent too soon") +
+        ": your answer was not stored yet. It is sent again in " + wait + " s.");
+      setTimeout(function () {
+        if (form.isConnected && !form.classList.contains("is-expired")) form.requestSubmit();
+      }, wait * 1000);
+    } else if (status === 0 || status >= 500) {
+      showAnswerNotice(form, "No reply from the server: your answer may not have arrived. " +
+        "Send it again; if it did arrive, it counts once.");
+    } else {
+      renewAnswerKey(form); // the server judged this answer: the next one is a new answer
+    }
+  }
+
+  document.addEventListener("htmx:afterRequest", answerReplied);
+
   // ------------------------------------------------------- time limits
 
   function clockText(seconds) {
@@ -712,6 +793,8 @@
     scope.querySelectorAll("textarea[data-step-preview]").forEach(enhanceDerivationInput);
     scope.querySelectorAll("input[data-d-k-slider]").forEach(enhanceDkSlider);
     scope.querySelectorAll("[data-countdown][data-seconds-left]").forEach(startCountdown);
+    if (scope.matches && scope.matches("form.answer-form")) enhanceAnswerForm(scope);
+    scope.querySelectorAll("form.answer-form").forEach(enhanceAnswerForm);
     if (scope.matches && scope.matches("[data-result]")) applyResult(scope);
     scope.querySelectorAll("[data-result]").forEach(applyResult);
     renderMath(root && root.nodeType === 1 ? root : document.body);
