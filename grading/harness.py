@@ -8,6 +8,7 @@ that read the same test database as the test (which must be PostgreSQL).
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -337,6 +338,13 @@ def sessions_cpu_seconds(leaders: set[int]) -> float:
     in one pass over /proc (``session_pids`` per leader costs a pass each)."""
     ticks = sum(int(fields[11]) + int(fields[12]) for _, fields in _live_processes() if int(fields[3]) in leaders)
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds() -> float:
+    """User + system CPU seconds of this process's children that have ended and been waited
+    for (a load generator run to its end by ``subprocess.run``)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def machine_busy_seconds() -> float:

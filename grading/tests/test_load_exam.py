@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from grading.harness import machine_busy_seconds, reference_loop_ms, sessions_cpu_seconds
+from grading.harness import children_cpu_seconds, machine_busy_seconds, reference_loop_ms, sessions_cpu_seconds
 from grading.management.commands.load_exam import (
-    SYMBOLIC_ANSWERS, MachineUse, children_cpu_seconds, cores_busy_line, http_request_count, load_course_build, machine_use_lines,
+    SYMBOLIC_ANSWERS, MachineUse, cores_busy_line, http_request_count, load_course_build, machine_use_lines,
     outcome_problems,
 )
 from grading.models import Submission, SubmissionStatus

@@ -37,7 +37,6 @@ import csv
 import json
 import math
 import os
-import resource
 import secrets
 import shutil
 import subprocess
@@ -67,8 +66,8 @@ from courses.services import latest_published_versions
 from exercises.services import variant_get_or_create_for_item
 from exercises.services_bank import bank_load
 from grading.harness import (
-    CeleryBeat, CeleryWorker, Gunicorn, RedisServer, database_url, grade_queues, queue_worker_start, process_cpu_seconds,
-    machine_busy_seconds, reference_loop_ms, session_pids, sessions_cpu_seconds, stack_cpu_meter, stack_env,
+    CeleryBeat, CeleryWorker, Gunicorn, RedisServer, children_cpu_seconds, database_url, grade_queues,
+    machine_busy_seconds, queue_worker_start, reference_loop_ms, sessions_cpu_seconds, stack_cpu_meter, stack_env,
     wait_until,
 )
 from grading.management.commands.bench_pipeline import FINISHED, right_weights
@@ -166,13 +165,12 @@ def sign_ins_measure(*, web, usernames: list[str], password: str, clients: int =
             if answer.status_code != 302:
                 raise CommandError(f"sign-in of {username} answered {answer.status_code}")
 
-    pids = session_pids(web.process.pid)
-    cpu_before = sum(process_cpu_seconds(pid) for pid in pids)
+    cpu_before = sessions_cpu_seconds({web.process.pid})
     started = time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
         list(pool.map(sign_in, usernames))
     seconds = time.perf_counter() - started
-    cpu = sum(process_cpu_seconds(pid) for pid in pids) - cpu_before
+    cpu = sessions_cpu_seconds({web.process.pid}) - cpu_before
     return {"count": len(usernames), "seconds": seconds, "cpu_seconds": cpu}
 
 
@@ -275,13 +273,6 @@ class MachineUse:
     seconds: float
     speed_ms: tuple[float, float]
     generator: float | None = None
-
-
-def children_cpu_seconds() -> float:
-    """User + system CPU seconds of this process's children that have ended and been waited for."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
 
 def http_request_count(stats: dict) -> int:
     """The HTTP requests of a run in locust's statistics: its own records (type EXAM, such
