@@ -5,6 +5,8 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django import template
 from django.template.defaultfilters import floatformat
+from django.utils.html import conditional_escape
+from django.utils.safestring import mark_safe
 
 from explorations.heatmap import heat_level
 
@@ -43,3 +45,41 @@ def weight_text(weight, places=4) -> str:
         return floatformat(weight, places)
     rounded = Decimal(repr(float(weight))).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
     return f"{abs(rounded) if rounded == 0 else rounded:f}"
+
+
+_OFF_MARK = '<span class="aq-heatmap__mark" aria-hidden="true">✗</span><span class="aq-visually-hidden"> (off)</span>'
+
+
+@register.simple_tag
+def heatmap_table(rows, *, off=None, row_labels=None, col_labels=None, title="", decimals=None) -> str:
+    """The heatmap's table (``grading/_heatmap.html``), built here rather than in template
+    loops: a graded result shows one or two per attempt, and the template engine spent
+    about 0.2 ms on a 1×4 table and 1.2 ms on a 6×6 one. Every text goes through
+    ``conditional_escape``; a cell marked in ``off`` gets the ✗ and "(off)" for screen
+    readers, as the include documents."""
+    places = decimals or 4
+    parts = ['<figure class="aq-heatmap">\n  <table class="aq-heatmap__table">\n']
+    if title:
+        parts.append(f'    <caption class="aq-heatmap__title">{conditional_escape(title)}</caption>\n')
+    if col_labels:
+        parts.append("    <thead>\n      <tr>\n")
+        if row_labels:
+            parts.append('        <td class="aq-heatmap__corner"><span class="aq-visually-hidden">query / key</span></td>\n')
+        parts.append("".join(f'<th scope="col">{conditional_escape(label)}</th>' for label in col_labels))
+        parts.append("\n      </tr>\n    </thead>\n")
+    parts.append("    <tbody>\n")
+    for index, row in enumerate(rows or ()):
+        parts.append("      <tr>\n")
+        if row_labels:
+            parts.append(f'        <th scope="row">{conditional_escape(item_at(row_labels, index))}</th>\n')
+        marks = item_at(off, index)
+        for column, weight in enumerate(row):
+            cell = f'<td class="aq-heatmap__cell {heat_class(weight)}'
+            text = conditional_escape(weight_text(weight, places))
+            if item_at(marks, column) is True:
+                parts.append(f'{cell} is-off">{text}{_OFF_MARK}</td>')
+            else:
+                parts.append(f'{cell}">{text}</td>')
+        parts.append("\n      </tr>\n")
+    parts.append("    </tbody>\n  </table>\n</figure>\n")
+    return mark_safe("".join(parts))

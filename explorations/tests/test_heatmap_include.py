@@ -56,3 +56,33 @@ def test_what_is_not_a_finite_number_reads_as_floatformat_prints_it():
     for value in (float("nan"), float("inf"), None, "x", "0.25", True):
         assert weight_text(value, 4) == floatformat(value, 4)
     assert weight_text(0.25, "x") == floatformat(0.25, "x")
+
+
+def test_heatmap_marks_off_cells_and_escapes_every_label_and_title():
+    html = render_to_string(
+        "grading/_heatmap.html",
+        {
+            "rows": [[0.25, 0.75]],
+            "off": [[False, True]],
+            "row_labels": ["<b>q</b>"],
+            "col_labels": ["it's", "a&b"],
+            "title": "<script>alert(1)</script>",
+        },
+    )
+    assert '<caption class="aq-heatmap__title">&lt;script&gt;alert(1)&lt;/script&gt;</caption>' in html
+    assert '<th scope="col">it&#x27;s</th><th scope="col">a&amp;b</th>' in html
+    assert '<th scope="row">&lt;b&gt;q&lt;/b&gt;</th>' in html
+    assert '<td class="aq-heatmap__cell aq-heat-5">0.2500</td>' in html
+    assert (
+        '<td class="aq-heatmap__cell aq-heat-15 is-off">0.7500<span class="aq-heatmap__mark" aria-hidden="true">✗</span>'
+        '<span class="aq-visually-hidden"> (off)</span></td>'
+    ) in html
+    assert "<script>" not in html
+
+
+def test_heatmap_rows_without_labels_or_marks_have_no_header_cells():
+    html = render_to_string("grading/_heatmap.html", {"rows": [[0.5], [0.5]], "col_labels": ["k"]})
+    assert '<td class="aq-heatmap__corner">' not in html  # no row labels: no corner cell
+    assert '<th scope="row">' not in html
+    assert html.count('<td class="aq-heatmap__cell aq-heat-10">0.5000</td>') == 2
+    assert "is-off" not in html
