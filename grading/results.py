@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from exams.selectors import EVERYTHING, FeedbackVisibility, feedback_for_student, feedback_visibility_for
-from exercises import engine
 from exercises.selectors import (
     part_extras,
     part_finished,
@@ -22,7 +21,7 @@ from exercises.selectors import (
     variant_attempts_allowed,
     variant_due_at,
 )
-from exercises.specs import variant_references, version_spec
+from exercises.specs import variant_part_options, variant_references, version_spec
 from grading.core import answers
 from grading.core.weights_feedback import compare_weights, weights_implied_by_output
 
@@ -148,7 +147,7 @@ def weights_reference(
     progress = progress or part_progress(variant=variant, part=part_key)
     if not any(submission.status == SubmissionStatus.GRADED for submission in progress["history"]):
         return None
-    options = engine.part_options(spec, variant.params, part_key)["diagnose"]
+    options = variant_part_options(variant, part_key)["diagnose"]
     query_index = options["query_index"]
     V = np.asarray(options["V"], dtype=float)
     if part.diagnose["quantity"] == "weights":

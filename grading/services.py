@@ -27,7 +27,7 @@ from exams.selectors_accommodations import carried_accommodation, with_own_accom
 from exams.window import Window
 from exercises import engine
 from exercises.models import Variant
-from exercises.specs import variant_references, version_spec
+from exercises.specs import variant_part_options, variant_references, version_spec
 from grading.core import answers
 
 from . import throttle
@@ -71,7 +71,7 @@ def part_context(*, variant: Variant, part: str) -> PartContext:
     return PartContext(
         answer_type=part_spec.type,
         expected=variant_references(variant)[part],
-        options=engine.part_options(spec, variant.params, part),
+        options=variant_part_options(variant, part),
         attempts_allowed=attempts_allowed,
     )
 
