@@ -88,6 +88,15 @@ class PreparedRead:
         return compiled
 
 
+def prepared_execute(sql: str, params: tuple | list, *, using: str = "default") -> int:
+    """Run one statement written by hand (an UPDATE the grading worker makes for every
+    answer) on the cursor a prepared read uses: on PostgreSQL it is planned once per
+    connection and its values are bound on the server. Returns the rows it changed."""
+    with _cursor_planned_once(connections[using]) as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
 def _cursor_planned_once(connection):
     """Django's cursor (its query log and execute wrappers included) around one that binds
     values on the server, where the server can keep a prepared statement; else Django's own."""

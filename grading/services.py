@@ -8,6 +8,7 @@ worker still holds it) stores exactly one grade.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
@@ -16,11 +17,11 @@ from datetime import timedelta
 
 import redis
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
-from attnquiz.prepared_reads import PreparedRead
+from attnquiz.prepared_reads import PreparedRead, prepared_execute
 from exams.locks import attempt_lock_for_answer
 from exams.selectors import student_window
 from exams.selectors_accommodations import carried_accommodation, with_own_accommodation
@@ -309,12 +310,28 @@ def submission_enqueue(*, submission_id: int, practice: bool = False) -> bool:
     return True
 
 
+def _quoted_columns(*names: str) -> list[str]:
+    quote = connection.ops.quote_name
+    return [quote(Submission._meta.get_field(name).column) for name in names]
+
+
+@functools.cache
+def _claim_statement() -> str:
+    """The claim every grade starts with, written once (the ORM compiled it per answer)."""
+    table = connection.ops.quote_name(Submission._meta.db_table)
+    pk, status, deliveries = _quoted_columns("id", "status", "deliveries")
+    return (
+        f"UPDATE {table} SET {status} = %s, {deliveries} = {deliveries} + 1 "
+        f"WHERE {pk} = %s AND {status} IN (%s, %s)"
+    )
+
+
 def _claim_for_grading(submission_id: int) -> bool:
     """Mark the submission as being graded and count the delivery; False if already done."""
-    claimed = Submission.objects.filter(
-        pk=submission_id,
-        status__in=(SubmissionStatus.QUEUED, SubmissionStatus.GRADING),
-    ).update(status=SubmissionStatus.GRADING, deliveries=F("deliveries") + 1)
+    claimed = prepared_execute(
+        _claim_statement(),
+        (SubmissionStatus.GRADING.value, submission_id, SubmissionStatus.QUEUED.value, SubmissionStatus.GRADING.value),
+    )
     return claimed == 1
 
 
@@ -452,13 +469,29 @@ def _finish_could_not_grade(submission: Submission, *, message: str) -> Submissi
     return submission
 
 
+@functools.cache
+def _outcome_statement(fields: tuple[str, ...]) -> str:
+    """Storing an outcome with these fields, written once per set of fields (the ORM
+    compiled it per answer): only while the submission is still being graded."""
+    table = connection.ops.quote_name(Submission._meta.db_table)
+    pk, status = _quoted_columns("id", "status")
+    assignments = ", ".join(f"{column} = %s" for column in _quoted_columns(*fields))
+    return f"UPDATE {table} SET {assignments} WHERE {pk} = %s AND {status} = %s"
+
+
+def _outcome_params(submission_id: int, values: dict) -> list:
+    """The values as the ORM would store them (JSON adapted, times converted)."""
+    prepared = [
+        Submission._meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()
+    ]
+    return prepared + [submission_id, SubmissionStatus.GRADING.value]
+
+
 def _store_outcome(submission: Submission, values: dict) -> None:
     # Only the delivery that still sees "grading" may write; a concurrent one is a no-op.
     # One transaction with the receivers' writes (the LMS passback outbox row).
     with transaction.atomic():
-        stored = Submission.objects.filter(
-            pk=submission.pk, status=SubmissionStatus.GRADING
-        ).update(**values)
+        stored = prepared_execute(_outcome_statement(tuple(values)), _outcome_params(submission.pk, values))
         if stored:
             for field, value in values.items():
                 setattr(submission, field, value)

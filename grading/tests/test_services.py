@@ -241,3 +241,30 @@ def test_scored_signal_is_sent_once_per_stored_grade(submit, variant, student):
     finally:
         submission_scored.disconnect(receiver)
     assert received == [(created.pk, SubmissionStatus.GRADED)]
+
+
+def test_the_stored_outcome_reads_back_as_the_orm_would_have_stored_it(variant, student):
+    from django.db import connection
+
+    queued = Submission.objects.create(
+        variant=variant, student=student, part="weights", raw_answer=as_text(unscaled_weights(variant)), attempt=1,
+    )
+    graded = services.submission_grade(submission_id=queued.pk)  # the values it wrote, in memory
+    stored = Submission.objects.get(pk=queued.pk)
+    assert (stored.status, stored.correct, stored.misconception, stored.deliveries) == ("graded", False, "no_scaling", 1)
+    assert stored.feedback == graded.feedback and stored.feedback["misconception_message"]
+    assert stored.graded_at == graded.graded_at and stored.graded_at.tzinfo is not None
+    assert (stored.score, stored.awarded) == (graded.score, graded.awarded)
+    with connection.cursor() as cursor:  # the column holds the choice's value, not its name
+        cursor.execute("SELECT status FROM grading_submission WHERE id = %s", [queued.pk])
+        assert cursor.fetchone() == ("graded",)
+
+
+def test_a_finished_answer_is_not_claimed_or_stored_again(variant, student):
+    submission = Submission.objects.create(
+        variant=variant, student=student, part="weights", raw_answer="[1]", attempt=1,
+        status=SubmissionStatus.GRADED, score=0.5, deliveries=1,
+    )
+    assert services.submission_grade(submission_id=submission.pk).score == 0.5
+    submission.refresh_from_db()
+    assert (submission.status, submission.score, submission.deliveries) == (SubmissionStatus.GRADED, 0.5, 1)
