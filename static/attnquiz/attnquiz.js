@@ -7,8 +7,9 @@
  *   - symbolic and derivation inputs show a live preview of what the parser read;
  *   - htmx swaps in the graded result (the fragment polls until grading is done),
  *     including format errors (HTTP 422), which htmx would otherwise drop;
- *   - an answer the server did not take (busy, too soon, no reply) is said so and,
- *     when the server asks to wait, sent again with the same key (stored once).
+ *   - an answer the server did not take (busy, too soon, no reply, signed out, form
+ *     expired, refused) is said so, with whether it was stored; when the server asks to
+ *     wait it is sent again with the same key (stored once), and so is a result's poll.
  *
  * Pure helpers (parseMatrixText, splitDerivationSteps) are exported on
  * window.attnquiz so browser tests can call them directly.
@@ -632,9 +633,38 @@
      an answer sent again after a lost reply is stored once. A busy server (503) or an
      answer sent too soon (429) stores nothing: the page says so and sends the same answer
      again after the server's Retry-After, a few times. A lost reply or a server error
-     says the answer may not have arrived; sending it again counts it once. */
+     says the answer may not have arrived; sending it again counts it once.
+
+     Any other refusal is said too, never dropped: a fragment the server wrote for the
+     result's place (the exam's access gate, a format error) is shown there; a whole page
+     (the sign-in page after the session ended, "form expired", "not found", "too large")
+     never goes into a result box and becomes a notice that says whether the answer was
+     stored. A pending result's poll is treated alike, except that its answer is stored
+     already: a busy or silent server is asked again a few times, then the notice says to
+     reload the page for the grade (the poll's `load` trigger fires only once). */
   var MAX_ANSWER_RESENDS = 5;
+  var MAX_POLL_RETRIES = 5;
   var LONGEST_RESEND_WAIT_S = 30;
+  var LOGIN_PATH = /\/login\/$/;
+
+  var ANSWER_REFUSALS = {
+    403: "This page is out of date (its form has expired): your answer was not stored. " +
+      "Reload the page, then send it again.",
+    404: "This exercise is no longer open to you: your answer was not stored.",
+    413: "Your answer is too large to send: it was not stored. Shorten it, then send it again.",
+  };
+  var ANSWER_REFUSED = "The server did not take your answer: it was not stored. " +
+    "Reload the page, then send it again.";
+  var ANSWER_REPLY_UNREADABLE = "The server's reply could not be shown: your answer may not have been " +
+    "stored. Reload the page to see whether it was.";
+  var POLL_REFUSALS = {
+    403: "This page is out of date: your answer is stored. Reload the page to see its grade.",
+    404: "This exercise is no longer open to you: your answer is stored. Reload the page to see its grade.",
+  };
+  var POLL_REFUSED = "The server did not send the grade: your answer is stored. Reload the page to see its grade.";
+  var POLL_BUSY = "The server is still busy: your answer is stored. Reload the page in a moment to see its grade.";
+  var POLL_NO_REPLY = "No reply from the server: your answer is stored. " +
+    "Reload the page in a moment to see its grade.";
 
   function newAnswerKey() {
     var bytes = new Uint8Array(16);
@@ -660,15 +690,56 @@
     form.addEventListener("change", function () { renewAnswerKey(form); });
   }
 
+  function isAnswerForm(element) {
+    return Boolean(element && element.matches && element.matches("form.answer-form"));
+  }
+
+  function isResultPoll(element) {
+    return Boolean(element && element.matches && element.matches("[data-result=pending][hx-get]"));
+  }
+
+  /* A notice for a result's place. ``parts`` is a text, or a list of texts and links
+     ({text, href}); a link opens a new tab, so the answer typed on this page stays. */
+  function noticeElement(parts, className, role) {
+    var notice = document.createElement("p");
+    notice.className = className;
+    notice.setAttribute("role", role);
+    notice.setAttribute("data-answer-notice", "");
+    [].concat(parts).forEach(function (part) {
+      if (typeof part === "string") {
+        notice.appendChild(document.createTextNode(part));
+        return;
+      }
+      var link = document.createElement("a");
+      link.href = part.href;
+      link.target = "_blank";
+      link.rel = "noopener";
+      link.textContent = part.text;
+      notice.appendChild(link);
+    });
+    return notice;
+  }
+
+  /* The answer is on its way again (or may be): said politely, styled as pending. */
   function showAnswerNotice(form, text) {
     var target = document.querySelector(form.getAttribute("hx-target") || "");
     if (!target) return;
-    var notice = document.createElement("p");
-    notice.className = "pending aq-answer-notice"; // styled as an answer on its way
-    notice.setAttribute("role", "status");
-    notice.setAttribute("data-answer-notice", "");
-    notice.textContent = text;
+    target.replaceChildren(noticeElement(text, "pending aq-answer-notice", "status"));
+  }
+
+  /* The server refused the answer: said at once, and focus moves there as to a grade. */
+  function showAnswerRefusal(form, parts) {
+    var target = document.querySelector(form.getAttribute("hx-target") || "");
+    if (!target) return;
+    var notice = noticeElement(parts, "invalid aq-answer-notice", "alert");
     target.replaceChildren(notice);
+    focusFeedback(form, notice);
+  }
+
+  /* A pending result that will not get its grade on this page: the notice takes its place. */
+  function showPollNotice(poll, parts) {
+    if (!poll.isConnected) return;
+    poll.replaceWith(noticeElement(parts, "aq-answer-notice is-stored", "alert"));
   }
 
   function retryAfterSeconds(xhr) {
@@ -677,9 +748,66 @@
     return Math.min(seconds, LONGEST_RESEND_WAIT_S);
   }
 
+  /* The login path the request was sent to, when the session had ended (the XHR
+     followed the redirect, so the reply is the sign-in page with a 200); else null. */
+  function signInPath(xhr) {
+    try {
+      var path = new URL(xhr.responseURL, window.location.href).pathname;
+      return xhr.responseURL && LOGIN_PATH.test(path) ? path : null;
+    } catch (error) {
+      return null;
+    }
+  }
+
+  /* A fragment made for the result's place; the product's pages all carry <html>. */
+  function isFragment(body) {
+    return typeof body === "string" && body.trim() !== "" && !/<html[\s>]/i.test(body) &&
+      !/^\s*<!doctype/i.test(body);
+  }
+
+  function signedOutNotice(loginPath, poll) {
+    var back = window.location.pathname + window.location.search;
+    var link = { text: "Sign in again in a new tab", href: loginPath + "?next=" + encodeURIComponent(back) };
+    return poll ?
+      ["You are signed out: your answer is stored. ", link, ", then reload this page to see its grade."] :
+      ["You are signed out: your answer was not stored. ", link, ", then send it again."];
+  }
+
+  function refusalNotice(status, poll) {
+    if (status < 400) return poll ? POLL_REFUSED : ANSWER_REPLY_UNREADABLE;
+    if (poll) return POLL_REFUSALS[status] || POLL_REFUSED;
+    return ANSWER_REFUSALS[status] || ANSWER_REFUSED;
+  }
+
+  /* htmx:beforeSwap of an answer's reply or a pending result's poll. */
+  function resultReplyArrived(event) {
+    var detail = event.detail;
+    var source = detail.requestConfig && detail.requestConfig.elt;
+    var poll = isResultPoll(source);
+    if (!poll && !isAnswerForm(source)) return;
+    var xhr = detail.xhr;
+    var status = xhr.status;
+    if (status === 204 || status === 429 || status >= 500) return; // see answerReplied, pollReplied
+    var loginPath = signInPath(xhr);
+    var parts;
+    if (loginPath) {
+      parts = signedOutNotice(loginPath, poll);
+    } else if (isFragment(detail.serverResponse)) {
+      if (status < 400) return;
+      detail.shouldSwap = true; // a refusal written for this place: shown as it is
+      detail.isError = false;
+      return;
+    } else {
+      parts = refusalNotice(status, poll);
+    }
+    detail.shouldSwap = false;
+    if (poll) showPollNotice(source, parts);
+    else showAnswerRefusal(source, parts);
+  }
+
   function answerReplied(event) {
     var form = event.detail.elt;
-    if (!form || !form.matches || !form.matches("form.answer-form")) return;
+    if (!isAnswerForm(form)) return;
     var status = event.detail.xhr ? event.detail.xhr.status : 0;
     if (status === 503 || status === 429) {
       var resends = Number(form.dataset.resends || "0");
@@ -702,7 +830,35 @@
     }
   }
 
+  /* A poll that got a busy server (after its Retry-After) or no reply (after 1, 2, 4 …
+     s) is sent again by the same element, so its reply is handled as the first one was. */
+  function pollReplied(event) {
+    var poll = event.detail.elt;
+    if (!isResultPoll(poll) || !poll.isConnected) return; // swapped: the reply was shown
+    var xhr = event.detail.xhr;
+    var status = xhr ? xhr.status : 0;
+    var busy = status === 503 || status === 429;
+    if (!busy && status !== 0 && status < 500) return;
+    var retries = Number(poll.dataset.pollRetries || "0");
+    if (retries >= MAX_POLL_RETRIES) {
+      showPollNotice(poll, busy ? POLL_BUSY : POLL_NO_REPLY);
+      return;
+    }
+    poll.dataset.pollRetries = String(retries + 1);
+    var wait = busy ? retryAfterSeconds(xhr) : Math.min(Math.pow(2, retries), LONGEST_RESEND_WAIT_S);
+    setTimeout(function () {
+      if (!poll.isConnected) return;
+      var request = window.htmx.ajax("GET", poll.getAttribute("hx-get"), {
+        source: poll, target: poll, swap: "outerHTML",
+      });
+      // A lost reply rejects the promise; htmx:afterRequest has dealt with it already.
+      if (request && request.catch) request.catch(function () {});
+    }, wait * 1000);
+  }
+
+  document.addEventListener("htmx:beforeSwap", resultReplyArrived);
   document.addEventListener("htmx:afterRequest", answerReplied);
+  document.addEventListener("htmx:afterRequest", pollReplied);
 
   // ------------------------------------------------------- time limits
 
