@@ -15,6 +15,7 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from e2e.conftest import DEMO_PASSWORD
 from e2e.test_student_journey import WORKED_EXAMPLE, fill_grid, item_for, weights_for_variant
 from exercises.models import Variant
 from grading.models import Submission
@@ -67,7 +68,7 @@ def _stored(variant: Variant) -> int:
     return Submission.objects.filter(variant=variant, part="weights").count()
 
 
-def test_signed_out_the_answer_is_not_stored(student_page, demo_site):
+def test_signed_out_the_answer_is_not_stored_and_is_sent_again_after_signing_in(student_page, demo_site):
     page = student_page
     variant = _open_worked_example(page, demo_site)
     page.context.clear_cookies(name="sessionid")  # the session ended (expired, or signed out elsewhere)
@@ -82,6 +83,19 @@ def test_signed_out_the_answer_is_not_stored(student_page, demo_site):
     link = notice.get_by_role("link", name="Sign in again in a new tab")
     expect(link).to_have_attribute("target", "_blank")
     expect(link).to_have_attribute("href", "/login/?next=" + quote(urlparse(page.url).path, safe=""))
+    with page.expect_popup() as popup_info:
+        link.click()
+    sign_in = popup_info.value
+    sign_in.get_by_label(re.compile("username", re.I)).fill("student1")
+    sign_in.get_by_label(re.compile("password", re.I)).fill(DEMO_PASSWORD)
+    sign_in.locator("form button[type=submit], form input[type=submit]").last.click()
+    sign_in.wait_for_url(re.compile(r"/exercises?/"))
+    sign_in.close()
+
+    # Signing in renewed the CSRF secret; the answer still typed on this page goes through.
+    _submit(page)
+    page.locator("#result-weights [data-result=graded]").filter(has_text="attempt 1").wait_for()
+    assert _stored(variant) == 1
 
 
 def test_an_expired_form_says_the_answer_was_not_stored(student_page, demo_site, watch):

@@ -267,12 +267,19 @@
 
   // -------------------------------------------------------- live previews
 
-  function csrfToken(element) {
-    var form = element.closest("form");
-    var field = form && form.querySelector("input[name=csrfmiddlewaretoken]");
-    if (field) return field.value;
+  /* The CSRF cookie holds the current secret; a page's own token is stale once the
+     student signed in again in another tab (signing in renews the secret). */
+  function cookieCsrfToken() {
     var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
     return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  function csrfToken(element) {
+    var fresh = cookieCsrfToken();
+    if (fresh) return fresh;
+    var form = element.closest("form");
+    var field = form && form.querySelector("input[name=csrfmiddlewaretoken]");
+    return field ? field.value : "";
   }
 
   function previewOptions(input) {
@@ -856,6 +863,15 @@
     }, wait * 1000);
   }
 
+  /* After "You are signed out" the student signs in in another tab and sends the answer
+     again from this page: with the page's token it would be refused as an expired form. */
+  function answerSending(event) {
+    if (!isAnswerForm(event.detail.elt)) return;
+    var fresh = cookieCsrfToken();
+    if (fresh) event.detail.parameters.csrfmiddlewaretoken = fresh;
+  }
+
+  document.addEventListener("htmx:configRequest", answerSending);
   document.addEventListener("htmx:beforeSwap", resultReplyArrived);
   document.addEventListener("htmx:afterRequest", answerReplied);
   document.addEventListener("htmx:afterRequest", pollReplied);
