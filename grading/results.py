@@ -84,6 +84,7 @@ def submission_view_context(
         context["history"] = attempt_history(
             submissions=progress["history"], reference=reference, visibility=visibility,
             variant=submission.variant, part_key=submission.part,
+            heatmaps_known={submission.pk: context["heatmap"]},  # its own entry: drawn once
         )
     else:
         context["heatmap"] = None  # only a graded attempt has one
@@ -92,17 +93,20 @@ def submission_view_context(
 
 def attempt_history(
     *, submissions, reference: WeightsReference | None, visibility: FeedbackVisibility = EVERYTHING,
-    variant=None, part_key: str | None = None,
+    variant=None, part_key: str | None = None, heatmaps_known: dict | None = None,
 ) -> list[dict]:
     """Each earlier attempt with its heatmap, as exercises/_history.html lists them, with
     the feedback the review policy hides removed and, given the variant and part, the
-    answer as a person reads it (a choice's words, maths typeset)."""
+    answer as a person reads it (a choice's words, maths typeset). ``heatmaps_known`` maps a
+    submission's id to the heatmap the caller drew for it with the same reference."""
     submissions = list(submissions)
+    heatmaps_known = heatmaps_known or {}
     spec = version_spec(variant.exercise_version) if variant is not None and submissions else None
     return [
         {
             "submission": submission,
-            "heatmap": heatmap_for(submission, reference=reference),
+            "heatmap": heatmaps_known[submission.pk] if submission.pk in heatmaps_known
+            else heatmap_for(submission, reference=reference),
             "feedback": feedback_for_student(submission.feedback, visibility),
             "answer": (
                 answer_shown(spec=spec, params=variant.params, part_key=part_key, raw_answer=submission.raw_answer)
