@@ -68,6 +68,24 @@ def _stored(variant: Variant) -> int:
     return Submission.objects.filter(variant=variant, part="weights").count()
 
 
+def _busy(route) -> None:
+    route.fulfill(status=503, headers={"Retry-After": "1"}, body="busy")
+
+
+def _first_answered_by(first, seen: list):
+    """A route handler: the first request gets ``first(route)``, later ones reach the
+    server; every request's URL is kept in ``seen``."""
+
+    def handle(route):
+        seen.append(route.request.url)
+        if len(seen) == 1:
+            first(route)
+        else:
+            route.continue_()
+
+    return handle
+
+
 def test_signed_out_the_answer_is_not_stored_and_is_sent_again_after_signing_in(student_page, demo_site):
     page = student_page
     variant = _open_worked_example(page, demo_site)
@@ -184,15 +202,7 @@ def test_a_poll_refused_by_a_busy_server_is_sent_again_and_gets_the_grade(studen
     watch.expect_console_error(r"Response Status Error Code 503")
     page = student_page
     polls = []
-
-    def busy_once(route):
-        polls.append(route.request.url)
-        if len(polls) == 1:
-            route.fulfill(status=503, headers={"Retry-After": "1"}, body="busy")
-        else:
-            route.continue_()
-
-    page.route(POLL_URL, busy_once)
+    page.route(POLL_URL, _first_answered_by(_busy, polls))
     variant = _submit_for_a_pending_result(page, settings, demo_site)
     page.locator("#result-weights [data-result=graded]").filter(has_text="attempt 1").wait_for()
     assert len(polls) >= 2 and polls[0] == polls[1]
@@ -207,7 +217,7 @@ def test_a_poll_refused_every_time_says_the_answer_is_stored(student_page, demo_
 
     def always_busy(route):
         polls.append(route.request.url)
-        route.fulfill(status=503, headers={"Retry-After": "1"}, body="busy")
+        _busy(route)
 
     page.route(POLL_URL, always_busy)
     variant = _submit_for_a_pending_result(page, settings, demo_site)
@@ -224,15 +234,7 @@ def test_a_poll_that_got_no_reply_is_sent_again_and_gets_the_grade(student_page,
     watch.expect_console_error(r"htmx:(afterRequest|sendError)")
     page = student_page
     polls = []
-
-    def lost_once(route):
-        polls.append(route.request.url)
-        if len(polls) == 1:
-            route.abort()
-        else:
-            route.continue_()
-
-    page.route(POLL_URL, lost_once)
+    page.route(POLL_URL, _first_answered_by(lambda route: route.abort(), polls))
     variant = _submit_for_a_pending_result(page, settings, demo_site)
     page.locator("#result-weights [data-result=graded]").filter(has_text="attempt 1").wait_for()
     assert len(polls) >= 2 and polls[0] == polls[1]
@@ -246,14 +248,10 @@ def test_a_poll_after_the_session_ended_says_the_answer_is_stored(student_page, 
     polls = []
 
     def busy_then_signed_out(route):
-        polls.append(route.request.url)
-        if len(polls) == 1:
-            route.fulfill(status=503, headers={"Retry-After": "1"}, body="busy")
-            page.context.clear_cookies(name="sessionid")  # the next poll goes without a session
-        else:
-            route.continue_()
+        _busy(route)
+        page.context.clear_cookies(name="sessionid")  # the next poll goes without a session
 
-    page.route(POLL_URL, busy_then_signed_out)
+    page.route(POLL_URL, _first_answered_by(busy_then_signed_out, polls))
     variant = _submit_for_a_pending_result(page, settings, demo_site)
     notice = _notice(page)
     expect(notice).to_have_text(POLL_SIGNED_OUT)
