@@ -33,8 +33,9 @@ def version_spec(version: ExerciseVersion) -> engine.ExerciseSpec:
 # example), and a variant's numbers never change. Keyed by the variant's id and its
 # version's content; an entry is used only while its params equal the variant's (an id a
 # test database hands out again holds other numbers). The values are shared: callers read
-# them, never change them.
-MAX_CACHED_VARIANTS = 4096
+# them, never change them. An entry of the worked example holds about 10 kB (its params
+# are most of it), so the bound keeps a process's copy near 10 MB; emptied when full.
+MAX_CACHED_VARIANTS = 1024
 
 
 @dataclass

@@ -76,3 +76,15 @@ def test_a_part_the_spec_lacks_is_refused(variant):
     assert refused.value.code == "unknown_part"
     with pytest.raises(KeyError):
         variant_part_options(fresh(variant), "no-such-part")
+
+
+def test_the_kept_copies_stay_within_their_bound(variant, monkeypatch):
+    from exercises import specs
+
+    monkeypatch.setattr(specs, "MAX_CACHED_VARIANTS", 2)
+    monkeypatch.setattr(specs, "_variants", {})
+    for offset in range(5):
+        other = fresh(variant)
+        other.pk = variant.pk + 1_000_000 + offset  # stands for another stored variant
+        variant_references(other)
+        assert 1 <= len(specs._variants) <= 2
