@@ -26,7 +26,6 @@ from exams.locks import attempt_lock_for_answer
 from exams.selectors import student_window
 from exams.selectors_accommodations import carried_accommodation, with_own_accommodation
 from exams.window import Window
-from exercises import engine
 from exercises.models import Variant
 from exercises.specs import variant_part_options, variant_references, version_spec
 from grading.core import answers
@@ -310,16 +309,16 @@ def submission_enqueue(*, submission_id: int, practice: bool = False) -> bool:
     return True
 
 
-def _quoted_columns(*names: str) -> list[str]:
+def _quoted_table_and_columns(*names: str) -> list[str]:
+    """The submissions table's name, then each field's column, quoted for this database."""
     quote = connection.ops.quote_name
-    return [quote(Submission._meta.get_field(name).column) for name in names]
+    return [quote(Submission._meta.db_table)] + [quote(Submission._meta.get_field(name).column) for name in names]
 
 
 @functools.cache
 def _claim_statement() -> str:
     """The claim every grade starts with, written once (the ORM compiled it per answer)."""
-    table = connection.ops.quote_name(Submission._meta.db_table)
-    pk, status, deliveries = _quoted_columns("id", "status", "deliveries")
+    table, pk, status, deliveries = _quoted_table_and_columns("id", "status", "deliveries")
     return (
         f"UPDATE {table} SET {status} = %s, {deliveries} = {deliveries} + 1 "
         f"WHERE {pk} = %s AND {status} IN (%s, %s)"
@@ -473,9 +472,8 @@ def _finish_could_not_grade(submission: Submission, *, message: str) -> Submissi
 def _outcome_statement(fields: tuple[str, ...]) -> str:
     """Storing an outcome with these fields, written once per set of fields (the ORM
     compiled it per answer): only while the submission is still being graded."""
-    table = connection.ops.quote_name(Submission._meta.db_table)
-    pk, status = _quoted_columns("id", "status")
-    assignments = ", ".join(f"{column} = %s" for column in _quoted_columns(*fields))
+    table, pk, status, *columns = _quoted_table_and_columns("id", "status", *fields)
+    assignments = ", ".join(f"{column} = %s" for column in columns)
     return f"UPDATE {table} SET {assignments} WHERE {pk} = %s AND {status} = %s"
 
 
