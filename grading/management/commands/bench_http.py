@@ -26,6 +26,7 @@ the figures, so a noisy machine slows them alike; the summary gives medians and 
 from __future__ import annotations
 
 import http.client
+import itertools
 import re
 import secrets
 import statistics
@@ -95,6 +96,7 @@ class Command(BaseCommand):
         bare_web = Gunicorn(env=dict(env, DJANGO_SETTINGS_MODULE="attnquiz.bare_settings"))
         figures = {name: [] for name in ("noop", "worker", "http", "page", "bare", "bare_none")}
         self.cpu_rounds: list[dict[str, float]] = []
+        self.polls_per_answer: list[float] = []  # result polls an answer needed over HTTP, per round
         try:
             for queue, worker in self.workers.items():
                 queue_worker_start(worker, queue)
@@ -121,7 +123,7 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"round {number}: no-op drain {figures['noop'][-1]:.0f}/s, worker alone "
                     f"{figures['worker'][-1]:.1f}/s, over HTTP {figures['http'][-1]:.1f}/s "
-                    f"({cpu['total']:.1f} ms CPU/answer); exercise page "
+                    f"({cpu['total']:.1f} ms CPU/answer, {self.polls_per_answer[-1]:.2f} result polls/answer); exercise page "
                     f"{figures['page'][-1]:.0f} req/s, bare view {figures['bare'][-1]:.0f} req/s (full "
                     f"middleware), {figures['bare_none'][-1]:.0f} req/s (none)"
                 )
@@ -214,6 +216,7 @@ class Command(BaseCommand):
     def http_graded(self, web, students: list[dict], clients: int) -> float:
         pending = list(students)
         lock = threading.Lock()
+        self.polls = itertools.count()  # next() on it is atomic: the client threads share it
 
         def client_loop():
             connection_ = http.client.HTTPConnection("127.0.0.1", web.port, timeout=30)
@@ -238,6 +241,7 @@ class Command(BaseCommand):
         per_answer = {name: 1000 * seconds / len(students) for name, seconds in spent.items()}
         per_answer["total"] = sum(per_answer.values())
         self.cpu_rounds.append(per_answer)
+        self.polls_per_answer.append(next(self.polls) / len(students))
         return len(students) / elapsed
 
     def request_rate(self, web, path: str, students: list[dict], seconds: float) -> float:
@@ -290,6 +294,7 @@ class Command(BaseCommand):
 
     # --- helpers -------------------------------------------------------------------------
 
+    polls = itertools.count()  # result polls sent; http_graded starts a new count per round
     MAX_RESULT_POLLS = 40  # each one a long poll of up to GRADING_LONG_POLL_SECONDS
     CSRF = "benchcsrf" + "0" * 23  # any 32-character secret: cookie and header must agree
 
@@ -306,6 +311,7 @@ class Command(BaseCommand):
             pending = PENDING_RESULT.search(html)
             if pending is None:
                 raise RuntimeError(f"submit answered neither a grade nor a pending marker: {html[:300]}")
+            next(self.polls)
             connection_.request("GET", pending.group(1), headers={"Cookie": self.cookies(student), "HX-Request": "true"})
             response = connection_.getresponse()
             html = response.read().decode()
@@ -368,6 +374,7 @@ class Command(BaseCommand):
             f"{median['page'] / median['bare_none']:.3f} (none)\n"
             f"CPU per graded answer over HTTP (ms, all processes): {cpu['total']:.1f} = "
             + ", ".join(f"{name} {value:.1f}" for name, value in cpu.items() if name != "total")
+            + f"; result polls per answer {statistics.median(self.polls_per_answer):.2f}"
             + f"\nsubmit→graded at {rate:.1f} answers/s (half the HTTP rate), {len(latencies)} answers: "
             f"p50 {pct(0.5):.0f} ms, p95 {pct(0.95):.0f} ms, p99 {pct(0.99):.0f} ms\n"
             f"machine speed: reference loop {self.speed_ms[0]:.0f} ms CPU before, {self.speed_ms[-1]:.0f} after "
