@@ -112,7 +112,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # than a whole page); a health check before reuse replaces one the server dropped.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A connection that ended a request or task without a connection error less than this many
+# seconds ago skips that health check (attnquiz/postgresql/base.py): in the exam hour every
+# connection is busy and the check was a round trip of each request and task; 0 checks always.
+DATABASE_PROVEN_SECONDS = env.float("DATABASE_PROVEN_SECONDS", default=1.0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "attnquiz.postgresql"  # Django's, see DATABASE_PROVEN_SECONDS
     # An unreachable server fails a request (a 503 page, a failed readiness probe) in
     # seconds instead of hanging it for the operating system's TCP timeout.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
