@@ -81,23 +81,25 @@ def answer_latex(*, answer_type: str, raw_answer, options: dict) -> list[str]:
     return [parsed.preview_latex] if parsed.preview_latex and not parsed.error else []
 
 
-def answer_shown(*, spec, params: dict, part_key: str, raw_answer) -> dict:
-    """A stored answer as a person reads it: ``text`` as entered (a choice's own words, not
-    its key) and ``latex``, how the parser read maths (empty when there is nothing to
-    typeset or the part is gone from the spec)."""
-    from exercises.engine import ExpressionError, part_options
+def answer_shown(*, variant, part_key: str, raw_answer) -> dict:
+    """A stored answer of one of ``variant``'s parts as a person reads it: ``text`` as
+    entered (a choice's own words, not its key) and ``latex``, how the parser read maths
+    (empty when there is nothing to typeset or the part is gone from the spec). The part's
+    options are the ones its grade used, kept per process (``variant_part_options``)."""
+    from exercises.engine import ExpressionError
     from exercises.engine.reference import fill_plain
+    from exercises.specs import variant_part_options, version_spec
 
     try:
-        part = spec.part(part_key)
+        part = version_spec(variant.exercise_version).part(part_key)
     except KeyError:
         return {"text": answer_text(raw_answer), "latex": []}
     if part.type == "choice":
         chosen = next((choice for choice in part.choices if choice["key"] == raw_answer), None)
-        text = str(fill_plain(chosen["text"], params)) if chosen else answer_text(raw_answer)
+        text = str(fill_plain(chosen["text"], variant.params)) if chosen else answer_text(raw_answer)
         return {"text": text, "latex": []}
     try:
-        options = part_options(spec, params, part_key)
+        options = variant_part_options(variant, part_key)
     except (KeyError, ValueError, ExpressionError):
         return {"text": answer_text(raw_answer), "latex": []}
     return {"text": answer_text(raw_answer), "latex": answer_latex(answer_type=part.type, raw_answer=raw_answer, options=options)}

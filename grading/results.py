@@ -101,7 +101,6 @@ def attempt_history(
     submission's id to the heatmap the caller drew for it with the same reference."""
     submissions = list(submissions)
     heatmaps_known = heatmaps_known or {}
-    spec = version_spec(variant.exercise_version) if variant is not None and submissions else None
     return [
         {
             "submission": submission,
@@ -109,8 +108,8 @@ def attempt_history(
             else heatmap_for(submission, reference=reference),
             "feedback": feedback_for_student(submission.feedback, visibility),
             "answer": (
-                answer_shown(spec=spec, params=variant.params, part_key=part_key, raw_answer=submission.raw_answer)
-                if spec is not None else None
+                answer_shown(variant=variant, part_key=part_key, raw_answer=submission.raw_answer)
+                if variant is not None else None
             ),
         }
         for submission in submissions

@@ -588,10 +588,7 @@ def _typeset_wrong_answers(common: list[tuple[str, int]], *, rows: list[dict], p
     for text, count in common:
         row = first_row[text]
         variant = variants[row["variant_id"]]
-        answer = answer_shown(
-            spec=version_spec(variant.exercise_version), params=variant.params,
-            part_key=part.key, raw_answer=row["raw_answer"],
-        )
+        answer = answer_shown(variant=variant, part_key=part.key, raw_answer=row["raw_answer"])
         shown.append({"text": answer["text"], "count": count, "latex": answer["latex"]})
     return shown
 
@@ -599,11 +596,7 @@ def _typeset_wrong_answers(common: list[tuple[str, int]], *, rows: list[dict], p
 def submission_answer_shown(*, submission: Submission) -> dict:
     """A stored answer for the staff pages: the text in full (a choice in its own words)
     and, for maths, typeset."""
-    variant = submission.variant
-    return answer_shown(
-        spec=version_spec(variant.exercise_version), params=variant.params,
-        part_key=submission.part, raw_answer=submission.raw_answer,
-    )
+    return answer_shown(variant=submission.variant, part_key=submission.part, raw_answer=submission.raw_answer)
 
 
 def _variant_difficulty(rows: list[dict]) -> list[dict]:

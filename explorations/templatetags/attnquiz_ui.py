@@ -17,7 +17,7 @@ from django.templatetags.static import static
 from django.urls import get_script_prefix, reverse
 
 from exercises import engine
-from exercises.specs import version_spec
+from exercises.specs import variant_part_options
 
 register = template.Library()
 
@@ -68,9 +68,9 @@ PREVIEW_OPTION_KEYS = (
 
 @register.filter
 def preview_options(variant, part_key) -> str:
-    """JSON of the parse options of one part of a variant, for data-preview-options."""
-    spec = version_spec(variant.exercise_version)
-    options = engine.part_options(spec, variant.params, part_key)
+    """JSON of the parse options of one part of a variant, for data-preview-options (the
+    options its grade uses, kept per process)."""
+    options = variant_part_options(variant, part_key)
     readable = {key: options[key] for key in PREVIEW_OPTION_KEYS if key in options}
     return json.dumps(readable, separators=(",", ":"), sort_keys=True)
 

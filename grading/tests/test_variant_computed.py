@@ -88,3 +88,16 @@ def test_the_kept_copies_stay_within_their_bound(variant, monkeypatch):
         other.pk = variant.pk + 1_000_000 + offset  # stands for another stored variant
         variant_references(other)
         assert 1 <= len(specs._variants) <= 2
+
+
+def test_a_graded_result_shows_each_attempt_with_the_options_its_grade_used(variant, counted):
+    from grading.answer_input import answer_shown
+
+    services.part_context(variant=fresh(variant), part="weights")  # the submit computed them
+    shown = [answer_shown(variant=fresh(variant), part_key="weights", raw_answer="[0.25, 0.25, 0.25, 0.25]")
+             for _ in range(3)]  # the history of three attempts
+    assert counted == {"references": 1, "options": 1}
+    assert shown == [{
+        "text": "[0.25, 0.25, 0.25, 0.25]",
+        "latex": [r"\begin{bmatrix} 0.25 & 0.25 & 0.25 & 0.25 \end{bmatrix}"],
+    }] * 3
