@@ -130,6 +130,22 @@ def test_an_expired_form_says_the_answer_was_not_stored(student_page, demo_site,
     assert _stored(variant) == 0
 
 
+def test_an_answer_larger_than_the_server_takes_says_it_was_not_stored(student_page, demo_site, settings, watch):
+    """No faked reply: the server itself refuses the body (its 413 page) and the page says so."""
+    watch.expect_console_error(r"status of 413")
+    watch.expect_console_error(r"Response Status Error Code 413")
+    page = student_page
+    variant = _open_worked_example(page, demo_site)
+    cell = page.locator("#grid-weights input").first
+    cell.evaluate("(input, size) => { input.value = '1'.repeat(size); }", settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
+
+    _submit(page)
+    expect(_notice(page)).to_have_text(TOO_LARGE)
+    expect(_notice(page)).to_have_attribute("role", "alert")
+    _no_page_in_the_result(page)
+    assert _stored(variant) == 0
+
+
 def test_a_refusal_written_for_the_result_is_shown_as_it_is(student_page, demo_site, watch):
     watch.expect_console_error(r"status of 403")
     page = student_page
