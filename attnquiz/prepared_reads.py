@@ -102,6 +102,9 @@ def _cursor_planned_once(connection):
     values on the server, where the server can keep a prepared statement; else Django's own."""
     if connection.vendor != "postgresql":
         return connection.cursor()
+    # As Django's own cursor does: a connection the server dropped while it sat idle is
+    # replaced here, not failed on (attnquiz.postgresql skips this for a busy connection).
+    connection.close_if_health_check_failed()
     connection.ensure_connection()
     if getattr(connection.connection, "prepare_threshold", None) is None:
         return connection.cursor()  # prepared statements off (a transaction pooler), or psycopg 2

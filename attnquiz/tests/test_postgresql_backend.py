@@ -91,3 +91,31 @@ def test_a_connection_dropped_within_the_window_fails_one_request_then_is_replac
         a_request()  # the trade-off: the 503 a drop in the middle of a request always gave
     assert connection.connection is None  # closed when that request ended
     assert a_request() != dropped
+
+
+def a_prepared_read():
+    """A request whose first query is a prepared read (the exercise page's are all)."""
+    from accounts.backends import _USER_BY_ID
+
+    close_old_connections()
+    try:
+        _USER_BY_ID.first(user_id=1)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            return cursor.fetchone()[0]
+    finally:
+        close_old_connections()
+
+
+def test_a_prepared_read_on_a_connection_dropped_while_idle_gets_a_new_one(health_checks, settings):
+    settings.DATABASE_PROVEN_SECONDS = 0
+    dropped = a_prepared_read()
+    server_drops(dropped)
+    assert a_prepared_read() != dropped
+    assert health_checks == ["default", "default"]
+
+
+def test_a_prepared_read_on_a_busy_connection_is_not_checked(health_checks):
+    first = a_prepared_read()
+    assert [a_prepared_read() for _ in range(3)] == [first] * 3
+    assert health_checks == []
