@@ -276,6 +276,14 @@ def test_cores_busy_are_the_cpu_seconds_of_each_window_over_its_length():
     )
 
 
+def test_a_window_in_which_the_products_processes_ended_shows_no_negative_cores():
+    samples = [(0.0, 10.0, 100.0), (10.0, 25.0, 115.0), (20.0, 3.0, 118.0)]  # the stack stopped
+    assert cores_busy_line(samples) == (
+        "cores busy every 10 s (product processes but PostgreSQL | whole machine, load generator included): "
+        "1.5|1.5 –|0.3"
+    )
+
+
 def test_a_sessions_cpu_counts_every_process_it_started_and_the_machine_counts_it_too():
     import subprocess
     import sys

@@ -310,13 +310,18 @@ def cores_busy_line(cpu_samples: list[tuple[float, float, float]], *, every: flo
     """Cores busy in each ``every`` seconds of the run, from (seconds, product CPU, machine
     busy CPU) samples: the product's processes but PostgreSQL, and the whole machine (the
     load generator and PostgreSQL included). A p95 set at the spike's peak shows here as
-    the machine's cores all busy."""
+    the machine's cores all busy. A window in which the product's processes ended shows
+    "–" for them."""
     windows = []
     start = cpu_samples[0]
     for sample in cpu_samples[1:]:
         if sample[0] - start[0] >= every - 0.5:
             elapsed = sample[0] - start[0]
-            windows.append(f"{(sample[1] - start[1]) / elapsed:.1f}|{(sample[2] - start[2]) / elapsed:.1f}")
+            product = sample[1] - start[1]
+            # Less than before: the product's processes ended within the window (the stack
+            # stopping), their last share unread; the window says so instead of a negative.
+            shown = f"{product / elapsed:.1f}" if product >= 0 else "–"
+            windows.append(f"{shown}|{(sample[2] - start[2]) / elapsed:.1f}")
             start = sample
     return (
         f"cores busy every {every:g} s (product processes but PostgreSQL | whole machine, load generator "
