@@ -5,6 +5,7 @@ preview, and an author runs the pre-flight spread."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from .conftest import log_in
 
@@ -82,7 +83,7 @@ def test_adding_a_pool_by_skill_after_its_preview(page, site):
     page.select_option("#id_count", "3")
     page.locator("#pool-skill-form button").click()
     previews = page.locator(".aq-pool-preview")
-    assert previews.count() == 3
+    expect(previews).to_have_count(3)  # waits for the previews page: count() read the old one under load
     previews.first.locator("summary").click()
     assert previews.first.locator(".prompt").is_visible()
     page.fill("#id_pool_name", "heads")
