@@ -40,8 +40,11 @@ MAX_CACHED_VARIANTS = 1024
 
 @dataclass
 class _VariantComputed:
+    """One variant's entry. Its reference answers are computed when first asked for: a
+    preview field or a staff page showing an answer needs the part's options only."""
+
     params: dict
-    references: dict[str, object]
+    references: dict[str, object] | None = None
     options: dict[str, dict] = field(default_factory=dict)
 
 
@@ -53,10 +56,7 @@ def _variant_computed(variant) -> _VariantComputed:
     key = (variant.pk, version.pk, version.content_hash)
     computed = _variants.get(key)
     if computed is None or computed.params != variant.params:
-        computed = _VariantComputed(
-            params=variant.params,
-            references=engine.reference_answers(version_spec(version), variant.params),
-        )
+        computed = _VariantComputed(params=variant.params)
         if variant.pk is not None and version.pk is not None:
             if len(_variants) >= MAX_CACHED_VARIANTS:
                 _variants.clear()
@@ -68,7 +68,10 @@ def variant_references(variant) -> dict[str, object]:
     """The variant's reference answers (``engine.reference_answers``), computed once per
     process for a stored variant: a page reads them for its parts, its heatmaps and its
     feedback, the submit and the grade for the checker."""
-    return _variant_computed(variant).references
+    computed = _variant_computed(variant)
+    if computed.references is None:
+        computed.references = engine.reference_answers(version_spec(variant.exercise_version), variant.params)
+    return computed.references
 
 
 def variant_part_options(variant, part_key: str) -> dict:
