@@ -5,11 +5,12 @@ the plan ``load_exam`` builds, and the virtual student of the locustfile (its
 from __future__ import annotations
 
 import pytest
+from django.core.management.base import CommandError
 
 from grading.harness import children_cpu_seconds, machine_busy_seconds, reference_loop_ms, sessions_cpu_seconds
 from grading.management.commands.load_exam import (
     SYMBOLIC_ANSWERS, MachineUse, cores_busy_line, http_request_count, load_course_build, machine_use_lines,
-    outcome_problems,
+    outcome_problems, web_shape,
 )
 from grading.models import Submission, SubmissionStatus
 from loadtest.exam_student import ExamStudent, LocalSession, StudentFailed, answer_kinds
@@ -307,3 +308,14 @@ def test_a_sessions_cpu_counts_every_process_it_started_and_the_machine_counts_i
     finally:
         child.kill()
         child.wait()
+
+
+@pytest.mark.parametrize("text, shape", [("3x8", (3, 8)), ("6X4", (6, 4)), ("1x1", (1, 1)), ("32x64", (32, 64))])
+def test_web_shape_reads_workers_by_threads(text, shape):
+    assert web_shape(text) == shape
+
+
+@pytest.mark.parametrize("text", ["3", "x8", "3x", "3x8x2", "-3x8", "0x8", "3x0", "33x8", "3x65", "threexeight", ""])
+def test_web_shape_refuses_what_gunicorn_could_not_run(text):
+    with pytest.raises(CommandError, match="--web takes"):
+        web_shape(text)

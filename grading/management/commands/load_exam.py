@@ -329,6 +329,17 @@ def cores_busy_line(cpu_samples: list[tuple[float, float, float]], *, every: flo
     )
 
 
+def web_shape(text: str) -> tuple[int, int]:
+    """``--web``'s "WORKERSxTHREADS" (e.g. "3x8", production's) as (workers, threads)."""
+    workers, separator, threads = text.lower().partition("x")
+    if not (separator and workers.isdigit() and threads.isdigit()):
+        raise CommandError(f"--web takes WORKERSxTHREADS, e.g. 3x8 (got {text!r})")
+    shape = int(workers), int(threads)
+    if not (1 <= shape[0] <= 32 and 1 <= shape[1] <= 64):
+        raise CommandError("--web takes 1 to 32 workers of 1 to 64 threads")
+    return shape
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))] if ordered else float("nan")
@@ -389,10 +400,13 @@ class Command(BaseCommand):
         parser.add_argument("--start-seconds", type=float, default=60.0)
         parser.add_argument("--login-sample", type=int, default=40,
                             help="exam-start: sign-ins with the production hasher, measured apart")
+        parser.add_argument("--web", default="3x8",
+                            help="gunicorn's WORKERSxTHREADS (production runs 3x8, docs/deploy.md)")
 
     def handle(self, *args, students, think, login_seconds, locust, keep, profile, start_seconds, login_sample,
-               **options):
+               web, **options):
         exam = profile == "exam-start"
+        web_workers, web_threads = web_shape(web)
         if exam:
             login_seconds = start_seconds
         if connection.vendor != "postgresql":
@@ -433,7 +447,7 @@ class Command(BaseCommand):
         for worker in workers:
             worker.env.update(env)
         beat = CeleryBeat(env=env)
-        web = Gunicorn(env=env)
+        web = Gunicorn(env=env, workers=web_workers, threads=web_threads)
         sign_ins = None
         # Users quit when done; this only bounds a run whose server stalls. Each refused
         # request of a student (Start and the answers) may be retried for MAX_RETRY_SECONDS.
@@ -527,7 +541,7 @@ class Command(BaseCommand):
         lines = [
             f"\n{'exam start (signed in before, all press Start within the spawn time)' if exam else 'sign-in spike'}: "
             f"{len(plan['students'])} students, think {plan['think'][0]:g}–{plan['think'][1]:g} s, "
-            f"locust ran {spike_seconds:.0f} s (exit {locust.returncode})",
+            f"gunicorn {web.workers}x{web.threads}, locust ran {spike_seconds:.0f} s (exit {locust.returncode})",
             f"{'request':<22}{'count':>7}{'fail':>6}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'max ms':>9}",
         ]
         if sign_ins:
