@@ -20,3 +20,11 @@ application = get_wsgi_application()
 from attnquiz.enqueue import tasks_import  # noqa: E402
 
 tasks_import()
+
+# The views, through the URLconf, before freezing what the process keeps (attnquiz.startup_heap).
+from django.urls import get_resolver  # noqa: E402
+
+from attnquiz.startup_heap import startup_objects_freeze  # noqa: E402
+
+get_resolver().url_patterns  # noqa: B018 -- imports every view module
+startup_objects_freeze()

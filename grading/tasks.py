@@ -55,7 +55,10 @@ def requeue_stale_submissions() -> int:
 
 @signals.worker_process_init.connect
 def warm_checker_pool(**kwargs) -> None:
-    """Each pool process forks its warm checker at start, not inside its first grade."""
+    """Each pool process forks its warm checker at start, not inside its first grade; what
+    it loaded is frozen first (attnquiz.startup_heap), so its full collections skip it and
+    the checkers it forks inherit it untouched."""
+    from attnquiz.startup_heap import startup_objects_freeze
     from grading.core import sandbox
 
-    sandbox.pool_warm()
+    sandbox.pool_warm(before_fork=startup_objects_freeze)

@@ -420,12 +420,15 @@ def _check_or_request_error(answer_type, expected, answer, options):
         return InvalidRequest(str(problem))
 
 
-def pool_warm() -> None:
-    """Import every sandboxed checker and fork one checker now (a worker process starting)."""
+def pool_warm(*, before_fork=None) -> None:
+    """Import every sandboxed checker and fork one checker now (a worker process starting);
+    ``before_fork`` (no arguments) runs between the imports and the fork."""
     from grading.core import answers
 
     for answer_type in answers.SANDBOXED_TYPES:
         _warm_parent(answer_type)
+    if before_fork is not None:
+        before_fork()
     checker_pool().warm()
 
 
