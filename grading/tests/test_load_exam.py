@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 from grading.harness import children_cpu_seconds, machine_busy_seconds, reference_loop_ms, sessions_cpu_seconds
 from grading.management.commands.load_exam import (
     SYMBOLIC_ANSWERS, MachineUse, cores_busy_line, http_request_count, load_course_build, machine_use_lines,
-    outcome_problems, web_shape,
+    outcome_problems, run_header_line, web_shape,
 )
 from grading.models import Submission, SubmissionStatus
 from loadtest.exam_student import ExamStudent, LocalSession, StudentFailed, answer_kinds
@@ -319,3 +319,13 @@ def test_web_shape_reads_workers_by_threads(text, shape):
 def test_web_shape_refuses_what_gunicorn_could_not_run(text):
     with pytest.raises(CommandError, match="--web takes"):
         web_shape(text)
+
+
+def test_the_report_names_the_spike_and_the_web_servers_shape():
+    assert run_header_line(exam=True, students=1000, think=(10.0, 30.0), web=(6, 4), seconds=117.4, exit_code=0) == (
+        "exam start (signed in before, all press Start within the spawn time): 1000 students, think 10–30 s, "
+        "gunicorn 6x4, locust ran 117 s (exit 0)"
+    )
+    assert run_header_line(exam=False, students=200, think=(2.0, 5.5), web=(3, 8), seconds=60, exit_code=1) == (
+        "sign-in spike: 200 students, think 2–5.5 s, gunicorn 3x8, locust ran 60 s (exit 1)"
+    )

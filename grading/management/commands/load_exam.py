@@ -340,6 +340,16 @@ def web_shape(text: str) -> tuple[int, int]:
     return shape
 
 
+def run_header_line(*, exam: bool, students: int, think, web: tuple[int, int], seconds: float, exit_code: int) -> str:
+    """The report's first line: which spike, how many students, the think time, the web
+    server's shape and how long locust ran."""
+    spike = "exam start (signed in before, all press Start within the spawn time)" if exam else "sign-in spike"
+    return (
+        f"{spike}: {students} students, think {think[0]:g}–{think[1]:g} s, gunicorn {web[0]}x{web[1]}, "
+        f"locust ran {seconds:.0f} s (exit {exit_code})"
+    )
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))] if ordered else float("nan")
@@ -502,6 +512,7 @@ class Command(BaseCommand):
         failed = self.report(
             assignment=assignment, plan=plan, folder=folder, locust=completed, drained=drained,
             spike_seconds=spike_seconds, sampler=sampler, queues=sampled, exam=exam, sign_ins=sign_ins,
+            web_shape_used=(web.workers, web.threads),
             machine=MachineUse(spent=spent, seconds=spike_seconds, speed_ms=(speed_before, reference_loop_ms()),
                                 generator=generator_cpu),
         )
@@ -524,7 +535,7 @@ class Command(BaseCommand):
         return (finished - last).total_seconds() if last and finished else 0.0
 
     def report(self, *, assignment, plan, folder, locust, drained, spike_seconds, sampler, queues, exam=False,
-               sign_ins=None, machine: MachineUse | None = None) -> bool:
+               sign_ins=None, machine: MachineUse | None = None, web_shape_used: tuple[int, int] = (3, 8)) -> bool:
         stats = {}
         stats_file = folder / "locust_stats.csv"
         if stats_file.exists():
@@ -539,9 +550,8 @@ class Command(BaseCommand):
         hostile_ms = [1000 * (g - c).total_seconds() for c, g, status in server if status != SubmissionStatus.GRADED]
 
         lines = [
-            f"\n{'exam start (signed in before, all press Start within the spawn time)' if exam else 'sign-in spike'}: "
-            f"{len(plan['students'])} students, think {plan['think'][0]:g}–{plan['think'][1]:g} s, "
-            f"gunicorn {web.workers}x{web.threads}, locust ran {spike_seconds:.0f} s (exit {locust.returncode})",
+            "\n" + run_header_line(exam=exam, students=len(plan["students"]), think=plan["think"], web=web_shape_used,
+                                   seconds=spike_seconds, exit_code=locust.returncode),
             f"{'request':<22}{'count':>7}{'fail':>6}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'max ms':>9}",
         ]
         if sign_ins:
