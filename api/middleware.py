@@ -8,7 +8,7 @@ import logging
 from django.core.exceptions import PermissionDenied, SuspiciousOperation
 from django.http import Http404
 
-from attnquiz.input_limits import UnstorableText
+from attnquiz.input_limits import UnstorableValue
 
 from .problems import OUTAGE_ERRORS, json_problem, service_unavailable
 
@@ -33,8 +33,8 @@ class ApiProblemMiddleware:
             return json_problem(status_code=403, code="permission_denied", detail=str(exception) or "Forbidden.")
         if isinstance(exception, OUTAGE_ERRORS):
             return service_unavailable(exception)
-        if isinstance(exception, UnstorableText):
-            return json_problem(status_code=422, code="unstorable_text", detail=exception.messages[0])
+        if isinstance(exception, UnstorableValue):
+            return json_problem(status_code=422, code=exception.code_name, detail=exception.messages[0])
         if isinstance(exception, SuspiciousOperation):
             return json_problem(status_code=400, code="bad_request", detail="The request was malformed.")
         logger.exception("unhandled error in %s %s", request.method, request.path)

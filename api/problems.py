@@ -14,7 +14,7 @@ from rest_framework.views import set_rollback
 from attnquiz.errors import DATABASE_OUTAGE_ERRORS, RETRY_AFTER_SECONDS  # noqa: F401
 from attnquiz.errors import api_service_unavailable as service_unavailable  # noqa: F401
 from attnquiz.problems import PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE, json_problem, problem_body, problem_type  # noqa: F401
-from attnquiz.input_limits import UnstorableText
+from attnquiz.input_limits import UnstorableValue
 from courses.services import CourseArchived
 
 
@@ -67,9 +67,9 @@ def exception_handler(exc, context):
         exc = exceptions.PermissionDenied(str(exc) or "You may not do this.")
     if isinstance(exc, CourseArchived):
         return problem_response(problem_body(status_code=409, code="archived", detail=exc.message))
-    if isinstance(exc, UnstorableText):  # from a model's save: the text can never be stored
+    if isinstance(exc, UnstorableValue):  # from a model's save: the text or date can never be stored
         return problem_response(problem_body(
-            status_code=422, code="unstorable_text", detail=exc.messages[0],
+            status_code=422, code=exc.code_name, detail=exc.messages[0],
             errors={exc.field: exc.messages} if exc.field else None,
         ))
     if isinstance(exc, Problem):

@@ -10,6 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from attnquiz.input_limits import validate_storable_date
 from authoring.services import MAX_SOURCE_BYTES
 from courses.models import EnrolmentStatus, Role
 from courses.services import MAX_ROSTER_BYTES, MAX_ROSTER_ROWS, ROSTER_ACTIONS
@@ -269,7 +270,7 @@ class GradeReleaseCreateSerializer(serializers.Serializer):
         "``at``, or unschedule (cancel) it. An empty body is a 400, never a release.",
     )
     at = serializers.DateTimeField(
-        required=False,
+        required=False, validators=[validate_storable_date],
         help_text="With schedule only, and required there: when to release (ISO 8601; a time "
         "without an offset is read in the course's time zone). Must be in the future.",
     )

@@ -7,15 +7,24 @@
 - ``validate_storable_text``: the one validator for text that is stored: PostgreSQL cannot
   store NUL, and a lone UTF-16 surrogate cannot be encoded at all. It backs the request
   check below, the JSON loader, and the guard every model save passes
-  (``refuse_unstorable_text_on_save``), whichever path wrote the value: a form, the API, an
+  (``refuse_unstorable_values_on_save``), whichever path wrote the value: a form, the API, an
   import file, LTI claims, a task. (Django's form fields and DRF's serializer fields refuse
   NUL themselves, with a message beside the field; the save guard covers everything else.)
-- ``StorableTextMiddleware``: ``UnstorableText`` raised from a save in any page's view is
-  a 400 page instead of a 500 (the API answers a 422 problem document).
+- ``validate_storable_date``: the one validator for a stored date: between 1 January 1900
+  and 31 December 2999 in UTC. PostgreSQL keeps a later one, but Python cannot read a
+  timestamp past year 9999 back (9999-12-31 23:59 in a UTC−12 course is 10000-01-01 in
+  UTC): one such deadline made every page that lists its assignment fail for everyone
+  enrolled, and a deadline near the end of the range overflows once an extension is added.
+  The date form fields use it; the model guard checks every date and time field too.
+- ``StorableTextMiddleware``: a request whose address or query holds a NUL (no page reads
+  one; PostgreSQL refuses it in a query) is answered 400 before any view runs,
+  and ``UnstorableValue`` raised from a save in any page's view is a 400 page instead of a
+  500 (the API answers problem documents: 400 and 422).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import re
@@ -32,13 +41,36 @@ class UnreadableJson(ValueError):
     """The body is not JSON this service will read; the message says why."""
 
 
-class UnstorableText(ValidationError):
-    """A text (or a text inside JSON) that holds NUL or a lone surrogate."""
+class UnstorableValue(ValidationError):
+    """A value no model may store; ``reason`` says why, ``field`` names it when known."""
+
+    noun = "value"
+    code_name = "unstorable_value"
+    remedy = "change it and send it again"
 
     def __init__(self, *, reason: str, field: str = ""):
         self.field, self.reason = field, reason
-        message = f"This text {reason}; remove it and send it again."
-        super().__init__({field: [message]} if field else message, code="unstorable_text")
+        message = f"This {self.noun} {reason}; {self.remedy}."
+        super().__init__({field: [message]} if field else message, code=self.code_name)
+
+
+class UnstorableText(UnstorableValue):
+    """A text (or a text inside JSON) that holds NUL or a lone surrogate."""
+
+    noun = "text"
+    code_name = "unstorable_text"
+    remedy = "remove it and send it again"
+
+
+class UnstorableDate(UnstorableValue):
+    """A date or time outside STORED_YEARS (in UTC)."""
+
+    noun = "date"
+    code_name = "unstorable_date"
+    remedy = "give a date between 1 January 1900 and 31 December 2999"
+
+
+STORED_YEARS = (1900, 2999)
 
 
 def unstorable_reason(text: str) -> str | None:
@@ -55,6 +87,26 @@ def validate_storable_text(value) -> None:
         reason = unstorable_reason(text)
         if reason:
             raise UnstorableText(reason=reason)
+
+
+def unstorable_date_reason(value) -> str | None:
+    """Why a date or datetime cannot be stored (outside STORED_YEARS once in UTC), or None."""
+    if isinstance(value, datetime.datetime) and value.tzinfo is not None:
+        try:
+            value = value.astimezone(datetime.timezone.utc)
+        except OverflowError:
+            return "is outside the years this site can store"
+    if isinstance(value, datetime.date) and not STORED_YEARS[0] <= value.year <= STORED_YEARS[1]:
+        return "is outside the years this site can store"
+    return None
+
+
+def validate_storable_date(value) -> None:
+    """Django form validator: a date the site can store and read back (see STORED_YEARS)."""
+    if value is not None and unstorable_date_reason(value):
+        raise ValidationError(
+            "Give a date between 1 January 1900 and 31 December 2999.", code=UnstorableDate.code_name
+        )
 
 
 def _texts_in(value):
@@ -126,28 +178,31 @@ def json_loads_bounded(raw: bytes | str):
     return value
 
 
-# --- Models: every save of a text or JSON field passes the validator ---
+# --- Models: every save of a text, JSON or date field passes the validators ---
 
-def _checked_fields(model) -> list[str]:
+def _checked_fields(model) -> tuple[list[str], list[str]]:
+    """The model's (text and JSON fields, date and datetime fields), by attribute name."""
     from django.db import models
 
-    fields = model.__dict__.get("_storable_text_fields")
+    fields = model.__dict__.get("_storable_fields")
     if fields is None:
-        fields = [
-            field.attname
-            for field in model._meta.concrete_fields
-            if isinstance(field, models.CharField | models.TextField | models.JSONField)
-        ]
-        model._storable_text_fields = fields
+        concrete = model._meta.concrete_fields
+        fields = (
+            [field.attname for field in concrete
+             if isinstance(field, models.CharField | models.TextField | models.JSONField)],
+            [field.attname for field in concrete if isinstance(field, models.DateField)],  # DateTimeField too
+        )
+        model._storable_fields = fields
     return fields
 
 
-def refuse_unstorable_text_on_save(sender, instance, raw=False, **kwargs) -> None:
-    """pre_save: no model stores NUL or a lone surrogate, whichever path wrote it
-    (a form, the API, an import file, LTI claims, a task)."""
+def refuse_unstorable_values_on_save(sender, instance, raw=False, **kwargs) -> None:
+    """pre_save: no model stores NUL, a lone surrogate or a date it cannot read back,
+    whichever path wrote it (a form, the API, an import file, LTI claims, a task)."""
     if raw:
         return
-    for attname in _checked_fields(sender):
+    text_fields, date_fields = _checked_fields(sender)
+    for attname in text_fields:
         value = getattr(instance, attname, None)
         if value is None or isinstance(value, int | float | bool):
             continue
@@ -155,37 +210,65 @@ def refuse_unstorable_text_on_save(sender, instance, raw=False, **kwargs) -> Non
             validate_storable_text(value)
         except UnstorableText as error:
             raise UnstorableText(reason=error.reason, field=attname) from None
+    for attname in date_fields:
+        reason = unstorable_date_reason(getattr(instance, attname, None))
+        if reason:
+            raise UnstorableDate(reason=reason, field=attname)
 
 
 def connect_model_guard() -> None:
     from django.db.models.signals import pre_save
 
-    pre_save.connect(refuse_unstorable_text_on_save, dispatch_uid="attnquiz.input_limits.storable_text")
+    pre_save.connect(refuse_unstorable_values_on_save, dispatch_uid="attnquiz.input_limits.storable_text")
 
 
 # --- Requests: a refused save is a 400 with a message, not a 500 ---
 # (Under /api/, api.middleware answers it first, as a problem document.)
 
 
-def unstorable_text_response(request, *, field: str, reason: str):
+def unstorable_text_response(request, *, field: str, reason: str, remedy: str = "remove it and send it again"):
+    message = f"The field “{field}” {reason}. Nothing was saved; {remedy}."
+    return _bad_request_page("That request could not be stored", message)
+
+
+def _bad_request_page(title: str, message: str):
     from django.http import HttpResponse
     from django.template.loader import render_to_string
 
-    message = f"The field “{field}” {reason}. Nothing was saved; remove it and send it again."
-    return HttpResponse(
-        render_to_string("400.html", {"status": 400, "title": "That request could not be stored", "message": message}),
-        status=400,
-    )
+    return HttpResponse(render_to_string("400.html", {"status": 400, "title": title, "message": message}), status=400)
+
+
+def unreadable_request_reason(request) -> str | None:
+    """Why no view should read this request: its address or a query parameter (name or
+    value) holds NUL or a lone surrogate; None for a readable one. Bodies are their forms'
+    and parsers' to check: they say which field, beside it."""
+    if unstorable_reason(request.path):
+        return "Its address holds a character no page accepts (NUL or a lone surrogate)."
+    for name, values in request.GET.lists():
+        if any(unstorable_reason(text) for text in (name, *values)):
+            return f"The field “{name[:40]}” holds a character no page accepts (NUL or a lone surrogate)."
+    return None
 
 
 class StorableTextMiddleware:
+    """See the module's docstring: unreadable requests and unstorable saves are 4xx."""
+
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
+        reason = unreadable_request_reason(request)
+        if reason:
+            message = f"{reason} Nothing was done; remove it and send it again."
+            if request.path.startswith("/api/"):
+                from attnquiz.problems import json_problem
+
+                return json_problem(status_code=400, code="unreadable_request", detail=message)
+            return _bad_request_page("That request could not be read", message)
         return self.get_response(request)
 
     def process_exception(self, request, exception):
-        if isinstance(exception, UnstorableText):
-            return unstorable_text_response(request, field=exception.field or "text", reason=exception.reason)
+        if isinstance(exception, UnstorableValue):
+            return unstorable_text_response(request, field=exception.field or exception.noun,
+                                            reason=exception.reason, remedy=exception.remedy)
         return None

@@ -8,6 +8,8 @@ from functools import lru_cache
 from django import forms
 from django.utils import timezone
 
+from attnquiz.input_limits import validate_storable_date
+
 from .models import Course, Role
 from .services import MAX_ROSTER_BYTES
 
@@ -21,6 +23,16 @@ class DateTimeInput(forms.DateTimeInput):
                 value = timezone.localtime(value)
             return value.strftime("%Y-%m-%dT%H:%M")
         return value
+
+
+DATE_TIME_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
+
+
+class StorableDateTimeField(forms.DateTimeField):
+    """A date and time the site can store and read back, in the course's time zone
+    (attnquiz.input_limits.STORED_YEARS): every date form field is one."""
+
+    default_validators = [validate_storable_date]
 
 
 @lru_cache(maxsize=1)
@@ -57,9 +69,8 @@ class CopyForm(forms.Form):
 
 class JoinSettingsForm(forms.Form):
     join_open = forms.BooleanField(required=False, label="Joining by code is open")
-    join_expires_at = forms.DateTimeField(
-        required=False, label="Code expires at", widget=DateTimeInput(),
-        input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"],
+    join_expires_at = StorableDateTimeField(
+        required=False, label="Code expires at", widget=DateTimeInput(), input_formats=DATE_TIME_FORMATS,
         help_text="Leave empty for no expiry.",
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django import forms
 
-from courses.forms import DateTimeInput, RosterForm
+from courses.forms import DATE_TIME_FORMATS, DateTimeInput, RosterForm, StorableDateTimeField
 
 from .services_accommodations import (
     COURSE_FIELDS,
@@ -14,8 +14,6 @@ from .services_accommodations import (
     accommodation_problems,
     course_accommodation_problems,
 )
-
-DATE_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
 
 
 class StudentChoiceField(forms.ModelChoiceField):
@@ -37,9 +35,9 @@ class AccommodationForm(forms.Form):
         required=False, label="Own time limit (minutes)", min_value=1,
         help_text="Replaces the assignment's limit; leave empty to use extra time instead.",
     )
-    opens_at = forms.DateTimeField(required=False, label="Opens", widget=DateTimeInput(), input_formats=DATE_FORMATS)
-    due_at = forms.DateTimeField(required=False, label="Due", widget=DateTimeInput(), input_formats=DATE_FORMATS)
-    closes_at = forms.DateTimeField(required=False, label="Closes", widget=DateTimeInput(), input_formats=DATE_FORMATS)
+    opens_at = StorableDateTimeField(required=False, label="Opens", widget=DateTimeInput(), input_formats=DATE_TIME_FORMATS)
+    due_at = StorableDateTimeField(required=False, label="Due", widget=DateTimeInput(), input_formats=DATE_TIME_FORMATS)
+    closes_at = StorableDateTimeField(required=False, label="Closes", widget=DateTimeInput(), input_formats=DATE_TIME_FORMATS)
     attempts_per_part = forms.IntegerField(
         required=False, label="Attempts per part", min_value=0, help_text="0 is unlimited."
     )

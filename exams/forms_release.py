@@ -5,17 +5,15 @@ from __future__ import annotations
 from django import forms
 from django.utils import timezone
 
-from courses.forms import DateTimeInput
+from courses.forms import DATE_TIME_FORMATS, DateTimeInput, StorableDateTimeField
 
 from courses.time_text import zone_of
-
-DATE_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
 
 
 class ReleaseScheduleForm(forms.Form):
     """``at`` is read in the course's zone, whatever zone the request runs in."""
 
-    at = forms.DateTimeField(label="Release at", widget=DateTimeInput(), input_formats=DATE_FORMATS)
+    at = StorableDateTimeField(label="Release at", widget=DateTimeInput(), input_formats=DATE_TIME_FORMATS)
 
     def __init__(self, *args, course, **kwargs):
         super().__init__(*args, **kwargs)

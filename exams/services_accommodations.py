@@ -21,6 +21,7 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from attnquiz.input_limits import unstorable_date_reason
 from courses.import_report import ImportLine, LineReport
 from courses.models import Assignment, EnrolmentStatus, Role
 from courses.services import require_course_writable
@@ -460,6 +461,8 @@ def _parse_date(name: str, text: str, tz) -> datetime:
         ) from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=tz)
+    if unstorable_date_reason(value):
+        raise ValueError(f"{_label(name)}: '{text[:30]}' is not between 1 January 1900 and 31 December 2999")
     return value
 
 
