@@ -170,6 +170,9 @@ def submission_result(request, submission_id: int):
     return response
 
 
+FORM_CONTENT_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+
+
 @login_required
 @require_POST
 def preview_answer(request):
@@ -179,6 +182,9 @@ def preview_answer(request):
     JSON is parsed, and any exception class from the parser (recursion, overflow,
     encoding...) is an unreadable answer, not a 500.
     """
+    if request.content_type in FORM_CONTENT_TYPES:
+        # A form body is read (a multipart one's stream spent) by the CSRF check before this view.
+        return JsonResponse({"latex": None, "error": "Send the preview request as JSON."}, status=415)
     try:
         body = request.body
     except RequestDataTooBig:

@@ -30,6 +30,7 @@ from django.utils.text import slugify
 
 from accounts.identifiers import email_normalise
 from attnquiz.enqueue import registered_task, task_send
+from attnquiz.input_limits import unstorable_reason
 from courses.models import Assignment, Course, EnrolmentSource, Role
 from courses.services import enrolment_ensure
 
@@ -248,6 +249,8 @@ def launch_validate(*, state: str, id_token: str, browser_states: set[str]) -> L
     """
     if not state:
         raise LtiRefused("The launch has no state; open the link from the LMS again.")
+    if unstorable_reason(state):  # no state we issued holds one; PostgreSQL refuses it in a query
+        raise LtiRefused("This launch's login is unknown; open the link from the LMS again.")
     login = LoginState.objects.select_related("platform").filter(state=state).first()
     too_old = timezone.now() - timedelta(seconds=LOGIN_STATE_SECONDS)
     if login is None or login.created_at < too_old:
