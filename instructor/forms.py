@@ -7,7 +7,7 @@ import json
 from django import forms
 from django.utils.text import slugify
 
-from courses.forms import DateTimeInput
+from courses.forms import DateTimeInput, StorableDateTimeField
 from courses.models import Assignment, AssignmentKind, ReleaseMoment, SessionPolicy
 from courses.pools import pool_points_problems
 from exams.access import networks_parse
@@ -51,6 +51,8 @@ class AssignmentForm(forms.ModelForm):
             # Kind and review policy: what a student sees of a graded answer, and from when.
             "kind", *REVIEW_FIELDS,
         ]
+        field_classes = {"opens_at": StorableDateTimeField, "due_at": StorableDateTimeField,
+                         "closes_at": StorableDateTimeField}
         widgets = {
             "opens_at": DateTimeInput(),
             "due_at": DateTimeInput(),

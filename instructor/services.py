@@ -70,7 +70,9 @@ def assignment_create(*, course: Course, **fields) -> Assignment:
 def assignment_update(*, assignment: Assignment, **fields) -> Assignment:
     _require_writable(assignment.course)
     slug = fields.get("slug", assignment.slug)
-    if slug != assignment.slug and assignment.course.assignments.filter(slug=slug).exists():
+    # Compared with the other rows, not with the instance: a ModelForm has already copied
+    # the new slug onto it, so "changed?" would always read no.
+    if assignment.course.assignments.filter(slug=slug).exclude(pk=assignment.pk).exists():
         raise InstructorRefused(f"This course already has an assignment called '{slug}'.")
     for name in courses_services.ASSIGNMENT_FIELDS:
         if name in fields:
