@@ -94,3 +94,58 @@ def test_a_lost_reply_sent_again_is_stored_once_and_a_changed_answer_is_a_new_on
     page.locator("#result-weights [data-result=graded]").filter(has_text="attempt 2").wait_for()
     assert _keys_of(posts)[2] != first
     assert sorted(Submission.objects.filter(variant=variant, part="weights").values_list("attempt", flat=True)) == [1, 2]
+
+
+def _too_soon_once(posts: list[str]):
+    def handler(route):
+        posts.append(route.request.post_data)
+        if len(posts) == 1:
+            route.fulfill(status=429, headers={"Retry-After": "2"}, body="too soon")
+        else:
+            route.continue_()
+    return handler
+
+
+def test_a_resend_is_called_off_when_the_student_changes_the_answer_meanwhile(student_page, demo_site, watch):
+    watch.expect_console_error(r"status of 429|Error Code 429")
+    page = student_page
+    variant = _open_worked_example(page, demo_site, scaled=False)
+    posts = []
+    page.route("**/grading/variants/*/parts/weights/submit/", _too_soon_once(posts))
+    button = page.locator("#form-weights button[type=submit]")
+    button.click()
+    notice = page.locator("#result-weights [data-answer-notice]")
+    expect(notice).to_have_text("That was sent too soon: your answer was not stored yet. It is sent again in 2 s.")
+    fill_grid(page, "weights", weights_for_variant(variant, scaled=True))  # the student corrects it
+    expect(notice).to_have_text(
+        "You changed the answer before it was sent again: the earlier one was not stored. "
+        "Send this one when it is ready."
+    )
+    page.wait_for_timeout(3000)  # past the refused answer's Retry-After: nothing is sent
+    assert len(posts) == 1
+    assert not Submission.objects.filter(variant=variant).exists()
+    button.click()
+    page.locator("#result-weights [data-result=graded]").filter(has_text="attempt 1").wait_for()
+    assert len(posts) == 2
+    assert list(Submission.objects.filter(variant=variant, part="weights").values_list("correct", flat=True)) == [True]
+
+
+def test_an_answer_the_student_sends_again_before_the_resend_keeps_its_grade(student_page, demo_site, watch):
+    # The resend used to fire after the part was solved: its disabled fields sent no answer,
+    # and "No answer was entered" replaced the grade.
+    watch.expect_console_error(r"status of 429|Error Code 429")
+    page = student_page
+    variant = _open_worked_example(page, demo_site, scaled=True)
+    posts = []
+    page.route("**/grading/variants/*/parts/weights/submit/", _too_soon_once(posts))
+    button = page.locator("#form-weights button[type=submit]")
+    button.click()
+    expect(page.locator("#result-weights [data-answer-notice]")).to_contain_text("That was sent too soon")
+    button.click()  # not waiting for the page's own resend
+    graded = page.locator("#result-weights [data-result=graded]").filter(has_text="attempt 1")
+    graded.wait_for()
+    page.wait_for_timeout(3000)  # past the first answer's Retry-After
+    expect(graded).to_be_visible()
+    expect(page.locator("#result-weights")).not_to_contain_text("No answer was entered")
+    assert len(posts) == 2
+    assert Submission.objects.filter(variant=variant, part="weights").count() == 1

@@ -685,6 +685,25 @@
     form.dataset.resends = "0";
   }
 
+  /* A resend waiting for its Retry-After is called off when the student changes the
+     answer (the refused one was never stored: the page says so, and this one waits for
+     its own Send) or sends one themselves; it would send whatever the form holds by then,
+     and a finished part's disabled fields would send no answer at all. */
+  function cancelPendingResend(form) {
+    if (!form.aqResendTimer) return false;
+    clearTimeout(form.aqResendTimer);
+    form.aqResendTimer = null;
+    return true;
+  }
+
+  function answerEdited(form) {
+    renewAnswerKey(form);
+    if (cancelPendingResend(form)) {
+      showAnswerNotice(form, "You changed the answer before it was sent again: the earlier one was not " +
+        "stored. Send this one when it is ready.");
+    }
+  }
+
   function enhanceAnswerForm(form) {
     if (form.dataset.keyed === "1") return;
     form.dataset.keyed = "1";
@@ -693,8 +712,8 @@
     field.name = "submission_key";
     form.appendChild(field);
     renewAnswerKey(form);
-    form.addEventListener("input", function () { renewAnswerKey(form); });
-    form.addEventListener("change", function () { renewAnswerKey(form); });
+    form.addEventListener("input", function () { answerEdited(form); });
+    form.addEventListener("change", function () { answerEdited(form); });
   }
 
   function isAnswerForm(element) {
@@ -826,8 +845,13 @@
       form.dataset.resends = String(resends + 1);
       showAnswerNotice(form, (status === 503 ? "The server is busy" : "That was sent too soon") +
         ": your answer was not stored yet. It is sent again in " + wait + " s.");
-      setTimeout(function () {
-        if (form.isConnected && !form.classList.contains("is-expired")) form.requestSubmit();
+      cancelPendingResend(form);
+      form.aqResendTimer = setTimeout(function () {
+        form.aqResendTimer = null;
+        if (!form.isConnected || form.classList.contains("is-expired") || form.classList.contains("is-finished")) {
+          return;
+        }
+        form.requestSubmit();
       }, wait * 1000);
     } else if (status === 0 || status >= 500) {
       showAnswerNotice(form, "No reply from the server: your answer may not have arrived. " +
@@ -867,6 +891,7 @@
      again from this page: with the page's token it would be refused as an expired form. */
   function answerSending(event) {
     if (!isAnswerForm(event.detail.elt)) return;
+    cancelPendingResend(event.detail.elt); // this request is the answer: none waits behind it
     var fresh = cookieCsrfToken();
     if (fresh) event.detail.parameters.csrfmiddlewaretoken = fresh;
   }
