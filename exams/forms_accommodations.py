@@ -16,6 +16,14 @@ from .services_accommodations import (
 )
 
 
+def _add_problems(form: forms.Form, problems: dict[str, str]) -> None:
+    """Every field's problem at once, beside it: a field that did not parse keeps its own
+    message (its value reads as "keep the assignment's" to the checks) and gets no second."""
+    for name, message in problems.items():
+        if name not in form.errors:
+            form.add_error(name, message)
+
+
 class StudentChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, user) -> str:
         name = user.get_full_name()
@@ -58,11 +66,8 @@ class AccommodationForm(forms.Form):
 
     def clean(self):
         cleaned = super().clean()
-        if self.errors:
-            return cleaned
         values = {name: cleaned.get(name) for name in FIELDS}
-        for name, message in accommodation_problems(assignment=self.assignment, values=values).items():
-            self.add_error(name, message)
+        _add_problems(self, accommodation_problems(assignment=self.assignment, values=values))
         return cleaned
 
     def values(self) -> dict:
@@ -105,10 +110,7 @@ class CourseAccommodationForm(forms.Form):
 
     def clean(self):
         cleaned = super().clean()
-        if self.errors:
-            return cleaned
-        for name, message in course_accommodation_problems(values=self.values()).items():
-            self.add_error(name, message)
+        _add_problems(self, course_accommodation_problems(values=self.values()))
         return cleaned
 
     def values(self) -> dict:

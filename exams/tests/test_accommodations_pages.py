@@ -77,6 +77,23 @@ def test_adding_an_accommodation_reads_dates_in_the_course_zone_and_logs_it(inst
     assert "closes — → Wed 11 Mar 2026, 18:00 CET" in page  # the history
 
 
+def test_every_wrong_field_is_named_at_once_each_with_its_own_message(instructor, people, assignment):
+    # A field that did not parse (minutes below 0) kept the checks of the others from running:
+    # the factor's problem showed only once the minutes were fixed.
+    response = instructor.post(url("accommodation_new", assignment), {
+        "student": people.student.pk, "time_factor": "-1", "extra_minutes": "-5", "attempts_per_part": "100000",
+    })
+    assert response.status_code == 422
+    form = response.context["form"]
+    assert form.errors == {
+        "time_factor": ["Give a factor between 1 and 10 (1.5 is 50 % extra time)."],
+        "extra_minutes": ["Ensure this value is greater than or equal to 0."],
+        "attempts_per_part": [form.errors["attempts_per_part"][0]],
+    }
+    assert form.errors["attempts_per_part"][0].startswith("Give between 0 (unlimited) and ")
+    assert stored(assignment) == {}
+
+
 def test_editing_shows_the_current_values_and_saves_only_what_changed(instructor, people, assignment):
     services.accommodation_set(
         assignment=assignment, student=people.student, values={"extra_minutes": 10}, actor=people.instructor
