@@ -3,8 +3,10 @@
 For every part we ask the answer checker for right, wrong and malformed answers built
 from the reference answer (and, for derivations, hollow ones that apply no rule and must
 score exactly 0), feed them back through grading, and collect every case the exercise
-gets wrong. Attention parts also check that unscaled weights (and the output
-built from them) are diagnosed as the matching misconception, so the diagnosis wiring is tested with the content.
+gets wrong. Attention parts also check that their own reference answer is none of the
+mistakes they diagnose (an answer written without the √d_k would mark the students who
+leave it out right), and that unscaled weights (and the output built from them) are
+diagnosed as the matching misconception, so the diagnosis wiring is tested with the content.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 
 from .grading import part_options
 from .reference import part_reference
-from .spec import ExerciseSpec, Part
+from .spec import NUMERIC_TYPES, ExerciseSpec, Part
 
 
 UNSCALED_MISCONCEPTION = {"weights": "no_scaling", "output": "raw_weights_used"}
@@ -55,6 +57,8 @@ def self_test_variant(spec: ExerciseSpec, params: dict) -> SelfTestResult:
                 problem = _graded_problem(answers, part, expected, answer, options, kind)
                 if problem:
                     result.failures.append(f"{part.key}: {kind} answer {answer!r} {problem}")
+        if not _check_reference_is_no_misconception(part, expected, options, result):
+            continue  # the unscaled check below would compare against a wrong reference
         _check_unscaled_diagnosis(part, expected, options, result, answers)
     return result
 
@@ -80,6 +84,34 @@ def _mismatch(kind: str, grade) -> str | None:
             return f"was called malformed ({grade.error})"
         return f"scored {grade.score:g}: with these options an answer that applies no rule earns credit"
     return None
+
+
+def _check_reference_is_no_misconception(part: Part, expected, options: dict, result: SelfTestResult) -> bool:
+    """False, with a failure, when the part's reference answer is what one of the mistakes
+    the part diagnoses gives on this variant (the diagnosis recomputes the right answer
+    from the part's Q, K and V, independently of the reference). The reference counts as
+    one answer checked: it takes the place of the unscaled answer, which can no longer be
+    told apart from it, so a report's "answers checked" does not silently drop."""
+    diagnose = options.get("diagnose")
+    if not diagnose or part.type not in NUMERIC_TYPES:
+        return True
+    from grading.core.grades import InvalidRequest
+    from grading.core.misconceptions import MISCONCEPTION_LABELS, diagnose_from_spec
+
+    try:
+        code = diagnose_from_spec(diagnose, np.asarray(expected, dtype=float), options)
+    except (InvalidRequest, ValueError, TypeError) as exc:
+        result.failures.append(f"{part.key}: the diagnosis could not run on the reference answer: {exc}")
+        return False
+    if code is None:
+        return True
+    result.checked += 1
+    result.failures.append(
+        f"the reference answer of part {part.key} matches the misconception '{code}' "
+        f"({MISCONCEPTION_LABELS.get(code, code)}) the part diagnoses: students who make that mistake "
+        "would be marked right, and the right answer wrong; check the part's answer expression"
+    )
+    return False
 
 
 def _check_unscaled_diagnosis(part: Part, expected, options: dict, result: SelfTestResult, answers) -> None:

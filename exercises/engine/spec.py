@@ -18,6 +18,7 @@ from .errors import ExpressionError, SpecError, SpecIssue
 from .expressions import CONSTANTS, FUNCTIONS, Expression, compile_expression
 from .skills import SKILL_SLUGS, unknown_skills
 from .source import Path, SourceMap, read_yaml, render_path
+from .storable import unstorable_values
 
 ANSWER_TYPES = ("numeric", "matrix", "symbolic", "matrix_expression", "derivation", "choice", "free_text")
 NUMERIC_TYPES = ("numeric", "matrix")
@@ -65,6 +66,13 @@ MAX_CHOICES = 26
 MAX_NAMED_VARIANTS = 20
 MAX_LITERAL_ELEMENTS = 1000  # entries of a fixed value or of a choice generator's list
 MAX_INT_BOUND = 10**9  # literal min/max of integer generators
+
+# Fields copied into length-limited database columns. The engine imports no Django, so the
+# limits are written here; exercises/tests/test_engine_storable.py checks they equal the
+# columns' max_length.
+MAX_SLUG_LENGTH = 50  # exercises.Exercise.slug
+MAX_TITLE_LENGTH = 200  # exercises.Exercise.title
+MAX_PART_KEY_LENGTH = 64  # the part of grading.Submission, instructor.Rubric, review.ReviewCard
 
 
 @dataclass(frozen=True)
@@ -151,7 +159,7 @@ class ExerciseSpec:
 def load_spec(yaml_text: str) -> ExerciseSpec:
     """Parse and validate exercise YAML; raises SpecError listing every problem with its line."""
     data, source_map = read_yaml(yaml_text)
-    return _validate(data, source_map)
+    return _validate(data, source_map, source=True)
 
 
 def with_source_lines(spec: ExerciseSpec, yaml_text: str) -> ExerciseSpec:
@@ -182,7 +190,9 @@ def spec_from_json(data: dict) -> ExerciseSpec:
     order = data.pop(PARAMETER_ORDER_KEY, None)
     if order is not None and isinstance(data.get("parameters"), dict):
         data["parameters"] = {name: data["parameters"][name] for name in order}
-    return _validate(data, SourceMap())
+    # Stored JSON was storable when it was saved, and is not refused for a length limit
+    # added since (an old version with a long part key must still open).
+    return _validate(data, SourceMap(), source=False)
 
 
 def placeholders_in(text: str) -> list[str]:
@@ -193,14 +203,33 @@ def placeholders_in(text: str) -> list[str]:
 
 
 class _Validator:
-    def __init__(self, source_map: SourceMap):
+    def __init__(self, source_map: SourceMap, *, source: bool):
         self.source_map = source_map
+        self.source = source  # read from a file (not rebuilt from stored JSON)
         self.issues: list[SpecIssue] = []
+        self.unstorable: set[Path] = set()  # fields already reported as unstorable
 
     def error(self, path: Path, message: str, *, line: int | None = None) -> None:
+        if self.unstorable and any(path[:end] in self.unstorable for end in range(1, len(path) + 1)):
+            return  # "is not a finite number (.nan)" says more than "must be a number >= 0"
         self.issues.append(
             SpecIssue(line if line is not None else self.source_map.line(path), render_path(path), message)
         )
+
+    def storable(self, data) -> None:
+        """Report every value JSON or PostgreSQL cannot store (see ``storable``); later
+        checks of the same fields stay quiet."""
+        for value in unstorable_values(data):
+            if value.key_of is None:
+                self.error(value.path, value.message)
+            else:  # the key cannot be shown in a path; report it on its mapping, at its line
+                self.error(value.key_of, value.message, line=self.source_map.line(value.path))
+            self.unstorable.add(value.path)
+
+    def length(self, path: Path, value: str, limit: int) -> None:
+        """A field copied into a database column of ``limit`` characters."""
+        if self.source and len(value) > limit:
+            self.error(path, f"must be at most {limit} characters long, got {len(value)}")
 
     def expression(self, value, path: Path, known: set[str]) -> Expression | None:
         try:
@@ -250,14 +279,19 @@ def parse_placeholder(source: str, known: set[str] | None) -> Placeholder:
     return Placeholder(compile_expression(expression_text, known_names=known), decimals, source)
 
 
-def _validate(data, source_map: SourceMap) -> ExerciseSpec:
-    check = _Validator(source_map)
+def _validate(data, source_map: SourceMap, *, source: bool) -> ExerciseSpec:
+    """``source``: ``data`` was just read from a file, so it must also fit the database
+    (storable values, column lengths) before anything stores it."""
+    check = _Validator(source_map, source=source)
+    if source:
+        check.storable(data)
     if not check.fields(data, (), TOP_LEVEL_FIELDS, "an exercise"):
         raise SpecError(check.issues)
     slug = _slug(check, data)
     title = data.get("title") if isinstance(data.get("title"), str) else ""
     if "title" in data and not title.strip():
         check.error(("title",), "must be non-empty text")
+    check.length(("title",), title, MAX_TITLE_LENGTH)
     version = data.get("version", 1)
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         check.error(("version",), "must be a whole number >= 1")
@@ -287,6 +321,7 @@ def _slug(check: _Validator, data: dict) -> str:
     if "slug" in data and (not isinstance(slug, str) or not SLUG_PATTERN.match(slug)):
         check.error(("slug",), "must be lowercase letters, digits and single hyphens, e.g. 'attention-weights'")
         return ""
+    check.length(("slug",), slug or "", MAX_SLUG_LENGTH)
     return slug or ""
 
 
@@ -447,6 +482,8 @@ def _part(check: _Validator, data, path: Path, known: set[str], default_skills: 
     key, answer_type = data.get("key"), data.get("type")
     if "key" in data and (not isinstance(key, str) or not NAME_PATTERN.match(key)):
         check.error(path + ("key",), "must be a name of letters, digits and _")
+    elif isinstance(key, str):
+        check.length(path + ("key",), key, MAX_PART_KEY_LENGTH)
     if "type" in data and answer_type not in ANSWER_TYPES:
         check.error(path + ("type",), f"unknown answer type '{answer_type}'; known: {', '.join(ANSWER_TYPES)}")
     if len(check.issues) > before:
