@@ -620,7 +620,11 @@ def _enrol(*, course: Course, user, role: str, source: str, student_id: str = ""
     return EnrolmentChange(enrolment, action)
 
 
-def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int = 2) -> RosterReport:
+NEW_ACCOUNT_PASSWORD = "they choose a password with “Forgot your password?” on the sign-in page"
+
+
+def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int = 2,
+                  source: str = EnrolmentSource.ROSTER) -> RosterReport:
     """Bring a roster into the course: one report line per row, in order.
 
     ``rows`` are mappings with ``username`` and/or ``email``, and optionally ``name`` (or
@@ -649,22 +653,22 @@ def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int
                         user = get_user_model().objects.create_user(
                             username=username, email=values["email"],
                             first_name=values["first_name"], last_name=values["last_name"],
-                            # Random, so that "Forgot password?" (which ignores unusable
+                            # Random, so that "Forgot your password?" (which ignores unusable
                             # passwords) lets them choose their own.
                             password=secrets.token_urlsafe(32),
                         )
                         seen[f"user:{user.pk}"] = line
                         report.created_user_ids.append(user.pk)
                         _enrol(course=course, user=user, role=values["role"],
-                               source=EnrolmentSource.ROSTER, student_id=values["student_id"])
+                               source=source, student_id=values["student_id"])
                         report.lines.append(RosterLine(
                             line, who, "create",
                             f"new account '{username}', enrolled as {Role(values['role']).label.lower()}; "
-                            "they choose a password with “Forgot password?”",
+                            + NEW_ACCOUNT_PASSWORD,
                         ))
                         continue
                     change = _enrol(course=course, user=user, role=values["role"],
-                                    source=EnrolmentSource.ROSTER, student_id=values["student_id"])
+                                    source=source, student_id=values["student_id"])
             except _RowError as problem:
                 report.lines.append(RosterLine(line, who, "error", str(problem)))
                 continue

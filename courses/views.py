@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from .middleware import allowed_when_archived
 from . import invitations, selectors, services
 from .forms import CopyForm, CourseForm, JoinCodeForm, JoinSettingsForm, PersonAddForm, RosterForm
-from .models import Role
+from .models import EnrolmentSource, Role
 
 
 def _instructor_post(request, role: str) -> None:
@@ -180,7 +180,7 @@ def _add_by_invitation(request, course, form):
     data = form.cleaned_data
     report = services.roster_import(
         course=course, rows=[{"email": data["identifier"], "role": data["role"], "student_id": data["student_id"]}],
-        dry_run=False, actor=request.user,
+        dry_run=False, actor=request.user, source=EnrolmentSource.MANUAL,
     )
     line = report.lines[0]
     if line.action == "error":
@@ -188,7 +188,8 @@ def _add_by_invitation(request, course, form):
         return None
     users = get_user_model().objects.filter(pk__in=report.created_user_ids)
     invitations.invitations_send(course=course, users=users, actor=request.user, base_url=_site_url(request))
-    return f"{line.detail}; invitation sent"
+    detail = line.detail.replace(f"; {services.NEW_ACCOUNT_PASSWORD}", "")
+    return f"{detail}; invitation sent: its link lets them choose a password"
 
 
 @login_required

@@ -125,9 +125,9 @@ def test_a_course_from_an_empty_site(page, chromium, live_server, watch, empty_s
         check(page)
         rows = page.locator("#roster-report tbody tr").all_inner_texts()
         assert [re.sub(r"\s+", " ", row).strip() for row in rows] == [
-            "2 ada@example.org create new account 'ada', enrolled as student; they choose a password with “Forgot password?”",
+            "2 ada@example.org create new account 'ada', enrolled as student; they choose a password with “Forgot your password?” on the sign-in page",
             "3 not-an-address error 'not-an-address' is not an e-mail address",
-            "4 carl@example.org create new account 'carl', enrolled as student; they choose a password with “Forgot password?”",
+            "4 carl@example.org create new account 'carl', enrolled as student; they choose a password with “Forgot your password?” on the sign-in page",
         ]
         assert not Enrolment.objects.filter(user__username__in=["ada", "carl"]).exists()
         page.get_by_role("button", name="Apply these 2 changes").click()

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from authoring.tests.factories import PASSWORD, user_create
 from courses import invitations
-from courses.models import Enrolment, Invitation, Role
+from courses.models import Enrolment, EnrolmentSource, Invitation, Role
 
 LINK = re.compile(r"http://testserver(/accounts/invitation/[^/\s]+/[^/\s]+/)")
 
@@ -71,10 +71,16 @@ def test_add_someone_by_email_creates_the_account_and_invites(client, people, in
     refused = client.post(url, {"identifier": "grace@example.org", "role": "student"})
     assert refused.status_code == 422  # without the invitation box no account is made
     with django_capture_on_commit_callbacks(execute=True):
-        client.post(url, {"identifier": "grace@example.org", "role": "student", "student_id": "S-7", "invite": "on"})
+        added = client.post(url, {"identifier": "grace@example.org", "role": "student", "student_id": "S-7", "invite": "on"},
+                            follow=True)
     grace = get_user_model().objects.get(email="grace@example.org")
-    assert Enrolment.objects.get(user=grace, course=people.course).student_id == "S-7"
+    enrolment = Enrolment.objects.get(user=grace, course=people.course)
+    # Added on the people page, by hand: not a roster import, whatever made the account.
+    assert (enrolment.student_id, enrolment.source) == ("S-7", EnrolmentSource.MANUAL)
     assert [m.to for m in mail.outbox] == [["grace@example.org"]]
+    assert [str(m) for m in added.context["messages"]] == [
+        "new account 'grace', enrolled as student; invitation sent: its link lets them choose a password"
+    ]
 
 
 def test_resend_and_the_status_column(client, people, instructor, django_capture_on_commit_callbacks, settings):

@@ -26,10 +26,10 @@ otto,,,,instructor
 """
 
 EXPECTED = [
-    (2, "create", "new account 'ada', enrolled as student; they choose a password with “Forgot password?”"),
+    (2, "create", "new account 'ada', enrolled as student; they choose a password with “Forgot your password?” on the sign-in page"),
     (3, "skip", "'sam' is already enrolled as student"),
     (4, "skip", "'sue' is already enrolled as student"),
-    (5, "create", "new account 'new.person', enrolled as teaching assistant; they choose a password with “Forgot password?”"),
+    (5, "create", "new account 'new.person', enrolled as teaching assistant; they choose a password with “Forgot your password?” on the sign-in page"),
     (6, "error", "'bob!' is not a valid username (letters, digits and @.+-_ only)"),
     (7, "error", "'not-an-email' is not an e-mail address"),
     (8, "error", "no account is called 'ghost'; add an e-mail to create one"),
