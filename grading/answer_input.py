@@ -53,6 +53,20 @@ def answer_text(raw_answer) -> str:
     return json.dumps(raw_answer, ensure_ascii=False, separators=(",", ": "))
 
 
+def answer_line(raw_answer) -> str:
+    """A stored answer on one line for a person to read: a matrix's rows as
+    ``[a, b; c, d]``, a list as ``[a, b]``, a text as it is (exports keep ``answer_text``)."""
+    if isinstance(raw_answer, list) and raw_answer and all(isinstance(row, list) for row in raw_answer):
+        return "[" + "; ".join(", ".join(_cell_text(cell) for cell in row) for row in raw_answer) + "]"
+    if isinstance(raw_answer, list) and not any(isinstance(cell, list | dict) for cell in raw_answer):
+        return "[" + ", ".join(_cell_text(cell) for cell in raw_answer) + "]"
+    return answer_text(raw_answer)
+
+
+def _cell_text(cell) -> str:
+    return cell if isinstance(cell, str) else answer_text(cell)
+
+
 # Answers typeset for staff pages: one LaTeX string per line of a derivation, one otherwise.
 TYPESET_TYPES = frozenset({"matrix", "numeric", "symbolic", "matrix_expression", "derivation"})
 MAX_TYPESET_STEPS = 30

@@ -4,7 +4,7 @@ from django import template
 from django.utils.safestring import mark_safe
 
 from exercises.markdown_math import render_markdown_math
-from grading.answer_input import answer_text
+from grading.answer_input import answer_line
 
 register = template.Library()
 
@@ -16,5 +16,5 @@ def markdown_math(text: str) -> str:
 
 @register.filter
 def answer_as_text(raw_answer) -> str:
-    """A stored answer as the student entered it, on one line."""
-    return answer_text(raw_answer)
+    """A stored answer as the student entered it, on one line (a matrix as [a, b; c, d])."""
+    return answer_line(raw_answer)
