@@ -62,6 +62,7 @@ class AssignmentForm(forms.ModelForm):
         }
         labels = {
             "attempts_per_part": "Attempts per part (0 = unlimited)",
+            "time_limit_minutes": "Time limit (minutes)",
             "shuffle_items": "Shuffle the exercises per student",
             "session_policy": "Browser sessions per attempt",
             "kind": "Kind",
@@ -95,10 +96,13 @@ class AssignmentForm(forms.ModelForm):
                 "A code is set (stored hashed, so it cannot be shown): type a new one to replace "
                 "it, or tick “Remove the access code”."
             )
-        names = list(self.fields)
-        names.remove("access_code_remove")
-        names.insert(names.index("access_code") + 1, "access_code_remove")
-        self.order_fields(names)
+        if self.instance.pk and self.instance.access_code:
+            names = list(self.fields)
+            names.remove("access_code_remove")
+            names.insert(names.index("access_code") + 1, "access_code_remove")
+            self.order_fields(names)
+        else:
+            del self.fields["access_code_remove"]  # nothing to remove: no code is set
         for name in ("opens_at", "due_at", "closes_at"):
             self.fields[name].input_formats = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
         self.fields["slug"].required = False
