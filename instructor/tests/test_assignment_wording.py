@@ -38,3 +38,12 @@ def test_the_new_assignment_form_has_no_code_to_remove_and_labels_the_time_limit
     week1.save()
     edit = client.get(reverse("instructor:assignment_edit", args=["attn", "week1"])).content.decode()
     assert "Remove the access code" in edit
+
+
+def test_the_exercises_are_numbered_from_one_in_their_order(client, people):
+    versions = [published_version(source=product_yaml(slug=slug)) for slug in ("pa", "pb")]
+    assignment_create(people.course, versions)
+    client.login(username="ines", password=PASSWORD)
+    page = client.get(reverse("instructor:assignment", args=["attn", "week1"])).content.decode()
+    rows = page[page.index('<table class="data" id="items">'):page.index("</table>", page.index('id="items"'))]
+    assert [cell.split("</td>")[0] for cell in rows.split("<tr><td>")[1:]] == ["1", "2"]
