@@ -998,6 +998,16 @@
     updateScrollBoxes(document);
   }
 
+  /* A form that does something hard to take back (archive a course, drop a student,
+     remove an exercise) names it in data-confirm: the browser asks before sending it. */
+  function confirmBeforeSending(event) {
+    var form = event.target;
+    if (!form || !form.dataset || !form.dataset.confirm) return;
+    if (!window.confirm(form.dataset.confirm)) event.preventDefault();
+  }
+
+  document.addEventListener("submit", confirmBeforeSending, true);
+
   function configureHtmx() {
     if (!window.htmx) return;
     // A 422 carries "this answer could not be read" and must be shown, not dropped.
