@@ -338,7 +338,8 @@ def gradebook_csv_rows(*, assignment: Assignment) -> Iterator[list]:
     infos = assignment_items_info(assignment=assignment)
     max_points = pools.slot_points(info.item for info in infos)
     draws = items_draws(infos=infos, assignment=assignment)
-    yield WIDE_FIXED_COLUMNS + [info.label() for info in infos] + [f"total (/{max_points:g})", "percent"]
+    # Exercise titles are authored text: formula-safe like every other text cell.
+    yield WIDE_FIXED_COLUMNS + [csv_safe(info.label()) for info in infos] + [f"total (/{max_points:g})", "percent"]
     students = (
         Enrolment.objects.filter(course=assignment.course, role=Role.STUDENT, status=EnrolmentStatus.ACTIVE)
         .order_by("user__username", "user_id")

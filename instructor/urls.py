@@ -43,6 +43,7 @@ urlpatterns = [
     path(A + "items/<int:item_id>/remove/", views.item_remove, name="item_remove"),
     path(A + "gradebook/", views.gradebook, name="gradebook"),
     path(A + "gradebook.csv", views.gradebook_csv, name="gradebook_csv"),
+    path(A + "gradebook.xlsx", views.gradebook_xlsx, name="gradebook_xlsx"),
     path(A + "submissions.csv", views.submissions_csv, name="submissions_csv"),
     path(A + "students/<int:user_id>/", views.student_submissions, name="student"),
     path(A + "analytics/", views.analytics, name="analytics"),

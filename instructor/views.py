@@ -13,7 +13,7 @@ from courses.models import Role
 from grading.core.misconceptions import MISCONCEPTION_LABELS
 
 from . import selectors, selectors_fairness, services
-from .csv_response import csv_streaming_response, wants_excel_bom
+from .csv_response import csv_streaming_response, wants_excel_bom, xlsx_response
 from .forms import AssignmentForm, ItemAddForm, ItemPoolsForm, ItemUpdateForm, ManualGradeForm, RegradeForm
 from .models import RegradeStatus
 
@@ -240,6 +240,19 @@ def gradebook_csv(request, course_slug: str, assignment_slug: str):
         selectors.gradebook_csv_rows(assignment=assignment),
         f"{assignment.course.slug}-{assignment.slug}-scores.csv",
         bom=wants_excel_bom(request),
+    )
+
+
+@login_required
+@require_GET
+def gradebook_xlsx(request, course_slug: str, assignment_slug: str):
+    assignment, role = selectors.access_staff_assignment(
+        user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+    )
+    return xlsx_response(
+        selectors.gradebook_csv_rows(assignment=assignment),
+        f"{assignment.course.slug}-{assignment.slug}-scores.xlsx",
+        sheet_title=assignment.slug,
     )
 
 

@@ -83,6 +83,27 @@ def test_wide_csv_columns_and_a_row(client, people, known):
     assert len(rows) == 5
 
 
+def test_the_assignment_gradebook_as_xlsx_holds_the_csvs_rows_with_numbers_as_numbers(client, people, known):
+    from openpyxl import load_workbook
+
+    people.student.first_name = "=HYPERLINK(1)"  # a name is text, never a formula
+    people.student.save()
+    client.login(username="tariq", password=PASSWORD)
+    response = client.get(reverse("instructor:gradebook_xlsx", args=["attn", "week1"]))
+    assert response["Content-Type"] == "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    assert response["Content-Disposition"] == 'attachment; filename="attn-week1-scores.xlsx"'
+    sheet = load_workbook(io.BytesIO(response.content), read_only=True)["week1"]
+    rows = [list(row) for row in sheet.iter_rows(values_only=True)]
+    assert rows[0] == [
+        "username", "student_id", "email", "first_name", "last_name", "product (/3)", "total (/3)", "percent",
+    ]
+    assert rows[1] == ["sam", None, None, "'=HYPERLINK(1)", "Stone", 3, 3, 100]
+    assert rows[4] == ["uma", None, None, None, None, 1, 1, 33.33]
+    assert len(rows) == 5
+    page = client.get(reverse("instructor:gradebook", args=["attn", "week1"])).content.decode()
+    assert f'href="{reverse("instructor:gradebook_xlsx", args=["attn", "week1"])}"' in page
+
+
 def test_wide_csv_has_student_ids_emails_an_excel_mark_and_not_attempted(client, people, known):
     """A student who never answered is "not attempted", not a 0 like tom's real zero."""
     Enrolment.objects.filter(user=people.student).update(student_id="S-17")

@@ -51,6 +51,7 @@ def urls(world):
         ("item_remove", "post", reverse("instructor:item_remove", args=[c, a, item]), {}, (302, 403, 403, 302, 404)),
         ("gradebook", "get", reverse("instructor:gradebook", args=[c, a]), {"student": "s", "exercise": "x"}, (302, 403, 200, 200, 404)),
         ("gradebook_csv", "get", reverse("instructor:gradebook_csv", args=[c, a]), None, (302, 403, 200, 200, 404)),
+        ("gradebook_xlsx", "get", reverse("instructor:gradebook_xlsx", args=[c, a]), None, (302, 403, 200, 200, 404)),
         ("submissions_csv", "get", reverse("instructor:submissions_csv", args=[c, a]), None, (302, 403, 200, 200, 404)),
         ("student", "get", reverse("instructor:student", args=[c, a, world["student"].pk]), None, (302, 403, 200, 200, 404)),
         ("analytics", "get", reverse("instructor:analytics", args=[c, a]), None, (302, 403, 200, 200, 404)),
@@ -86,7 +87,7 @@ def urls(world):
 
 URL_NAMES = [
     "course", "assignment_new", "assignment", "assignment_edit", "item_add", "exercise_picker", "exercise_preview", "item_pools", "item_update", "item_remove",
-    "gradebook", "gradebook_csv", "submissions_csv", "student", "analytics", "pool_by_skill", "regrade_new", "submission",
+    "gradebook", "gradebook_csv", "gradebook_xlsx", "submissions_csv", "student", "analytics", "pool_by_skill", "regrade_new", "submission",
     "manual_queue", "manual_grade", "regrade", "regrade_progress", "regrade_apply",
     "course_gradebook", "course_gradebook_csv", "course_gradebook_xlsx", "grade_category_add", "grade_category_edit",
     "assignment_categories_set", "grading", "grading_question", "grading_answer", "grading_rubric", "grading_apply",
