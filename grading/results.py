@@ -23,7 +23,7 @@ from exercises.selectors import (
 )
 from exercises.specs import variant_part_options, variant_references, version_spec
 from grading.core import answers
-from grading.core.weights_feedback import compare_weights, weights_implied_by_output
+from grading.core.weights_feedback import compare_weights, weights_behind_output, weights_implied_by_output
 
 from .answer_input import answer_shown
 from .models import Submission, SubmissionStatus
@@ -127,6 +127,11 @@ class WeightsReference:
     reveal: bool  # whether the correct weights may be shown now
     row_labels: list[str]
     col_labels: list[str]
+    diagnose: dict  # the part's resolved diagnosis (Q, K, V, query_index): an output's weights
+    # What the review policy shows of a grade: an output's weights follow only what shows,
+    # so the heatmap never tells a correctness or a slip the policy hides.
+    correctness_shown: bool = True
+    misconception_shown: bool = True
 
 
 def weights_reference(
@@ -182,6 +187,9 @@ def weights_reference(
         if weights.shape[0] == 1
         else [f"query {i}" for i in range(weights.shape[0])],
         col_labels=[f"key {j}" for j in range(weights.shape[1])],
+        diagnose=options,
+        correctness_shown=visibility.correctness,
+        misconception_shown=visibility.misconception,
     )
 
 
@@ -197,14 +205,22 @@ def heatmap_for(submission: Submission, *, reference: WeightsReference | None) -
         verdicts = (submission.feedback or {}).get("details", {}).get("entry_correct")
         title = "Your attention weights"
     else:
-        student = weights_implied_by_output(entered, reference.V)
+        # The weights behind the answer agree with its grade: the correct ones for a right
+        # answer, the slip's for a diagnosed one; else the implied ones or a note on the answer.
+        # While the policy hides whether it is right, only weights the answer alone implies
+        # are drawn: no note, nothing that differs between a right and a wrong answer.
+        if reference.correctness_shown:
+            behind = weights_behind_output(
+                entered, diagnose=reference.diagnose, correct=bool(submission.correct),
+                misconception=(submission.misconception or None) if reference.misconception_shown else None,
+            )
+            student, note = behind.weights, behind.note
+        else:
+            student, note = weights_implied_by_output(entered, reference.V), None
         verdicts = None
         title = "The weights your output implies"
         if student is None:
-            return {
-                "unavailable": "Your output cannot be traced back to attention weights here: "
-                "the rows of V are not independent, so several weightings give the same output."
-            }
+            return {"unavailable": note} if note else None
     if student.shape != reference.weights.shape:
         return None
     comparison = compare_weights(student, reference.weights, atol=reference.atol, off=verdicts)

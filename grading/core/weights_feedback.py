@@ -3,7 +3,12 @@
 Used for the heatmap feedback after each graded attempt of a weights or output part:
 
 - ``weights_implied_by_output``: the weights an output row o stands for, solving o = w V
-  (unique only when the rows of V are independent);
+  (unique when the rows of V are independent, or else when adding Σ w = 1 pins them down);
+- ``weights_behind_output``: what the heatmap of an output answer may show, kept coherent
+  with the grade: the correct weights for a right answer, the slip's weights for a
+  diagnosed one, else the implied weights or, when none are unique, a sentence about the
+  answer itself (never about the method: that the weights cannot be recovered from an
+  output is our limitation, not the student's mistake);
 - ``compare_weights``: which cells are off, and whether the student's distribution is
   sharper or flatter than the correct one, judged by its entropy. Both can be shown
   before the correct values may be revealed: they point at the slip (a missing
@@ -18,12 +23,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grading.core.misconceptions import attention_quantity
+
 # Entropies closer than this (in nats, per row on average) count as "as sharp as expected".
 ENTROPY_TOLERANCE = 0.02
 # Rows of weights may miss summing to 1 by this much (rounded answers) and still be read.
 SUM_TOLERANCE = 0.02
 # Weights recovered from an output row are off when further than this from the correct ones.
 IMPLIED_WEIGHTS_TOLERANCE = 0.005
+# Weights pinned down only by Σ w = 1 are used when the smallest singular value of
+# [V | 1] is at least this: a typed output's rounding (5e-5 per entry) then moves them by
+# at most ~0.002, well inside IMPLIED_WEIGHTS_TOLERANCE.
+MIN_SINGULAR_VALUE = 0.05
+# An output entry this close to what some weighting of V's rows gives counts as reached
+# (answers are typed rounded, and students round their weights on the way).
+OUTPUT_TOLERANCE = 0.005
+# Slips made in the product, not in the weights: no heatmap of weights can show them.
+PRODUCT_SLIPS = frozenset({"values_on_left"})
 
 
 @dataclass(frozen=True)
@@ -93,7 +109,12 @@ def compare_weights(
 
 
 def weights_implied_by_output(output, V) -> np.ndarray | None:
-    """The weights w with w V = output, or None when V's rows are dependent (no unique w).
+    """The weights w with w V = output, or None when they are not unique.
+
+    With independent rows of V the solution is unique. Otherwise (always when there are more
+    keys than value columns) the weights that also add up to 1, as every softmax row does,
+    are used when that pins them down, reproduces the output and is stable under the
+    rounding of a typed answer (see MIN_SINGULAR_VALUE).
 
     output: (n, d_v) or (d_v,);  V: (m, d_v)  ->  (n, m)
     """
@@ -101,8 +122,147 @@ def weights_implied_by_output(output, V) -> np.ndarray | None:
     V = np.asarray(V, dtype=float)
     if V.ndim != 2 or output.shape[-1] != V.shape[-1]:
         return None
-    if np.linalg.matrix_rank(V) < V.shape[0]:
-        return None
+    if np.linalg.matrix_rank(V) == V.shape[0]:
+        return _weights_solving(V, output)
+    return _weights_summing_to_one(V, output)
+
+
+def _weights_solving(V: np.ndarray, output: np.ndarray) -> np.ndarray:
     # w V = o  <=>  V^T w^T = o^T: (d_v, m) x (m, n) -> (d_v, n)
     solution, *_ = np.linalg.lstsq(V.T, output.T, rcond=None)
     return solution.T  # (n, m)
+
+
+def _weights_summing_to_one(V: np.ndarray, output: np.ndarray) -> np.ndarray | None:
+    with_sums = np.hstack([V, np.ones((V.shape[0], 1))])  # (m, d_v + 1): the last column is Σ w
+    if with_sums.shape[0] > with_sums.shape[1]:
+        return None  # more keys than d_v + 1: still not unique
+    if np.linalg.svd(with_sums, compute_uv=False).min() < MIN_SINGULAR_VALUE:
+        return None
+    targets = np.hstack([output, np.ones((output.shape[0], 1))])  # (n, d_v + 1)
+    weights = _weights_solving(with_sums, targets)
+    if not _reached(weights @ V, output):  # (n, m) x (m, d_v) -> (n, d_v)
+        return None
+    return weights
+
+
+def _reached(reached: np.ndarray, output: np.ndarray) -> bool:
+    """Whether a least-squares fit ``reached`` counts as giving ``output``, row by row.
+
+    False only when the fit misses by more than OUTPUT_TOLERANCE · √d in Euclidean norm: then
+    no weights at all come within OUTPUT_TOLERANCE of every entry (their miss would be at
+    most that, and the fit's no larger), so a note saying "no weighting gives it" is true."""
+    limit = OUTPUT_TOLERANCE * np.sqrt(output.shape[-1])
+    return bool(np.all(np.linalg.norm(reached - output, axis=-1) <= limit))
+
+
+@dataclass(frozen=True)
+class OutputWeights:
+    """What the heatmap of one output answer shows: ``weights`` to draw, or a ``note`` about
+    the answer, or neither (the grade's own feedback says it all)."""
+
+    weights: np.ndarray | None  # (n, m)
+    note: str | None
+
+
+def weights_behind_output(
+    output, *, diagnose: dict, correct: bool, misconception: str | None
+) -> OutputWeights:
+    """The weights behind a graded output answer, consistent with its grade.
+
+    ``diagnose`` is the part's resolved diagnosis (Q, K, V, query_index, optional d_model, as
+    ``exercises.engine.part_options`` gives it); ``correct`` and ``misconception`` are the
+    grade's. A right answer gets the correct weights and a diagnosed slip the slip's own
+    weights (they give the answer, whatever V), with no note. A slip made in the product
+    (V on the left) gets nothing: its weights are the right ones. An undiagnosed wrong
+    answer gets the weights it implies, or, when those are not unique, a note on the answer.
+
+    output: (n, d_v) or (d_v,)  ->  weights (n, m), n = 1 for one query's row
+    """
+    output = np.atleast_2d(np.asarray(output, dtype=float))
+    V = np.asarray(diagnose["V"], dtype=float)
+    if correct:
+        return OutputWeights(weights=_query_weights(diagnose, None), note=None)
+    if misconception is not None:
+        slip = None if misconception in PRODUCT_SLIPS else _query_weights(diagnose, misconception)
+        return OutputWeights(weights=slip, note=None)
+    implied = weights_implied_by_output(output, V)
+    if implied is not None:
+        return OutputWeights(weights=implied, note=None)
+    return OutputWeights(weights=None, note=output_note(output, V))
+
+
+def _query_weights(diagnose: dict, mistake: str | None) -> np.ndarray | None:
+    """The (n, m) weights of the diagnosed query (all queries without a query_index) under
+    ``mistake`` (None: the correct ones); None when the mistake is impossible here."""
+    try:
+        full = attention_quantity(
+            diagnose["Q"], diagnose["K"], diagnose["V"], "weights", mistake, diagnose.get("d_model")
+        )
+    except ValueError:  # not an attention slip (e.g. a derivation's)
+        return None
+    if full is None:
+        return None
+    query_index = diagnose.get("query_index")
+    if query_index is None:
+        return np.atleast_2d(full)
+    if not -full.shape[-2] <= query_index < full.shape[-2]:
+        return None
+    return np.atleast_2d(full[..., query_index, :])
+
+
+NOTE_OUTSIDE_COLUMN = (
+    "{where} of your output ({value}) is {side} than every entry in column {column} of V. "
+    "Attention weights are positive and add up to 1, so each entry of the output lies between "
+    "the smallest and the largest entry of its column of V."
+)
+NOTE_NOT_FROM_V = (
+    "No weighting of the rows of V gives your output: the output is a sum of the rows of V, "
+    "each multiplied by its weight. Check the products and the sum entry by entry."
+)
+NOTE_SUM_NOT_ONE = (
+    "Your output can only be built from the rows of V with weights that do not add up to 1. "
+    "Softmax weights always add up to 1: check that no weight is missing and that you divided "
+    "by the sum of the exponentials."
+)
+NOTE_OTHER_WEIGHTS = (
+    "Your output can come from weights that add up to 1, but not from this query's attention "
+    "weights: check the weights (scores, scaling, softmax) before the weighted sum of the rows of V."
+)
+
+
+def output_note(output, V) -> str:
+    """A sentence about a wrong output whose weights cannot be recovered, saying the most
+    specific thing that is certainly true of it (first that holds):
+
+    1. an entry outside the range of its column of V (no softmax weighting reaches it);
+    2. no weighting of V's rows gives it at all;
+    3. only weights that do not add up to 1 give it;
+    4. weights adding up to 1 give it, but not this query's.
+
+    output: (n, d_v) or (d_v,);  V: (m, d_v)
+    """
+    output = np.atleast_2d(np.asarray(output, dtype=float))
+    V = np.asarray(V, dtype=float)
+    outside = _entry_outside_column_range(output, V)
+    if outside is not None:
+        return outside
+    if not _reached(_weights_solving(V, output) @ V, output):  # (n, m) x (m, d_v) -> (n, d_v)
+        return NOTE_NOT_FROM_V
+    with_sums = np.hstack([V, np.ones((V.shape[0], 1))])  # (m, d_v + 1)
+    targets = np.hstack([output, np.ones((output.shape[0], 1))])  # (n, d_v + 1)
+    if not _reached(_weights_solving(with_sums, targets) @ with_sums, targets):
+        return NOTE_SUM_NOT_ONE
+    return NOTE_OTHER_WEIGHTS
+
+
+def _entry_outside_column_range(output: np.ndarray, V: np.ndarray) -> str | None:
+    low, high = V.min(axis=0), V.max(axis=0)  # (d_v,) each
+    for row, values in enumerate(output):
+        for column, value in enumerate(values):
+            if low[column] - OUTPUT_TOLERANCE <= value <= high[column] + OUTPUT_TOLERANCE:
+                continue
+            where = f"Entry {column}" if output.shape[0] == 1 else f"Entry {column} in row {row}"
+            side = "larger" if value > high[column] else "smaller"
+            return NOTE_OUTSIDE_COLUMN.format(where=where, value=f"{value:.6g}", side=side, column=column)
+    return None

@@ -139,12 +139,28 @@ def test_an_output_answer_shows_the_weights_it_implies(variant, answer):
     assert "Correct attention weights" not in html
 
 
-def test_an_output_with_dependent_value_rows_says_why_there_is_no_heatmap(variant, answer):
+def test_an_output_with_dependent_value_rows_gets_a_note_on_the_answer_not_on_the_method(variant, answer):
     Variant.objects.filter(pk=variant.pk).update(params={**variant.params, "V": [[1, 0, 0, 0]] * 4})
     variant.refresh_from_db()
     html = answer(variant, "output", [0.5, 0.0, 0.0, 0.0])
-    assert "the rows of V are not independent" in html
+    assert "Entry 0 of your output (0.5) is smaller than every entry in column 0 of V." in html
+    assert "not independent" not in html and "traced back" not in html
     assert "aq-heatmap" not in html
+
+
+def test_on_the_chapter_variant_output_feedback_agrees_with_the_grade(variant, answer):
+    # The chapter's V has dependent rows (rank 3) and Σ w = 1 does not pin the weights either.
+    p = variant.params
+    right = attention.attention(p["Q"], p["K"], p["V"]).output[p["q"]]
+    unscaled = attention.attention(p["Q"], p["K"], p["V"], scale=1.0).output[p["q"]]
+    slip = answer(variant, "output", unscaled)
+    assert "Likely slip:" in slip and 'data-sharpness="sharper"' in slip
+    assert [float(v) for v in cells(slip, "The weights your output implies")] == pytest.approx(
+        weights(variant, scaled=False), abs=1e-4)
+    solved = answer(variant, "output", right)
+    assert "Correct" in solved and "aq-note" not in solved and "traced back" not in solved
+    assert [float(v) for v in cells(solved, "The weights your output implies")] == pytest.approx(
+        weights(variant, scaled=True), abs=1e-4)
 
 
 def test_practice_mode_shows_the_heatmap_after_a_wrong_answer(client, item, variant, answer):
@@ -194,3 +210,24 @@ def test_the_reference_weights_are_computed_only_once_an_attempt_is_graded(varia
     reference = weights_reference(variant=variant, part_key="weights")
     assert [f"{w:.4f}" for w in reference.weights[0]] == [f"{w:.4f}" for w in weights(variant, scaled=True)]
     assert reference.row_labels == [f"query {variant.params['q']}"] and reference.reveal is False
+
+
+def test_while_correctness_is_hidden_an_outputs_heatmap_tells_nothing_the_grade_would(variant, answer):
+    # The chapter's V: the weights behind an output are not unique. Shown, a right answer
+    # gets the correct weights and an undiagnosed wrong one a note; hidden, neither does.
+    import dataclasses
+
+    from grading.results import heatmap_for, weights_reference
+
+    p = variant.params
+    right = attention.attention(p["Q"], p["K"], p["V"]).output[p["q"]]
+    answer(variant, "output", [0.0, 0.0, 0.0, 9.0])
+    answer(variant, "output", right)
+    wrong, solved = Submission.objects.filter(variant=variant, part="output").order_by("attempt")
+    assert (wrong.correct, solved.correct) == (False, True)
+    reference = weights_reference(variant=variant, part_key="output")
+    assert heatmap_for(solved, reference=reference)["student_title"] == "The weights your output implies"
+    assert "unavailable" in heatmap_for(wrong, reference=reference)
+    hidden = dataclasses.replace(reference, correctness_shown=False, misconception_shown=False)
+    assert heatmap_for(solved, reference=hidden) is None
+    assert heatmap_for(wrong, reference=hidden) is None

@@ -80,6 +80,6 @@ def test_weights_are_recovered_from_an_output_row_when_v_has_independent_rows():
 
 
 def test_no_weights_from_an_output_when_v_has_dependent_rows_or_the_wrong_width():
-    dependent = np.array([[1.0, 2.0], [2.0, 4.0]])
-    assert weights_implied_by_output(np.array([1.0, 2.0]), dependent) is None
+    dependent = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])  # and Σ w = 1 leaves them open too
+    assert weights_implied_by_output(np.array([2.0, 4.0]), dependent) is None
     assert weights_implied_by_output(np.array([1.0, 2.0, 3.0]), np.eye(2)) is None
