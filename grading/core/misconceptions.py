@@ -34,7 +34,10 @@ MISCONCEPTIONS: dict[str, str] = {
     "keys_queries_swapped": (
         "It looks as if queries and keys were swapped (K Qᵀ): each row of scores belongs to one query, Q Kᵀ."
     ),
-    "values_on_left": "It looks as if V was put on the left: the weights multiply V, not the other way round.",
+    "values_on_left": (
+        "It looks as if V was put on the left of the weights (V w, which gives the same numbers as w Vᵀ): "
+        "the output is w V, where each weight scales one whole row of V."
+    ),
     "transposed_result": "Your expression gives the transpose of the result; check the order of the factors.",
     "dimension_as_number": "The expression is right only at one size: write the dimensions by name (d_k), not as numbers.",
     "forgot_sigma": (
@@ -134,7 +137,10 @@ _CANDIDATES = {
     "scores": ("k_not_transposed",),
     "scaled_scores": ("no_scaling", "divided_by_d_k", "d_model_scale", "k_not_transposed"),
     "weights": ("no_scaling", "divided_by_d_k", "d_model_scale", "softmax_wrong_axis", "k_not_transposed"),
-    "output": ("raw_weights_used", "divided_by_d_k", "d_model_scale", "softmax_wrong_axis", "k_not_transposed"),
+    "output": (
+        "raw_weights_used", "divided_by_d_k", "d_model_scale", "softmax_wrong_axis", "k_not_transposed",
+        "values_on_left",
+    ),
 }
 
 
@@ -162,6 +168,13 @@ def attention_quantity(Q, K, V, quantity: str, mistake: str | None = None, d_mod
         weights = attention.softmax(scaled.scaled_scores, axis=-2)  # columns instead of rows
         output = weights @ V  # (n, m) x (m, d_v) -> (n, d_v)
         return {"scores": scaled.scores, "scaled_scores": scaled.scaled_scores, "weights": weights, "output": output}[quantity]
+    elif mistake == "values_on_left":
+        # V w instead of w V: for one query's row the same numbers as w Vᵀ (entry j is the
+        # weights dotted with row j of V). Only an output shows it, and only with a square V.
+        if quantity != "output" or V.shape[-2] != V.shape[-1]:
+            return None
+        weights = attention.attention(Q, K, V).weights
+        return weights @ np.swapaxes(V, -1, -2)  # (n, m) x (d_v, m) -> (n, d_v), with m == d_v
     else:
         raise ValueError(f"unknown mistake {mistake!r}")
     return {"scores": result.scores, "scaled_scores": result.scaled_scores, "weights": result.weights, "output": result.output}[quantity]

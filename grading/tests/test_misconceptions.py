@@ -27,6 +27,7 @@ def test_every_code_has_a_message():
         ([5, 3, 4, 4], "scaled_scores", "no_scaling"),
         ([1.25, 0.75, 1.0, 1.0], "scaled_scores", "divided_by_d_k"),
         ([4, 4, 5, 3], "scores", "k_not_transposed"),  # Q[3] K instead of Q[3] K^T
+        ([1.7149, 0.7650, 1.1525, 1.3275], "output", "values_on_left"),  # w V^T (= V w) instead of w V
     ],
 )
 def test_worked_example_numbers(answer, quantity, code):
@@ -71,6 +72,8 @@ def test_each_mistake_is_detected_on_random_variants(seed, quantity, mistake):
     d_model = 8  # two heads of d_k = 4
     mistaken = attention_quantity(q, k, v, quantity, mistake, d_model)
     right = attention_quantity(q, k, v, quantity)
+    if mistaken is None:
+        pytest.skip("the mistake cannot be made on these shapes (V on the left needs a square V)")
     if np.allclose(mistaken, right, rtol=1e-3, atol=5e-5):
         pytest.skip("this variant cannot tell the mistake from the right method")
     full = diagnose_attention(Q=q, K=k, V=v, query_index=None, quantity=quantity, answer=mistaken, d_model=d_model, **TOL)
@@ -86,6 +89,23 @@ def test_correct_rows_on_random_variants_are_never_labelled(seed, quantity):
     for row in range(right.shape[0]):
         assert diagnose_attention(Q=q, K=k, V=v, query_index=row, quantity=quantity, answer=np.round(right[row], 4),
                                   d_model=8, **TOL) is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_v_on_the_left_is_named_on_square_random_variants_and_impossible_on_wide_ones(seed):
+    q, k, v = _variant(seed, d_v=4)
+    weights = attention_quantity(q, k, v, "weights")
+    transposed = weights @ v.T  # (n, m) x (d_v, m) -> (n, d_v): each weight row against V's rows
+    np.testing.assert_allclose(attention_quantity(q, k, v, "output", "values_on_left"), transposed)
+    for row in range(4):
+        if np.allclose(transposed[row], attention_quantity(q, k, v, "output")[row], rtol=1e-3, atol=5e-5):
+            continue  # this row cannot tell V from Vᵀ
+        code = diagnose_attention(Q=q, K=k, V=v, query_index=row, quantity="output",
+                                  answer=np.round(transposed[row], 4), **TOL)
+        assert code == "values_on_left"
+    wide = _variant(seed)[2]  # (4, 3): there is no V on the left of a row of 4 weights
+    assert attention_quantity(q, k, wide, "output", "values_on_left") is None
+    assert attention_quantity(q, k, v, "weights", "values_on_left") is None  # only an output shows it
 
 
 def test_softmax_wrong_axis_detected_on_worked_example_matrix():

@@ -1,0 +1,148 @@
+"""Drawn variants of the bank, over many seeds: token matrices without degenerate rows, the
+V-transposed slip named on every output part that projects V from X, and a ratio question
+whose wording fits its numbers, with its inverted answer named."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from exercises.engine import draw_variant, grade_part, load_spec, reference_answers, render_part_prompt
+from exercises.engine.variants import first_failed_gate
+
+BANK = Path(__file__).resolve().parents[1] / "bank"
+SEEDS = range(500)
+
+# Every bank exercise that draws token embeddings X and projects them.
+TOKEN_EXERCISES = [
+    "attention-weights-one-query", "equal-keys", "late-query-output", "late-query-raw-scores",
+    "late-query-scaled-weights", "project-one-token", "qkv-projections",
+]
+# Those with an output part whose V = X W_V is square, so V can be put on the wrong side.
+OUTPUT_PARTS = [("attention-weights-one-query", "output"), ("equal-keys", "output"), ("late-query-output", "output")]
+
+_specs, _draws = {}, {}
+
+
+def spec_of(slug: str):
+    if slug not in _specs:
+        _specs[slug] = load_spec((BANK / f"{slug}.yaml").read_text())
+    return _specs[slug]
+
+
+def drawn(slug: str) -> list[dict]:
+    """The parameters of every seed in SEEDS (drawn once per module: equal-keys redraws a lot)."""
+    if slug not in _draws:
+        _draws[slug] = [draw_variant(spec_of(slug), seed).params for seed in SEEDS]
+    return _draws[slug]
+
+
+def v_transposed_answer(params: dict, decimals: int) -> list[float]:
+    """The query's output computed with Vᵀ in place of V (the same numbers as V w), rounded
+    as a student types it."""
+    matrices = {name: np.asarray(value, dtype=float) for name, value in params.items() if name in ("Q", "K", "V")}
+    scores = matrices["Q"][params["q"]] @ matrices["K"].T  # (d_k,) x (d_k, m) -> (m,)
+    scaled = scores / np.sqrt(matrices["Q"].shape[-1])
+    weights = np.exp(scaled - scaled.max())
+    weights /= weights.sum()
+    return np.round(weights @ matrices["V"].T, decimals).tolist()  # (m,) x (d_v, m)^T -> (d_v,), m == d_v
+
+
+@pytest.mark.parametrize("slug", TOKEN_EXERCISES)
+def test_no_token_is_all_zeros_and_no_two_tokens_are_equal_on_500_seeds(slug):
+    for seed, params in zip(SEEDS, drawn(slug)):
+        X = np.asarray(params["X"], dtype=float)
+        assert np.all(np.abs(X).sum(axis=1) > 0), (seed, X.tolist())
+        assert len({tuple(row) for row in X.tolist()}) == X.shape[0], (seed, X.tolist())
+
+
+@pytest.mark.parametrize("slug, part_key", OUTPUT_PARTS)
+def test_the_v_transposed_output_is_named_on_500_seeds_and_the_chapter_variant(slug, part_key):
+    spec = spec_of(slug)
+    decimals = spec.part(part_key).decimals
+    variants = drawn(slug) + [draw_variant(spec, 0, name=name).params for name in spec.variants]
+    for index, params in enumerate(variants):
+        grade = grade_part(spec, params, part_key, v_transposed_answer(params, decimals))
+        assert (grade.correct, grade.misconception) == (False, "values_on_left"), (index, params["X"], grade.feedback)
+        assert grade.feedback.endswith(
+            "It looks as if V was put on the left of the weights (V w, which gives the same numbers as w Vᵀ): "
+            "the output is w V, where each weight scales one whole row of V."
+        )
+
+
+# The variant the tester was given at /exercises/45/ (attention-weights-one-query): two tokens
+# of all zeros. Its V-transposed answer [0, 0, 1.9464, 0.4009] got no diagnosis.
+REPORTED = {
+    "X": [[0, 0, 0, 0], [0, 0, 0, 0], [0, 1, 0, 1], [0, 0, 1, 0]],
+    "W_Q": [[0, 1, 0, 1], [1, 1, 1, 0], [0, 1, 1, 1], [1, 0, 0, 0]],
+    "W_K": [[1, 1, 1, 0], [1, 1, 0, 0], [1, 1, 0, 1], [0, 1, 1, 0]],
+    "W_V": [[0, 1, 0, 0], [0, 1, 1, 2], [1, 2, 0, 1], [2, 0, 1, 0]],
+    "q": 2,
+    "Q": [[0, 0, 0, 0], [0, 0, 0, 0], [2, 1, 1, 0], [0, 1, 1, 1]],
+    "K": [[0, 0, 0, 0], [0, 0, 0, 0], [1, 2, 1, 0], [1, 1, 0, 1]],
+    "V": [[0, 0, 0, 0], [0, 0, 0, 0], [2, 1, 2, 2], [1, 2, 0, 1]],
+    "scores_q": [0, 0, 5, 3],
+}
+
+
+def test_the_reported_variant_is_refused_and_its_v_transposed_answer_is_now_named():
+    spec = spec_of("attention-weights-one-query")
+    assert first_failed_gate(spec, REPORTED) == "require: a token whose embedding is all zeros has a zero query, key and value"
+    assert v_transposed_answer(REPORTED, 4) == [0.0, 0.0, 1.9464, 0.4009]
+    grade = grade_part(spec, REPORTED, "output", "[0, 0, 1.9464, 0.4009]")
+    assert (grade.correct, grade.misconception) == (False, "values_on_left")
+    assert grade_part(spec, REPORTED, "output", "[1.5456, 1.133, 1.3054, 1.5456]").correct  # the right answer
+
+
+def test_the_chapter_numbers_are_unchanged_by_the_new_gates():
+    spec = spec_of("attention-weights-one-query")
+    chapter = draw_variant(spec, 0, name="chapter").params
+    assert first_failed_gate(spec, chapter) is None  # the chapter's tokens pass the new gates too
+    answers = reference_answers(spec, chapter)
+    assert np.round(answers["output"], 4).tolist() == [1.6225, 0.3775, 1.8674, 1.0]
+    assert v_transposed_answer(chapter, 4) == [1.7149, 0.765, 1.1525, 1.3275]
+
+
+# ---------------------------------------------------------------------------
+# softmax-weights-from-scores, part (c): the ratio of two weights
+# ---------------------------------------------------------------------------
+
+
+def ratio_prompt(a: int, b: int) -> str:
+    return f"What is the ratio $w_{{ {a} }} / w_{{ {b} }}$, the weight of key {a} divided by the weight of key {b}? (4 decimals)"
+
+
+def inverted_feedback(a: int, b: int) -> str:
+    return (
+        f"Not quite: that is the weight of key {b} divided by that of key {a}, the ratio the other way "
+        f"round; the question asks for the weight of key {a} divided by that of key {b}."
+    )
+
+
+def test_the_ratio_question_fits_its_numbers_and_names_the_inverted_ratio_on_500_seeds():
+    spec = spec_of("softmax-weights-from-scores")
+    for params in drawn("softmax-weights-from-scores"):
+        a, b, weights = params["a"], params["b"], params["w"]
+        assert render_part_prompt(spec, params, "ratio").strip() == ratio_prompt(a, b)
+        ratio = reference_answers(spec, params)["ratio"]
+        assert ratio == pytest.approx(weights[a] / weights[b]) and ratio != pytest.approx(1.0)
+        assert grade_part(spec, params, "ratio", f"{ratio:.4f}").correct
+        inverted = grade_part(spec, params, "ratio", f"{weights[b] / weights[a]:.4f}")
+        assert (inverted.correct, inverted.feedback) == (False, inverted_feedback(a, b)), params
+
+
+def test_the_reported_ratio_variant_now_asks_for_what_its_answer_is():
+    # s = [3, 2, 3, 0], keys 3 and 2: the old prompt asked how many times *larger* key 3's
+    # weight was, though it is the smaller one (0.0498); 20.0855 got no specific feedback.
+    spec = spec_of("softmax-weights-from-scores")
+    scores = np.array([3.0, 2.0, 3.0, 0.0])
+    reported = {"s": scores.tolist(), "a": 3, "b": 2, "w": (np.exp(scores) / np.exp(scores).sum()).tolist()}
+    assert first_failed_gate(spec, reported) is None
+    assert render_part_prompt(spec, reported, "ratio").strip() == (
+        "What is the ratio $w_{ 3 } / w_{ 2 }$, the weight of key 3 divided by the weight of key 2? (4 decimals)"
+    )
+    assert grade_part(spec, reported, "ratio", "0.0498").correct
+    assert grade_part(spec, reported, "ratio", "20.0855").feedback == inverted_feedback(3, 2)
+    assert grade_part(spec, reported, "ratio", "0.05").feedback == (
+        "Not quite: your value is not within the required precision of the correct answer."
+    )
