@@ -3,6 +3,11 @@
 Accepted: ``2.5``, ``-0.3875``, ``.5``, ``5/2``, ``-5/2``, ``1.2e-3``, ``1.2×10^-3``.
 Numbers are read exactly (as fractions) so ``0.1`` is one tenth, and only converted to
 float for the tolerance test. NaN, infinities and magnitudes outside ±1e300 are invalid.
+
+Option ``value_feedback`` ([{value, feedback}]): known wrong values of this part, each with
+why it is wrong (an inverted ratio, a forgotten factor), said to a student whose answer
+matches it within the part's tolerance ("Not quite: <feedback>"). A value that is itself
+within tolerance of the right answer is never used, so a right answer is never labelled.
 """
 
 from __future__ import annotations
@@ -192,16 +197,54 @@ def _decimal_magnitude(value: Fraction) -> int:
 def check(expected, answer, options: dict) -> Grade:
     target = read_expected(expected)
     exact_tolerance(target, options)  # validate options before looking at the answer
+    known_wrong = known_wrong_values(options)
     try:
         value = parse_number(answer)
     except AnswerFormatError as problem:
         return invalid(str(problem))
     if numbers_match(target, value, options):
         return right("Correct.", answer_value=float(value))
-    return wrong(_wrong_number_feedback(target, value, options), answer_value=float(value))
+    feedback = _wrong_number_feedback(target, value, options, known_wrong)
+    return wrong(feedback, answer_value=float(value))
 
 
-def _wrong_number_feedback(target: Fraction, value: Fraction, options: dict) -> str:
+def known_wrong_values(options: dict) -> list[tuple[Fraction, str]]:
+    """Option ``value_feedback`` read as (value, feedback) pairs; raises InvalidRequest when it
+    is not a list of {value: a number, feedback: non-empty text}."""
+    entries = options.get("value_feedback", [])
+    shape = ("option 'value_feedback' must be a list of {value, feedback}: "
+             "a known wrong value and why it is wrong")
+    if not isinstance(entries, list):
+        raise InvalidRequest(shape)
+    known = []
+    for entry in entries:
+        if not isinstance(entry, dict) or set(entry) != {"value", "feedback"}:
+            raise InvalidRequest(shape)
+        feedback = entry["feedback"]
+        if not isinstance(feedback, str) or not feedback.strip():
+            raise InvalidRequest(f"{shape}; a feedback is empty")
+        known.append((_known_value(entry["value"]), feedback.strip()))
+    return known
+
+
+def _known_value(value) -> Fraction:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise InvalidRequest(f"option 'value_feedback': {value!r} is not a number")
+    if isinstance(value, str):
+        try:
+            return parse_number(value)
+        except AnswerFormatError as problem:
+            raise InvalidRequest(f"option 'value_feedback': {problem}") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidRequest(f"option 'value_feedback': {value!r} is not a finite number")
+    return _exact(value)
+
+
+def _wrong_number_feedback(target: Fraction, value: Fraction, options: dict, known_wrong=()) -> str:
+    # A known wrong value says the most; one that is right on this variant says nothing.
+    for wrong_value, feedback in known_wrong:
+        if not numbers_match(target, wrong_value, options) and numbers_match(wrong_value, value, options):
+            return f"Not quite: {feedback}"
     if target != 0 and numbers_match(target, -value, options):  # exact fractions throughout
         return "Not quite: the size is right but the sign is wrong."
     for factor in (10, 100, 1000):
@@ -244,5 +287,10 @@ def self_test(expected, options: dict) -> dict[str, list]:
     wrong_answers = [repr(target + far), repr(target - far)]
     if target != 0:
         wrong_answers.append(repr(-target))
+    for wrong_value, _ in known_wrong_values(options):  # each known wrong value must be graded wrong
+        if numbers_match(target, wrong_value, options):
+            continue  # right on this variant (a ratio of equal weights): not a wrong answer here
+        if repr(float(wrong_value)) not in wrong_answers:
+            wrong_answers.append(repr(float(wrong_value)))
     invalid_answers = ["", "abc", "1/0", "nan", "inf", "1e999", "0,5,3"]
     return {"right": right_answers, "wrong": wrong_answers, "invalid": invalid_answers}
