@@ -95,6 +95,17 @@ def test_search_tick_two_add_both_and_see_them_on_the_assignment(page, watch, em
     assert visible_slugs(page) == [
         row.slug for row in exercise_picker_rows(assignment=empty_assignment, query="shapes", skill="projections")]
     assert page.url.endswith("/items/choose/?q=shapes&skill=projections")
+    # Where they come from: the demo course owns none, so "This course's" shows none, and
+    # the bank's are all of them.
+    page.select_option("#picker-source", "course")
+    assert visible_slugs(page) == []
+    assert page.locator("#picker-count").inner_text() == "0 exercises fit the search."
+    assert page.url.endswith("/items/choose/?q=shapes&skill=projections&source=course")
+    page.select_option("#picker-source", "bank")
+    assert visible_slugs(page) == [
+        row.slug for row in exercise_picker_rows(assignment=empty_assignment, query="shapes", skill="projections",
+                                                 source="bank")]
+    page.select_option("#picker-source", "")
     assert page.locator("#picker-submit").inner_text() == "Add 2 exercises"
     page.fill("#id_points", "2")
     page.locator("#picker-submit").click()

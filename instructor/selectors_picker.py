@@ -15,12 +15,18 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 from django.http import Http404
 
+from authoring.models import ExerciseOwner
 from courses.models import Assignment
 from exercises.engine.skills import SKILL_SLUGS, SKILLS
 from exercises.models import ExerciseVersion, VersionStatus
 from exercises.specs import version_spec
 
 MAX_QUERY_LENGTH = 100
+
+# Where an exercise comes from, as the picker filters by it: the bank (no owner), this
+# course's own, or another course's published exercise (its course is not named).
+SOURCES = {"course": "This course's", "bank": "The bank's", "other": "Other courses'"}
+SOURCE_LABELS = {"course": "this course's", "bank": "from the bank", "other": "another course's"}
 
 
 @dataclass(frozen=True)
@@ -33,15 +39,22 @@ class PickerRow:
     difficulty: str
     part_count: int
     in_assignment: bool
+    source: str = "bank"  # a key of SOURCES
+
+    @property
+    def source_label(self) -> str:
+        return SOURCE_LABELS[self.source]
 
     @property
     def skill_labels(self) -> list[str]:
         return [SKILLS[slug].label for slug in self.skills]
 
-    def matches(self, *, query: str, skill: str) -> bool:
-        """Whether the row fits the search: ``skill`` (a slug) exactly, and every word of
-        ``query`` somewhere in the title, slug, a skill (slug or label) or a topic."""
+    def matches(self, *, query: str, skill: str, source: str = "") -> bool:
+        """Whether the row fits the search: ``skill`` (a slug) and ``source`` exactly, and
+        every word of ``query`` somewhere in the title, slug, a skill (slug or label) or a topic."""
         if skill and skill not in self.skills:
+            return False
+        if source and source != self.source:
             return False
         haystack = " ".join((self.title, self.slug, *self.skills, *self.skill_labels, *self.topics)).casefold()
         return all(word in haystack for word in query.casefold().split())
@@ -60,7 +73,7 @@ def _exercise_skills(version: ExerciseVersion) -> tuple[str, ...]:
     return tuple(slug for slug in SKILL_SLUGS if slug in declared)
 
 
-def _picker_row(version: ExerciseVersion, *, present: set[int]) -> PickerRow:
+def _picker_row(version: ExerciseVersion, *, present: set[int], source: str) -> PickerRow:
     spec = version_spec(version)
     return PickerRow(
         version=version,
@@ -71,18 +84,31 @@ def _picker_row(version: ExerciseVersion, *, present: set[int]) -> PickerRow:
         difficulty=spec.difficulty,
         part_count=len(spec.parts),
         in_assignment=version.exercise_id in present,
+        source=source,
     )
 
 
-def exercise_picker_rows(*, assignment: Assignment, query: str = "", skill: str = "") -> list[PickerRow]:
+def _sources(*, exercise_ids, course_id: int) -> dict[int, str]:
+    """Each exercise's source (see SOURCES), with one query for the owners."""
+    owners = dict(ExerciseOwner.objects.filter(exercise_id__in=exercise_ids).values_list("exercise_id", "course_id"))
+    return {
+        exercise_id: "bank" if exercise_id not in owners else "course" if owners[exercise_id] == course_id else "other"
+        for exercise_id in exercise_ids
+    }
+
+
+def exercise_picker_rows(
+    *, assignment: Assignment, query: str = "", skill: str = "", source: str = ""
+) -> list[PickerRow]:
     """The latest published version of each exercise that fits the search, by title then slug."""
     query = (query or "")[:MAX_QUERY_LENGTH]
     present = set(assignment.items.values_list("exercise_version__exercise_id", flat=True))
     latest: dict[int, ExerciseVersion] = {}
     for version in assignable_versions().order_by("exercise_id", "-number"):
         latest.setdefault(version.exercise_id, version)
-    rows = [_picker_row(version, present=present) for version in latest.values()]
-    rows = [row for row in rows if row.matches(query=query, skill=skill)]
+    sources = _sources(exercise_ids=list(latest), course_id=assignment.course_id)
+    rows = [_picker_row(version, present=present, source=sources[exercise_id]) for exercise_id, version in latest.items()]
+    rows = [row for row in rows if row.matches(query=query, skill=skill, source=source)]
     return sorted(rows, key=lambda row: (row.title.casefold(), row.slug))
 
 

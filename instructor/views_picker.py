@@ -21,7 +21,7 @@ PREVIEW_SEED = 0
 @login_required
 @require_http_methods(["GET", "POST"])
 def exercise_picker(request, course_slug: str, assignment_slug: str):
-    """GET ``?q=…&skill=…``: the exercises that fit the search. POST: add the ticked ones."""
+    """GET ``?q=…&skill=…&source=…``: the exercises that fit the search. POST: add the ticked ones."""
     assignment, role = selectors.access_staff_assignment(
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, instructor_only=True
     )
@@ -30,6 +30,9 @@ def exercise_picker(request, course_slug: str, assignment_slug: str):
     problem, status = "", 200
     if skill and skill not in SKILLS:
         problem, status, skill = f"There is no skill called '{skill[:40]}'; showing every skill.", 400, ""
+    source = request.GET.get("source", "").strip()
+    if source and source not in selectors_picker.SOURCES:
+        problem, status, source = "Choose where the exercises come from from the list; showing all.", 400, ""
     form = ItemsAddForm(request.POST if request.method == "POST" else None, initial={"points": 1.0})
     if request.method == "POST":
         if form.is_valid():
@@ -46,14 +49,15 @@ def exercise_picker(request, course_slug: str, assignment_slug: str):
         else:
             problem = " ".join(error for errors in form.errors.values() for error in errors)
         status = 400
-    rows = selectors_picker.exercise_picker_rows(assignment=assignment, query=query, skill=skill)
+    rows = selectors_picker.exercise_picker_rows(assignment=assignment, query=query, skill=skill, source=source)
     return render(
         request,
         "instructor/exercise_picker.html",
         {
             "course": assignment.course, "assignment": assignment, "rows": rows, "form": form,
             "query": query, "skill": skill, "skill_options": selectors_picker.picker_skill_options(),
-            "filtered": bool(query or skill), "problem": problem,
+            "source": source, "source_options": list(selectors_picker.SOURCES.items()),
+            "filtered": bool(query or skill or source), "problem": problem,
             "ticked": set(form.cleaned_data.get("version_ids", [])) if form.is_bound and form.is_valid() else set(),
         },
         status=status,

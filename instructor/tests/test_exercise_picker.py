@@ -102,6 +102,29 @@ def test_search_filters_by_title_slug_skill_and_topic(assignment, query, skill, 
     assert slugs(selectors_picker.exercise_picker_rows(assignment=assignment, query=query, skill=skill)) == expected
 
 
+def test_the_source_filter_tells_the_bank_this_course_and_other_courses_apart(client, people, assignment, library):
+    ExerciseOwner.objects.create(exercise=library["saturation"].exercise, course=people.course)
+    ExerciseOwner.objects.create(exercise=library["scaling-why"].exercise, course=people.other_course)
+    rows = selectors_picker.exercise_picker_rows(assignment=assignment)
+    assert [(row.slug, row.source, row.source_label) for row in rows] == [
+        ("saturation", "course", "this course's"),
+        ("shapes", "bank", "from the bank"),
+        ("softmax-row", "bank", "from the bank"),
+        ("scaling-why", "other", "another course's"),
+    ]
+    for source, expected in (("course", ["saturation"]), ("bank", ["shapes", "softmax-row"]), ("other", ["scaling-why"])):
+        assert slugs(selectors_picker.exercise_picker_rows(assignment=assignment, source=source)) == expected
+    client.login(username="ines", password=PASSWORD)
+    url = reverse("instructor:exercise_picker", args=["attn", "week1"])
+    page = client.get(url, {"source": "other"}).content.decode()
+    assert re.findall(r'data-slug="([^"]+)"', page) == ["scaling-why"]
+    assert 'data-source="other"' in page and "another course&#x27;s" in page
+    refused = client.get(url, {"source": "elsewhere"})
+    assert refused.status_code == 400
+    assert "Choose where the exercises come from from the list; showing all." in refused.content.decode()
+    assert len(re.findall(r'data-slug="', refused.content.decode())) == 4
+
+
 # ---------------------------------------------------------------- adding several
 
 
@@ -193,9 +216,9 @@ def test_the_page_lists_the_search_results_with_titles_skills_and_marks(client, 
     assert "Saturated softmax" in page and "Weights of one row" in page and "Shapes in one head" not in page
     assert "softmax saturation" in page and "2 exercises fit the search." in page
     assert "softmax-row v2 · medium · 2 parts ·" not in page
-    assert "softmax-row v2 · medium · 2 parts" in re.sub(r"<[^>]+>", "", page)
+    assert "softmax-row v2 · from the bank · medium · 2 parts" in re.sub(r"<[^>]+>", "", page)
     full = client.get(picker_url()).content.decode()
-    assert "scaling-why v1 · easy · 2 parts · topics: variance" in re.sub(r"<[^>]+>", "", full)
+    assert "scaling-why v1 · from the bank · easy · 2 parts · topics: variance" in re.sub(r"<[^>]+>", "", full)
     assert full.count('class="aq-picker-row') == 4
     assert full.count("already in this assignment") == 1
     assert f'value="{library["shapes"].pk}" id="pick-{library["shapes"].pk}" disabled' in full

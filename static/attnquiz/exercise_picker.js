@@ -1,8 +1,8 @@
-// The exercise picker without reloads: the search box and the skill filter narrow the list
+// The exercise picker without reloads: the search box and the skill and source filters narrow the list
 // as you type (ticks are kept), each ticked exercise shows its place in the order, the
 // button says how many will be added, and the form sends them in the order ticked.
 // Without this file the same form works with full reloads (the server filters by ?q= and
-// ?skill= the same way, and the ticked exercises are added in the order listed).
+// ?skill= and ?source= the same way, and the ticked exercises are added in the order listed).
 (function () {
   "use strict";
 
@@ -10,8 +10,9 @@
     return String(text || "").toLocaleLowerCase().split(/\s+/).filter(Boolean);
   }
 
-  function rowMatches(row, query, skill) {
+  function rowMatches(row, query, skill, source) {
     if (skill && (" " + row.getAttribute("data-skills") + " ").indexOf(" " + skill + " ") < 0) return false;
+    if (source && row.getAttribute("data-source") !== source) return false;
     var haystack = row.getAttribute("data-search") || "";
     return words(query).every(function (word) { return haystack.indexOf(word) >= 0; });
   }
@@ -22,6 +23,7 @@
     if (!form || !search) return;
     var queryBox = document.getElementById("picker-q");
     var skillBox = document.getElementById("picker-skill");
+    var sourceBox = document.getElementById("picker-source");
     var button = document.getElementById("picker-submit");
     var count = document.getElementById("picker-count");
     var chosenText = document.getElementById("picker-chosen");
@@ -54,19 +56,20 @@
     function filter() {
       // Only a full list can be widened again here; a list the server already narrowed
       // is searched anew by the server (the form submits as without scripts).
-      var query = queryBox.value, skill = skillBox.value, shown = 0;
+      var query = queryBox.value, skill = skillBox.value, source = sourceBox ? sourceBox.value : "", shown = 0;
       rows.forEach(function (row) {
-        var visible = rowMatches(row, query, skill);
+        var visible = rowMatches(row, query, skill, source);
         row.hidden = !visible;
         if (visible) shown += 1;
       });
-      var filtered = query.trim() || skill;
+      var filtered = query.trim() || skill || source;
       count.textContent = shown + (shown === 1 ? " exercise" : " exercises") +
         (filtered ? (shown === 1 ? " fits the search." : " fit the search.") : ".");
       // The address says what is shown, so a reload (the server's search) shows the same.
       var params = new URLSearchParams();
       if (query) params.set("q", query);
       if (skill) params.set("skill", skill);
+      if (source) params.set("source", source);
       var queryString = params.toString();
       window.history.replaceState(null, "", window.location.pathname + (queryString ? "?" + queryString : ""));
     }
@@ -74,6 +77,7 @@
     if (form.getAttribute("data-filtered") === "0") {
       queryBox.addEventListener("input", filter);
       skillBox.addEventListener("change", filter);
+      if (sourceBox) sourceBox.addEventListener("change", filter);
       search.addEventListener("submit", function (event) {
         event.preventDefault();
         filter();
