@@ -573,7 +573,14 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
                 }
             )
         exercises.append({"info": info, "parts": parts, "students": len(takers[info.item.pk])})
-    return {"students": len(students), "exercises": exercises}
+    return {"students": len(students), "exercises": exercises,
+            "small_sample": len(students) < DISCRIMINATION_MIN_STUDENTS,
+            "discrimination_min_students": DISCRIMINATION_MIN_STUDENTS}
+
+
+# Below this many answering students a correlation moves a lot with each one of them: the
+# page says so rather than show -1.000 from two students as if it were a measure.
+DISCRIMINATION_MIN_STUDENTS = 20
 
 
 def _typeset_wrong_answers(common: list[tuple[str, int]], *, rows: list[dict], part) -> list[dict]:

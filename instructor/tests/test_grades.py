@@ -187,6 +187,14 @@ def test_analytics_page_draws_bar_charts(client, people, known):
     page = client.get(reverse("instructor:analytics", args=["attn", "week1"])).content.decode()
     assert page.count('<svg class="bar-chart"') == 2  # facility, and misconceptions of 'product'
     assert '<td class="num">0.375</td>' in page and '<td class="num">0.302</td>' in page
+    assert ("Only 4 students answered: with fewer than 20, facility and above all discrimination change a lot "
+            "with each student. Read them as a hint, not as a measure.") in page
+
+
+def test_analytics_at_the_threshold_carry_no_small_sample_note(people, known, monkeypatch):
+    monkeypatch.setattr(selectors, "DISCRIMINATION_MIN_STUDENTS", 4)
+    report = selectors.assignment_analytics(assignment=known["assignment"])
+    assert (report["students"], report["small_sample"]) == (4, False)
 
 
 def test_pearson_without_spread_is_undefined():
