@@ -209,9 +209,11 @@ def heatmap_for(submission: Submission, *, reference: WeightsReference | None) -
         # answer, the slip's for a diagnosed one; else the implied ones or a note on the answer.
         # While the policy hides whether it is right, only weights the answer alone implies
         # are drawn: no note, nothing that differs between a right and a wrong answer.
-        if reference.correctness_shown:
+        if reference.correctness_shown and submission.correct:
+            student, note = reference.weights, None  # the correct weights, computed once
+        elif reference.correctness_shown:
             behind = weights_behind_output(
-                entered, diagnose=reference.diagnose, correct=bool(submission.correct),
+                entered, diagnose=reference.diagnose, correct=False,
                 misconception=(submission.misconception or None) if reference.misconception_shown else None,
             )
             student, note = behind.weights, behind.note

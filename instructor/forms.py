@@ -7,7 +7,7 @@ import json
 from django import forms
 from django.utils.text import slugify
 
-from courses.forms import DateTimeInput, StorableDateTimeField
+from courses.forms import DATE_TIME_FORMATS, DateTimeInput, StorableDateTimeField
 from courses.models import Assignment, AssignmentKind, ReleaseMoment, SessionPolicy
 from courses.pools import pool_points_problems
 from exams.access import networks_parse
@@ -104,7 +104,7 @@ class AssignmentForm(forms.ModelForm):
         else:
             del self.fields["access_code_remove"]  # nothing to remove: no code is set
         for name in ("opens_at", "due_at", "closes_at"):
-            self.fields[name].input_formats = ["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"]
+            self.fields[name].input_formats = DATE_TIME_FORMATS
         self.fields["slug"].required = False
         self.fields["slug"].help_text = "Its address in the course; made from the title when left empty."
         # The preset's values ride on its select, so static/attnquiz/assignment_form.js can

@@ -492,6 +492,11 @@ def pearson(xs: list[float], ys: list[float]) -> float | None:
     return sxy / math.sqrt(sxx * syy)
 
 
+# Below this many answering students a correlation moves a lot with each one of them: the
+# page says so rather than show -1.000 from two students as if it were a measure.
+DISCRIMINATION_MIN_STUDENTS = 20
+
+
 def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
     """Per exercise and part: attempts, mean score, facility, discrimination, common wrong
     answers, misconception counts, and difficulty per variant.
@@ -577,10 +582,6 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
             "small_sample": len(students) < DISCRIMINATION_MIN_STUDENTS,
             "discrimination_min_students": DISCRIMINATION_MIN_STUDENTS}
 
-
-# Below this many answering students a correlation moves a lot with each one of them: the
-# page says so rather than show -1.000 from two students as if it were a measure.
-DISCRIMINATION_MIN_STUDENTS = 20
 
 
 def _typeset_wrong_answers(common: list[tuple[str, int]], *, rows: list[dict], part) -> list[dict]:

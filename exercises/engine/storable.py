@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import datetime
 import math
+import re
 import sys
 from dataclasses import dataclass
 
 from .source import Path
 
 SURROGATES = range(0xD800, 0xE000)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -83,12 +85,12 @@ def text_problem(text: str) -> str | None:
     """Why ``text`` cannot be stored (a NUL, or a UTF-16 surrogate code point), or None."""
     if "\x00" in text:
         return "contains a NUL character (U+0000), which cannot be stored; remove it"
-    for character in text:
-        if ord(character) in SURROGATES:
-            return (
-                f"contains U+{ord(character):04X}, half of a UTF-16 surrogate pair, which is not a "
-                "character; write the character itself (or \\U and its 8-digit code point)"
-            )
+    found = _SURROGATE.search(text)
+    if found:
+        return (
+            f"contains U+{ord(found.group()):04X}, half of a UTF-16 surrogate pair, which is not a "
+            "character; write the character itself (or \\U and its 8-digit code point)"
+        )
     return None
 
 

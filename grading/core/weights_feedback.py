@@ -133,13 +133,19 @@ def _weights_solving(V: np.ndarray, output: np.ndarray) -> np.ndarray:
     return solution.T  # (n, m)
 
 
+def _with_sum_column(matrix: np.ndarray) -> np.ndarray:
+    """``matrix`` with a column of ones: for V, its last product with w is Σ w; for an
+    output, the 1 that sum must reach.  (r, c) -> (r, c + 1)"""
+    return np.hstack([matrix, np.ones((matrix.shape[0], 1))])
+
+
 def _weights_summing_to_one(V: np.ndarray, output: np.ndarray) -> np.ndarray | None:
-    with_sums = np.hstack([V, np.ones((V.shape[0], 1))])  # (m, d_v + 1): the last column is Σ w
+    with_sums = _with_sum_column(V)  # (m, d_v + 1)
     if with_sums.shape[0] > with_sums.shape[1]:
         return None  # more keys than d_v + 1: still not unique
     if np.linalg.svd(with_sums, compute_uv=False).min() < MIN_SINGULAR_VALUE:
         return None
-    targets = np.hstack([output, np.ones((output.shape[0], 1))])  # (n, d_v + 1)
+    targets = _with_sum_column(output)  # (n, d_v + 1)
     weights = _weights_solving(with_sums, targets)
     if not _reached(weights @ V, output):  # (n, m) x (m, d_v) -> (n, d_v)
         return None
@@ -249,8 +255,7 @@ def output_note(output, V) -> str:
         return outside
     if not _reached(_weights_solving(V, output) @ V, output):  # (n, m) x (m, d_v) -> (n, d_v)
         return NOTE_NOT_FROM_V
-    with_sums = np.hstack([V, np.ones((V.shape[0], 1))])  # (m, d_v + 1)
-    targets = np.hstack([output, np.ones((output.shape[0], 1))])  # (n, d_v + 1)
+    with_sums, targets = _with_sum_column(V), _with_sum_column(output)  # (m, d_v + 1), (n, d_v + 1)
     if not _reached(_weights_solving(with_sums, targets) @ with_sums, targets):
         return NOTE_SUM_NOT_ONE
     return NOTE_OTHER_WEIGHTS
