@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 from .errors import DrawProblem, ExpressionError
 from .reference import fill_markdown
 from .source import render_path
@@ -28,9 +31,28 @@ def render_prompt(spec: ExerciseSpec, params: dict, *, part_points: dict[str, fl
 
 
 def points_text(points: float) -> str:
-    """1 -> "1 point", 0.5 -> "0.5 points", 1/3 -> "0.33 points"."""
+    """1 -> "1 point", 0.5 -> "0.5 points", 1/6 -> "1/6 point", 4/3 -> "4/3 points",
+    1/7 -> "0.14 points".
+
+    A share that two decimals cannot hold exactly but a small fraction can is printed as
+    that fraction: six parts of "0.17 points" would visibly add up to 1.02."""
+    fraction = _small_fraction(points)
+    if fraction is not None:
+        return f"{fraction.numerator}/{fraction.denominator} point{'s' if fraction > 1 else ''}"
     value = round(points, 2)
     return f"{value:g} point{'' if value == 1 else 's'}"
+
+
+_LARGEST_SHOWN_DENOMINATOR = 12
+
+
+def _small_fraction(points: float) -> Fraction | None:
+    """The fraction with denominator at most 12 that ``points`` is, when two decimals would
+    round it (1/3, 1/6, 5/12); None when two decimals are exact or no such fraction fits."""
+    if not math.isfinite(points) or math.isclose(points, round(points, 2), rel_tol=0, abs_tol=1e-9):
+        return None
+    fraction = Fraction(points).limit_denominator(_LARGEST_SHOWN_DENOMINATOR)
+    return fraction if math.isclose(float(fraction), points, rel_tol=0, abs_tol=1e-9) else None
 
 
 def part_points(spec: ExerciseSpec, exercise_points: float) -> dict[str, float]:
