@@ -158,7 +158,7 @@ def test_an_exam_from_the_form_to_the_release(page, chromium, live_server, watch
     wait_graded(["student1"], parts=2)
     first.reload()
     shown = first.locator("main").inner_text()
-    for word in ("Correct", "Not correct", "Solved", "score 1.00", "Hints"):
+    for word in ("Correct", "Not correct", "Solved", "score 100%", "Hints"):
         assert word not in shown
     assert first.locator(".is-correct, .is-wrong, .is-partial, .heatmaps").count() == 0
     seen = check_page(first, watch, artifacts=artifacts, name="exam-answer-saved")
@@ -234,7 +234,7 @@ def test_an_exam_from_the_form_to_the_release(page, chromium, live_server, watch
     # never the worked solution.
     first.goto(reverse("exercise", args=[worked.pk]))
     assert "Correct" in first.locator("#result-weights").inner_text()
-    assert "score 1.00" in first.locator("#result-weights").inner_text()
+    assert "score 100%" in first.locator("#result-weights").inner_text()
     assert "Not correct" in first.locator("#result-output").inner_text()
     assert first.locator("#result-weights .is-correct").count() == 1
     assert "Solved" in first.locator("#part-weights").inner_text()

@@ -81,7 +81,7 @@ def test_worked_example_wrong_then_right_with_heatmap(student_page, demo_site, a
     result = submit_and_wait_for_grade(page, "weights", attempt=2)
 
     assert "Correct" in result.locator(".score").inner_text()
-    assert "score 1.00" in result.locator(".score").inner_text()
+    assert "score 100%" in result.locator(".score").inner_text()
     expect(page.locator("#grid-weights input[aria-invalid=true]")).to_have_count(0)
     heatmaps = result.locator("figure.aq-heatmap")
     assert heatmaps.count() == 2

@@ -20,7 +20,7 @@ from .conftest import POLICY, UNIFORM, correct, exam_policy
 HX = {"HTTP_HX_REQUEST": "true"}
 # Anything that would give a grade away, in the markup or its classes and data.
 VERDICTS = ("Correct", "Not correct", "Partly correct", "is-correct", "is-wrong", "is-partial",
-            "Solved", "score 1.00", "score 0.00", 'data-score="1', 'data-score="0')
+            "Solved", "score 100%", "score 0%", 'data-score="1', 'data-score="0')
 HINT = "Start by forming"
 HEATMAP = 'class="heatmaps"'
 SOLUTION = "Worked solution"
@@ -105,7 +105,7 @@ def test_after_release_the_preset_shows_all_but_solutions(client, exam, item, st
     assert "Answer saved" in running["result"] and "Correct" not in running["result"]
     client.post(reverse("exams:finish", args=[exam.course.slug, exam.slug]))
     shown = pages(client, exam, item, taken["submissions"])
-    assert "Correct" in shown["result"] and "score 1.00" in shown["result"] and "is-correct" in shown["result"]
+    assert "Correct" in shown["result"] and "score 100%" in shown["result"] and "is-correct" in shown["result"]
     assert "Solved" in shown["exercise"] and "Not correct" in shown["exercise"]
     assert HINT in shown["exercise"] and HEATMAP in shown["exercise"]
     assert SOLUTION not in shown["exercise"]  # the preset: solutions never
@@ -125,28 +125,28 @@ def test_correctness_after_finish_and_the_score_on_release(client, exam, item, s
     client.post(reverse("exams:finish", args=[exam.course.slug, exam.slug]))
     shown = pages(client, exam, item, taken["submissions"])
     assert "Correct" in shown["result"] and "is-correct" in shown["result"]
-    assert "score 1.00" not in shown["result"] and 'data-score=""' in shown["result"]
+    assert "score 100%" not in shown["result"] and 'data-score=""' in shown["result"]
     assert "Solved" in shown["exercise"] and HINT not in shown["exercise"]
     assert "not released yet" in shown["assignment"]
     api = api_reads(student, exam, item, taken["submissions"])
     assert (api["submission"]["correct"], api["submission"]["score"]) == (True, None)
     services.grades_release(assignment=exam, by=None)
-    assert "score 1.00" in pages(client, exam, item, taken["submissions"])["result"]
+    assert "score 100%" in pages(client, exam, item, taken["submissions"])["result"]
 
 
 def test_after_close_shows_once_the_close_date_passed(client, exam, item, student, taken, clock):
     exam.closes_at = clock.now.replace(hour=10)
     exam_policy(exam, show_score=ReleaseMoment.AFTER_CLOSE)
-    assert "score 1.00" not in pages(client, exam, item, taken["submissions"])["result"]
+    assert "score 100%" not in pages(client, exam, item, taken["submissions"])["result"]
     clock.now = exam.closes_at
     result = pages(client, exam, item, taken["submissions"])["result"]
-    assert "score 1.00" in result and "Correct" not in result  # correctness stays on release
+    assert "score 100%" in result and "Correct" not in result  # correctness stays on release
 
 
 def test_the_staff_see_the_grade_of_a_students_exam_answer(client, demo, exam, taken, django_user_model):
     client.force_login(django_user_model.objects.get(username="ta"))
     fragment = client.get(reverse("submission", args=[taken["submissions"]["weights"].pk]), **HX).content.decode()
-    assert "Correct" in fragment and "score 1.00" in fragment
+    assert "Correct" in fragment and "score 100%" in fragment
 
 
 def test_homework_still_shows_everything_at_once(client, demo, item, student, django_capture_on_commit_callbacks):

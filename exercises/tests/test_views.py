@@ -205,3 +205,25 @@ def test_a_matrix_part_with_partial_credit_says_so_on_the_page(client, demo):
         item = AssignmentItem.objects.get(assignment=demo.assignment, exercise_version__exercise__slug=slug)
         html = client.get(reverse("exercise", args=[item.pk])).content.decode()
         assert ("Partial credit: each correct cell earns its share of the marks." in html) is stated, slug
+
+
+def test_a_right_answer_after_a_wrong_one_shows_its_score_and_what_the_penalty_left_as_percents(
+        client, item, django_capture_on_commit_callbacks):
+    assignment = item.assignment
+    assignment.penalty_per_extra_attempt = 0.1
+    assignment.save()
+    login(client, "student1")
+    client.get(reverse("exercise", args=[item.pk]))
+    variant = Variant.objects.get(student__username="student1", assignment_item=item)
+    spec = engine.spec_from_json(variant.exercise_version.spec)
+    weights = engine.reference_answers(spec, variant.params)["weights"]
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("submit", args=[variant.pk, "weights"]), {"answer": "[0.1, 0.2, 0.3, 0.4]"})
+        client.post(reverse("submit", args=[variant.pk, "weights"]),
+                    {f"cell-0-{c}": f"{value:.4f}" for c, value in enumerate(weights)})
+    wrong, right = Submission.objects.filter(variant=variant, part="weights").order_by("attempt")
+    assert (wrong.score, right.score, right.awarded) == (0.0, 1.0, pytest.approx(0.9))
+    result = client.get(reverse("submission", args=[right.pk])).content.decode()
+    assert "score 100% (90% after penalties), attempt 2" in result
+    history = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    assert "\n        score 0%</p>" in history and "\n        correct</p>" in history

@@ -120,6 +120,19 @@ def clock_text(seconds) -> str:
 
 
 @register.filter
+def score_percent(value) -> str:
+    """A part's score (0..1) as a percent: 1 -> "100%", 0.9 -> "90%", 0.125 -> "12.5%".
+
+    Students see points beside each part; a bare fraction such as "score 0.90" next to
+    "(0.5 points)" read as points."""
+    try:
+        percent = round(float(value) * 100, 1)
+    except (TypeError, ValueError):
+        return ""
+    return f"{percent:g}%"
+
+
+@register.filter
 def points(value) -> str:
     """1 -> "1 point", 0.5 -> "0.5 points" (the gradebook's points, rounded to 2 places)."""
     try:
