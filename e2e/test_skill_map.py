@@ -55,7 +55,7 @@ def test_two_no_scaling_slips_make_scaling_shaky_on_the_map_and_first_on_the_gri
 
     log_in(page, "instructor")
     page.get_by_role("link", name="Teach: assignments, gradebook, analytics").click()
-    page.get_by_role("navigation", name="Teaching").get_by_role("link", name="Skills").click()
+    page.get_by_role("navigation", name="Course").get_by_role("link", name="Skills").click()
     page.wait_for_url(f"**/teach/{demo_site.course.slug}/skills/")
     grid = page.locator("#skill-grid")
     expect(grid.locator("thead th").nth(1)).to_have_attribute("data-skill", "scaling")
