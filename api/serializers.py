@@ -222,6 +222,22 @@ class PartSerializer(serializers.Serializer):
         return reverse("api:submit", args=[self.context["item"].pk, part["key"]])
 
 
+class FigureSerializer(serializers.Serializer):
+    kind = serializers.CharField(help_text="\"heatmap\": a matrix, one coloured cell per entry.")
+    title = serializers.CharField(allow_blank=True)
+    rows = serializers.ListField(
+        child=serializers.ListField(child=serializers.FloatField()),
+        help_text="The matrix, row by row, rounded to `decimals` as the page prints it.",
+    )
+    row_labels = serializers.ListField(child=serializers.CharField(), help_text="[] when the rows are unlabelled.")
+    col_labels = serializers.ListField(child=serializers.CharField(), help_text="[] when the columns are unlabelled.")
+    decimals = serializers.IntegerField()
+    range = serializers.ListField(
+        child=serializers.FloatField(), min_length=2, max_length=2,
+        help_text="[low, high]: the numbers drawn lightest and darkest.",
+    )
+
+
 class ExerciseSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="item.pk")
     variant_id = serializers.IntegerField(source="variant.pk")
@@ -229,6 +245,7 @@ class ExerciseSerializer(serializers.Serializer):
     version = serializers.IntegerField(source="variant.exercise_version.number")
     title = serializers.CharField()
     prompt_html = HtmlField(source="prompt")
+    figures = FigureSerializer(many=True, help_text="Shown after the prompt, in order.")
     inputs = serializers.DictField(
         child=serializers.JSONField(), help_text="Your own randomised matrices and numbers."
     )

@@ -197,10 +197,11 @@ def gate_verdicts(spec: engine.ExerciseSpec, params: dict) -> list[dict]:
     """Each quality gate's verdict on these parameters, the built-in checks first."""
     from exercises.engine.variants import first_failed_gate
 
-    checks = [("built-in: finite, clear of rounding boundaries, not saturated", dataclasses.replace(spec, gates=()))]
+    builtin = "built-in: finite, clear of rounding boundaries, not saturated" + (", figures shown" if spec.figures else "")
+    checks = [(builtin, dataclasses.replace(spec, gates=()))]
     for gate in spec.gates:
         checks.append(
-            (f"{gate.kind}: {gate.expression.text}", dataclasses.replace(spec, parts=(), gates=(gate,)))
+            (f"{gate.kind}: {gate.expression.text}", dataclasses.replace(spec, parts=(), gates=(gate,), figures=()))
         )
     verdicts = []
     for label, single in checks:
@@ -431,19 +432,23 @@ def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str |
             for part in spec.parts
         ]
         prompt = engine.render_prompt(spec, draw.params)
+        figures = engine.render_figures(spec, draw.params)
     except (engine.ExpressionError, ValueError, KeyError) as exc:
         from exercises.engine.rendering import text_problems
 
-        problems = text_problems(spec, draw.params)
-        preview["error"] = "The variant draws, but its text does not render." if problems else (
+        # A named variant is not redrawn past a figure that cannot be shown; others are.
+        text, unshowable = text_problems(spec, draw.params), engine.figure_problems(spec, draw.params)
+        what = "its text does not render" if text else "its figures cannot be shown"
+        preview["error"] = f"The variant draws, but {what}." if text or unshowable else (
             f"the variant draws, but rendering it failed: {exc}")
-        preview["problems"] = engine.count_draw_problems(problems, 1)
+        preview["problems"] = engine.count_draw_problems(text + unshowable, 1)
         return preview
     preview.update(
         attempts=draw.attempts,
         problems=engine.count_draw_problems(draw.problems, draw.attempts),
         params={name: _display_value(value) for name, value in draw.params.items()},
         prompt=prompt,
+        figures=figures,
         parts=parts,
         gates=gate_verdicts(spec, draw.params),
     )

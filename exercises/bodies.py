@@ -11,8 +11,14 @@ Stored shape::
 
     {"format": 1, "version": "<content hash>", "points": "<repr of the part points>",
      "prompt": "<html>",
+     "figures": [<engine.render_figures' data>, ...],
      "parts": {"<key>": {"prompt": "<html>", "solution": "<html>",
                          "hints": [[<after tries>, "<html>"], ...]}}}
+
+``figures`` holds data, not HTML: the page draws each with the heatmap table tag (this
+module may not import the presentation layer), and the API sends it as it is. A body
+stored before figures existed has no ``figures`` key; its version has none (the format
+refused the key then), so it stays current and reads as [] (``body_figures``).
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ def body_render(*, spec: engine.ExerciseSpec, params: dict, content_hash: str,
         "version": content_hash,
         "points": _points_key(part_points),
         "prompt": render_markdown_math(engine.render_prompt(spec, params, part_points=part_points)),
+        "figures": engine.render_figures(spec, params),
         "parts": parts,
     }
 
@@ -78,6 +85,11 @@ def variant_body(*, variant: Variant, spec: engine.ExerciseSpec, part_points=Non
 def html(text: str) -> SafeString:
     """Stored body HTML for a template: it left the sanitiser before it was stored."""
     return mark_safe(text)  # noqa: S308 - rendered by render_markdown_math, sanitised last
+
+
+def body_figures(body: dict) -> list[dict]:
+    """The figures shown after the prompt (``engine.render_figures``' data)."""
+    return body.get("figures", [])
 
 
 def part_prompt_html(body: dict, part_key: str) -> SafeString:

@@ -478,6 +478,7 @@ def exercise_page_context(
         "spec": spec,
         "title": spec.title,
         "prompt": bodies.html(body["prompt"]),
+        "figures": bodies.body_figures(body),
         "exercise_points": item.points if item else None,
         "parts": parts,
         "visibility": visibility,

@@ -15,6 +15,7 @@ from .errors import (
     count_draw_problems,
 )
 from .expressions import compile_expression, evaluate
+from .figures import figure_problems, render_figures
 from .grading import grade_part, part_options
 from .reference import reference_answers
 from .rendering import (
@@ -45,6 +46,7 @@ __all__ = [
     "count_draw_problems",
     "draw_variant",
     "evaluate",
+    "figure_problems",
     "grade_part",
     "load_spec",
     "part_options",
@@ -53,6 +55,7 @@ __all__ = [
     "pool_pick",
     "practice_seed",
     "reference_answers",
+    "render_figures",
     "render_hints",
     "render_part_prompt",
     "render_prompt",

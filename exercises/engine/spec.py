@@ -31,7 +31,7 @@ DIAGNOSE_QUANTITIES = ("weights", "output", "scores", "scaled_scores")
 TOP_LEVEL_FIELDS = {
     "slug": True, "title": True, "version": True, "topics": False, "difficulty": False,
     "parameters": True, "prompt": True, "parts": True, "gates": False, "variants": False,
-    "skills": False,
+    "skills": False, "figures": False,
 }
 PART_FIELDS = {
     "key": True, "type": True, "prompt": False, "answer": False, "answer_index": False,
@@ -44,6 +44,10 @@ GENERATOR_FIELDS = {
     "choice": {"generator", "from"},
     "derived": {"generator", "expr"},
     "fixed": {"generator", "value"},
+}
+# A figure names its kind by its first key (``heatmap: W``); heatmaps are the only kind.
+FIGURE_FIELDS = {
+    "heatmap": True, "title": False, "decimals": False, "row_label": False, "col_label": False, "range": False,
 }
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -66,6 +70,12 @@ MAX_CHOICES = 26
 MAX_NAMED_VARIANTS = 20
 MAX_LITERAL_ELEMENTS = 1000  # entries of a fixed value or of a choice generator's list
 MAX_INT_BOUND = 10**9  # literal min/max of integer generators
+MAX_FIGURES = 4
+MAX_FIGURE_DECIMALS = 6
+DEFAULT_FIGURE_DECIMALS = 2
+DEFAULT_FIGURE_RANGE = (0.0, 1.0)  # attention weights: the colours of the graded results' heatmaps
+MAX_FIGURE_TITLE_LENGTH = 120
+MAX_FIGURE_LABEL_LENGTH = 30
 
 # Fields copied into length-limited database columns. The engine imports no Django, so the
 # limits are written here; exercises/tests/test_engine_storable.py checks they equal the
@@ -127,6 +137,23 @@ class Gate:
 
 
 @dataclass(frozen=True)
+class Figure:
+    """A heatmap shown after the prompt: one cell per entry of the matrix ``expression``
+    gives on a variant, coloured on the scale ``low`` (lightest) .. ``high`` (darkest) and
+    printing its number at ``decimals``. Rows are labelled "``row_label`` 0", "… 1", …
+    (no labels when empty); columns likewise."""
+
+    expression: Expression
+    title: str
+    decimals: int
+    row_label: str
+    col_label: str
+    low: float
+    high: float
+    index: int = field(default=0, compare=False)  # its place in ``figures``
+
+
+@dataclass(frozen=True)
 class ExerciseSpec:
     slug: str
     title: str
@@ -142,6 +169,7 @@ class ExerciseSpec:
     variants: dict  # name -> {parameter: fixed value}
     data: dict = field(repr=False)  # the validated source data, stored as JSON
     skills: tuple[str, ...] = ()  # the default for parts that declare none
+    figures: tuple[Figure, ...] = ()  # shown after the prompt, in this order
     # Where each field was written, when the spec was read from YAML (empty when it was
     # rebuilt from stored JSON; see ``with_source_lines``).
     source_map: SourceMap = field(default_factory=SourceMap, repr=False, compare=False)
@@ -302,6 +330,7 @@ def _validate(data, source_map: SourceMap, *, source: bool) -> ExerciseSpec:
         check.error(("difficulty",), f"must be one of {', '.join(DIFFICULTIES)}")
     parameters, known = _parameters(check, data.get("parameters"))
     prompt = check.text(data, "prompt", (), known, required=True)
+    figures = _figures(check, data.get("figures", []), known)
     skills = _skills(check, data.get("skills", []), ("skills",))
     parts = _parts(check, data.get("parts"), known, default_skills=skills)
     gates, rounding_margin, max_attempts = _gates(check, data.get("gates", {}), known)
@@ -312,7 +341,7 @@ def _validate(data, source_map: SourceMap, *, source: bool) -> ExerciseSpec:
         slug=slug, title=title, version=version, topics=topics, difficulty=difficulty,
         parameters=tuple(parameters), prompt=prompt, parts=tuple(parts), gates=tuple(gates),
         rounding_margin=rounding_margin, max_attempts=max_attempts, variants=variants, data=data,
-        skills=skills, source_map=source_map,
+        skills=skills, figures=tuple(figures), source_map=source_map,
     )
 
 
@@ -563,9 +592,7 @@ def _derivation_options(check: _Validator, options: dict, path: Path) -> None:
 def _number(check, data: dict, name: str, path: Path, *, default, minimum, whole=False):
     value = data.get(name, default)
     if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
+        not _is_float_sized(value)  # a 400-digit whole number would overflow float() below
         or value < minimum
         or (whole and value != int(value))
     ):
@@ -750,3 +777,80 @@ def _variants(check: _Validator, raw, known: set[str]) -> dict:
                 check.error(here + (parameter,), "must be a number or a (nested) list of numbers")
         variants[name] = dict(values)
     return variants
+
+
+def _figures(check: _Validator, raw, known: set[str]) -> list[Figure]:
+    path: Path = ("figures",)
+    if not isinstance(raw, list):
+        check.error(path, "must be a list of figures, e.g. - heatmap: W")
+        return []
+    if _too_many(check, raw, path, MAX_FIGURES, "figures"):
+        return []
+    figures = []
+    for index, definition in enumerate(raw):
+        figure = _figure(check, definition, path + (index,), known)
+        if figure is not None:
+            figures.append(figure)
+    return figures
+
+
+def _figure(check: _Validator, data, path: Path, known: set[str]) -> Figure | None:
+    """What can be known before drawing; that the matrix is one a heatmap can show is
+    checked on every draw (``exercises.engine.figures``)."""
+    before = len(check.issues)
+    if not check.fields(data, path, FIGURE_FIELDS, "a figure"):
+        return None
+    expression = check.expression(data["heatmap"], path + ("heatmap",), known) if "heatmap" in data else None
+    title = _figure_text(check, data, "title", path, MAX_FIGURE_TITLE_LENGTH)
+    row_label = _figure_text(check, data, "row_label", path, MAX_FIGURE_LABEL_LENGTH)
+    col_label = _figure_text(check, data, "col_label", path, MAX_FIGURE_LABEL_LENGTH)
+    decimals = data.get("decimals", DEFAULT_FIGURE_DECIMALS)
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or not 0 <= decimals <= MAX_FIGURE_DECIMALS:
+        check.error(path + ("decimals",), f"must be a whole number from 0 to {MAX_FIGURE_DECIMALS}")
+    low, high = _figure_range(check, data.get("range"), path + ("range",))
+    if len(check.issues) > before or expression is None:
+        return None
+    return Figure(
+        expression=expression, title=title, decimals=decimals, row_label=row_label, col_label=col_label,
+        low=low, high=high, index=path[1],
+    )
+
+
+def _figure_text(check: _Validator, data: dict, name: str, path: Path, limit: int) -> str:
+    """A title or label: one line of plain text (escaped on the page, never Markdown)."""
+    if name not in data:
+        return ""
+    value = data[name]
+    here = path + (name,)
+    if not isinstance(value, str) or not value.strip():
+        check.error(here, "must be non-empty text")
+        return ""
+    value = value.strip()
+    if "\n" in value:
+        check.error(here, "must be one line of text")
+    elif PLACEHOLDER_PATTERN.search(value):
+        check.error(here, "is shown as written: {{ placeholders }} are not filled in here")
+    elif check.source and len(value) > limit:
+        check.error(here, f"must be at most {limit} characters long, got {len(value)}")
+    return value
+
+
+def _figure_range(check: _Validator, raw, path: Path) -> tuple[float, float]:
+    if raw is None:
+        return DEFAULT_FIGURE_RANGE
+    if isinstance(raw, list) and any(isinstance(value, float) and not math.isfinite(value) for value in raw):
+        return DEFAULT_FIGURE_RANGE  # reported as unstorable, with the entry's own path
+    if not isinstance(raw, list) or len(raw) != 2 or not all(map(_is_float_sized, raw)) or not raw[0] < raw[1]:
+        check.error(path, "must be [low, high]: two numbers, low below high (the lightest and the darkest colour)")
+        return DEFAULT_FIGURE_RANGE
+    return float(raw[0]), float(raw[1])
+
+
+def _is_float_sized(value) -> bool:
+    """A finite number that converts to a float (a 400-digit whole number does not)."""
+    if not _is_number(value):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False

@@ -18,6 +18,7 @@ import numpy as np
 
 from .errors import CountedDrawProblem, DrawFailed, DrawProblem, ExpressionError, VariantError, count_draw_problems
 from .expressions import Expression, evaluate, to_json_value
+from .figures import figure_problems
 from .reference import part_reference
 from .source import render_path
 from .spec import DEFAULT_MAX_WEIGHT, MAX_MATRIX_SIDE, NUMERIC_TYPES, ExerciseSpec, Gate, Parameter, Part
@@ -257,8 +258,9 @@ def first_failed_gate(spec: ExerciseSpec, params: dict) -> str | None:
 
 
 def first_failed_check(spec: ExerciseSpec, params: dict) -> DrawProblem | None:
-    """Why this variant is unfit to be shown, naming the part or gate, or None if it
-    passes every gate. Raises DrawFailed when a part's answer or a gate cannot be evaluated."""
+    """Why this variant is unfit to be shown, naming the part, figure or gate, or None if
+    it passes every gate. Raises DrawFailed when a part's answer or a gate cannot be
+    evaluated (a figure that cannot be is returned as its problem)."""
     references = {part.key: _part_reference(spec, part, params) for part in spec.parts}
     for part in spec.parts:
         if part.type in NUMERIC_TYPES:
@@ -269,6 +271,9 @@ def first_failed_check(spec: ExerciseSpec, params: dict) -> DrawProblem | None:
             reason = _diagnosed_query_problem(spec, part, params)
             if reason:
                 return _part_problem(spec, part, "diagnose", reason)
+    unshowable = figure_problems(spec, params)
+    if unshowable:
+        return unshowable[0]
     for gate in spec.gates:
         reason = _gate_problem(gate, _gate_value(spec, gate, params))
         if reason:

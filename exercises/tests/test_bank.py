@@ -115,3 +115,17 @@ def test_distractor_feedback_reaches_the_choice_checker():
     grade = grade_part(spec, {"n": 4, "d_model": 8, "d_k": 4}, "correct_statement", "subsets")
     assert grade.feedback == ("Not the right choice: Every token gets a query, a key and a value: "
                               "the projections act on all n rows of X.")
+
+
+def test_the_heatmap_reading_exercise_shows_its_weights_as_a_heatmap_not_a_matrix():
+    from exercises.engine import render_figures, render_prompt
+
+    spec = load_spec((BANK / "heatmap-reading.yaml").read_text())
+    params = draw_variant(spec, 0).params
+    (figure,) = render_figures(spec, params)
+    assert figure["rows"] == [[round(weight, 2) for weight in row] for row in params["W"]]
+    assert (figure["title"], figure["decimals"], figure["range"]) == ("Attention weights W", 2, [0.0, 1.0])
+    assert figure["row_labels"] == ["query 0", "query 1", "query 2", "query 3"]
+    assert figure["col_labels"] == ["key 0", "key 1", "key 2", "key 3"]
+    shared_prompt = render_prompt(spec, params).split("**(a)**")[0]
+    assert "bmatrix" not in shared_prompt and "{{" not in shared_prompt

@@ -187,3 +187,8 @@ def test_the_same_issue_is_reported_once_in_file_order():
     error = SpecError([repeated, SpecIssue(2, "slug", "is required"), repeated, SpecIssue(7, "parameters.Q", "is not a matrix")])
     assert [str(issue) for issue in error.errors] == ["line 2: slug: is required", "line 7: parameters.Q: is not a matrix"]
     assert str(error) == "line 2: slug: is required\nline 7: parameters.Q: is not a matrix"
+
+
+def test_a_whole_number_too_large_for_a_float_is_refused_not_a_crash():
+    text = VALID.replace("    decimals: 0\n", "    decimals: 0\n    points: " + "9" * 400 + "\n")
+    assert errors_of(text) == ["line 15: parts[0].points: must be a number >= 0"]

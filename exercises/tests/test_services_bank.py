@@ -99,3 +99,20 @@ def test_validate_bank_command_fails_when_an_exercise_fails(tmp_path):
     )
     with pytest.raises(CommandError, match=r"^1 exercise\(s\) failed: never$"):
         call_command("validate_bank", seeds=2, directory=tmp_path, stdout=StringIO())
+
+
+def test_validation_fails_a_named_variant_whose_figure_cannot_be_shown(tmp_path):
+    # Drawn seeds are redrawn past such a figure; a named variant is used as written.
+    (tmp_path / "flat.yaml").write_text(
+        "slug: flat\ntitle: Flat\nversion: 1\n"
+        "parameters:\n  n: {generator: int_range, min: 1, max: 3}\n"
+        'prompt: "Read it."\n'
+        "figures:\n  - {heatmap: \"ones(n, 2)\"}\n"
+        "parts:\n  - {key: a, type: numeric, answer: n, decimals: 0, solution: done}\n"
+        "variants:\n  empty: {n: 0}\n"
+    )
+    (report,) = bank_validate(seeds=2, directory=tmp_path)
+    assert (report.accepted, report.failure_count) == (2, 1)
+    assert report.failures == [
+        "variant empty: figure `heatmap: ones(n, 2)` (line 8): the heatmap cannot be shown: it is an empty 0×2 matrix"
+    ]

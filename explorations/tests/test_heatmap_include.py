@@ -86,3 +86,27 @@ def test_heatmap_rows_without_labels_or_marks_have_no_header_cells():
     assert '<th scope="row">' not in html
     assert html.count('<td class="aq-heatmap__cell aq-heat-10">0.5000</td>') == 2
     assert "is-off" not in html
+
+
+def test_a_scale_other_than_weights_colours_from_low_to_high_and_decimals_may_be_zero():
+    from explorations.templatetags.attnquiz_heatmap import heatmap_table
+
+    html = heatmap_table([[-5, -3, 0, 1.6, 3]], decimals=0, scale=[-3.0, 3.0])
+    assert ('<td class="aq-heatmap__cell aq-heat-0">-5</td><td class="aq-heatmap__cell aq-heat-0">-3</td>'
+            '<td class="aq-heatmap__cell aq-heat-10">0</td><td class="aq-heatmap__cell aq-heat-15">2</td>'
+            '<td class="aq-heatmap__cell aq-heat-20">3</td>') in html
+    assert heatmap_table([[0.5]], scale=(0, 1)) == heatmap_table([[0.5]])
+
+
+def test_an_exercise_figure_is_drawn_with_its_labels_corner_and_decimals():
+    html = render_to_string("exercises/_figures.html", {"figures": [{
+        "kind": "heatmap", "title": "Scores <S>", "rows": [[0.12, 0.88], [0.5, 0.5]],
+        "row_labels": ["token 0", "token 1"], "col_labels": ["token 0", "token 1"], "corner": "token / token",
+        "decimals": 2, "range": [0.0, 1.0],
+    }]})
+    assert html.startswith('<div class="aq-figures"><figure class="aq-heatmap">')
+    assert '<caption class="aq-heatmap__title">Scores &lt;S&gt;</caption>' in html
+    assert '<span class="aq-visually-hidden">token / token</span>' in html
+    assert ('<th scope="row">token 0</th>\n<td class="aq-heatmap__cell aq-heat-2">0.12</td>'
+            '<td class="aq-heatmap__cell aq-heat-18">0.88</td>\n') in html
+    assert render_to_string("exercises/_figures.html", {"figures": []}).strip() == ""
