@@ -52,6 +52,7 @@ MISCONCEPTION_SKILLS: dict[str, str] = {
     "dimension_as_number": "matrix-shapes",
     "forgot_sigma": "variance-derivation",
     "forgot_squares": "variance-derivation",
+    "sigmas_added": "variance-derivation",
     "projections_swapped": "projections",
     "product_of_variances": "variance-derivation",
     "count_squared": "variance-derivation",

@@ -1,13 +1,16 @@
 """Drawn variants of the bank, over many seeds: token matrices without degenerate rows, the
-V-transposed slip named on every output part that projects V from X, and a ratio question
-whose wording fits its numbers, with its inverted answer named."""
+V-transposed slip named on every output part that projects V from X, a ratio question
+whose wording fits its numbers, with its inverted answer named, and the known wrong numbers
+of the variance exercises named on every variant they have."""
 
+import itertools
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from exercises.engine import draw_variant, grade_part, load_spec, reference_answers, render_part_prompt
+from exercises.engine.expressions import evaluate, to_json_value
 from exercises.engine.variants import first_failed_gate
 
 BANK = Path(__file__).resolve().parents[1] / "bank"
@@ -146,3 +149,135 @@ def test_the_reported_ratio_variant_now_asks_for_what_its_answer_is():
     assert grade_part(spec, reported, "ratio", "0.05").feedback == (
         "Not quite: your value is not within the required precision of the correct answer."
     )
+
+
+# ---------------------------------------------------------------------------
+# The variance exercises: known wrong numbers named, and the σ's added named
+# ---------------------------------------------------------------------------
+
+TEXTBOOK_ONE = (
+    "Not quite: dividing by √d_k removes only the factor √d_k from the score's standard deviation "
+    "√d_k σ_q σ_k; the factor σ_q σ_k is left, and it is not 1 here. The spread comes back to 1 only "
+    "when queries and keys have unit variance."
+)
+TERM_VARIANCES_ADDED = (
+    "Not quite: that is σ_q² + σ_k², the two variances added. For independent factors with mean 0 the "
+    "variance of the product is the product of the second moments, E[q_m²] E[k_m²], not a sum."
+)
+SCORE_VARIANCES_ADDED = (
+    "Not quite: that is d_k (σ_q² + σ_k²): the variances of q_m and k_m were added, but each product "
+    "q_m k_m has variance σ_q² σ_k², the product of the two."
+)
+SCORE_SQUARES_FORGOTTEN = (
+    "Not quite: that is d_k σ_q σ_k, with standard deviations where variances belong: E[q_m²] = σ_q², so "
+    "each term contributes σ_q² σ_k²."
+)
+SCORE_STD_SIGMAS_FORGOTTEN = (
+    "Not quite: that is √d_k, the standard deviation only when queries and keys have unit variance; here "
+    "the factors σ_q and σ_k scale it too."
+)
+OUT_OF_PRECISION = "Not quite: your value is not within the required precision of the correct answer."
+
+# (exercise, part, decimals a student types, the known wrong value, its feedback)
+KNOWN_WRONG_NUMBERS = [
+    ("score-variance", "textbook_std", 2, lambda p: 1, TEXTBOOK_ONE),
+    ("sigma-aware-scale", "textbook_spread", 4, lambda p: 1, TEXTBOOK_ONE),
+    ("score-variance-numbers", "term_variance", 4, lambda p: p["sigma_q"] ** 2 + p["sigma_k"] ** 2, TERM_VARIANCES_ADDED),
+    ("score-variance-numbers", "score_variance", 4,
+     lambda p: p["d_k"] * (p["sigma_q"] ** 2 + p["sigma_k"] ** 2), SCORE_VARIANCES_ADDED),
+    ("score-variance-numbers", "score_variance", 4, lambda p: p["d_k"] * p["sigma_q"] * p["sigma_k"], SCORE_SQUARES_FORGOTTEN),
+    ("score-variance-numbers", "score_std", 4, lambda p: np.sqrt(p["d_k"]), SCORE_STD_SIGMAS_FORGOTTEN),
+]
+
+
+def every_variant(slug: str) -> list[dict]:
+    """Every variant the gates allow: these exercises draw only from short lists (and derive
+    the rest), so all combinations can be tried instead of a sample of seeds."""
+    spec = spec_of(slug)
+    choices = [parameter for parameter in spec.parameters if parameter.generator == "choice"]
+    variants = []
+    for values in itertools.product(*(parameter.settings["from"] for parameter in choices)):
+        params = {parameter.name: value for parameter, value in zip(choices, values)}
+        for parameter in spec.parameters:
+            if parameter.generator == "derived":
+                params[parameter.name] = to_json_value(evaluate(parameter.settings["expr"], params))
+        if first_failed_gate(spec, params) is None:
+            variants.append(params)
+    return variants
+
+
+@pytest.mark.parametrize("slug, part_key, decimals, known_wrong, feedback", KNOWN_WRONG_NUMBERS,
+                         ids=["textbook_std-one", "textbook_spread-one", "term_variance-added", "score_variance-added",
+                              "score_variance-no-squares", "score_std-no-sigmas"])
+def test_a_known_wrong_number_is_named_on_every_variant(slug, part_key, decimals, known_wrong, feedback):
+    spec = spec_of(slug)
+    for params in every_variant(slug):
+        right = reference_answers(spec, params)[part_key]
+        graded = {
+            "right": grade_part(spec, params, part_key, f"{right:.{decimals}f}"),
+            "known": grade_part(spec, params, part_key, f"{known_wrong(params):.{decimals}f}"),
+            "other": grade_part(spec, params, part_key, f"{right + 0.37:.{decimals}f}"),
+        }
+        assert {kind: (grade.correct, grade.feedback) for kind, grade in graded.items()} == {
+            "right": (True, "Correct."), "known": (False, feedback), "other": (False, OUT_OF_PRECISION),
+        }, params
+
+
+@pytest.mark.parametrize(
+    "slug, part_key, params, answer",
+    [
+        ("score-variance", "textbook_std", {"d_k": 16, "sigma_q": 1, "sigma_k": 1}, "1"),
+        ("sigma-aware-scale", "textbook_spread", {"d_k": 64, "sigma_q": 1, "sigma_k": 1, "product": 1}, "1.0000"),
+        ("sigma-aware-scale", "textbook_spread", {"d_k": 64, "sigma_q": 0.5, "sigma_k": 2, "product": 1.0}, "1"),
+        ("score-variance-numbers", "score_std", {"d_k": 256, "sigma_q": 1, "sigma_k": 1}, "16.0000"),
+    ],
+)
+def test_a_known_wrong_number_that_is_right_on_a_variant_is_graded_right_there(slug, part_key, params, answer):
+    # The gates keep σ_q σ_k = 1 out of the bank; were such a variant drawn, the engine still
+    # never labels its right answer with the "known wrong" feedback.
+    spec = spec_of(slug)
+    assert first_failed_gate(spec, params) is not None
+    grade = grade_part(spec, params, part_key, answer)
+    assert (grade.correct, grade.feedback) == (True, "Correct.")
+    assert grade_part(spec, params, part_key, "1.5").feedback == OUT_OF_PRECISION
+
+
+@pytest.mark.parametrize("slug, count", [("score-variance", 52), ("sigma-aware-scale", 39), ("score-variance-numbers", 36)])
+def test_every_variant_the_gates_allow_is_tried(slug, count):
+    variants = every_variant(slug)
+    assert len(variants) == count
+    assert all(params["sigma_q"] * params["sigma_k"] != 1 for params in variants)
+
+
+@pytest.mark.parametrize("slug", ["score-variance", "sigma-aware-scale", "score-variance-numbers"])
+def test_the_variance_exercises_pass_their_self_test_on_every_variant(slug):
+    from exercises.engine.selftest import self_test_variant
+
+    spec = spec_of(slug)
+    failures = []
+    for params in every_variant(slug):
+        result = self_test_variant(spec, params)
+        assert result.checked > 0 and not result.skipped
+        failures += result.failures
+    assert failures == []
+
+
+@pytest.mark.parametrize(
+    "part_key, answer, correct, misconception",
+    [
+        ("general_variance", "d_k*sigma_q^2*sigma_k^2", True, None),
+        ("general_variance", "d_k (σ_q σ_k)²", True, None),
+        ("general_variance", "d_k*(sigma_q^2 + sigma_k^2)", False, "sigmas_added"),
+        ("general_variance", "d_k sigma_q^2 + d_k sigma_k^2", False, "sigmas_added"),
+        ("general_variance", "d_k*sigma_q*sigma_k", False, "forgot_squares"),
+        ("general_variance", "d_k*(sigma_q + sigma_k)^2", False, None),
+        ("correct_scale", "sqrt(d_k)*sigma_q*sigma_k", True, None),
+        ("correct_scale", "sqrt(d_k)*(sigma_q + sigma_k)", False, "sigmas_added"),
+        ("correct_scale", "sqrt(d_k)", False, "forgot_sigma"),
+        ("correct_scale", "sqrt(d_k) + sigma_q + sigma_k", False, None),
+    ],
+)
+def test_the_symbolic_variance_parts_name_the_sigmas_added(part_key, answer, correct, misconception):
+    spec = spec_of("score-variance")
+    grade = grade_part(spec, every_variant("score-variance")[0], part_key, answer)
+    assert (grade.correct, grade.misconception, grade.error) == (correct, misconception, None)

@@ -105,7 +105,8 @@ def test_every_misconception_maps_to_a_known_skill_and_has_a_label():
 
 @pytest.mark.parametrize(
     ("code", "skill"),
-    [("no_scaling", "scaling"), ("forgot_sigma", "variance-derivation"), ("d_model_scale", "multi-head-shapes"),
+    [("no_scaling", "scaling"), ("forgot_sigma", "variance-derivation"), ("sigmas_added", "variance-derivation"),
+     ("d_model_scale", "multi-head-shapes"),
      ("softmax_wrong_axis", "softmax"), ("", None), (None, None), ("made_up", None)],
 )
 def test_skill_for_misconception(code, skill):

@@ -48,6 +48,11 @@ MISCONCEPTIONS: dict[str, str] = {
         "It looks as if the squares on σ were forgotten: E[q_m²] = σ_q², so a variance carries "
         "σ_q² σ_k²; σ_q σ_k belongs to the standard deviation."
     ),
+    "sigmas_added": (
+        "It looks as if the σ factors were added where they multiply: with zero means, "
+        "Var(q_m k_m) = E[q_m²] E[k_m²] = σ_q² σ_k², a product, so the variance carries σ_q² σ_k² "
+        "and the standard deviation σ_q σ_k."
+    ),
     "projections_swapped": (
         "It looks as if the wrong projection was used: Q = X W_Q, K = X W_K and V = X W_V each have their own matrix."
     ),
@@ -83,6 +88,7 @@ REPEATED_SLIPS: dict[str, str] = {
     "dimension_as_number": "a dimension was written as a number",
     "forgot_sigma": "the σ factors were left out",
     "forgot_squares": "the squares on σ were forgotten",
+    "sigmas_added": "the σ factors were added instead of multiplied",
     "projections_swapped": "a projection was swapped",
     "product_of_variances": "Var(XY) became Var(X) Var(Y)",
     "count_squared": "the variance of the sum was taken d_k² times",
@@ -125,6 +131,7 @@ MISCONCEPTION_LABELS: dict[str, str] = {
     "dimension_as_number": "a dimension as a number",
     "forgot_sigma": "forgot σ",
     "forgot_squares": "forgot the squares on σ",
+    "sigmas_added": "added σ factors instead of multiplying",
     "projections_swapped": "swapped projections",
     "product_of_variances": "Var(XY) = Var(X) Var(Y)",
     "count_squared": "d_k² instead of d_k",

@@ -692,6 +692,31 @@ def _sigma_squares_dropped(expression):
     return None if replaced == expression else replaced
 
 
+def _is_sigma_power(factor) -> bool:
+    base, _ = factor.as_base_exp()
+    return base.is_Symbol and base.name.startswith("sigma")
+
+
+def _summed_sigmas(product):
+    """One product with its σ factors added instead of multiplied: d_k σ_q² σ_k² ->
+    d_k (σ_q² + σ_k²), and in a denominator 1/(σ_q σ_k) -> 1/(σ_q + σ_k); None when neither
+    the numerator nor the denominator has two σ factors."""
+    numerator = [factor for factor in product.args if _is_sigma_power(factor) and not factor.as_base_exp()[1].is_negative]
+    denominator = [1 / factor for factor in product.args if _is_sigma_power(factor) and factor.as_base_exp()[1].is_negative]
+    if len(numerator) < 2 and len(denominator) < 2:
+        return None
+    rest = [factor for factor in product.args if not _is_sigma_power(factor)]
+    for group, exponent in ((numerator, 1), (denominator, -1)):
+        rest += [sympy.Add(*group) ** exponent] if len(group) >= 2 else [factor ** exponent for factor in group]
+    return sympy.Mul(*rest)
+
+
+def _sigma_product_summed(expression):
+    """Every product of two or more σ factors replaced by their sum (variances added)."""
+    replaced = expression.replace(lambda node: node.is_Mul and _summed_sigmas(node) is not None, _summed_sigmas)
+    return None if replaced == expression else replaced
+
+
 def _rescaled_d_k(expression, exponent_factor):
     """Replace every d_k**(r) with half-integer r by d_k**(r * factor) (factor 2: √d_k -> d_k,
     factor 0: drop the √d_k)."""
@@ -714,12 +739,14 @@ def _d_model_for_d_k(expression, answer_expression):
 
 
 def diagnose_symbolic(expected_expr, answer_expr) -> str | None:
-    """forgot_sigma / forgot_squares / divided_by_d_k / d_model_scale / no_scaling for symbolic answers."""
+    """forgot_sigma / forgot_squares / sigmas_added / divided_by_d_k / d_model_scale / no_scaling
+    for symbolic answers."""
     if screen_equal(expected_expr, answer_expr):
         return None
     variants = (
         ("forgot_sigma", _sigma_free(expected_expr)),
         ("forgot_squares", _sigma_squares_dropped(expected_expr)),
+        ("sigmas_added", _sigma_product_summed(expected_expr)),
         ("divided_by_d_k", _rescaled_d_k(expected_expr, 2)),
         ("d_model_scale", _d_model_for_d_k(expected_expr, answer_expr)),
         ("no_scaling", _rescaled_d_k(expected_expr, 0)),

@@ -44,6 +44,20 @@ def test_a_correct_chain_not_ending_at_the_target():
     assert (grade.score, grade.feedback) == (0.5, "Every step follows, but the last step (step 1) is not the required result.")
 
 
+WITHOUT_START = {key: value for key, value in MOMENTS.items() if key != "start"}
+
+
+@pytest.mark.parametrize("steps, misconception", [
+    (["d_k (Var(q_m) + Var(k_m))", "d_k (sigma_q^2 + sigma_k^2)"], "sigmas_added"),
+    (["d_k sqrt(Var(q_m) Var(k_m))", "d_k sigma_q sigma_k"], "forgot_squares"),
+    (["d_k (Var(q_m) + 2 Var(k_m))", "d_k (sigma_q^2 + 2 sigma_k^2)"], None),
+])
+def test_a_chain_that_follows_but_ends_wrong_names_the_slip_of_its_last_line(steps, misconception):
+    grade = check("derivation", TARGET, steps, WITHOUT_START)
+    assert (grade.correct, grade.score, grade.misconception) == (False, 0.0, misconception)
+    assert grade.feedback.startswith("Every step follows, but the last step (step 2) is not the required result.")
+
+
 def test_step_errors_name_the_step():
     assert check("derivation", TARGET, ["d_k Var(q_m k_m)", "Var(x_m"], MOMENTS).error.startswith("Step 2:")
 

@@ -141,6 +141,7 @@ def test_ordinal_words(number, word):
         ("no_scaling", 2, "This is the second time the √d_k was left out."),
         ("no_scaling", 3, "This is the third time the √d_k was left out."),
         ("forgot_sigma", 12, "This is the 12th time the σ factors were left out."),
+        ("sigmas_added", 2, "This is the second time the σ factors were added instead of multiplied."),
         ("some_new_code", 2, "This is the second time this same slip came up."),
         ("", 5, ""),
     ],

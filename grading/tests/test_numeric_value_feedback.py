@@ -91,3 +91,29 @@ def test_the_self_test_leaves_out_a_known_value_that_is_right_on_this_variant():
     samples = self_test(1.0, options)
     assert "1.0" not in samples["wrong"]
     assert all(not check(1.0, answer, options).correct for answer in samples["wrong"])
+
+
+
+# Var(q·k) = d_k σ_q² σ_k² with d_k = 64, σ_q = 0.5, σ_k = 1 is 16; two known slips of it.
+ADDED = "the variances were added."
+NO_SQUARES = "the squares were forgotten."
+SCORE_OPTIONS = {"decimals": 4, "value_feedback": [{"value": "80", "feedback": ADDED},
+                                                   {"value": 32.0, "feedback": NO_SQUARES}]}
+
+
+@pytest.mark.parametrize(
+    "answer, correct, feedback",
+    [
+        ("16", True, "Correct."),
+        ("16.0000", True, "Correct."),
+        ("80", False, f"Not quite: {ADDED}"),
+        ("80.0000", False, f"Not quite: {ADDED}"),
+        ("32", False, f"Not quite: {NO_SQUARES}"),
+        ("32.0000", False, f"Not quite: {NO_SQUARES}"),
+        ("16.0010", False, "Not quite: your value is not within the required precision of the correct answer."),
+        ("48", False, "Not quite: your value is not within the required precision of the correct answer."),
+    ],
+)
+def test_each_of_several_known_values_gets_its_own_feedback(answer, correct, feedback):
+    grade = check("16", answer, SCORE_OPTIONS)
+    assert (grade.correct, grade.feedback, grade.error) == (correct, feedback, None)

@@ -106,7 +106,87 @@ D_K, SQ, SK, D_MODEL = sympy.symbols("d_k sigma_q sigma_k d_model", positive=Tru
         (sympy.sqrt(D_K) * SQ * SK, sympy.sqrt(D_K) * SQ * SK, None),
         (sympy.sqrt(D_K) * SQ * SK, SK * SQ * sympy.sqrt(D_K), None),
         (sympy.sqrt(D_K) * SQ * SK, 2 * sympy.sqrt(D_K) * SQ * SK, None),
+        (D_K * SQ**2 * SK**2, D_K * SQ * SK, "forgot_squares"),
     ],
 )
 def test_symbolic_diagnosis(expected, answer, code):
     assert diagnose_symbolic(expected, answer) == code
+
+
+# sigmas_added: a product of σ factors in the expected expression answered as their sum.
+S1, S2, S3, D_V = sympy.symbols("sigma_1 sigma_2 sigma_3 d_v", positive=True)
+VARIANCE = D_K * SQ**2 * SK**2
+STD = sympy.sqrt(D_K) * SQ * SK
+
+
+@pytest.mark.parametrize(
+    "expected, answer, code",
+    [
+        # the σ's added: variances, standard deviations, other σ names, three factors, a denominator
+        (VARIANCE, D_K * (SQ**2 + SK**2), "sigmas_added"),
+        (VARIANCE, D_K * SK**2 + D_K * SQ**2, "sigmas_added"),
+        (STD, sympy.sqrt(D_K) * (SQ + SK), "sigmas_added"),
+        (sympy.sqrt(VARIANCE), sympy.sqrt(D_K) * (SK + SQ), "sigmas_added"),
+        (D_K * S1**2 * S2**2, D_K * (S1**2 + S2**2), "sigmas_added"),
+        (sympy.sqrt(D_K) * S1 * S2, sympy.sqrt(D_K) * (S1 + S2), "sigmas_added"),
+        (D_K * S1**2 * S2**2 * S3**2, D_K * (S1**2 + S2**2 + S3**2), "sigmas_added"),
+        (D_V * SQ * SK, D_V * (SQ + SK), "sigmas_added"),
+        (SQ**2 * SK**2, SQ**2 + SK**2, "sigmas_added"),
+        (1 / STD, 1 / (sympy.sqrt(D_K) * (SQ + SK)), "sigmas_added"),
+        # right answers, however written, are never labelled
+        (VARIANCE, VARIANCE, None),
+        (VARIANCE, STD**2, None),
+        (VARIANCE, (SQ * SK) ** 2 * D_K, None),
+        (STD, sympy.sqrt(VARIANCE), None),
+        (1 / STD, 1 / (sympy.sqrt(D_K) * SQ) / SK, None),
+        # other wrong answers are not this slip
+        (VARIANCE, SQ**2 + SK**2, None),  # the sum, but d_k lost as well
+        (VARIANCE, D_K * (SQ + SK) ** 2, None),
+        (VARIANCE, D_K * (SQ**2 + SK**2) / 2, None),
+        (VARIANCE, D_K + SQ**2 + SK**2, None),
+        (STD, sympy.sqrt(D_K) * (SQ**2 + SK**2), None),
+        (STD, sympy.sqrt(D_K) + SQ + SK, None),
+        (1 / STD, 1 / sympy.sqrt(D_K) * (1 / SQ + 1 / SK), None),
+        # no product of two σ's to add
+        (sympy.sqrt(D_K) * SQ, sympy.sqrt(D_K) * (SQ + 1), None),
+        (SQ / SK, SQ + SK, None),
+        (D_K, D_K + SQ, None),
+        # a substitution that leaves the value unchanged names nothing
+        (D_K + sympy.sin(SQ * SK) ** 2 + sympy.cos(SQ * SK) ** 2,
+         D_K + sympy.sin(SQ + SK) ** 2 + sympy.cos(SQ + SK) ** 2, None),
+    ],
+)
+def test_sigmas_added_diagnosis(expected, answer, code):
+    assert diagnose_symbolic(expected, answer) == code
+
+
+SIGMA_NAMES = {"symbols": {"d_k": "positive", "sigma_1": "positive", "sigma_2": "positive"}}
+SIGMAS_ADDED_FEEDBACK = (
+    "Not equivalent to the correct expression. It looks as if the σ factors were added where they multiply: "
+    "with zero means, Var(q_m k_m) = E[q_m²] E[k_m²] = σ_q² σ_k², a product, so the variance carries "
+    "σ_q² σ_k² and the standard deviation σ_q σ_k."
+)
+
+
+@pytest.mark.parametrize(
+    "expected, answer, options, correct, misconception",
+    [
+        ("d_k*sigma_q^2*sigma_k^2", "d_k*(sigma_q^2 + sigma_k^2)", ATTENTION, False, "sigmas_added"),
+        ("d_k*sigma_q^2*sigma_k^2", "d_k σ_q² + d_k σ_k²", ATTENTION, False, "sigmas_added"),
+        ("sqrt(d_k)*sigma_q*sigma_k", "sqrt(d_k)*(sigma_q + sigma_k)", ATTENTION, False, "sigmas_added"),
+        ("sqrt(d_k)*sigma_q*sigma_k", r"\sqrt{d_k}\left(\sigma_q+\sigma_k\right)", ATTENTION, False, "sigmas_added"),
+        ("d_k*sigma_1^2*sigma_2^2", "d_k*(sigma_1^2 + sigma_2^2)", SIGMA_NAMES, False, "sigmas_added"),
+        ("d_k*sigma_q^2*sigma_k^2", "d_k (sigma_q sigma_k)^2", ATTENTION, True, None),
+        ("sqrt(d_k)*sigma_q*sigma_k", "sqrt(d_k sigma_q^2 sigma_k^2)", ATTENTION, True, None),
+        ("d_k*sigma_1^2*sigma_2^2", "sigma_2^2 sigma_1^2 d_k", SIGMA_NAMES, True, None),
+        ("d_k*sigma_q^2*sigma_k^2", "d_k*(sigma_q + sigma_k)^2", ATTENTION, False, None),
+        ("sqrt(d_k)*sigma_q*sigma_k", "sqrt(d_k) + sigma_q + sigma_k", ATTENTION, False, None),
+    ],
+)
+def test_sigmas_added_feedback(expected, answer, options, correct, misconception):
+    grade = check("symbolic", expected, answer, options)
+    assert (grade.correct, grade.misconception, grade.error) == (correct, misconception, None)
+    if misconception:
+        assert grade.feedback == SIGMAS_ADDED_FEEDBACK
+    elif not correct:
+        assert grade.feedback == "Not equivalent to the correct expression."
