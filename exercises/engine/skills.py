@@ -55,6 +55,7 @@ MISCONCEPTION_SKILLS: dict[str, str] = {
     "sigmas_added": "variance-derivation",
     "projections_swapped": "projections",
     "product_of_variances": "variance-derivation",
+    "sum_of_variances": "variance-derivation",
     "count_squared": "variance-derivation",
     "square_of_mean": "variance-derivation",
     "dropped_mean_square": "variance-derivation",

@@ -60,6 +60,11 @@ MISCONCEPTIONS: dict[str, str] = {
         "Var(q_m k_m) is not Var(q_m) Var(k_m): for independent factors Var(XY) = E[X²] E[Y²] − E[X]² E[Y]². "
         "The two agree here only because the means are 0, which is not a rule."
     ),
+    "sum_of_variances": (
+        "Var(q_m k_m) is not Var(q_m) + Var(k_m): variances add for a sum of independent variables, "
+        "X + Y, not for a product. For independent factors Var(XY) = E[X²] E[Y²] − E[X]² E[Y]², "
+        "a product of the second moments when the means are 0."
+    ),
     "count_squared": (
         "The variance of a sum of d_k independent terms is d_k times the variance of one term, not d_k² times: "
         "Var(aX) = a² Var(X) scales one variable, it does not add up independent copies."
@@ -91,6 +96,7 @@ REPEATED_SLIPS: dict[str, str] = {
     "sigmas_added": "the σ factors were added instead of multiplied",
     "projections_swapped": "a projection was swapped",
     "product_of_variances": "Var(XY) became Var(X) Var(Y)",
+    "sum_of_variances": "Var(XY) became Var(X) + Var(Y)",
     "count_squared": "the variance of the sum was taken d_k² times",
     "square_of_mean": "E[X²] became E[X]²",
     "dropped_mean_square": "the E[X]² term of the variance was dropped",
@@ -134,6 +140,7 @@ MISCONCEPTION_LABELS: dict[str, str] = {
     "sigmas_added": "added σ factors instead of multiplying",
     "projections_swapped": "swapped projections",
     "product_of_variances": "Var(XY) = Var(X) Var(Y)",
+    "sum_of_variances": "Var(XY) = Var(X) + Var(Y)",
     "count_squared": "d_k² instead of d_k",
     "square_of_mean": "E[X²] = E[X]²",
     "dropped_mean_square": "dropped E[X]² from Var(X)",

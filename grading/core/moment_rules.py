@@ -591,7 +591,9 @@ def rules_needed(previous, following, model_key) -> list[str]:
 # only a slip explains is named (its code is a misconception of grading.core.misconceptions).
 
 
-def _slip_product_of_variances(moment, model: Model):
+def _independent_factors_of_variance(moment) -> tuple | None:
+    """(constant, [independent random factors]) of Var(c X Y ...) with two or more
+    independent factors; None for any other moment."""
     if not isinstance(moment, Vr):
         return None
     argument = sympy.expand(moment.args[0])
@@ -601,10 +603,28 @@ def _slip_product_of_variances(moment, model: Model):
     groups = _independent_groups(sympy.Mul.make_args(random_part))
     if len(groups) < 2:
         return None
+    return constant, [factor for _, factor in groups]
+
+
+def _slip_product_of_variances(moment, model: Model):
+    split = _independent_factors_of_variance(moment)
+    if split is None:
+        return None
+    constant, factors = split
     product = constant**2
-    for _, factor in groups:
+    for factor in factors:
         product *= Vr(factor)
     return product
+
+
+def _slip_sum_of_variances(moment, model: Model):
+    """Var(XY) written Var(X) + Var(Y): the rule for a sum of independent variables used
+    on a product."""
+    split = _independent_factors_of_variance(moment)
+    if split is None:
+        return None
+    constant, factors = split
+    return constant**2 * sympy.Add(*(Vr(factor) for factor in factors))
 
 
 def _slip_count_squared(moment, model: Model):
@@ -648,6 +668,7 @@ def _slip_forgot_squares(moment, model: Model):
 
 SLIPS = {
     "product_of_variances": _slip_product_of_variances,
+    "sum_of_variances": _slip_sum_of_variances,
     "count_squared": _slip_count_squared,
     "square_of_mean": _slip_square_of_mean,
     "dropped_mean_square": _slip_dropped_mean_square,
