@@ -10,6 +10,7 @@ urlpatterns = [
     path("<slug:course_slug>/review-setting/", views.review_setting, name="review_setting"),
     path("<slug:course_slug>/import/", views.exercise_import, name="import"),
     path("<slug:course_slug>/check/", views.source_check, name="check"),
+    path("<slug:course_slug>/format/", views.exercise_format, name="format"),
     path("<slug:course_slug>/e/<slug:slug>/", views.exercise_detail, name="exercise"),
     path("<slug:course_slug>/e/<slug:slug>/v<int:number>/", views.version_detail, name="version"),
     path("<slug:course_slug>/e/<slug:slug>/v<int:number>/edit/", views.version_edit, name="edit"),

@@ -16,6 +16,7 @@ from exercises.models import VersionStatus
 from exercises.specs import version_spec
 
 from . import selectors, services
+from .format_reference import format_reference
 from .forms import CommentForm, ImportForm, PreviewForm, ReviewSettingForm, SourceForm, TransitionForm, VariantTestForm
 from .selectors import Action
 
@@ -167,6 +168,20 @@ def source_check(request, course_slug: str):
             seeds_checked=selectors.CHECK_SEEDS,
         )
     return render(request, "authoring/_check.html", context)
+
+
+@login_required
+@require_GET
+def exercise_format(request, course_slug: str):
+    """docs/exercise-format.md as a page, for the course's staff (the editor links to it)."""
+    course, role = selectors.access_authoring(user=request.user, course_slug=course_slug)
+    reference = format_reference()
+    return render(
+        request,
+        "authoring/format_reference.html",
+        {"course": course, "reference": reference},
+        status=200 if reference else 404,
+    )
 
 
 @login_required

@@ -33,6 +33,7 @@ COURSE_URLS = [
     ("new", "get", None, (302, 403, 403, 200, 404)),
     ("import", "get", None, (302, 403, 403, 200, 404)),
     ("check", "post", {"source": product_yaml(), "seed": "3"}, (302, 403, 200, 200, 404)),
+    ("format", "get", None, (302, 403, 200, 200, 404)),
     ("review_setting", "post", {"second_reviewer": "auto"}, (302, 403, 403, 302, 404)),
 ]
 VERSION_URLS = [
@@ -48,7 +49,7 @@ VERSION_URLS = [
 
 
 def url_for(name, people, version):
-    if name in ("list", "new", "import", "check", "review_setting"):
+    if name in ("list", "new", "import", "check", "format", "review_setting"):
         return reverse(f"authoring:{name}", args=[people.course.slug])
     if name == "exercise":
         return reverse("authoring:exercise", args=[people.course.slug, version.exercise.slug])
