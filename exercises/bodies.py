@@ -9,16 +9,15 @@ points that label the parts) is rendered again and stored over it, once.
 
 Stored shape::
 
-    {"format": 1, "version": "<content hash>", "points": "<repr of the part points>",
+    {"format": 2, "version": "<content hash>", "points": "<repr of the part points>",
      "prompt": "<html>",
      "figures": [<engine.render_figures' data>, ...],
      "parts": {"<key>": {"prompt": "<html>", "solution": "<html>",
                          "hints": [[<after tries>, "<html>"], ...]}}}
 
 ``figures`` holds data, not HTML: the page draws each with the heatmap table tag (this
-module may not import the presentation layer), and the API sends it as it is. A body
-stored before figures existed has no ``figures`` key; its version has none (the format
-refused the key then), so it stays current and reads as [] (``body_figures``).
+module may not import the presentation layer), and the API sends it as it is. A body of
+format 1 (before figures) is not current and is rendered again when next read.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from . import engine
 from .markdown_math import render_markdown_math
 from .models import Variant
 
-BODY_FORMAT = 1
+BODY_FORMAT = 2  # 2: raw HTML escaped once (code spans showed &amp;lt;), shares printed as fractions
 EVERY_HINT = 10**9  # tries after which every hint of a part is unlocked
 
 

@@ -3,7 +3,7 @@
 Math segments (``$$…$$``, ``$…$``) are set aside before Markdown runs, so that
 underscores and backslashes inside them are not read as emphasis or escapes, and put
 back afterwards (HTML-escaped) for KaTeX to typeset in the browser. Raw HTML in the
-source is escaped, never passed through, and the finished HTML — maths included — goes
+source is escaped as text, never passed through, and the finished HTML — maths included — goes
 through ``sanitise_html`` last, so no link, attribute or element outside its allow-list
 (a ``javascript:`` link, a maths segment placed inside a link destination) survives.
 """
@@ -36,8 +36,17 @@ def _converter() -> markdown.Markdown:
             extensions=["tables"],
             extension_configs={"tables": {"use_align_attribute": True}},  # never style=
         )
+        _escape_raw_html(converter)
         _converters.markdown = converter
     return converter
+
+
+def _escape_raw_html(converter: markdown.Markdown) -> None:
+    """Raw HTML in a source becomes text: without its block and inline readers Markdown
+    escapes ``<b>`` like any other character. (Escaping the whole source before Markdown
+    ran escaped code spans twice: `x < 3` showed as ``x &lt; 3``.)"""
+    converter.preprocessors.deregister("html_block")
+    converter.inlinePatterns.deregister("html")
 
 
 def render_markdown_math(text: str) -> str:
@@ -62,7 +71,7 @@ def _render(text: str) -> str:
         return PLACEHOLDER.format(len(segments) - 1)
 
     protected = MATH_SEGMENT.sub(set_aside, text)
-    body = _converter().reset().convert(html.escape(protected, quote=False))
+    body = _converter().reset().convert(protected)
     for index, segment in enumerate(segments):
         body = body.replace(PLACEHOLDER.format(index), html.escape(segment, quote=False))
     return sanitise_html(body)

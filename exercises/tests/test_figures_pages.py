@@ -71,19 +71,21 @@ def test_the_figure_is_stored_with_the_variant_and_not_evaluated_again_per_view(
     assert_heatmap_of(again.content.decode(), variant.params["W"])
 
 
-def test_a_body_stored_before_figures_existed_stays_current(client, demo):
+def test_a_body_stored_in_the_first_format_is_rendered_again_once(client, demo):
+    # Format 1 escaped code spans twice, printed shares such as 1/6 as 0.17 and had no figures.
     worked = AssignmentItem.objects.get(
         assignment=demo.assignment, exercise_version__exercise__slug="attention-weights-one-query"
     )
     login(client, "student1")
     client.get(reverse("exercise", args=[worked.pk]))
     variant = Variant.objects.get(student__username="student1", assignment_item=worked)
-    old_body = {key: value for key, value in variant.rendered.items() if key != "figures"}
+    current = variant.rendered
+    old_body = {key: value for key, value in current.items() if key != "figures"} | {"format": 1, "prompt": "<p>old</p>"}
     Variant.objects.filter(pk=variant.pk).update(rendered=old_body)
     html = client.get(reverse("exercise", args=[worked.pk])).content.decode()
-    assert 'class="aq-figures"' not in html
+    assert "<p>old</p>" not in html and current["prompt"] in html
     variant.refresh_from_db()
-    assert variant.rendered == old_body  # not rendered and stored again
+    assert variant.rendered == current and variant.rendered["format"] == 2 and variant.rendered["figures"] == []
 
 
 def test_a_practice_variant_shows_its_own_heatmap(client, item):
