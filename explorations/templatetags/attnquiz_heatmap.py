@@ -1,7 +1,7 @@
 """Template filters for the attention-weight heatmap include (grading/_heatmap.html)."""
 
 import math
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 
 from django import template
 from django.template.defaultfilters import floatformat
@@ -38,13 +38,25 @@ def weight_text(weight, places=4) -> str:
     graded result shows one per attempt. The same digits: half up on the number's decimal
     form, no "-0"."""
     try:
-        places = int(places)
+        places = min(int(places), MOST_PLACES)
     except (TypeError, ValueError):
         return floatformat(weight, places)
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or places <= 0 or not math.isfinite(weight):
         return floatformat(weight, places)
-    rounded = Decimal(repr(float(weight))).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    if abs(weight) >= LARGEST_CELL_WRITTEN_OUT:
+        return f"{float(weight):.{min(places, 6)}g}"  # 1e+30, not 31 digits and four zeros
+    rounded = Decimal(repr(float(weight))).quantize(
+        Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP, context=_ENOUGH_DIGITS)
     return f"{abs(rounded) if rounded == 0 else rounded:f}"
+
+
+# A cell at or above this prints in scientific notation. Below it, the decimal context
+# below holds every digit a finite float can need at any number of places asked for (the
+# default context's 28 digits raised InvalidOperation from 1e24 at 4 places: any student
+# who typed such a number into a weights grid got a 500 on every page showing that answer).
+LARGEST_CELL_WRITTEN_OUT = 1e15
+MOST_PLACES = 20
+_ENOUGH_DIGITS = Context(prec=400)
 
 
 _OFF_MARK = '<span class="aq-heatmap__mark" aria-hidden="true">✗</span><span class="aq-visually-hidden"> (off)</span>'

@@ -110,3 +110,24 @@ def test_an_exercise_figure_is_drawn_with_its_labels_corner_and_decimals():
     assert ('<th scope="row">token 0</th>\n<td class="aq-heatmap__cell aq-heat-2">0.12</td>'
             '<td class="aq-heatmap__cell aq-heat-18">0.88</td>\n') in html
     assert render_to_string("exercises/_figures.html", {"figures": []}).strip() == ""
+
+
+@pytest.mark.parametrize(("value", "places", "text"), [
+    (1e30, 4, "1e+30"), (-3e30, 4, "-3e+30"), (1.7976931348623157e308, 6, "1.79769e+308"),
+    (1e24, 4, "1e+24"), (1e24, 2, "1e+24"), (1e15, 4, "1e+15"),
+    (999999999999999.9, 4, "999999999999999.9000"), (123456789012.5, 2, "123456789012.50"),
+    (1e-300, 4, "0.0000"), (-1e-300, 6, "0.000000"), (0.25, 10**9, "0.25000000000000000000"),
+])
+def test_any_finite_number_prints_even_one_the_default_decimal_context_could_not_round(value, places, text):
+    # The default context's 28 digits raised InvalidOperation from 1e24 at 4 places: a student
+    # who typed 1e30 into a weights grid got a 500 on every page showing that answer.
+    from explorations.templatetags.attnquiz_heatmap import weight_text
+
+    assert weight_text(value, places) == text
+
+
+def test_a_result_heatmap_of_a_huge_answer_renders():
+    from explorations.templatetags.attnquiz_heatmap import heatmap_table
+
+    html = heatmap_table([[1e30, -1e30, 1e308, 0.5]], decimals=4)
+    assert ">1e+30<" in html and ">-1e+30<" in html and ">1e+308<" in html and ">0.5000<" in html
