@@ -61,7 +61,7 @@ def test_worked_example_wrong_then_right_with_heatmap(student_page, demo_site, a
 
     # The prompt's maths is typeset by the vendored KaTeX.
     assert page.locator(".prompt .katex").count() > 0
-    assert page.locator("#grid-weights input").first.get_attribute("aria-label") == "row 1, column 1"
+    assert page.locator("#grid-weights input").first.get_attribute("aria-label") == "first entry"
 
     fill_grid(page, "weights", unscaled)
     page.screenshot(path=artifacts / "worked-example-before-grading.png", full_page=True)
@@ -130,9 +130,9 @@ def test_grid_paste_box_and_arrow_keys(student_page, demo_site):
     cells.nth(0).focus()
     page.keyboard.press("End")
     page.keyboard.press("ArrowRight")
-    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "row 1, column 2"
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "second entry"
     page.keyboard.press("Tab")
-    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "row 1, column 3"
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "third entry"
 
 
 def test_matrix_text_formats_are_read_the_same(student_page, demo_site):
@@ -144,7 +144,7 @@ def test_matrix_text_formats_are_read_the_same(student_page, demo_site):
         parsed = page.evaluate("text => window.attnquiz.parseMatrixText(text)", text)
         assert parsed == {"rows": expected}, text
     ragged = page.evaluate("window.attnquiz.parseMatrixText('1 2\\n3')")
-    assert ragged == {"error": "Row 2 has 1 entries but row 1 has 2."}
+    assert ragged == {"error": "The second row has 1 entry but the first has 2."}
 
 
 def test_symbolic_answer_preview_reads_powers_and_implicit_products(student_page, demo_site):

@@ -36,6 +36,7 @@ from exams.selectors import (
     policy_all_during,
     status_for_student,
 )
+from grading.core.misconceptions import ordinal_word
 from grading.models import Submission, SubmissionStatus
 from grading.selectors import (
     assignment_variants_progress, part_progress, progress_of_part, variant_progress, variants_progress,
@@ -408,9 +409,18 @@ def _grid_cells(shape: list[int] | None) -> list[list[GridCell]]:
         return []
     rows, cols = shape
     return [
-        [GridCell(name=f"cell-{r}-{c}", label=f"row {r + 1}, column {c + 1}") for c in range(cols)]
+        [GridCell(name=f"cell-{r}-{c}", label=_grid_cell_label(r, c, rows)) for c in range(cols)]
         for r in range(rows)
     ]
+
+
+def _grid_cell_label(row: int, column: int, rows: int) -> str:
+    """What a screen reader says for a cell: "first row, fourth column", or "fourth entry" in
+    a one-row grid. Ordinal words, because prompts number tokens from 0: "row 1, column 4"
+    did not say whether it meant token 1 or the first row."""
+    if rows == 1:
+        return f"{ordinal_word(column + 1)} entry"
+    return f"{ordinal_word(row + 1)} row, {ordinal_word(column + 1)} column"
 
 
 def exercise_page_context(

@@ -44,7 +44,7 @@ def test_exercise_page_shows_the_students_own_matrices_and_a_grid(client, item, 
     html = response.content.decode()
     assert "\\begin{bmatrix}" in html
     assert 'name="cell-0-3"' in html and 'name="cell-1-0"' not in html
-    assert 'aria-label="row 1, column 4"' in html
+    assert 'aria-label="fourth entry"' in html
     assert reverse("submit", args=[variant.pk, "weights"]) in html
     again = client.get(reverse("exercise", args=[item.pk]))
     assert again.status_code == 200
@@ -227,3 +227,32 @@ def test_a_right_answer_after_a_wrong_one_shows_its_score_and_what_the_penalty_l
     assert "score 100% (90% after penalties), attempt 2" in result
     history = client.get(reverse("exercise", args=[item.pk])).content.decode()
     assert "\n        score 0%</p>" in history and "\n        correct</p>" in history
+
+
+@pytest.mark.parametrize(("shape", "labels"), [
+    ([1, 3], [["first entry", "second entry", "third entry"]]),
+    ([2, 2], [["first row, first column", "first row, second column"],
+              ["second row, first column", "second row, second column"]]),
+    ([12, 1], [[f"{word} row, first column"] for word in (
+        "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "11th", "12th")]),
+])
+def test_grid_cells_are_named_by_ordinal_words_not_numbers_a_prompt_could_count_from_0(shape, labels):
+    from exercises.selectors import _grid_cells
+
+    assert [[cell.label for cell in row] for row in _grid_cells(shape)] == labels
+
+
+def test_weights_of_1e30_are_graded_and_every_page_showing_them_still_opens(
+        client, item, django_capture_on_commit_callbacks):
+    login(client, "student1")
+    client.get(reverse("exercise", args=[item.pk]))
+    variant = Variant.objects.get(student__username="student1", assignment_item=item)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("submit", args=[variant.pk, "weights"]),
+                    {f"cell-0-{c}": "1e30" for c in range(4)}, HTTP_HX_REQUEST="true")
+    submission = Submission.objects.get(variant=variant, part="weights")
+    assert (submission.status, submission.score) == ("graded", 0.0)
+    result = client.get(reverse("submission", args=[submission.pk]))
+    page = client.get(reverse("exercise", args=[item.pk]))
+    assert (result.status_code, page.status_code) == (200, 200)
+    assert ">1e+30<" in page.content.decode()

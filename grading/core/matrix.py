@@ -13,6 +13,7 @@ import re
 import numpy as np
 
 from grading.core import misconceptions, numeric
+from grading.core.misconceptions import ordinal_word
 from grading.core.grades import (
     AnswerFormatError,
     Grade,
@@ -109,15 +110,22 @@ def _array_from_rows(rows_and_is_2d) -> np.ndarray:
     for row_number, row in enumerate(rows, start=1):
         if len(row) != width:
             raise AnswerFormatError(
-                f"row {row_number} has {len(row)} entries but row 1 has {width}: every row needs the same number of entries"
+                f"the {ordinal_word(row_number)} row has {_entries(len(row))} but the first has {width}: "
+                "every row needs the same number of entries"
             )
         values.append([_entry_value(entry, row_number, column, is_2d) for column, entry in enumerate(row, start=1)])
     array = np.array(values, dtype=float)
     return array if is_2d else array[0]
 
 
+def _entries(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
+
+
 def _entry_value(entry, row_number: int, column: int, is_2d: bool) -> float:
-    where = f"row {row_number}, entry {column}" if is_2d else f"entry {column}"
+    # Ordinal words, not numbers: prompts number tokens from 0, so "row 1" was ambiguous.
+    where = (f"the {ordinal_word(row_number)} row's {ordinal_word(column)} entry" if is_2d
+             else f"the {ordinal_word(column)} entry")
     if isinstance(entry, str) and not entry.strip():
         raise AnswerFormatError(f"{where} is empty")
     try:

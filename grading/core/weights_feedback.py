@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grading.core.misconceptions import attention_quantity
+from grading.core.misconceptions import attention_quantity, ordinal_word
 
 # Entropies closer than this (in nats, per row on average) count as "as sharp as expected".
 ENTROPY_TOLERANCE = 0.02
@@ -218,7 +218,7 @@ def _query_weights(diagnose: dict, mistake: str | None) -> np.ndarray | None:
 
 
 NOTE_OUTSIDE_COLUMN = (
-    "{where} of your output ({value}) is {side} than every entry in column {column} of V. "
+    "{where} of your output ({value}) is {side} than every entry in the {column} column of V. "
     "Attention weights are positive and add up to 1, so each entry of the output lies between "
     "the smallest and the largest entry of its column of V."
 )
@@ -267,7 +267,9 @@ def _entry_outside_column_range(output: np.ndarray, V: np.ndarray) -> str | None
         for column, value in enumerate(values):
             if low[column] - OUTPUT_TOLERANCE <= value <= high[column] + OUTPUT_TOLERANCE:
                 continue
-            where = f"Entry {column}" if output.shape[0] == 1 else f"Entry {column} in row {row}"
+            # Ordinal words, as the answer grid's labels: prompts number tokens from 0.
+            entry = ordinal_word(column + 1)
+            where = f"The {entry} entry" if output.shape[0] == 1 else f"The {entry} entry in the {ordinal_word(row + 1)} row"
             side = "larger" if value > high[column] else "smaller"
-            return NOTE_OUTSIDE_COLUMN.format(where=where, value=f"{value:.6g}", side=side, column=column)
+            return NOTE_OUTSIDE_COLUMN.format(where=where, value=f"{value:.6g}", side=side, column=entry)
     return None

@@ -33,8 +33,8 @@ def test_transpose_is_pointed_out():
 
 
 def test_entry_error_points_at_row_and_entry():
-    assert check([[1, 2], [3, 4]], "[[1, 2], [3, q]]", {}).error.startswith("row 2, entry 2:")
-    assert check([[1, 2], [3, 4]], "[[1, 2], [3]]", {}).error.startswith("row 2 has 1 entries but row 1 has 2")
+    assert check([[1, 2], [3, 4]], "[[1, 2], [3, q]]", {}).error.startswith("the second row's second entry:")
+    assert check([[1, 2], [3, 4]], "[[1, 2], [3]]", {}).error.startswith("the second row has 1 entry but the first has 2")
 
 
 def test_a_100_by_100_matrix_typed_as_text_is_inside_the_limits():

@@ -63,8 +63,9 @@ def shown(V, answer) -> tuple:
 
 
 def outside_column(entry: int, value: str, side: str) -> str:
+    word = ("first", "second", "third", "fourth")[entry]
     return (
-        f"Entry {entry} of your output ({value}) is {side} than every entry in column {entry} of V. "
+        f"The {word} entry of your output ({value}) is {side} than every entry in the {word} column of V. "
         "Attention weights are positive and add up to 1, so each entry of the output lies between "
         "the smallest and the largest entry of its column of V."
     )

@@ -143,7 +143,7 @@ def test_an_output_with_dependent_value_rows_gets_a_note_on_the_answer_not_on_th
     Variant.objects.filter(pk=variant.pk).update(params={**variant.params, "V": [[1, 0, 0, 0]] * 4})
     variant.refresh_from_db()
     html = answer(variant, "output", [0.5, 0.0, 0.0, 0.0])
-    assert "Entry 0 of your output (0.5) is smaller than every entry in column 0 of V." in html
+    assert "The first entry of your output (0.5) is smaller than every entry in the first column of V." in html
     assert "not independent" not in html and "traced back" not in html
     assert "aq-heatmap" not in html
 

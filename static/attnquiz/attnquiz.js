@@ -85,6 +85,16 @@
    * Returns {rows: [[string]]} or {error: string}. Entries are kept as text: the
    * server decides what a number is (so 1/2 or 1e-3 reach it unchanged).
    */
+  var ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"];
+
+  // 1 -> "first" ... 10 -> "tenth", then "11th": as the server's messages say it
+  // (grading.core.misconceptions.ordinal_word); prompts number tokens from 0, so "row 2" was ambiguous.
+  function ordinalWord(number) {
+    if (number >= 1 && number <= ORDINALS.length) return ORDINALS[number - 1];
+    var suffix = number % 100 >= 10 && number % 100 <= 20 ? "th" : { 1: "st", 2: "nd", 3: "rd" }[number % 10] || "th";
+    return number + suffix;
+  }
+
   function parseMatrixText(text) {
     var source = String(text || "")
       .replace(/\r\n?/g, "\n")
@@ -123,7 +133,8 @@
       if (rows[i].length !== width) {
         return {
           error:
-            "Row " + (i + 1) + " has " + rows[i].length + " entries but row 1 has " + width + ".",
+            "The " + ordinalWord(i + 1) + " row has " + rows[i].length +
+            (rows[i].length === 1 ? " entry" : " entries") + " but the first has " + width + ".",
         };
       }
     }
