@@ -36,6 +36,7 @@ MAX_NODES = 800
 MAX_EXPONENT = 10_000  # (x-a)^6000 is harmless unexpanded; the deciders never expand big powers
 MAX_POWER_NESTING = 6  # SymPy builds deep power towers in quadratic time
 MAX_MAGNITUDE = 1e300
+MIN_MAGNITUDE = 1e-300  # a number that is not 0, at least this large
 MAX_NUMBER_CHARS = 40
 
 SCALAR_FUNCTIONS = frozenset({"sqrt", "exp", "log", "ln", "sin", "cos", "tan", "abs", "Abs"})
@@ -355,8 +356,12 @@ def _checked_token(kind: str, text: str, position: int, grammar: Grammar, known_
     if kind == "number":
         if len(text) > MAX_NUMBER_CHARS:
             raise AnswerFormatError(f"the number at position {position + 1} is too long")
-        if not math.isfinite(float(text)) or float(text) > MAX_MAGNITUDE:
+        value = float(text)
+        if not math.isfinite(value) or value > MAX_MAGNITUDE:
             raise AnswerFormatError(f"the number {text} is too large")
+        if value < MIN_MAGNITUDE and _has_nonzero_digit(text):
+            # Read exactly, 1e-999999 is a fraction whose denominator has a million digits.
+            raise AnswerFormatError(f"the number {text} is too small (the limit is {MIN_MAGNITUDE:g})")
         return [_Token("number", text, position)]
     if kind == "name":
         return [_Token("name", part, position) for part in _checked_name(text, position, grammar, known_names)]
@@ -365,6 +370,12 @@ def _checked_token(kind: str, text: str, position: int, grammar: Grammar, known_
     if text in "[]" and not grammar.bracket_functions:
         raise AnswerFormatError("square brackets are not used here: use round brackets ( ) for grouping")
     return [_Token("op", "**" if text == "^" else text, position)]
+
+
+def _has_nonzero_digit(number_text: str) -> bool:
+    """Is the number's mantissa (before any e) other than zero?"""
+    mantissa = re.split("[eE]", number_text, maxsplit=1)[0]
+    return any(digit in "123456789" for digit in mantissa)
 
 
 def _checked_name(text: str, position: int, grammar: Grammar, known_names: frozenset) -> list[str]:

@@ -190,3 +190,24 @@ def test_sigmas_added_feedback(expected, answer, options, correct, misconception
         assert grade.feedback == SIGMAS_ADDED_FEEDBACK
     elif not correct:
         assert grade.feedback == "Not equivalent to the correct expression."
+
+
+@pytest.mark.parametrize(("answer_type", "answer", "error"), [
+    ("symbolic", "1e-999999", "the number 1e-999999 is too small (the limit is 1e-300)"),
+    ("symbolic", "d_k*1e-301", "the number 1e-301 is too small (the limit is 1e-300)"),
+    ("symbolic", "0.000e-400*d_k + 1", None),
+    ("symbolic", "1e-300*d_k", None),
+    ("derivation", "Var(q·k) = 1e-999999", "Step 2: the number 1e-999999 is too small (the limit is 1e-300)"),
+])
+def test_a_number_too_small_to_read_exactly_is_refused_by_the_preview_and_the_checker(answer_type, answer, error):
+    # Read exactly, 1e-999999 is a fraction with a million-digit denominator: printing it
+    # for the preview raised Python's integer-digits limit, and the preview answered 400.
+    from grading.core import answers
+
+    options = {"symbols": {"d_k": "positive"}}
+    if answer_type == "derivation":
+        options |= {"start": "Var(dot(q, k))", "random_variables": {"q": {"mean": 0, "variance": 1},
+                                                                     "k": {"mean": 0, "variance": 1}}}
+    parsed = answers.parse(answer_type, answer, options)
+    graded = answers.check(answer_type, "d_k", answer, options)
+    assert (parsed.error, graded.error) == (error, error)
