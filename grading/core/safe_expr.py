@@ -23,6 +23,7 @@ import keyword
 import math
 import re
 import unicodedata
+from decimal import Decimal
 from functools import lru_cache
 from dataclasses import dataclass
 
@@ -36,7 +37,7 @@ MAX_NODES = 800
 MAX_EXPONENT = 10_000  # (x-a)^6000 is harmless unexpanded; the deciders never expand big powers
 MAX_POWER_NESTING = 6  # SymPy builds deep power towers in quadratic time
 MAX_MAGNITUDE = 1e300
-MIN_MAGNITUDE = 1e-300  # a number that is not 0, at least this large
+SMALLEST_EXPONENT = -1000  # a number that is not 0 is at least 1e-1000
 MAX_NUMBER_CHARS = 40
 
 SCALAR_FUNCTIONS = frozenset({"sqrt", "exp", "log", "ln", "sin", "cos", "tan", "abs", "Abs"})
@@ -359,9 +360,9 @@ def _checked_token(kind: str, text: str, position: int, grammar: Grammar, known_
         value = float(text)
         if not math.isfinite(value) or value > MAX_MAGNITUDE:
             raise AnswerFormatError(f"the number {text} is too large")
-        if value < MIN_MAGNITUDE and _has_nonzero_digit(text):
+        if _too_small(text):
             # Read exactly, 1e-999999 is a fraction whose denominator has a million digits.
-            raise AnswerFormatError(f"the number {text} is too small (the limit is {MIN_MAGNITUDE:g})")
+            raise AnswerFormatError(f"the number {text} is too small (the limit is 1e{SMALLEST_EXPONENT})")
         return [_Token("number", text, position)]
     if kind == "name":
         return [_Token("name", part, position) for part in _checked_name(text, position, grammar, known_names)]
@@ -372,10 +373,10 @@ def _checked_token(kind: str, text: str, position: int, grammar: Grammar, known_
     return [_Token("op", "**" if text == "^" else text, position)]
 
 
-def _has_nonzero_digit(number_text: str) -> bool:
-    """Is the number's mantissa (before any e) other than zero?"""
-    mantissa = re.split("[eE]", number_text, maxsplit=1)[0]
-    return any(digit in "123456789" for digit in mantissa)
+def _too_small(number_text: str) -> bool:
+    """Is the number not 0 but below 10**SMALLEST_EXPONENT? (Exactly: floats stop at 5e-324.)"""
+    number = Decimal(number_text)
+    return number != 0 and number.adjusted() < SMALLEST_EXPONENT
 
 
 def _checked_name(text: str, position: int, grammar: Grammar, known_names: frozenset) -> list[str]:
