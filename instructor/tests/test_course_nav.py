@@ -46,3 +46,18 @@ def test_an_assignment_page_adds_its_own_navigation_under_the_course(client, dem
         demo.assignment.title, "Gradebook", "Analytics", "Accommodations", "Proctor"]
     assert '<a href="%s" aria-current="page">Gradebook</a>' % reverse(
         "instructor:gradebook", args=[demo.course.slug, demo.assignment.slug]) in assignment_nav
+
+
+def test_a_teaching_assistant_is_not_shown_the_instructors_only_lms_link(client, demo):
+    assert client.login(username="ta", password="attention-demo")
+    html = client.get(reverse("instructor:course_gradebook", args=[demo.course.slug])).content.decode()
+    links, _ = course_nav_links(html)
+    assert links == [link for link in COURSE_LINKS if link != "LMS"]
+    assert client.get(reverse("lti:course_lms", args=[demo.course.slug])).status_code == 403
+
+
+def test_every_page_with_the_course_navigation_loads_the_staff_stylesheet(client, demo):
+    assert client.login(username="instructor", password="attention-demo")
+    for name in ("lti:course_lms", "courses:people", "instructor:course", "review:settings"):
+        html = client.get(reverse(name, args=[demo.course.slug])).content.decode()
+        assert "attnquiz/css/staff" in html, name
