@@ -260,7 +260,25 @@ def parse_answer(answer, options: dict) -> Parsed:
         value = parse_number(answer)
     except AnswerFormatError as problem:
         return Parsed(None, str(problem), None)
-    return Parsed(float(value), None, _latex_of(value))
+    return Parsed(float(value), None, _typed_decimal_latex(answer) or _latex_of(value))
+
+
+_TYPED_DECIMAL = re.compile(r"([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+))?")
+
+
+def _typed_decimal_latex(answer) -> str | None:
+    """A decimal as the student typed it: 0.40 stays 0.40 (read exactly it is 2/5, which the
+    preview and the attempt history showed), 4e-3 is 4 × 10⁻³. None for anything else."""
+    if not isinstance(answer, str):
+        return None
+    match = _TYPED_DECIMAL.fullmatch(safe_expr.normalise_unicode(answer).translate(_UNICODE_SIGNS).strip())
+    if match is None:
+        return None
+    sign, digits, exponent = match.groups()
+    latex = f"{'-' if sign == '-' else ''}{digits}"
+    if exponent is not None:
+        latex += rf" \times 10^{{{int(exponent)}}}"
+    return latex
 
 
 def _latex_of(value: Fraction) -> str:

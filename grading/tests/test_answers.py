@@ -83,3 +83,13 @@ def test_matrix_expressions_run_under_the_sandbox_limits():
     from grading.core.answers import SANDBOXED_TYPES
 
     assert set(SANDBOXED_TYPES) == {"symbolic", "derivation", "matrix_expression"}
+
+
+@pytest.mark.parametrize(("typed", "latex"), [
+    ("0.40", "0.40"), ("0.403", "0.403"), ("-0.5", "-0.5"), ("−0.25", "-0.25"), ("+3.0", "3.0"),
+    ("4e-3", r"4 \times 10^{-3}"), ("1E+5", r"1 \times 10^{5}"), (" 12 ", "12"),
+    ("2/5", r"\frac{2}{5}"), ("1 ⅜", r"\frac{11}{8}"), ("-3/4", r"-\frac{3}{4}"),
+])
+def test_a_numeric_preview_shows_a_decimal_as_typed_and_a_fraction_as_a_fraction(typed, latex):
+    # Read exactly, 0.40 is 2/5, which the preview and the attempt history used to show.
+    assert parse("numeric", typed).preview_latex == latex
