@@ -120,6 +120,18 @@ def clock_text(seconds) -> str:
 
 
 @register.filter
+def as_sentence(text) -> str:
+    """A checker's message as a sentence: "the first row's first entry is empty" -> "The first
+    row's first entry is empty." (messages are written to be joined into others, lower case
+    and without a full stop)."""
+    text = str(text or "").strip()
+    if not text:
+        return ""
+    text = text[0].upper() + text[1:]
+    return text if text[-1] in ".!?" else text + "."
+
+
+@register.filter
 def score_percent(value) -> str:
     """A part's score (0..1) as a percent: 1 -> "100%", 0.9 -> "90%", 0.125 -> "12.5%".
 

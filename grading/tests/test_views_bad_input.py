@@ -24,7 +24,7 @@ def logged_in(client, variant):
     ("form", "status", "message"),
     [
         ({}, 422, "No answer was entered."),
-        ({"answer": ""}, 422, "the answer is empty"),
+        ({"answer": ""}, 422, "The answer is empty"),
         ({"answer": LONG}, 422, "That answer is too long"),
         ({"answer": "[1, 2, 3, nan]"}, 422, ""),
         ({"answer": "\x00\x01"}, 422, ""),
@@ -86,3 +86,9 @@ def test_preview_accepts_a_good_request(logged_in):
     body = json.dumps({"type": "symbolic", "answer": "2 d_k", "options": {"symbols": {"d_k": "positive"}}})
     response = logged_in.post(reverse("preview"), data=body, content_type="application/json")
     assert response.json() == {"latex": "2 d_{k}", "error": None}
+
+
+def test_a_format_error_reads_as_a_sentence_before_the_note_on_attempts(logged_in, variant):
+    form = {"cell-0-0": "", "cell-0-1": "0.2", "cell-0-2": "0.3", "cell-0-3": "0.4"}
+    html = logged_in.post(submit_url(variant), form, HTTP_HX_REQUEST="true").content.decode()
+    assert "⚠</span> The first row&#x27;s first entry is empty. <small>This did not use an attempt.</small>" in html
