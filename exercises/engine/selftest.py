@@ -11,10 +11,12 @@ diagnosed as the matching misconception, so the diagnosis wiring is tested with 
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .expressions import evaluate
 from .grading import part_options
 from .reference import part_reference
 from .spec import NUMERIC_TYPES, ExerciseSpec, Part
@@ -57,10 +59,51 @@ def self_test_variant(spec: ExerciseSpec, params: dict) -> SelfTestResult:
                 problem = _graded_problem(answers, part, expected, answer, options, kind)
                 if problem:
                     result.failures.append(f"{part.key}: {kind} answer {answer!r} {problem}")
+        _check_no_tied_extreme(part, params, result)
         if not _check_reference_is_no_misconception(part, expected, options, result):
             continue  # the unscaled check below would compare against a wrong reference
         _check_unscaled_diagnosis(part, expected, options, result, answers)
     return result
+
+
+INDEX_FUNCTIONS = {"argmax": max, "argmin": min}
+TIE_TOLERANCE = 1e-9
+
+
+def _check_no_tied_extreme(part: Part, params: dict, result: SelfTestResult) -> None:
+    """A failure for every argmax(...) / argmin(...) in the part's answer whose largest
+    (smallest) value is shared on this variant: the answer names one index, a student who
+    names another tied one is marked wrong (weights of 0.33, 0.33, 0, 0.33 have three
+    "largest" keys). A gate (kind: unique_max) keeps such variants out."""
+    for expression in (part.answer_expression, part.answer_index):
+        if expression is None:
+            continue
+        for name, argument in _index_calls(expression):
+            try:
+                values = np.asarray(evaluate(argument, params), dtype=float).ravel()
+            except Exception:  # the reference itself reports an expression that cannot run
+                continue
+            if values.size < 2 or not np.all(np.isfinite(values)):
+                continue
+            extreme = INDEX_FUNCTIONS[name](values)
+            tied = [index for index, value in enumerate(values) if abs(value - extreme) <= TIE_TOLERANCE * max(1.0, abs(extreme))]
+            if len(tied) > 1:
+                result.checked += 1
+                result.failures.append(
+                    f"{part.key}: {name}({argument}) is tied on this variant (indices {', '.join(map(str, tied))} "
+                    f"share the value {extreme:.6g}): a student who names another of them is marked wrong; "
+                    "add a gate with kind: unique_max"
+                )
+
+
+def _index_calls(expression) -> list[tuple[str, str]]:
+    """(function, argument text) of every argmax / argmin call in the expression."""
+    calls = []
+    for node in ast.walk(expression.tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in INDEX_FUNCTIONS
+                and len(node.args) == 1):
+            calls.append((node.func.id, ast.get_source_segment(expression.text, node.args[0]) or ast.unparse(node.args[0])))
+    return calls
 
 
 def _graded_problem(answers, part: Part, expected, answer, options: dict, kind: str) -> str | None:

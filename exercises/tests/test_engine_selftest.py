@@ -59,3 +59,39 @@ def test_a_part_without_diagnosis_is_not_checked_against_mistakes():
     undiagnosed = WORKED_EXAMPLE.replace(WEIGHTS, 'answer: "softmax(scores_q)"').replace(
         "    diagnose: {kind: attention, Q: Q, K: K, V: V, query_index: q, quantity: weights}\n", "")
     assert self_tests(undiagnosed) == [(19, [])] * len(DRAWS)
+
+
+TIED_SOURCE = """
+slug: tied
+title: Which key
+version: 1
+parameters:
+  w: {generator: choice, from: [[0.5, 0.5, 0.0], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]}
+prompt: "Weights {{w}}."
+parts:
+  - key: top
+    type: numeric
+    prompt: "Which key has the largest weight?"
+    answer: "argmax(w)"
+    decimals: 0
+    solution: "Key {{argmax(w)}}."
+  - key: flat
+    type: choice
+    prompt: "Which key has the smallest weight?"
+    choices: [{key: k0, text: "key 0"}, {key: k1, text: "key 1"}, {key: k2, text: "key 2"}]
+    answer_index: "argmin(w)"
+    solution: "Key {{argmin(w)}}."
+"""
+
+
+@pytest.mark.parametrize(("w", "failures"), [
+    ([0.5, 0.5, 0.0], ["top: argmax(w) is tied on this variant (indices 0, 1 share the value 0.5): a student who "
+                       "names another of them is marked wrong; add a gate with kind: unique_max"]),
+    ([0.2, 0.5, 0.3], []),
+    ([0.1, 0.1, 0.8], ["flat: argmin(w) is tied on this variant (indices 0, 1 share the value 0.1): a student who "
+                       "names another of them is marked wrong; add a gate with kind: unique_max"]),
+])
+def test_an_index_answer_with_a_tied_extreme_fails_the_self_test(w, failures):
+    spec = engine.load_spec(TIED_SOURCE)
+    result = self_test_variant(spec, {"w": w})
+    assert [failure for failure in result.failures if "tied" in failure] == failures
