@@ -187,3 +187,12 @@ def test_a_partial_manual_grade_raises_mastery(people, essays, django_capture_on
     assert (observation.skill, observation.correct, observation.credit) == ("scaling", True, pytest.approx(0.8))
     mastery = SkillMastery.objects.get(student=people.student, skill="scaling")
     assert mastery.p_known == pytest.approx(0.697727, abs=1e-6)  # up from the prior 0.3
+
+
+def test_a_rubric_without_items_says_so_outside_the_numbered_list(client, people, essays):
+    client.login(username="tariq", password=PASSWORD)
+    client.get(question_url(essays["item"]))
+    Rubric.objects.get().items.all().delete()
+    page = client.get(question_url(essays["item"])).content.decode()
+    assert '<p class="muted" id="rubric-items">No items yet: add some below.</p>' in page
+    assert '<ol id="rubric-items">' not in page
