@@ -222,6 +222,7 @@ def gradebook(request, course_slug: str, assignment_slug: str):
         {
             "course": assignment.course,
             "assignment": assignment,
+            "role": role,  # the navigation's instructor-only links, without asking again
             "book": book,
             "student_filter": student_filter,
             "item_filter": item_filter,
