@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 
 from django.contrib.auth import get_user_model
-from django.db.models import Case, FloatField, Max, Q, QuerySet, Value, When
+from django.db.models import Case, FloatField, IntegerField, Max, Q, QuerySet, Value, When
 from django.db.models.functions import Coalesce
 from django.http import Http404
 from django.utils import timezone
@@ -145,18 +145,23 @@ def assignment_submissions(*, assignment: Assignment) -> QuerySet[Submission]:
     return Submission.objects.filter(variant__assignment_item__assignment=assignment)
 
 
-def best_part_scores(*, assignment: Assignment) -> dict[tuple[int, int, str], float]:
-    """(student id, item id, part) -> best awarded score in [0, 1] over graded attempts."""
-    best: dict[tuple[int, int, str], float] = {}
-    rows = assignment_submissions(assignment=assignment).values_list(
-        "student_id", "variant__assignment_item_id", "part", "status", "awarded"
-    )
-    for student_id, item_id, part, status, awarded in rows:
-        key = (student_id, item_id, part)
-        value = (awarded or 0.0) if status == SubmissionStatus.GRADED else 0.0
-        if value > best.get(key, -1.0):
-            best[key] = value
-    return best
+# An answer in these states has no score yet: a free-text part waiting for a person, or an
+# answer the grader has not reached. It counts 0 until it is graded, so the gradebooks mark
+# it pending instead of showing that 0 as if it were final.
+AWAITING_GRADING = (SubmissionStatus.MANUAL, SubmissionStatus.QUEUED, SubmissionStatus.GRADING)
+FULL_MARKS = 1.0
+
+
+@dataclass(frozen=True)
+class PartScores:
+    """The best score of each part a student answered, and which of them may still change.
+
+    ``best``: (student id, item id, part) -> best awarded score in [0, 1] over the attempts
+    (an attempt not graded counts 0). ``pending``: the keys with an answer awaiting grading
+    that could still raise that best (a part with full marks already cannot change)."""
+
+    best: dict[tuple[int, int, str], float] = field(default_factory=dict)
+    pending: frozenset[tuple[int, int, str]] = frozenset()
 
 
 def item_score(*, info: ItemInfo, student_id: int, best: dict) -> float | None:
@@ -171,6 +176,11 @@ def item_score(*, info: ItemInfo, student_id: int, best: dict) -> float | None:
     return info.item.points * earned / info.part_points
 
 
+def item_pending(*, info: ItemInfo, student_id: int, pending: frozenset) -> bool:
+    """Whether an answer to one of the item's parts awaits grading (see ``PartScores``)."""
+    return bool(pending) and any((student_id, info.item.pk, part.key) in pending for part in info.parts)
+
+
 def course_students(*, course: Course, include_dropped: bool = False):
     """The course's students; dropped ones (whose submissions are kept) only when asked for."""
     User = get_user_model()
@@ -180,11 +190,22 @@ def course_students(*, course: Course, include_dropped: bool = False):
     return User.objects.filter(pk__in=enrolments.values("user_id")).order_by("username")
 
 
+@dataclass(frozen=True)
+class ScoreCell:
+    """One exercise of one student in the assignment gradebook: the points as shown ("—"
+    never answered, "not given" another student's pool exercise), and whether an answer to
+    it awaits grading (the points then count only what is graded so far)."""
+
+    shown: str
+    pending: bool = False
+
+
 def gradebook(
     *, assignment: Assignment, student_filter: str = "", item_filter: int | None = None,
     include_dropped: bool = False,
 ) -> dict:
-    """Students x exercises with scores; filters narrow the rows (name) and columns (item)."""
+    """Students x exercises with scores; filters narrow the rows (name) and columns (item).
+    A row is ``provisional`` while an answer in its columns awaits grading."""
     infos = assignment_items_info(assignment=assignment)
     columns = [info for info in infos if item_filter in (None, info.item.pk)]
     students = course_students(course=assignment.course, include_dropped=include_dropped)
@@ -196,26 +217,30 @@ def gradebook(
         )
     # Each student's accommodation rides along with the students' query.
     students = with_accommodation_on(students, assignment=assignment)
-    best = best_part_scores(assignment=assignment)
+    part_scores = part_best_scores(submissions=assignment_submissions(assignment=assignment))
     draws = items_draws(infos=infos, assignment=assignment)
     max_points = pools.slot_points(info.item for info in columns)
     tz = course_zone(assignment)
     rows = []
     for student in students:
-        scores, given, out_of = student_scores(
-            infos=columns, student_id=student.pk, best=best, draws=draws.get(student.pk, {})
+        result = student_scores(
+            infos=columns, student_id=student.pk, part_scores=part_scores, draws=draws.get(student.pk, {})
         )
-        total = sum(score or 0.0 for score in scores)
         rows.append(
             {
                 "student": student,
-                "attempted": any(score is not None for score in scores),
-                "scores": scores,
-                "given": given,
-                "cells": [score_shown(score, given=is_given) for score, is_given in zip(scores, given)],
-                "total": total,
-                "out_of": out_of,
-                "percent": 100 * total / out_of if out_of else 0.0,
+                "attempted": result.attempted,
+                "scores": result.scores,
+                "given": result.given,
+                "pending": result.pending,
+                "provisional": result.provisional,
+                "cells": [
+                    ScoreCell(score_shown(score, given=is_given), pending=is_pending)
+                    for score, is_given, is_pending in zip(result.scores, result.given, result.pending)
+                ],
+                "total": result.total,
+                "out_of": result.out_of,
+                "percent": 100 * result.total / result.out_of if result.out_of else 0.0,
                 "accommodation": accommodation_summary(carried_accommodation(student), tz=tz),
             }
         )
@@ -229,18 +254,48 @@ def items_draws(*, infos: list[ItemInfo], assignment: Assignment) -> dict[int, d
     return pools.pool_draws(assignment=assignment)
 
 
+@dataclass(frozen=True)
+class StudentScores:
+    """One student's points per item (None: never answered, or not given it), whether each
+    item was given them, whether an answer to each awaits grading, and the points they are
+    scored out of."""
+
+    scores: list[float | None]
+    given: list[bool]
+    pending: list[bool]
+    out_of: float
+
+    @property
+    def attempted(self) -> bool:
+        return any(score is not None for score in self.scores)
+
+    @property
+    def total(self) -> float:
+        return sum(score or 0.0 for score in self.scores)
+
+    @property
+    def provisional(self) -> bool:
+        """True while an answer awaits grading: the total may still go up."""
+        return any(self.pending)
+
+
 def student_scores(
-    *, infos: list[ItemInfo], student_id: int, best: dict, draws: dict[str, int]
-) -> tuple[list[float | None], list[bool], float]:
-    """One student's points per item (None: never answered, or not given them), whether
-    each item was given them, and the points they are scored out of: a student is scored
-    only on the items they were given."""
+    *, infos: list[ItemInfo], student_id: int, part_scores: PartScores, draws: dict[str, int]
+) -> StudentScores:
+    """A student is scored only on the items they were given."""
     given = [pools.item_given(item=info.item, draws=draws) for info in infos]
     scores = [
-        item_score(info=info, student_id=student_id, best=best) if is_given else None
+        item_score(info=info, student_id=student_id, best=part_scores.best) if is_given else None
         for info, is_given in zip(infos, given)
     ]
-    return scores, given, pools.points_out_of(items=[info.item for info in infos], draws=draws)
+    pending = [
+        is_given and item_pending(info=info, student_id=student_id, pending=part_scores.pending)
+        for info, is_given in zip(infos, given)
+    ]
+    return StudentScores(
+        scores=scores, given=given, pending=pending,
+        out_of=pools.points_out_of(items=[info.item for info in infos], draws=draws),
+    )
 
 
 NOT_GIVEN = "not given"
@@ -300,15 +355,14 @@ LONG_COLUMNS = [
 GRADEBOOK_STUDENTS_PER_QUERY = 200
 
 
-def part_best_of_students(*, assignment: Assignment, student_ids: list[int]) -> dict[tuple[int, int, str], float]:
-    """(student id, item id, part) -> best awarded score of these students, decided in the
-    database (ungraded attempts count 0)."""
+def part_best_of_students(*, assignment: Assignment, student_ids: list[int]) -> PartScores:
+    """The ``PartScores`` of these students, decided in the database."""
     return part_best_scores(submissions=assignment_submissions(assignment=assignment).filter(student_id__in=student_ids))
 
 
-def part_best_scores(*, submissions) -> dict[tuple[int, int, str], float]:
-    """(student id, item id, part) -> best awarded score over these submissions, in one
-    aggregate (ungraded attempts count 0)."""
+def part_best_scores(*, submissions) -> PartScores:
+    """The ``PartScores`` of these submissions, in one aggregate: per part the best awarded
+    score (ungraded attempts count 0) and whether an attempt awaits grading."""
     rows = (
         submissions.values("student_id", "variant__assignment_item_id", "part")
         .annotate(
@@ -318,18 +372,41 @@ def part_best_scores(*, submissions) -> dict[tuple[int, int, str], float]:
                     default=Value(0.0),
                     output_field=FloatField(),
                 )
-            )
+            ),
+            awaiting=Max(
+                Case(
+                    When(status__in=AWAITING_GRADING, then=Value(1)),
+                    default=Value(0),
+                    output_field=IntegerField(),
+                )
+            ),
         )
         .order_by()
-        .values_list("student_id", "variant__assignment_item_id", "part", "best")
+        .values_list("student_id", "variant__assignment_item_id", "part", "best", "awaiting")
     )
-    return {(student_id, item_id, part): best for student_id, item_id, part, best in rows}
+    best, pending = {}, set()
+    for student_id, item_id, part, score, awaiting in rows:
+        key = (student_id, item_id, part)
+        best[key] = score
+        if awaiting and score < FULL_MARKS:
+            pending.add(key)
+    return PartScores(best=best, pending=frozenset(pending))
+
+
+PENDING_COLUMN = "pending"
+
+
+def pending_words(names) -> str:
+    """The export's "pending" cell: what awaits grading, by name; empty when nothing does."""
+    return csv_safe("; ".join(names))
 
 
 def gradebook_csv_rows(*, assignment: Assignment) -> Iterator[list]:
     """Header then one row per student: username, student ID, e-mail, names, one score per
-    exercise ("not attempted" when never answered, which is not a 0), total, percent. A
-    generator: memory bounded by one batch of students, not the roster.
+    exercise ("not attempted" when never answered, which is not a 0), total, percent, and
+    "pending": the exercises with an answer awaiting grading (counted 0 until graded, so a
+    row that names any has a provisional total). A generator: memory bounded by one batch
+    of students, not the roster.
 
     Students are read in order, and the best scores of each batch of them with one
     aggregate over their ids. (One ordered aggregate over the whole course, merged with
@@ -339,7 +416,10 @@ def gradebook_csv_rows(*, assignment: Assignment) -> Iterator[list]:
     max_points = pools.slot_points(info.item for info in infos)
     draws = items_draws(infos=infos, assignment=assignment)
     # Exercise titles are authored text: formula-safe like every other text cell.
-    yield WIDE_FIXED_COLUMNS + [csv_safe(info.label()) for info in infos] + [f"total (/{max_points:g})", "percent"]
+    yield (
+        WIDE_FIXED_COLUMNS + [csv_safe(info.label()) for info in infos]
+        + [f"total (/{max_points:g})", "percent", PENDING_COLUMN]
+    )
     students = (
         Enrolment.objects.filter(course=assignment.course, role=Role.STUDENT, status=EnrolmentStatus.ACTIVE)
         .order_by("user__username", "user_id")
@@ -347,24 +427,24 @@ def gradebook_csv_rows(*, assignment: Assignment) -> Iterator[list]:
         .iterator(chunk_size=GRADEBOOK_STUDENTS_PER_QUERY)
     )
     while batch := list(islice(students, GRADEBOOK_STUDENTS_PER_QUERY)):
-        best = None  # the last batch's scores go before this batch's arrive
-        best = part_best_of_students(assignment=assignment, student_ids=[row[0] for row in batch])
+        part_scores = None  # the last batch's scores go before this batch's arrive
+        part_scores = part_best_of_students(assignment=assignment, student_ids=[row[0] for row in batch])
         for student_id, *person in batch:
-            scores, given, out_of = student_scores(
-                infos=infos, student_id=student_id, best=best, draws=draws.get(student_id, {})
+            result = student_scores(
+                infos=infos, student_id=student_id, part_scores=part_scores, draws=draws.get(student_id, {})
             )
-            attempted = any(score is not None for score in scores)
-            total = sum(score or 0.0 for score in scores)
+            out_of, total = result.out_of, result.total
             yield (
                 [csv_safe(value) for value in person]
                 + [
                     NOT_GIVEN if not is_given else NOT_ATTEMPTED if score is None else round(score, 4)
-                    for score, is_given in zip(scores, given)
+                    for score, is_given in zip(result.scores, result.given)
                 ]
                 + (
                     [round(total, 4), round(100 * total / out_of if out_of else 0.0, 2)]
-                    if attempted else [NOT_ATTEMPTED, ""]
+                    if result.attempted else [NOT_ATTEMPTED, ""]
                 )
+                + [pending_words(info.slug for info, is_pending in zip(infos, result.pending) if is_pending)]
             )
 
 
@@ -501,10 +581,18 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
     """Per exercise and part: attempts, mean score, facility, discrimination, common wrong
     answers, misconception counts, and difficulty per variant.
 
-    Population: students with at least one submission to the assignment. A part's score
-    for a student is their best awarded score (0 if never graded) times the part's points.
-    Facility = mean part score / part points. Discrimination = the corrected item-total
-    (point-biserial when the part is scored 0/1) correlation: Pearson r between the part
+    A part's score for a student is their best awarded score (0 if never graded) times the
+    part's points.
+
+    Mean score and facility are over the part's ``graded`` students: those with a graded
+    answer to it (the usual item facility, the mean score of those who attempted the item).
+    A student who never answered the part is not a 0 there, and one whose answer still
+    awaits grading (``awaiting``) is left out until it is graded. Facility = mean part
+    score / part points.
+
+    Discrimination is over every student with a submission to the assignment (of a pool's
+    item, those given it), a part they never answered counting 0: the corrected item-total
+    (point-biserial when the part is scored 0/1) correlation, Pearson r between the part
     score and the student's rest-of-assignment score (every other part, in points).
     """
     infos = assignment_items_info(assignment=assignment)
@@ -524,10 +612,16 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
         for info in infos
     }
     best: dict[tuple[int, int, str], float] = {}
+    graded: set[tuple[int, int, str]] = set()
+    awaiting: set[tuple[int, int, str]] = set()
     for s in submissions:
         key = (s["student_id"], s["variant__assignment_item_id"], s["part"])
         value = (s["awarded"] or 0.0) if s["status"] == SubmissionStatus.GRADED else 0.0
         best[key] = max(best.get(key, 0.0), value)
+        if s["status"] == SubmissionStatus.GRADED:
+            graded.add(key)
+        elif s["status"] in AWAITING_GRADING:
+            awaiting.add(key)
     all_parts = [(info, part) for info in infos for part in info.parts]
     items_by_pk = {info.item.pk: info.item for info in infos}
     points = {
@@ -553,7 +647,15 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
             seen_by = takers[info.item.pk]
             part_scores = [points[(student, info.item.pk, part.key)] for student in seen_by]
             rest = [totals[student] - score for student, score in zip(seen_by, part_scores)]
-            mean = sum(part_scores) / len(part_scores) if part_scores else None
+            graded_scores = [
+                score for student, score in zip(seen_by, part_scores) if (student, info.item.pk, part.key) in graded
+            ]
+            mean = sum(graded_scores) / len(graded_scores) if graded_scores else None
+            # Not yet in the mean: an answer awaits grading and none is graded.
+            waiting = [
+                student for student in seen_by
+                if (student, info.item.pk, part.key) in awaiting and (student, info.item.pk, part.key) not in graded
+            ]
             wrong_rows = [s for s in rows if s["status"] == SubmissionStatus.GRADED and not s["correct"]]
             wrong = Counter(answer_text(s["raw_answer"]) for s in wrong_rows)
             parts.append(
@@ -564,6 +666,8 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
                     "points": part.points,
                     "attempts": len(rows),
                     "students": len({s["student_id"] for s in rows}),
+                    "graded": len(graded_scores),
+                    "awaiting": len(waiting),
                     "mean_score": mean,
                     "facility": (mean / part.points) if mean is not None and part.points else None,
                     "discrimination": pearson(part_scores, rest),

@@ -4,8 +4,12 @@ for CSV and XLSX.
 
 It reads in a fixed number of queries whatever the roster: the assignments, their items,
 the categories and their assignments, the students with their enrolments, one aggregate of
-best part scores over the course, the accommodations (the assignments' and the course-wide
-ones), and (only with pools) the draws.
+best part scores over the course (with which parts await grading), the accommodations (the
+assignments' and the course-wide ones), and (only with pools) the draws.
+
+An answer awaiting grading (a free-text part waiting for a person) counts 0 until it is
+graded: its cell is marked ``pending`` and the student's total ``provisional``, on the page
+and in the exports' "pending" column, so that 0 never reads as final.
 """
 
 from __future__ import annotations
@@ -24,7 +28,10 @@ from grading.models import Submission
 
 from . import grade_totals
 from .models import GradeCategory
-from .selectors import ItemInfo, PartInfo, csv_safe, item_score, part_best_scores, student_scores
+from .selectors import (
+    PENDING_COLUMN, ItemInfo, PartInfo, PartScores, csv_safe, item_pending, item_score, part_best_scores,
+    pending_words, student_scores,
+)
 
 UNCATEGORISED = "Not in a category"
 NOT_ATTEMPTED = "not attempted"
@@ -42,16 +49,23 @@ class GradebookColumn:
     def label(self) -> str:
         return f"{self.assignment.title} (/{self.max_points:g})"
 
-    def student_result(self, *, student_id: int, best: dict, draws: dict[str, int]) -> tuple[float | None, float]:
-        """(points earned, None when not attempted; points out of) of one student. Without
-        pools every student is given every item, so the rules of ``student_scores`` reduce
-        to a sum over the items (the gradebook's inner loop: 3,000 students x the columns)."""
+    def student_result(
+        self, *, student_id: int, part_scores: PartScores, draws: dict[str, int]
+    ) -> tuple[float | None, float, bool]:
+        """(points earned, None when not attempted; points out of; whether an answer awaits
+        grading) of one student. Without pools every student is given every item, so the
+        rules of ``student_scores`` reduce to a sum over the items (the gradebook's inner
+        loop: 3,000 students x the columns)."""
         if self.has_pools:
-            scores, _given, out_of = student_scores(infos=self.items, student_id=student_id, best=best, draws=draws)
-        else:
-            scores, out_of = [item_score(info=info, student_id=student_id, best=best) for info in self.items], self.max_points
+            result = student_scores(infos=self.items, student_id=student_id, part_scores=part_scores, draws=draws)
+            return (result.total if result.attempted else None), result.out_of, result.provisional
+        best, pending = part_scores.best, part_scores.pending
+        scores = [item_score(info=info, student_id=student_id, best=best) for info in self.items]
         attempted = any(score is not None for score in scores)
-        return (sum(score or 0.0 for score in scores) if attempted else None), out_of
+        is_pending = attempted and any(
+            item_pending(info=info, student_id=student_id, pending=pending) for info in self.items
+        )
+        return (sum(score or 0.0 for score in scores) if attempted else None), self.max_points, is_pending
 
 
 @dataclass
@@ -72,6 +86,7 @@ class GradebookCell:
     out_of: float
     accommodated: bool = False
     dropped: bool = False
+    pending: bool = False  # an answer awaits grading: ``earned`` counts only what is graded
 
     @property
     def shown(self) -> str:
@@ -92,6 +107,11 @@ class GradebookRow:
     @property
     def accommodated(self) -> bool:
         return any(cell.accommodated for cell in self.cells)
+
+    @property
+    def provisional(self) -> bool:
+        """True while an answer awaits grading: the total may still go up."""
+        return any(cell.pending for cell in self.cells)
 
 
 @dataclass
@@ -143,9 +163,9 @@ def _categories(*, course: Course, columns: list[GradebookColumn]) -> list[Grade
     return stored
 
 
-def _best_part_scores(*, course: Course) -> dict[tuple[int, int, str], float]:
-    """(student id, item id, part) -> best awarded score over the course (ungraded attempts
-    count 0, as in the assignment gradebook)."""
+def _best_part_scores(*, course: Course) -> PartScores:
+    """The best score of every part answered in the course and which parts await grading,
+    in one aggregate (as in the assignment gradebook)."""
     return part_best_scores(submissions=Submission.objects.filter(variant__assignment_item__assignment__course=course))
 
 
@@ -221,7 +241,7 @@ def course_gradebook(*, course: Course, student_filter: str = "") -> CourseGrade
     enrolments = list(course_gradebook_students(course=course, student_filter=student_filter))
     if not enrolments:
         return book
-    best = _best_part_scores(course=course)
+    part_scores = _best_part_scores(course=course)
     draws = _course_draws(course=course, columns=columns)
     accommodated = _accommodated_cells(course=course, columns=columns)
     now = timezone.now()
@@ -230,13 +250,14 @@ def course_gradebook(*, course: Course, student_filter: str = "") -> CourseGrade
         student_id = enrolment.user_id
         cells, results = [], defaultdict(list)
         for column in columns:
-            earned, out_of = column.student_result(
-                student_id=student_id, best=best, draws=draws.get((column.assignment.pk, student_id), {})
+            earned, out_of, pending = column.student_result(
+                student_id=student_id, part_scores=part_scores, draws=draws.get((column.assignment.pk, student_id), {})
             )
             cells.append(
                 GradebookCell(
                     earned=earned, out_of=out_of,
                     accommodated=(student_id, column.assignment.pk) in accommodated,
+                    pending=pending,
                 )
             )
             key = column.category_id if has_stored_categories else None
@@ -347,12 +368,14 @@ def _number(value: float | None, digits: int) -> float | str:
 def course_gradebook_table(*, book: CourseGradebook) -> list[list]:
     """Header then one row per student: username, student ID, e-mail, names, each
     assignment's points ("not attempted" when never answered), each category's percent,
-    the total percent. Text cells are made formula-safe."""
+    the total percent, and "pending": the assignments with an answer awaiting grading
+    (counted 0 until graded, so a row that names any has a provisional total). Text cells
+    are made formula-safe."""
     header = ["username", "student_id", "email", "first_name", "last_name"]
     header += [column.label for column in book.columns]
     if book.categories[0].id is not None:
         header += [f"{category.label} %" for category in book.categories]
-    header.append("total %")
+    header += ["total %", PENDING_COLUMN]
     table = [header]
     for row in book.rows:
         user = row.student
@@ -364,5 +387,7 @@ def course_gradebook_table(*, book: CourseGradebook) -> list[list]:
         if book.categories[0].id is not None:
             line += [_number(percent, 2) for percent in row.category_percents]
         line.append(_number(row.total, 2))
+        waiting = (column.assignment.title for column, cell in zip(book.columns, row.cells) if cell.pending)
+        line.append(pending_words(waiting))
         table.append(line)
     return table

@@ -46,9 +46,9 @@ def test_gradebook_json_and_csv(graded, instructor):
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert rows == [
-        ["username", "student_id", "email", "first_name", "last_name", "product (/1)", "total (/1)", "percent"],
-        ["sam", "", "", "Sam", "Stone", "0.9", "0.9", "90.0"],
-        ["sue", "", "", "Sue", "Shaw", "0.0", "0.0", "0.0"],
+        ["username", "student_id", "email", "first_name", "last_name", "product (/1)", "total (/1)", "percent", "pending"],
+        ["sam", "", "", "Sam", "Stone", "0.9", "0.9", "90.0", ""],
+        ["sue", "", "", "Sue", "Shaw", "0.0", "0.0", "0.0", ""],
     ]
 
 
@@ -101,7 +101,8 @@ def test_analytics_per_part(graded, instructor):
     parts = {p["key"]: p for p in report["exercises"][0]["parts"]}
     assert (parts["product"]["attempts"], parts["product"]["facility"]) == (2, 0.5)
     assert parts["product"]["common_wrong"] == [{"value": "7", "count": 1}]
-    assert (parts["total"]["attempts"], parts["total"]["students"], parts["total"]["mean_score"]) == (2, 1, 0.4)
+    # Over the one student who answered the part (sue never did), not over both.
+    assert (parts["total"]["attempts"], parts["total"]["students"], parts["total"]["mean_score"]) == (2, 1, 0.8)
 
 
 def test_regrade_is_a_dry_run_first_then_applied(graded, instructor, django_capture_on_commit_callbacks):

@@ -77,9 +77,10 @@ def test_wide_csv_columns_and_a_row(client, people, known):
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert rows[0] == [
         "username", "student_id", "email", "first_name", "last_name", "product (/3)", "total (/3)", "percent",
+        "pending",
     ]
-    assert rows[1] == ["sam", "", "", "Sam", "Stone", "3.0", "3.0", "100.0"]
-    assert rows[4] == ["uma", "", "", "", "", "1.0", "1.0", "33.33"]
+    assert rows[1] == ["sam", "", "", "Sam", "Stone", "3.0", "3.0", "100.0", ""]
+    assert rows[4] == ["uma", "", "", "", "", "1.0", "1.0", "33.33", ""]
     assert len(rows) == 5
 
 
@@ -96,9 +97,10 @@ def test_the_assignment_gradebook_as_xlsx_holds_the_csvs_rows_with_numbers_as_nu
     rows = [list(row) for row in sheet.iter_rows(values_only=True)]
     assert rows[0] == [
         "username", "student_id", "email", "first_name", "last_name", "product (/3)", "total (/3)", "percent",
+        "pending",
     ]
-    assert rows[1] == ["sam", None, None, "'=HYPERLINK(1)", "Stone", 3, 3, 100]
-    assert rows[4] == ["uma", None, None, None, None, 1, 1, 33.33]
+    assert rows[1] == ["sam", None, None, "'=HYPERLINK(1)", "Stone", 3, 3, 100, None]
+    assert rows[4] == ["uma", None, None, None, None, 1, 1, 33.33, None]
     assert len(rows) == 5
     page = client.get(reverse("instructor:gradebook", args=["attn", "week1"])).content.decode()
     assert f'href="{reverse("instructor:gradebook_xlsx", args=["attn", "week1"])}"' in page
@@ -115,9 +117,9 @@ def test_wide_csv_has_student_ids_emails_an_excel_mark_and_not_attempted(client,
     excel = b"".join(client.get(url, {"excel": "1"}).streaming_content)
     assert excel.startswith("\ufeffusername,".encode())
     rows = list(csv.reader(io.StringIO(excel.decode("utf-8-sig"))))
-    assert rows[1] == ["sam", "S-17", "sam@example.org", "Sam", "Stone", "3.0", "3.0", "100.0"]
-    assert rows[3] == ["tom", "", "", "", "", "0.0", "0.0", "0.0"]
-    assert rows[5] == ["vic", "S-99", "", "", "", "not attempted", "not attempted", ""]
+    assert rows[1] == ["sam", "S-17", "sam@example.org", "Sam", "Stone", "3.0", "3.0", "100.0", ""]
+    assert rows[3] == ["tom", "", "", "", "", "0.0", "0.0", "0.0", ""]
+    assert rows[5] == ["vic", "S-99", "", "", "", "not attempted", "not attempted", "", ""]
     page = client.get(reverse("instructor:gradebook", args=["attn", "week1"])).content.decode()
     assert page.count("not attempted</td>") == 1
 
@@ -131,10 +133,10 @@ def test_wide_csv_rows_are_the_same_whatever_the_batch_of_students(people, known
     monkeypatch.setattr(selectors, "GRADEBOOK_STUDENTS_PER_QUERY", per_query)
     rows = list(selectors.gradebook_csv_rows(assignment=known["assignment"]))
     assert rows[1:] == [
-        ["sam", "", "", "Sam", "Stone", 3.0, 3.0, 100.0],
-        ["sue", "", "", "Sue", "Shaw", 1.0, 1.0, 33.33],
-        ["tom", "", "", "", "", 0.0, 0.0, 0.0],
-        ["uma", "", "", "", "", 1.0, 1.0, 33.33],
+        ["sam", "", "", "Sam", "Stone", 3.0, 3.0, 100.0, ""],
+        ["sue", "", "", "Sue", "Shaw", 1.0, 1.0, 33.33, ""],
+        ["tom", "", "", "", "", 0.0, 0.0, 0.0, ""],
+        ["uma", "", "", "", "", 1.0, 1.0, 33.33, ""],
     ]
 
 
@@ -168,8 +170,11 @@ def test_analytics_numbers_on_known_answers(people, known):
     report = selectors.assignment_analytics(assignment=known["assignment"])
     assert report["students"] == 4
     product, total = report["exercises"][0]["parts"]
-    assert (product["attempts"], product["students"], product["mean_score"], product["facility"]) == (5, 4, 0.75, 0.375)
-    assert (total["attempts"], total["students"], total["mean_score"], total["facility"]) == (3, 3, 0.5, 0.5)
+    assert (product["attempts"], product["students"], product["graded"], product["awaiting"]) == (5, 4, 4, 0)
+    assert (product["mean_score"], product["facility"]) == (0.75, 0.375)
+    # uma never answered 'total': she is not a 0 in its mean (sam 1, sue 1, tom 0).
+    assert (total["attempts"], total["students"], total["graded"], total["awaiting"]) == (3, 3, 3, 0)
+    assert (total["mean_score"], total["facility"]) == (2 / 3, 2 / 3)
     # part points [2, 0, 0, 1] against rest-of-test [1, 1, 0, 0]: r = 0.5 / sqrt(2.75)
     assert product["discrimination"] == pytest.approx(0.5 / math.sqrt(2.75), abs=1e-12)
     assert total["discrimination"] == pytest.approx(0.5 / math.sqrt(2.75), abs=1e-12)
