@@ -31,11 +31,14 @@ from exams.window import duration_text  # noqa: F401  (known by this module too)
 from exams.selectors import (
     EVERYTHING,
     FeedbackVisibility,
+    feedback_for_student,
     feedback_visibility,
     feedback_visibility_for,
     policy_all_during,
     status_for_student,
 )
+from grading.core.grades import AnswerFormatError
+from grading.core.matrix import parse_matrix
 from grading.core.misconceptions import ordinal_word
 from grading.models import Submission, SubmissionStatus
 from grading.selectors import (
@@ -61,6 +64,9 @@ def exercise_status(
 ) -> dict:
     """Not started / in progress / solved, with the student's score so far.
 
+    ``attempts_left``: the fewest left of any part still open (None: unlimited);
+    ``attempts_left_of_parts``: each open part's own, by its label, when they differ.
+
     ``variant`` (None: none yet), ``progress`` (``variants_progress``) and the student's
     own ``attempts_allowed`` may come from a caller that read them for many items at once."""
     if attempts_allowed is None:
@@ -78,6 +84,7 @@ def exercise_status(
             "parts": len(part_keys),
             "solved_parts": 0,
             "attempts_left": attempts_allowed or None,
+            "attempts_left_of_parts": None,
         }
     if progress is None:
         progress = variants_progress(variants=[variant])
@@ -93,10 +100,12 @@ def exercise_status(
     allowed = attempts_allowed
     # A student who may not know yet which parts are solved (``solved_shown`` False) is
     # told the attempts left of every part, solved or not.
-    unsolved_left = [
-        max(0, allowed - p["attempts_used"]) for p in progress if not (p["solved"] and solved_shown)
-    ]
-    attempts_left = min(unsolved_left) if allowed and unsolved_left else None
+    open_left = {
+        part_label(spec, key): max(0, allowed - p["attempts_used"])
+        for key, p in zip(part_keys, progress)
+        if not (p["solved"] and solved_shown)
+    }
+    attempts_left = min(open_left.values()) if allowed and open_left else None
     if solved == len(part_keys):
         state = "solved"
     elif started:
@@ -109,7 +118,16 @@ def exercise_status(
         "parts": len(part_keys),
         "solved_parts": solved,
         "attempts_left": attempts_left,
+        "attempts_left_of_parts": _attempts_left_when_uneven(open_left) if allowed else None,
     }
+
+
+def _attempts_left_when_uneven(left_by_label: dict[str, int]) -> list[tuple[str, int]] | None:
+    """[("(a)", 5), ("(b)", 2), …] when the parts' attempts left differ; None when they are
+    all the same (``attempts_left`` then says it for every part)."""
+    if len(set(left_by_label.values())) < 2:
+        return None
+    return list(left_by_label.items())
 
 
 # The assignment page's reads, on every student's way into an exam: compiled once.
@@ -397,21 +415,84 @@ def solution_visible(*, item: AssignmentItem | None, part_finished: bool, due_at
 
 
 class GridCell(NamedTuple):
-    """One input of a matrix answer's grid: its field name and what a screen reader says.
-    Strings made here, not numbers the template would localise one by one."""
+    """One input of a matrix answer's grid: its field name, what a screen reader says, the
+    entry of the student's last answer there and whether it was graded wrong. Strings made
+    here, not numbers the template would localise one by one."""
 
     name: str
     label: str
+    value: str = ""
+    wrong: bool = False
 
 
-def _grid_cells(shape: list[int] | None) -> list[list[GridCell]]:
+def _grid_cells(
+    shape: list[int] | None, *, last_answer: Submission | None = None,
+    visibility: FeedbackVisibility = EVERYTHING,
+) -> list[list[GridCell]]:
+    """The grid's inputs, holding the entries of ``last_answer`` (the part's latest
+    submission) as a reloaded page shows them, and marking the ones its grade found wrong
+    as far as ``visibility`` shows correctness. A cell without an entry has no mark."""
     if not shape:
         return []
     rows, cols = shape
+    size = rows * cols
+    entries = _grid_entries(last_answer.raw_answer, rows=rows, cols=cols) if last_answer else None
+    entries = entries or [""] * size
+    wrong = _wrong_entries(last_answer, visibility=visibility, size=size) if last_answer else None
+    wrong = wrong or [False] * size
     return [
-        [GridCell(name=f"cell-{r}-{c}", label=_grid_cell_label(r, c, rows)) for c in range(cols)]
+        [
+            GridCell(
+                name=f"cell-{r}-{c}",
+                label=_grid_cell_label(r, c, rows),
+                value=entries[r * cols + c],
+                wrong=wrong[r * cols + c] and bool(entries[r * cols + c]),
+            )
+            for c in range(cols)
+        ]
         for r in range(rows)
     ]
+
+
+def _grid_entries(raw_answer, *, rows: int, cols: int) -> list[str] | None:
+    """The entries of a stored matrix answer in reading order, as typed (an answer sent as
+    text, through the API, as the parser read it); None when they do not fill a rows × cols
+    grid, as the grader would lay them out (a vector fills a one-row or one-column grid)."""
+    if isinstance(raw_answer, str):
+        try:
+            values = parse_matrix(raw_answer)
+        except AnswerFormatError:
+            return None
+        table = values.tolist() if values.ndim == 2 else [values.tolist()]
+        table = [[repr(float(value)) for value in row] for row in table]
+    elif isinstance(raw_answer, list) and all(isinstance(row, list) for row in raw_answer):
+        table = [[str(entry) for entry in row] for row in raw_answer]
+    elif isinstance(raw_answer, list) and not any(isinstance(e, (list, dict)) for e in raw_answer):
+        table = [[str(entry) for entry in raw_answer]]
+    else:
+        return None
+    if not table or any(len(row) != len(table[0]) for row in table):
+        return None
+    typed = (len(table), len(table[0]))
+    vectors = 1 in typed and 1 in (rows, cols)
+    if typed != (rows, cols) and not (vectors and typed[0] * typed[1] == rows * cols):
+        return None
+    return [entry for row in table for entry in row]
+
+
+def _wrong_entries(
+    submission: Submission, *, visibility: FeedbackVisibility, size: int
+) -> list[bool] | None:
+    """Per entry in reading order, whether the grade of ``submission`` found it wrong;
+    None when it has no per-entry verdicts the student may see."""
+    if submission.status != SubmissionStatus.GRADED:
+        return None
+    details = feedback_for_student(submission.feedback, visibility).get("details") or {}
+    verdicts = details.get("entry_correct")
+    if not isinstance(verdicts, list):
+        return None
+    flat = [verdict for row in verdicts for verdict in (row if isinstance(row, list) else [row])]
+    return [verdict is False for verdict in flat] if len(flat) == size else None
 
 
 def _grid_cell_label(row: int, column: int, rows: int) -> str:
@@ -457,7 +538,11 @@ def exercise_page_context(
                 "shape": answer_shape(references[part.key])
                 if part.type == "matrix"
                 else None,
-                "grid": _grid_cells(answer_shape(references[part.key]))
+                "grid": _grid_cells(
+                    answer_shape(references[part.key]),
+                    last_answer=progress["latest"],
+                    visibility=visibility,
+                )
                 if part.type == "matrix"
                 else None,
                 "choices": part.choices,

@@ -63,7 +63,9 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
     )
     if window.ended:
         for row in items:  # an ended attempt has no attempts "left"
-            row["status"] = {**row["status"], "attempts_left": None, "ended": True}
+            row["status"] = {
+                **row["status"], "attempts_left": None, "attempts_left_of_parts": None, "ended": True
+            }
     exam = exam_selectors.is_exam(assignment)
     return render(
         request,

@@ -31,6 +31,7 @@ def answer(variant, part) -> str:
 def test_status_moves_from_not_started_to_solved(item, student, django_capture_on_commit_callbacks):
     assert exercise_status(item=item, student=student) == {
         "state": "not started", "score": 0.0, "parts": 2, "solved_parts": 0, "attempts_left": 5,
+        "attempts_left_of_parts": None,
     }
     variant = variant_get_or_create_for_item(item=item, student=student)
     with django_capture_on_commit_callbacks(execute=True):
@@ -39,12 +40,23 @@ def test_status_moves_from_not_started_to_solved(item, student, django_capture_o
         )
     assert exercise_status(item=item, student=student) == {
         "state": "in progress", "score": 0.5, "parts": 2, "solved_parts": 1, "attempts_left": 5,
+        "attempts_left_of_parts": None,
     }
     with django_capture_on_commit_callbacks(execute=True):
         services.submission_create(
             variant=variant, student=student, part="output", raw_answer=answer(variant, "output")
         )
     assert exercise_status(item=item, student=student)["state"] == "solved"
+
+
+def test_parts_with_different_attempts_left_are_listed_by_label(item, student, django_capture_on_commit_callbacks):
+    variant = variant_get_or_create_for_item(item=item, student=student)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.submission_create(variant=variant, student=student, part="weights", raw_answer="[1, 2, 3, 4]")
+    assert exercise_status(item=item, student=student) == {
+        "state": "in progress", "score": 0.0, "parts": 2, "solved_parts": 0, "attempts_left": 4,
+        "attempts_left_of_parts": [("(a)", 4), ("(b)", 5)],
+    }
 
 
 def test_assignment_summary_counts_solved_exercises_and_percent(demo, item, student, django_capture_on_commit_callbacks):

@@ -539,7 +539,9 @@
   }
 
   /* Mark grid cells the grader rejected: a red outline AND aria-invalid, so the
-     signal reaches screen readers too. entry_correct is flat or nested by row. */
+     signal reaches screen readers too. entry_correct is flat or nested by row. An empty
+     cell is never marked: a mark says "this entry was wrong", and a reloaded page whose
+     grid could not be refilled with the answer has no entry to point at. */
   function markGridEntries(form, entryCorrect) {
     var grid = form.querySelector(".matrix-grid");
     if (!grid || !Array.isArray(entryCorrect)) return;
@@ -547,7 +549,7 @@
       return Array.isArray(entry) ? entry : [entry];
     }));
     grid.querySelectorAll("input").forEach(function (input, index) {
-      var wrong = flat[index] === false;
+      var wrong = flat[index] === false && input.value.trim() !== "";
       input.classList.toggle("is-wrong-cell", wrong);
       if (wrong) input.setAttribute("aria-invalid", "true");
       else input.removeAttribute("aria-invalid");
