@@ -12,6 +12,7 @@ Stored shape::
     {"format": 2, "version": "<content hash>", "points": "<repr of the part points>",
      "prompt": "<html>",
      "figures": [<engine.render_figures' data>, ...],
+     "prompt_sections": ["<html>", "<html>"] or null (with figures: the shared prompt, the parts),
      "parts": {"<key>": {"prompt": "<html>", "solution": "<html>",
                          "hints": [[<after tries>, "<html>"], ...]}}}
 
@@ -47,14 +48,23 @@ def body_render(*, spec: engine.ExerciseSpec, params: dict, content_hash: str,
             "solution": render_markdown_math(engine.render_solution(spec, params, part.key)),
             "hints": [[hint.after_tries, render_markdown_math(text)] for hint, text in zip(part.hints, hints)],
         }
+    figures = engine.render_figures(spec, params)
     return {
         "format": BODY_FORMAT,
         "version": content_hash,
         "points": _points_key(part_points),
         "prompt": render_markdown_math(engine.render_prompt(spec, params, part_points=part_points)),
-        "figures": engine.render_figures(spec, params),
+        "figures": figures,
+        "prompt_sections": _prompt_sections(spec, params, part_points) if figures else None,
         "parts": parts,
     }
+
+
+def _prompt_sections(spec, params: dict, part_points) -> list[str]:
+    """The shared prompt and the parts' paragraphs as two HTML blocks, for an exercise with
+    figures: the page shows them between the two, under the text that introduces them."""
+    lead, parts = engine.render_prompt_sections(spec, params, part_points=part_points)
+    return [render_markdown_math(lead), render_markdown_math(parts)]
 
 
 def _is_current(body: dict, *, content_hash: str, part_points, check_points: bool) -> bool:
@@ -84,6 +94,12 @@ def variant_body(*, variant: Variant, spec: engine.ExerciseSpec, part_points=Non
 def html(text: str) -> SafeString:
     """Stored body HTML for a template: it left the sanitiser before it was stored."""
     return mark_safe(text)  # noqa: S308 - rendered by render_markdown_math, sanitised last
+
+
+def body_prompt_sections(body: dict) -> list[SafeString] | None:
+    """[shared prompt, parts' paragraphs] as HTML when the exercise has figures, else None."""
+    sections = body.get("prompt_sections")
+    return [html(section) for section in sections] if sections else None
 
 
 def body_figures(body: dict) -> list[dict]:

@@ -573,6 +573,7 @@ def exercise_page_context(
         "spec": spec,
         "title": spec.title,
         "prompt": bodies.html(body["prompt"]),
+        "prompt_sections": bodies.body_prompt_sections(body),
         "figures": bodies.body_figures(body),
         "exercise_points": item.points if item else None,
         "parts": parts,

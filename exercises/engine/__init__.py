@@ -24,6 +24,7 @@ from .rendering import (
     render_hints,
     render_part_prompt,
     render_prompt,
+    render_prompt_sections,
     render_solution,
 )
 from .spec import ANSWER_TYPES, ExerciseSpec, load_spec, spec_from_json, spec_to_json, with_source_lines
@@ -59,6 +60,7 @@ __all__ = [
     "render_hints",
     "render_part_prompt",
     "render_prompt",
+    "render_prompt_sections",
     "render_solution",
     "shuffled_slots",
     "spec_from_json",

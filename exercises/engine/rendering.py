@@ -20,14 +20,22 @@ def render_prompt(spec: ExerciseSpec, params: dict, *, part_points: dict[str, fl
     is graded; without it no points are printed (a part's ``points`` in the spec is only
     its weight within the exercise, not a number of assignment points).
     """
-    sections = [fill_markdown(spec.prompt, params).strip()]
+    lead, parts = render_prompt_sections(spec, params, part_points=part_points)
+    return f"{lead}\n\n{parts}" if spec.parts else f"{lead}\n"
+
+
+def render_prompt_sections(spec: ExerciseSpec, params: dict, *, part_points: dict[str, float] | None = None
+                           ) -> tuple[str, str]:
+    """``render_prompt`` in two: the shared prompt, and the labelled parts' paragraphs (a
+    page shows an exercise's figures between them, next to the text that introduces them)."""
+    sections = []
     for label, part in zip(PART_LABELS, spec.parts):
         text = fill_markdown(part.prompt, params).strip() if part.prompt else ""
         suffix = ""
         if part_points is not None and part.key in part_points:
             suffix = f" *({points_text(part_points[part.key])})*"
         sections.append(f"**({label})** {text}{suffix}".replace("  ", " "))
-    return "\n\n".join(sections) + "\n"
+    return fill_markdown(spec.prompt, params).strip(), "\n\n".join(sections) + "\n"
 
 
 def points_text(points: float) -> str:

@@ -50,7 +50,10 @@ def test_the_student_reads_the_heatmap_after_the_prompt_not_a_matrix(client, ite
     variant = Variant.objects.get(student__username="student1", assignment_item=item)
     assert_heatmap_of(html, variant.params["W"])
     prompt = html.index('<div class="prompt" data-math>')
-    assert prompt < html.index('<div class="aq-figures">') < html.index('id="part-brightest_key"')
+    # Under the shared prompt that introduces it, before the parts' questions (a), (b), (c).
+    assert prompt < html.index('<div class="aq-figures">') < html.index('<div class="prompt prompt-parts" data-math><p><strong>(a)</strong>')
+    assert html.index('<div class="prompt prompt-parts"') < html.index('id="part-brightest_key"')
+    assert html.count("<strong>(a)</strong> Which key does query") == 1
     shared_prompt = html[prompt:html.index("</p>", prompt)]  # before the parts' own paragraphs
     assert "The heatmap below prints every cell" in shared_prompt and "bmatrix" not in shared_prompt
 
