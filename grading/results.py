@@ -200,25 +200,13 @@ def heatmap_for(submission: Submission, *, reference: WeightsReference | None) -
     entered = _numeric_grid(submission.raw_answer)
     if entered is None:
         return None
+    misconception = (submission.misconception or None) if reference.misconception_shown else None
     if reference.quantity == "weights":
         student = entered
         verdicts = (submission.feedback or {}).get("details", {}).get("entry_correct")
         title = "Your attention weights"
     else:
-        # The weights behind the answer agree with its grade: the correct ones for a right
-        # answer, the slip's for a diagnosed one; else the implied ones or a note on the answer.
-        # While the policy hides whether it is right, only weights the answer alone implies
-        # are drawn: no note, nothing that differs between a right and a wrong answer.
-        if reference.correctness_shown and submission.correct:
-            student, note = reference.weights, None  # the correct weights, computed once
-        elif reference.correctness_shown:
-            behind = weights_behind_output(
-                entered, diagnose=reference.diagnose, correct=False,
-                misconception=(submission.misconception or None) if reference.misconception_shown else None,
-            )
-            student, note = behind.weights, behind.note
-        else:
-            student, note = weights_implied_by_output(entered, reference.V), None
+        student, note = _weights_behind_output_answer(submission, entered, reference, misconception)
         verdicts = None
         title = "The weights your output implies"
         if student is None:
@@ -227,18 +215,58 @@ def heatmap_for(submission: Submission, *, reference: WeightsReference | None) -
         return None
     comparison = compare_weights(student, reference.weights, atol=reference.atol, off=verdicts)
     off_count = sum(sum(row) for row in comparison.off)
+    implied = reference.quantity == "output"
+    entries_off = _output_entries_off(submission, reference) if implied else None
+    sharpness = comparison.sharpness
+    if entries_off is not None and 0 < entries_off[0] < entries_off[1] and misconception is None:
+        # Some entries right, some wrong, and no slip named: a slip in the weighted sum,
+        # whose implied weights' spread says nothing about the scores or the scaling.
+        sharpness = None
     return {
         "student": student.round(4).tolist(),
         "student_title": title,
+        # An output's weights are read back from the answer, not entered: the hints speak
+        # of "the weights your output implies" and give no count of wrong weights, which
+        # would read as a second verdict beside the grade's count of wrong entries.
+        "implied": implied,
         "correct": reference.weights.round(4).tolist() if reference.reveal else None,
         "off": comparison.off,
         "off_count": off_count,
         "cells": student.size,
-        "sharpness": comparison.sharpness,
-        "row_sums": comparison.row_sums if not comparison.are_distributions else None,
+        # Say why more weights than entries are off: each implied weight depends on every entry.
+        "spread": implied and (entries_off is None or entries_off[0] < off_count),
+        "sharpness": sharpness,
+        # Not softmax weights: the sums when they miss 1, else the entries outside [0, 1].
+        "row_sums": None if comparison.sums_are_one else comparison.row_sums,
+        "outside_unit_interval": not comparison.are_distributions and comparison.sums_are_one,
         "row_labels": reference.row_labels,
         "col_labels": reference.col_labels,
     }
+
+
+def _weights_behind_output_answer(
+    submission: Submission, entered: np.ndarray, reference: WeightsReference, misconception: str | None
+) -> tuple[np.ndarray | None, str | None]:
+    """(weights to draw, note) for an output answer, agreeing with its grade: the correct
+    weights for a right answer, the slip's for a diagnosed one; else the implied ones or a
+    note on the answer. While the policy hides whether it is right, only weights the answer
+    alone implies are drawn: no note, nothing that differs between a right and a wrong answer."""
+    if not reference.correctness_shown:
+        return weights_implied_by_output(entered, reference.V), None
+    if submission.correct:
+        return reference.weights, None  # the correct weights, computed once
+    behind = weights_behind_output(entered, diagnose=reference.diagnose, correct=False, misconception=misconception)
+    return behind.weights, behind.note
+
+
+def _output_entries_off(submission: Submission, reference: WeightsReference) -> tuple[int, int] | None:
+    """(wrong entries, entries) of an output answer as its grade counted them, or None when
+    the count may not be used (correctness hidden) or is not stored."""
+    verdicts = (submission.feedback or {}).get("details", {}).get("entry_correct")
+    if not reference.correctness_shown or verdicts is None:
+        return None
+    verdicts = np.asarray(verdicts, dtype=bool)
+    return int(verdicts.size - np.count_nonzero(verdicts)), int(verdicts.size)
 
 
 def _numeric_grid(raw_answer) -> np.ndarray | None:

@@ -8,6 +8,12 @@ Option ``value_feedback`` ([{value, feedback}]): known wrong values of this part
 why it is wrong (an inverted ratio, a forgotten factor), said to a student whose answer
 matches it within the part's tolerance ("Not quite: <feedback>"). A value that is itself
 within tolerance of the right answer is never used, so a right answer is never labelled.
+
+A wrong answer's feedback says the most specific thing that is true of it (first that holds):
+a known wrong value; the right size with the wrong sign; off by a factor of 10, 100 or 1000;
+the correct value rounded to fewer decimals than the part asks for (see ``_rounded_too_early``);
+close to the correct value (see ``is_close``), a precision problem; else plain "Not correct.",
+which hints at no rounding problem the answer does not have (81 for 9, 3 for a key index 2).
 """
 
 from __future__ import annotations
@@ -33,6 +39,10 @@ from grading.core.grades import (
 
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 5e-5
+# A wrong answer is "close" (a precision problem, not a wrong value) when it misses by at most
+# this many times the part's tolerance or this fraction of the correct value, whichever is more.
+CLOSE_TOLERANCES = 3
+CLOSE_RELATIVE = Fraction(1, 100)
 MAX_NUMBER_CHARS = 200
 MAX_DECIMAL_EXPONENT = 308  # the float range: 1.5e300 is a number
 MIN_DECIMAL_EXPONENT = -400  # 1e-310 is a number too (a subnormal float, exact as a fraction)
@@ -204,7 +214,7 @@ def check(expected, answer, options: dict) -> Grade:
         return invalid(str(problem))
     if numbers_match(target, value, options):
         return right("Correct.", answer_value=float(value))
-    feedback = _wrong_number_feedback(target, value, options, known_wrong)
+    feedback = _wrong_number_feedback(target, value, options, known_wrong, typed=answer)
     return wrong(feedback, answer_value=float(value))
 
 
@@ -240,7 +250,18 @@ def _known_value(value) -> Fraction:
     return _exact(value)
 
 
-def _wrong_number_feedback(target: Fraction, value: Fraction, options: dict, known_wrong=()) -> str:
+NOT_CORRECT = "Not correct."
+CLOSE_NOT_PRECISE = (
+    "Not quite: your value is close to the correct answer but not within the required precision; "
+    "keep more digits in the intermediate steps and round only at the end."
+)
+CLOSE_OUTSIDE_TOLERANCE = (
+    "Not quite: your value is close to the correct answer but outside the accepted tolerance; "
+    "keep more digits in the intermediate steps and round only at the end."
+)
+
+
+def _wrong_number_feedback(target: Fraction, value: Fraction, options: dict, known_wrong=(), *, typed=None) -> str:
     # A known wrong value says the most; one that is right on this variant says nothing.
     for wrong_value, feedback in known_wrong:
         if not numbers_match(target, wrong_value, options) and numbers_match(wrong_value, value, options):
@@ -250,9 +271,48 @@ def _wrong_number_feedback(target: Fraction, value: Fraction, options: dict, kno
     for factor in (10, 100, 1000):
         if target != 0 and (numbers_match(target, value / factor, options) or numbers_match(target, value * factor, options)):
             return f"Not quite: your value is off by a factor of {factor}; check the units or the decimal point."
-    if "sigfigs" in options or "decimals" in options:
-        return "Not quite: your value is not within the required precision of the correct answer."
-    return "Not quite: your value is outside the accepted tolerance of the correct answer."
+    rounded_to = _rounded_too_early(target, value, typed, options)
+    if rounded_to is not None:
+        places = "place" if rounded_to == 1 else "places"
+        return (f"Not quite: that is the correct value rounded to {rounded_to} decimal {places}; "
+                f"give it to {option_int(options, 'decimals')} decimal places.")
+    if is_close(target, value, options):
+        return CLOSE_NOT_PRECISE if "sigfigs" in options or "decimals" in options else CLOSE_OUTSIDE_TOLERANCE
+    return NOT_CORRECT
+
+
+def is_close(target, value, options: dict) -> bool:
+    """Whether a wrong ``value`` misses ``target`` by no more than CLOSE_TOLERANCES times the
+    tolerance or CLOSE_RELATIVE of |target|, whichever is more: what rounding on the way
+    (an intermediate value, or the final one) can explain. An integer answer to an integer
+    target is never close: no rounding turns one whole number into another (3 for a key
+    index 2, 1 048 576 for a parameter count of 1 050 624)."""
+    target, value = _exact(target), _exact(value)
+    if target.denominator == 1 and value.denominator == 1:
+        return False
+    window = max(CLOSE_TOLERANCES * exact_tolerance(target, options), CLOSE_RELATIVE * abs(target))
+    return abs(value - target) <= window
+
+
+def _rounded_too_early(target: Fraction, value: Fraction, typed, options: dict) -> int | None:
+    """The decimals ``typed`` has when it is the correct value rounded to fewer decimals than
+    the part's ``decimals`` (0.39 for 0.3875 at 4 decimals), else None. Only for a plain
+    decimal typed with at least one decimal and two significant digits: "1" or "0.5" may be
+    a belief (the textbook 1, uniform weights) rather than a rounding, and is not called one."""
+    decimals = option_int(options, "decimals")
+    if decimals is None or not isinstance(typed, str):
+        return None
+    match = _DECIMAL_NUMBER.match(safe_expr.normalise_unicode(typed).translate(_UNICODE_SIGNS).strip())
+    if not match or match["exponent"] is not None or "." not in match["mantissa"]:
+        return None
+    typed_decimals = len(match["mantissa"].partition(".")[2])
+    significant = match["mantissa"].replace(".", "").lstrip("0")
+    if not 1 <= typed_decimals < decimals or len(significant) < 2:
+        return None
+    # A number typed with k decimals is the target rounded to k decimals when it is within
+    # half a unit of its last place (a tie may be rounded either way).
+    half_step = Fraction(1, 2) * Fraction(10) ** -typed_decimals
+    return typed_decimals if abs(value - target) <= half_step else None
 
 
 def parse_answer(answer, options: dict) -> Parsed:

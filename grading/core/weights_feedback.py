@@ -54,6 +54,11 @@ class WeightsComparison:
     def are_distributions(self) -> bool:
         return self.student_entropy is not None
 
+    @property
+    def sums_are_one(self) -> bool:
+        """Every row adds up to 1 within SUM_TOLERANCE (entries may still be negative)."""
+        return all(abs(total - 1.0) <= SUM_TOLERANCE for total in self.row_sums)
+
 
 def row_entropy(weights: np.ndarray) -> np.ndarray:
     """Shannon entropy (nats) of each row of a (n, m) array of probabilities; 0·log 0 = 0."""
@@ -226,14 +231,16 @@ NOTE_NOT_FROM_V = (
     "No weighting of the rows of V gives your output: the output is a sum of the rows of V, "
     "each multiplied by its weight. Check the products and the sum entry by entry."
 )
+# The notes say what is true of the answer; the slip may be in the weights or in the
+# weighted sum (one wrong entry of an output is as wrong as a wrong weight), so both are named.
 NOTE_SUM_NOT_ONE = (
-    "Your output can only be built from the rows of V with weights that do not add up to 1. "
-    "Softmax weights always add up to 1: check that no weight is missing and that you divided "
-    "by the sum of the exponentials."
+    "Your output can only be built from the rows of V with weights that do not add up to 1, "
+    "and softmax weights always add up to 1. Check the weights (none missing, each exponential "
+    "divided by the sum of all of them), then the weighted sum of the rows of V, entry by entry."
 )
 NOTE_OTHER_WEIGHTS = (
-    "Your output can come from weights that add up to 1, but not from this query's attention "
-    "weights: check the weights (scores, scaling, softmax) before the weighted sum of the rows of V."
+    "Weights that add up to 1 can give your output, but this query's attention weights do not. "
+    "Check the weights (scores, scaling, softmax), then the weighted sum of the rows of V, entry by entry."
 )
 
 

@@ -49,3 +49,53 @@ def test_bad_expected_or_options_are_request_errors():
         check("abc", "1", {})
     with pytest.raises(InvalidRequest):
         check("1", "1", {"rtol": "lots"})
+
+
+CLOSE = ("Not quite: your value is close to the correct answer but not within the required precision; "
+         "keep more digits in the intermediate steps and round only at the end.")
+CLOSE_TOLERANCE = ("Not quite: your value is close to the correct answer but outside the accepted tolerance; "
+                   "keep more digits in the intermediate steps and round only at the end.")
+
+
+@pytest.mark.parametrize(
+    "expected, answer, options, feedback",
+    [
+        # far: plain "Not correct.", nothing about precision
+        ("9", "81", {"decimals": 4}, "Not correct."),  # the square of the answer
+        ("48", "2304", {"decimals": 4}, "Not correct."),
+        ("2", "3", {"decimals": 0}, "Not correct."),  # a key index
+        ("0.3875", "0.4", {"decimals": 4}, "Not correct."),  # 3% off, one significant digit
+        ("1.25", "1", {"decimals": 2}, "Not correct."),  # a whole number is never "rounded"
+        ("2", "2.1", {}, "Not correct."),
+        # integers: no rounding turns one whole number into another, however near
+        ("1050624", "1048576", {"decimals": 0}, "Not correct."),
+        ("1000", "1001", {"decimals": 4}, "Not correct."),
+        # close: within 3 tolerances or 1 % of the correct value
+        ("0.3875", "0.3873", {"decimals": 4}, CLOSE),  # 4 tolerances, 0.05 %
+        ("16", "16.0010", {"decimals": 4}, CLOSE),
+        ("0.0498", "0.05", {"decimals": 4}, CLOSE),  # 0.4 %, one significant digit
+        ("0", "0.0001", {"decimals": 4}, CLOSE),  # 2 tolerances
+        ("2.6", "2", {"decimals": 0}, CLOSE),  # truncated, not rounded: 0.6, under 3 × 0.5
+        ("2", "2.01", {}, CLOSE_TOLERANCE),  # rtol 1e-3: 0.5 %
+        ("100", "100.9", {"rtol": 0.001, "atol": 0}, CLOSE_TOLERANCE),
+        ("100", "101.1", {"rtol": 0.001, "atol": 0}, "Not correct."),  # 1.1 %: over 3 × 0.1 and 1 %
+        # rounded to fewer decimals than asked
+        ("0.3875", "0.39", {"decimals": 4},
+         "Not quite: that is the correct value rounded to 2 decimal places; give it to 4 decimal places."),
+        ("0.3875", "0.388", {"decimals": 4},
+         "Not quite: that is the correct value rounded to 3 decimal places; give it to 4 decimal places."),
+        ("1.25", "1.3", {"decimals": 2},
+         "Not quite: that is the correct value rounded to 1 decimal place; give it to 2 decimal places."),
+        ("-0.1249", "−0.12", {"decimals": 4},
+         "Not quite: that is the correct value rounded to 2 decimal places; give it to 4 decimal places."),
+        # the earlier rules still come first
+        ("0.3875", "-0.3875", {"decimals": 4}, "Not quite: the size is right but the sign is wrong."),
+        ("0.3875", "3.875", {"decimals": 4},
+         "Not quite: your value is off by a factor of 10; check the units or the decimal point."),
+        ("9", "81", {"decimals": 4, "value_feedback": [{"value": 81, "feedback": "that is the variance."}]},
+         "Not quite: that is the variance."),
+    ],
+)
+def test_a_wrong_value_is_called_close_only_when_it_is(expected, answer, options, feedback):
+    grade = check(expected, answer, options)
+    assert (grade.correct, grade.feedback) == (False, feedback)

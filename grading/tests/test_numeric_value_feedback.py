@@ -7,7 +7,7 @@ import math
 import pytest
 
 from grading.core.grades import InvalidRequest
-from grading.core.numeric import check, known_wrong_values, self_test
+from grading.core.numeric import CLOSE_NOT_PRECISE, NOT_CORRECT, check, known_wrong_values, self_test
 
 RATIO = math.e  # w_a / w_b for scores that differ by 1
 INVERTED = 1 / math.e  # w_b / w_a = 0.36787944...
@@ -26,8 +26,9 @@ OPTIONS = {"decimals": 4, "value_feedback": [{"value": INVERTED, "feedback": INV
         ("0.36788", False, f"Not quite: {INVERTED_FEEDBACK}"),
         ("  .3679 ", False, f"Not quite: {INVERTED_FEEDBACK}"),
         # other wrong answers keep their own feedback
-        ("0.3681", False, "Not quite: your value is not within the required precision of the correct answer."),
-        ("0.37", False, "Not quite: your value is not within the required precision of the correct answer."),
+        ("0.3681", False, NOT_CORRECT),
+        ("0.37", False, NOT_CORRECT),
+        ("2.7170", False, CLOSE_NOT_PRECISE),
         ("-2.7183", False, "Not quite: the size is right but the sign is wrong."),
         ("27.1828", False, "Not quite: your value is off by a factor of 10; check the units or the decimal point."),
     ],
@@ -46,9 +47,7 @@ def test_malformed_answers_stay_malformed(answer):
 def test_a_known_value_that_is_right_on_this_variant_never_labels_an_answer():
     options = {"decimals": 4, "value_feedback": [{"value": RATIO, "feedback": "never said"}]}
     assert check(RATIO, "2.7183", options).feedback == "Correct."
-    assert check(RATIO, "2.7190", options).feedback == (
-        "Not quite: your value is not within the required precision of the correct answer."
-    )
+    assert check(RATIO, "2.7190", options).feedback == CLOSE_NOT_PRECISE
 
 
 def test_values_may_be_written_as_text_and_are_read_exactly():
@@ -110,8 +109,8 @@ SCORE_OPTIONS = {"decimals": 4, "value_feedback": [{"value": "80", "feedback": A
         ("80.0000", False, f"Not quite: {ADDED}"),
         ("32", False, f"Not quite: {NO_SQUARES}"),
         ("32.0000", False, f"Not quite: {NO_SQUARES}"),
-        ("16.0010", False, "Not quite: your value is not within the required precision of the correct answer."),
-        ("48", False, "Not quite: your value is not within the required precision of the correct answer."),
+        ("16.0010", False, CLOSE_NOT_PRECISE),
+        ("48", False, NOT_CORRECT),
     ],
 )
 def test_each_of_several_known_values_gets_its_own_feedback(answer, correct, feedback):

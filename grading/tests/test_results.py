@@ -231,3 +231,89 @@ def test_while_correctness_is_hidden_an_outputs_heatmap_tells_nothing_the_grade_
     hidden = dataclasses.replace(reference, correctness_shown=False, misconception_shown=False)
     assert heatmap_for(solved, reference=hidden) is None
     assert heatmap_for(wrong, reference=hidden) is None
+
+
+# A value matrix whose inverse has no zero: one wrong entry of an output moves every weight
+# it implies (w = o V⁻¹; a change δ in entry j adds δ · row j of V⁻¹ to w).
+V_DENSE = [[2.0, 1.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0], [1.0, 0.0, 2.0, 1.0], [1.0, 1.0, 0.0, 2.0]]
+
+
+def result_text(html: str) -> str:
+    """The latest result as a student reads it: tags dropped, spaces collapsed, history cut."""
+    result = html.split('id="history-wrap-')[0]
+    result = re.sub(r'<span class="aq-visually-hidden">[^<]*</span>', "", result)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", result)).strip()
+
+
+def weights_hints(html: str) -> list[str]:
+    """The sentences below the latest result's heatmap, as a student reads them."""
+    hints = html.split('id="history-wrap-')[0].split('<ul class="aq-weights-hints">')[1].split("</ul>")[0]
+    hints = re.sub(r'<span class="aq-visually-hidden">[^<]*</span>', "", hints)
+    return [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", item)).strip() for item in re.findall(r"<li[^>]*>(.*?)</li>", hints, re.S)]
+
+
+IMPLIED_OFF = "The weights your output implies differ from the correct ones where marked ✗."
+ONE_ENTRY_MOVES_ALL = (
+    " Each of them is worked out from your whole output, so even one wrong entry of the output can move all of them."
+)
+NOT_YET_SHOWN = "The correct weights are shown here once you solve the part or the solution is released."
+
+
+@pytest.mark.parametrize(
+    "change, grade, hints",
+    [
+        # One entry off by 0.1: every implied weight moves ([0.4499, 0.1175, 0.2475, 0.1975]),
+        # they still add up to 1 within rounding, and their spread is not read as a scaling slip.
+        ({0: 0.1}, "Not quite: 1 of the 4 entries is outside the accepted tolerance (see the highlighted cells).",
+         [IMPLIED_OFF + ONE_ENTRY_MOVES_ALL, NOT_YET_SHOWN]),
+        # The tester's case: one entry off, and the weights it implies add up to more than 1.
+        ({0: 0.5}, "Not quite: 1 of the 4 entries is outside the accepted tolerance (see the highlighted cells).",
+         [IMPLIED_OFF + ONE_ENTRY_MOVES_ALL,
+          "The weights your output implies add up to 1.0625, but softmax weights always add up to 1: "
+          "no softmax weights give your output.",
+          NOT_YET_SHOWN]),
+        # Two entries off, the implied weights still adding up to 1 but one of them negative
+        # ([-0.2125, 0.4425, 0.235, 0.535]).
+        ({0: -0.9, 2: 0.3}, "Not quite: 2 of the 4 entries are outside the accepted tolerance (see the highlighted cells).",
+         [IMPLIED_OFF + ONE_ENTRY_MOVES_ALL,
+          "Some of the weights your output implies are below 0 or above 1, but softmax weights always lie "
+          "between 0 and 1: no softmax weights give your output.",
+          NOT_YET_SHOWN]),
+    ],
+)
+def test_an_undiagnosed_wrong_output_speaks_of_the_weights_it_implies(variant, answer, change, grade, hints):
+    Variant.objects.filter(pk=variant.pk).update(params={**variant.params, "V": V_DENSE})
+    variant.refresh_from_db()
+    p = variant.params
+    output = attention.attention(p["Q"], p["K"], V_DENSE).output[p["q"]].round(4)
+    for entry, delta in change.items():
+        output[entry] += delta
+    html = answer(variant, "output", output)
+    text = result_text(html)
+    assert grade in text and "Likely slip" not in text
+    assert weights_hints(html) == hints
+    assert "Your attention weights" not in text and "yours add up" not in text and "weights are off" not in text
+
+
+def test_a_diagnosed_output_shows_the_slips_weights_and_their_spread(variant, answer):
+    Variant.objects.filter(pk=variant.pk).update(params={**variant.params, "V": V_DENSE})
+    variant.refresh_from_db()
+    p = variant.params
+    unscaled = attention.attention(p["Q"], p["K"], V_DENSE, scale=1.0).output[p["q"]].round(4)
+    html = answer(variant, "output", unscaled)
+    assert "Not quite: 4 of the 4 entries are outside the accepted tolerance" in result_text(html)
+    assert "Likely slip:" in html
+    assert weights_hints(html) == [
+        IMPLIED_OFF,  # every entry is off too: nothing to explain
+        "The weights your output implies are sharper than expected: too much of the weight goes to the "
+        "top-scoring keys (their entropy is lower than it should be). Unscaled scores give exactly this.",
+        NOT_YET_SHOWN,
+    ]
+
+
+def test_entered_weights_outside_zero_and_one_are_named_not_their_sum(variant, answer):
+    assert weights_hints(answer(variant, "weights", [1.2, -0.2, 0.0, 0.0])) == [
+        "4 of 4 weights are off (marked ✗).",
+        "Softmax weights always lie between 0 and 1; some of yours do not.",
+        NOT_YET_SHOWN,
+    ]
