@@ -110,9 +110,10 @@ def test_course_gradebook_with_categories_and_a_csv_with_student_ids(page, teach
     assert body.startswith(b"\xef\xbb\xbf")
     rows = list(csv.reader(io.StringIO(body.decode("utf-8-sig"))))
     assert rows[0][:5] == ["username", "student_id", "email", "first_name", "last_name"]
-    assert rows[0][-3:] == ["Homework (40 %) %", "Exams (60 %) %", "total %"]
+    assert rows[0][-4:] == ["Homework (40 %) %", "Exams (60 %) %", "total %", "pending"]
     student1 = next(r for r in rows if r[0] == "student1")
     assert student1[1] == "S-0001" and student1[rows[0].index("Midterm (/10)")] == "not attempted"
+    assert student1[-1] == ""  # every answer graded: nothing pending
 
 
 def test_rubric_grading_of_one_part_across_five_students(page, teaching_site, live_server):
