@@ -22,7 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 
 from exercises.html_sanitiser import sanitise_html
-from exercises.markdown_math import MATH_SEGMENT, PLACEHOLDER
+from exercises.markdown_math import markdown_with_math
 
 FORMAT_REFERENCE_PATH = Path("docs") / "exercise-format.md"
 # The sanitiser strips every id, so headings get theirs back afterwards. The pattern only
@@ -64,21 +64,13 @@ def _format_reference_rendered(path: str, mtime_ns: int) -> FormatReference:
 
 
 def _markdown_to_html(text: str) -> str:
-    """Markdown to (unsanitised) HTML, maths set aside for KaTeX as in prompts."""
-    segments: list[str] = []
-
-    def set_aside(match: re.Match) -> str:
-        segments.append(match.group(0))
-        return PLACEHOLDER.format(len(segments) - 1)
-
+    """Markdown to (unsanitised) HTML, maths set aside for KaTeX as in prompts; unlike a
+    prompt, the reference has fenced code blocks."""
     converter = markdown.Markdown(
         extensions=["fenced_code", "tables"],
         extension_configs={"tables": {"use_align_attribute": True}},  # never style=
     )
-    body = converter.convert(MATH_SEGMENT.sub(set_aside, text))
-    for index, segment in enumerate(segments):
-        body = body.replace(PLACEHOLDER.format(index), html.escape(segment, quote=False))
-    return body
+    return markdown_with_math(converter, text)
 
 
 def _anchor_headings(sanitised: str) -> FormatReference:

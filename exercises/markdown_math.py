@@ -64,14 +64,19 @@ def _render_kept(text: str) -> str:
 
 
 def _render(text: str) -> str:
+    return sanitise_html(markdown_with_math(_converter().reset(), text))
+
+
+def markdown_with_math(converter: markdown.Markdown, text: str) -> str:
+    """``text`` through ``converter`` with its maths set aside and put back HTML-escaped for
+    KaTeX: unsanitised HTML, for the caller to sanitise."""
     segments: list[str] = []
 
     def set_aside(match: re.Match) -> str:
         segments.append(match.group(0))
         return PLACEHOLDER.format(len(segments) - 1)
 
-    protected = MATH_SEGMENT.sub(set_aside, text)
-    body = _converter().reset().convert(protected)
+    body = converter.convert(MATH_SEGMENT.sub(set_aside, text))
     for index, segment in enumerate(segments):
         body = body.replace(PLACEHOLDER.format(index), html.escape(segment, quote=False))
-    return sanitise_html(body)
+    return body
