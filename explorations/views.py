@@ -68,13 +68,19 @@ def scaling(request):
         "error": error,
         "slider_d_ks": selectors.SCALING_SLIDER_D_KS,
         "slider_exponent": _slider_exponent(demo.d_k if demo else selectors.SCALING_DEFAULT_D_K),
-        "key_labels": [f"k{index + 1}" for index in range(selectors.SCALING_NUM_KEYS)],
+        # Numbered from 0 as the exercises number tokens and keys ("key 0", heatmaps' "key j").
+        "key_labels": [f"key {index}" for index in range(selectors.SCALING_NUM_KEYS)],
         "demo_rows": [demo.raw_weights, demo.scaled_weights] if demo else [],
         "demo_row_labels": ["unscaled", "scaled by 1/√d_k"],
     }
     if _wants_fragment(request):
         return render(request, "explorations/_scaling_result.html", context)
-    context["worked_example"] = selectors.worked_example_get()
+    worked_example = selectors.worked_example_get()
+    context.update(
+        worked_example=worked_example,
+        worked_query_labels=[f"query {index} ({token})" for index, token in enumerate(worked_example.tokens)],
+        worked_key_labels=[f"key {index} ({token})" for index, token in enumerate(worked_example.tokens)],
+    )
     return render(request, "explorations/scaling.html", context, status=400 if error else 200)
 
 

@@ -74,6 +74,32 @@ def test_scaling_fragment_for_htmx_has_no_page_around_it(client):
     assert html.count('class="aq-heatmap__cell') == 16
 
 
+def _header_labels(table_html):
+    import re
+
+    return re.findall(r'<th scope="col">([^<]*)</th>', table_html), re.findall(r'<th scope="row">([^<]*)</th>', table_html)
+
+
+def test_scaling_keys_are_numbered_from_0_as_in_the_exercises(client):
+    """The exercises number tokens and keys from 0 ("key 0" in a heatmap, "token 0" in a
+    prompt); this page said k1..k8, so a student's key 2 here was key 1 there."""
+    html = client.get(reverse("explorations:scaling"), {"log2_d_k": 4}, **HTMX).content.decode()
+    columns, rows = _header_labels(html[:html.index("</figure>")])
+    assert columns == ["key 0", "key 1", "key 2", "key 3", "key 4", "key 5", "key 6", "key 7"]
+    assert rows == ["unscaled", "scaled by 1/√d_k"]
+    page = client.get(reverse("explorations:scaling")).content.decode()
+    assert "keys $k_0, \\dots, k_{ 7 }$" in page
+    assert "k_1," not in page and ">k1<" not in page
+
+
+def test_the_worked_example_numbers_its_queries_and_keys_from_0_beside_the_words(client):
+    html = client.get(reverse("explorations:scaling")).content.decode()
+    worked = html[html.index('id="worked-example-title"'):]
+    columns, rows = _header_labels(worked)
+    assert columns == ["key 0 (Order)", "key 1 (was)", "key 2 (late)", "key 3 (it)"] * 2
+    assert rows == ["query 0 (Order)", "query 1 (was)", "query 2 (late)", "query 3 (it)"] * 2
+
+
 def test_variance_json_is_the_core_monte_carlo_table(client):
     response = client.get(reverse("explorations:variance-json"), {"samples": 2000})
     assert response.status_code == 200
