@@ -294,6 +294,7 @@ def _source_check(*, source: str, seed: int) -> dict:
 def _unrendered_seeds(spec: engine.ExerciseSpec, seeds) -> dict:
     """Seeds that draw but whose text (prompt, solutions, hints, choices) has a placeholder
     that cannot be filled in, and each such placeholder once, counted over the seeds."""
+    from exercises.engine.errors import once_per_draw
     from exercises.engine.rendering import text_problems
 
     seeds = list(seeds)
@@ -302,7 +303,7 @@ def _unrendered_seeds(spec: engine.ExerciseSpec, seeds) -> dict:
         found = text_problems(spec, engine.draw_variant(spec, seed).params)
         if found:
             failed.append(seed)
-            problems += found
+            problems += once_per_draw(found)
     span = f"{seeds[0]}–{seeds[-1]}"
     if len(failed) == len(seeds):
         which = f"any of seeds {span}"
@@ -434,6 +435,7 @@ def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str |
         prompt = engine.render_prompt(spec, draw.params)
         figures = engine.render_figures(spec, draw.params)
     except (engine.ExpressionError, ValueError, KeyError) as exc:
+        from exercises.engine.errors import once_per_draw
         from exercises.engine.rendering import text_problems
 
         # A named variant is not redrawn past a figure that cannot be shown; others are.
@@ -441,7 +443,7 @@ def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str |
         what = "its text does not render" if text else "its figures cannot be shown"
         preview["error"] = f"The variant draws, but {what}." if text or unshowable else (
             f"the variant draws, but rendering it failed: {exc}")
-        preview["problems"] = engine.count_draw_problems(text + unshowable, 1)
+        preview["problems"] = engine.count_draw_problems(once_per_draw(text + unshowable), 1)
         return preview
     preview.update(
         attempts=draw.attempts,

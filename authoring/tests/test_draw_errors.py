@@ -109,6 +109,45 @@ def test_the_variant_test_explains_its_redraws_once_each(instructor):
     assert 'data-field="parameters.K.expr">line 11: parameters.K.expr: parameter `K`: expression `X @ W_K` failed for ' in html
 
 
+# A gate whose expression fails two ways (a row index past the matrix; a division by zero
+# when a is 5) and that also refuses ties: each reason with its own count.
+GATE_FAILS_TWO_WAYS = """\
+slug: gate-fails-two-ways
+title: A gate that fails two ways
+version: 1
+parameters:
+  a: {generator: int_range, min: 1, max: 9}
+  S: {generator: int_matrix, shape: [3, 3], min: 0, max: 3}
+prompt: Compute {{a}}.
+parts:
+  - key: x
+    type: numeric
+    answer: "a"
+    decimals: 0
+    solution: It is {{a}}.
+gates:
+  max_attempts: 10
+  checks:
+    - {kind: unique_max, expr: "row(S, 4 // (a - 5))"}
+"""
+
+
+def test_the_variant_test_counts_each_refusal_reason_apart(instructor):
+    version = published_version(source=GATE_FAILS_TWO_WAYS)
+    html = instructor.post(reverse("authoring:test", args=["attn", version.exercise.slug, 1]), {"first_seed": 0}).content.decode()
+    # 224 draws for 100 seeds: 99 accepted, seed 69 found none in its 10, so 125 refused.
+    assert "99 of 100 variants passed" in html and "124 redraws" in html
+    assert '<tr class="bad"><td class="num">69</td><td class="num">10</td>' in html
+    assert listed(17, "gates.checks[0]",
+                  "gate `unique_max: row(S, 4 // (a - 5))`: rejected the draw for 62 of 224 draws: "
+                  "no unique maximum in row(S, 4 // (a - 5))") in html
+    assert listed(17, "gates.checks[0].expr",
+                  "gate `unique_max: row(S, 4 // (a - 5))`: expression `row(S, 4 // (a - 5))` failed for 43 of 224 "
+                  "draws: e.g. index -4 is out of bounds for axis 0 with size 3 (and 1 more like it); "
+                  "for 20 more: integer division or modulo by zero") in html
+    assert 62 + 43 + 20 == 224 - 99
+
+
 def test_the_editor_preview_shows_a_choice_parts_choices(instructor):
     source = (Path(exercises.__file__).parent / "bank" / "qkv-misconception.yaml").read_text()
     html = instructor.post(reverse("authoring:check", args=["attn"]), {"source": source, "seed": "0"}).content.decode()

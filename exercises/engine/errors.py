@@ -6,6 +6,7 @@ A spec author must be told *where* a problem is, so every issue carries the YAML
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -64,14 +65,42 @@ class DrawProblem:
         return f"{self.subject}{where}: {self.action}: {self.detail}"
 
 
+# Numbers in a detail (a weight, an index, a shape; nan and inf too): two details that differ
+# only in these are one reason ("index 4 is out of bounds", "index -4 is out of bounds").
+_NUMBER = re.compile(r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|\b(?:nan|inf)\b)")
+
+
+def detail_reason(detail: str) -> str:
+    """The reason a detail gives, without its numbers (the key its draws are counted by)."""
+    return _NUMBER.sub("#", detail)
+
+
+@dataclass(frozen=True)
+class CountedReason:
+    """One more reason the same field failed, with the draws it alone refused."""
+
+    problem: DrawProblem  # its first draw, shown as the example
+    count: int
+    other_details: int = 0  # details of this reason besides the one shown (other numbers)
+
+    def counted(self) -> str:
+        return f"for {self.count} more: {_with_others(self.problem.detail, self.other_details)}"
+
+
 @dataclass(frozen=True)
 class CountedDrawProblem:
-    """One problem of many draws, told once: how many of ``draws`` it refused."""
+    """One problem of many draws, told once: how many of ``draws`` it refused.
+
+    A field can fail for more than one reason (a gate's expression divides by zero on some
+    draws and indexes past a row on others): ``count`` is the draws of the reason shown
+    (``problem``'s), and each other reason is in ``more`` with its own count, so no count
+    covers draws refused for a reason it does not name."""
 
     problem: DrawProblem
     count: int
     draws: int
-    other_details: int = 0  # how many different details besides the one shown
+    other_details: int = 0  # how many different details of the reason shown besides the one shown
+    more: tuple[CountedReason, ...] = ()  # the field's other reasons, most draws first
 
     @property
     def line(self) -> int | None:
@@ -87,10 +116,9 @@ class CountedDrawProblem:
         return f"{self.problem.subject}: {self._counted()}"
 
     def _counted(self) -> str:
-        detail = self.problem.detail
-        if self.other_details:
-            detail = f"e.g. {detail} (and {self.other_details} more like it)"
-        return f"{self.problem.action} for {self.count} of {self.draws} draw{'s' if self.draws != 1 else ''}: {detail}"
+        first = (f"{self.problem.action} for {self.count} of {self.draws} draw{'s' if self.draws != 1 else ''}: "
+                 f"{_with_others(self.problem.detail, self.other_details)}")
+        return "; ".join([first] + [reason.counted() for reason in self.more])
 
     def as_issue(self) -> SpecIssue:
         return SpecIssue(self.line, self.field, self.message)
@@ -100,25 +128,48 @@ class CountedDrawProblem:
         return f"{self.problem.subject}{where}: {self._counted()}"
 
 
+def _with_others(detail: str, others: int) -> str:
+    return f"e.g. {detail} (and {others} more like it)" if others else detail
+
+
 def count_draw_problems(problems, draws: int) -> list[CountedDrawProblem]:
-    """Each distinct problem once, with the number of draws it refused, in file order.
+    """Each distinct problem once, in file order, with the number of draws it refused for
+    each of its reasons, most draws first.
 
     Problems are the same when they concern the same field and fail the same way; their
-    details may differ from draw to draw (a weight of 0.97, then 0.99), and the first is
-    shown as an example."""
-    groups: dict[tuple, list[DrawProblem]] = {}
+    details may differ from draw to draw. Details that differ only in their numbers (a
+    weight of 0.97, then 0.99) are one reason, the first shown as an example; details that
+    say something else (division by zero, then an index out of range) are counted apart.
+    ``problems`` holds one problem per refused draw."""
+    groups: dict[tuple, dict[str, list[DrawProblem]]] = {}
     for problem in problems:
-        groups.setdefault((problem.field, problem.kind, problem.action), []).append(problem)
-    counted = [
-        CountedDrawProblem(
-            problem=group[0],
-            count=len(group),
+        reasons = groups.setdefault((problem.field, problem.kind, problem.action), {})
+        reasons.setdefault(detail_reason(problem.detail), []).append(problem)
+    counted = []
+    for reasons in groups.values():
+        # Most draws first; a tie keeps the order the reasons were first met in.
+        first, *others = sorted(reasons.values(), key=len, reverse=True)
+        counted.append(CountedDrawProblem(
+            problem=first[0],
+            count=len(first),
             draws=draws,
-            other_details=len({problem.detail for problem in group}) - 1,
-        )
-        for group in groups.values()
-    ]
+            other_details=_other_details(first),
+            more=tuple(CountedReason(group[0], len(group), _other_details(group)) for group in others),
+        ))
     return sorted(counted, key=lambda c: (c.line is None, c.line or 0, c.field))
+
+
+def once_per_draw(problems) -> list[DrawProblem]:
+    """One draw's problems with each field's failure once: a placeholder written twice in a
+    prompt fails twice on the same draw, but refuses that one draw (it counted as two)."""
+    first_of_each: dict[tuple, DrawProblem] = {}
+    for problem in problems:
+        first_of_each.setdefault((problem.field, problem.kind, problem.action), problem)
+    return list(first_of_each.values())
+
+
+def _other_details(group: list[DrawProblem]) -> int:
+    return len({problem.detail for problem in group}) - 1
 
 
 class DrawFailed(ExpressionError):

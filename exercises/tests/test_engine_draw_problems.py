@@ -152,3 +152,38 @@ def test_a_placeholder_that_cannot_be_filled_in_names_its_field_and_own_line():
          "part `keys` (line 20): placeholder `{{K[9]}}` failed: index 9 is out of bounds for axis 0 with size 4"),
     ]
     assert text_problems(load_spec(WORKING), draw_variant(load_spec(WORKING), 0).params) == []
+
+
+def _failed_expression(detail: str) -> DrawProblem:
+    return DrawProblem("evaluation error", f"evaluation error: {detail}", "gate `unique_max: row(S, i)`",
+                       "gates.checks[0].expr", 20, "expression `row(S, i)` failed", detail)
+
+
+def test_each_reason_of_one_field_carries_its_own_count():
+    """A field failing two ways was told as one count with one example ("failed for 9 of 12
+    draws: e.g. index 4 ... (and 2 more like it)"), so the count overstated the reason named.
+    Details differing only in their numbers are one reason; others are counted apart."""
+    problems = ([_failed_expression("index 4 is out of bounds")] * 3 + [_failed_expression("division by zero")] * 2
+                + [_failed_expression("index -4 is out of bounds")] * 4)
+    (counted,) = count_draw_problems(problems, 12)
+    assert (counted.problem.detail, counted.count, counted.other_details) == ("index 4 is out of bounds", 7, 1)
+    assert [(reason.problem.detail, reason.count, reason.other_details) for reason in counted.more] == [
+        ("division by zero", 2, 0)]
+    assert counted.message == ("gate `unique_max: row(S, i)`: expression `row(S, i)` failed for 7 of 12 draws: "
+                               "e.g. index 4 is out of bounds (and 1 more like it); for 2 more: division by zero")
+
+
+def test_nan_and_infinities_are_numbers_of_one_reason():
+    from exercises.engine.errors import detail_reason
+
+    assert detail_reason("entry [0][1] is -inf, not a finite number") == detail_reason("entry [2][0] is nan, not a finite number")
+    assert detail_reason("top weight 0.9712 > 0.95") == detail_reason("top weight 1 > 0.9")
+    assert detail_reason("division by zero") != detail_reason("index 4 is out of bounds")
+
+
+def test_a_placeholder_written_twice_refuses_its_draw_once():
+    from exercises.engine.errors import once_per_draw
+
+    first = DrawProblem("rendering", "rendering: x", "the prompt", "prompt", 6, "placeholder `{{a / 0}}` failed", "division by zero")
+    other = DrawProblem("rendering", "rendering: y", "the prompt", "prompt", 6, "placeholder `{{b[9]}}` failed", "index 9")
+    assert once_per_draw([first, other, first]) == [first, other]
