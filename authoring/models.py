@@ -90,6 +90,19 @@ class VariantTestRun(models.Model):
         return f"variant test by {self.user_id} since {self.started_at:%H:%M:%S}"
 
 
+class SourceCheckRun(models.Model):
+    """One "Check" (the editor's check of unsaved source) under way: one per person at a time,
+    so nobody keeps the sandbox's checkers busy with slow sources. The unique user decides it
+    (of two at once, the second insert fails); a row whose process died is ignored after the
+    lease (``services.SOURCE_CHECK_LEASE``)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    started_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"check by {self.user_id} since {self.started_at:%H:%M:%S}"
+
+
 class SecondReviewer(models.TextChoices):
     AUTO = "auto", "Only when the course has more than one instructor"
     ALWAYS = "always", "Always: another instructor approves every version"

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+from contextlib import contextmanager
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -31,8 +32,16 @@ from exercises import engine
 from exercises.engine.source import read_yaml
 from exercises.models import Exercise, ExerciseVersion, VersionStatus
 
-from .models import CourseReviewSetting, EventKind, ExerciseEvent, ExerciseOwner, SecondReviewer, VariantTestRun
-from .selectors import second_reviewer_required
+from .models import (
+    CourseReviewSetting,
+    EventKind,
+    ExerciseEvent,
+    ExerciseOwner,
+    SecondReviewer,
+    SourceCheckRun,
+    VariantTestRun,
+)
+from .selectors import CHECK_LIMITS, second_reviewer_required
 
 MAX_SOURCE_BYTES = 200_000
 
@@ -321,7 +330,7 @@ def exercise_import(*, course: Course, actor, data: bytes) -> ExerciseVersion:
 
 
 # ---------------------------------------------------------------------------
-# "Test N variants": at most two at once per person
+# "Test N variants" and the pre-flight: at most two at once per person
 # ---------------------------------------------------------------------------
 
 MAX_VARIANT_TESTS_PER_USER = 2
@@ -341,7 +350,7 @@ def variant_test_start(*, user) -> VariantTestRun:
         running = VariantTestRun.objects.filter(user=user, started_at__gt=now - VARIANT_TEST_LEASE)
         if running.count() >= MAX_VARIANT_TESTS_PER_USER:
             raise AuthoringRefused(
-                f"You already have {MAX_VARIANT_TESTS_PER_USER} variant tests running. Wait for "
+                f"You already have {MAX_VARIANT_TESTS_PER_USER} variant tests (or pre-flights) running. Wait for "
                 "one to finish (at most half a minute) and start this one again.",
                 code="busy",
             )
@@ -351,3 +360,48 @@ def variant_test_start(*, user) -> VariantTestRun:
 
 def variant_test_finish(*, run: VariantTestRun) -> None:
     VariantTestRun.objects.filter(pk=run.pk).delete()
+
+
+# ---------------------------------------------------------------------------
+# "Check": one at a time per person
+# ---------------------------------------------------------------------------
+
+# Longer than one check may run (its sandbox stops it after 10 s of wall-clock time,
+# selectors.CHECK_LIMITS): a row left by a process that died stops counting after this.
+SOURCE_CHECK_LEASE = timedelta(seconds=30)
+SOURCE_CHECK_RETRY_SECONDS = 2
+
+
+def source_check_start(*, user) -> SourceCheckRun:
+    """Take the person's one place for a check of unsaved source, or raise AuthoringRefused
+    (code ``busy``) while another check of theirs runs. Decided by the unique user of
+    ``SourceCheckRun``: of two requests at once only one insert succeeds, so both cannot
+    run. Call ``source_check_finish`` when the check ends (or use ``source_check_place``)."""
+    now = timezone.now()
+    SourceCheckRun.objects.filter(user=user, started_at__lte=now - SOURCE_CHECK_LEASE).delete()
+    try:
+        with transaction.atomic():
+            return SourceCheckRun.objects.create(user=user, started_at=now)
+    except IntegrityError:
+        raise AuthoringRefused(
+            "A check of yours is still running, so this one was not started: one check at a time "
+            f"per person, and each stops after at most {CHECK_LIMITS['wall_seconds']:g} s. The editor "
+            "checks your latest text again in a moment.",
+            code="busy",
+        ) from None
+
+
+def source_check_finish(*, run: SourceCheckRun) -> None:
+    SourceCheckRun.objects.filter(pk=run.pk).delete()
+
+
+@contextmanager
+def source_check_place(*, user):
+    """``with source_check_place(user=...)``: the check in the block holds the person's one
+    place (AuthoringRefused, code ``busy``, when another holds it), given back however the
+    block ends."""
+    run = source_check_start(user=user)
+    try:
+        yield run
+    finally:
+        source_check_finish(run=run)

@@ -110,7 +110,7 @@ def exercise_new(request, course_slug: str):
     return render(
         request,
         "authoring/editor.html",
-        {"course": course, "form": form, "errors": errors, "version": None, "is_new": True},
+        {"course": course, "role": role, "form": form, "errors": errors, "version": None, "is_new": True},
         status=422 if errors else 200,
     )
 
@@ -141,7 +141,7 @@ def exercise_import(request, course_slug: str):
     return render(
         request,
         "authoring/import.html",
-        {"course": course, "form": form, "errors": errors, "refusal": refusal},
+        {"course": course, "role": role, "form": form, "errors": errors, "refusal": refusal},
         status=422 if failed else 200,
     )
 
@@ -149,7 +149,8 @@ def exercise_import(request, course_slug: str):
 @login_required
 @require_POST
 def source_check(request, course_slug: str):
-    """Validate unsaved source and preview one seed of it (the editor's live check)."""
+    """Validate unsaved source and preview one seed of it (the editor's live check): one at a
+    time per person (429 while another of theirs runs), each under the sandbox's limits."""
     course, role = selectors.access_authoring(user=request.user, course_slug=course_slug)
     form = SourceForm(request.POST)
     preview_form = PreviewForm(request.POST)
@@ -158,7 +159,13 @@ def source_check(request, course_slug: str):
         context["form_errors"] = form.errors.get("source")
     else:
         seed = preview_form.cleaned_data["seed"] if preview_form.is_valid() else 0
-        checked = selectors.source_check(source=form.cleaned_data["source"], seed=seed)
+        try:
+            with services.source_check_place(user=request.user):
+                checked = selectors.source_check(source=form.cleaned_data["source"], seed=seed)
+        except services.AuthoringRefused as refused:
+            response = render(request, "authoring/_check.html", {"busy": refused.message}, status=429)
+            response["Retry-After"] = str(services.SOURCE_CHECK_RETRY_SECONDS)
+            return response
         context.update(
             errors=_spec_errors(engine.SpecError(checked["errors"])) if checked["errors"] else [],
             failure=checked["failure"],
@@ -179,7 +186,7 @@ def exercise_format(request, course_slug: str):
     return render(
         request,
         "authoring/format_reference.html",
-        {"course": course, "reference": reference},
+        {"course": course, "role": role, "reference": reference},
         status=200 if reference else 404,
     )
 
@@ -195,6 +202,7 @@ def exercise_detail(request, course_slug: str, slug: str):
         "authoring/exercise_detail.html",
         {
             "course": course,
+            "role": role,
             "exercise": exercise,
             "owned": owned,
             "versions": selectors.versions_visible(exercise=exercise, course=course),
@@ -219,6 +227,7 @@ def version_detail(request, course_slug: str, slug: str, number: int):
         {
             "access": access,
             "course": access.course,
+            "role": access.role,
             "version": version,
             "spec": spec,
             "variant_names": list(spec.variants),
@@ -277,6 +286,7 @@ def version_edit(request, course_slug: str, slug: str, number: int):
         "authoring/editor.html",
         {
             "course": access.course,
+            "role": access.role,
             "form": form,
             "errors": errors,
             "refusal": refusal,
@@ -314,7 +324,8 @@ def version_preview(request, course_slug: str, slug: str, number: int):
     return render(
         request,
         template,
-        {"access": access, "version": access.version, "preview": preview, "form_error": form_error},
+        {"access": access, "course": access.course, "role": access.role, "version": access.version,
+         "preview": preview, "form_error": form_error},
         status=200 if preview else 400,
     )
 
@@ -348,6 +359,8 @@ def version_test(request, course_slug: str, slug: str, number: int):
         "authoring/variant_test.html",
         {
             "access": access,
+            "course": access.course,
+            "role": access.role,
             "version": access.version,
             "form": form,
             "report": report,
@@ -364,17 +377,28 @@ def version_preflight(request, course_slug: str, slug: str, number: int):
     access = selectors.access_version(
         user=request.user, course_slug=course_slug, slug=slug, number=number
     )
-    spread, stopped = None, None
+    spread, stopped, busy = None, None, False
     if request.method == "POST":
         try:
-            spread = selectors.version_variant_spread_limited(spec=version_spec(access.version))
-        except selectors.SourceCheckStopped as problem:
-            stopped = problem.message
+            # The same kind of work as a variant test, under the same limits: it takes one of
+            # the person's variant-test places, so pre-flights cannot hold the checkers either.
+            run = services.variant_test_start(user=request.user)
+        except services.AuthoringRefused as refused:
+            stopped, busy = refused.message, True
+        else:
+            try:
+                spread = selectors.version_variant_spread_limited(spec=version_spec(access.version))
+            except selectors.SourceCheckStopped as problem:
+                stopped = problem.message
+            finally:
+                services.variant_test_finish(run=run)
     return render(
         request,
         "authoring/preflight.html",
-        {"access": access, "version": access.version, "spread": spread, "stopped": stopped,
+        {"access": access, "course": access.course, "role": access.role, "version": access.version,
+         "spread": spread, "stopped": stopped,
          "seeds": selectors.PREFLIGHT_SEEDS},
+        status=429 if busy else 200,
     )
 
 

@@ -29,7 +29,7 @@ def test_a_third_variant_test_at_once_is_refused_with_429(client, people, monkey
     assert client.login(username=people.instructor.username, password=PASSWORD)
     response = client.post(url, {"first_seed": "0"})
     assert response.status_code == 429
-    assert "You already have 2 variant tests running." in response.content.decode()
+    assert "You already have 2 variant tests (or pre-flights) running." in response.content.decode()
     assert ran == []
     # Another person is not affected.
     client.logout()
