@@ -336,6 +336,9 @@ class Canonicaliser:
     def read(self, text: str) -> safe_expr.CheckedExpression:
         if not isinstance(text, str):
             raise AnswerFormatError("each step must be text")
+        # Refused before the notation is rewritten: its patterns take time quadratic in a
+        # long run of letters (100 000 of them took 15 s).
+        safe_expr.require_short(text)
         rewritten = rewrite_notation(text, frozenset(self.model.moments), self.dimension)
         return safe_expr.read_expression(rewritten, GRAMMAR, self.known | self._component_names(rewritten))
 

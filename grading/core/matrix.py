@@ -93,9 +93,25 @@ def _rows_from_brackets(body: str) -> tuple[list, bool]:
     return rows, True
 
 
+_EMPTY_BETWEEN_COMMAS = re.compile(r"(?:^|,)\s*,")
+_SPACED_COMMA = re.compile(r",\s")
+_DECIMAL_COMMA = re.compile(r"\d,\d")
+
+
 def _split_entries(row_text: str) -> list[str]:
+    """The entries of one row. Two commas with nothing between them are a missing entry, not
+    one separator; and a row that separates with ', ' but also has '0,5' may be using a
+    decimal comma, which would silently become two entries: both are refused."""
+    text = row_text.strip()
+    if _EMPTY_BETWEEN_COMMAS.search(text):
+        raise AnswerFormatError(f"an entry is missing in {text!r}: a comma has no entry before it")
+    if _SPACED_COMMA.search(text) and (comma := _DECIMAL_COMMA.search(text)):
+        raise AnswerFormatError(
+            f"{text!r} separates entries with ', ' but also has {comma.group(0)!r}: write decimals with a point "
+            f"({comma.group(0).replace(',', '.')}), and put a space after every comma between entries"
+        )
     # Fractions may be typed with spaces around the slash: "1 / 2".
-    compact = re.sub(r"\s*/\s*", "/", row_text.strip())
+    compact = re.sub(r"\s*/\s*", "/", text)
     return [entry for entry in _ENTRY_SEPARATORS.split(compact) if entry]
 
 

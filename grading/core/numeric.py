@@ -48,8 +48,10 @@ MAX_DECIMAL_EXPONENT = 308  # the float range: 1.5e300 is a number
 MIN_DECIMAL_EXPONENT = -400  # 1e-310 is a number too (a subnormal float, exact as a fraction)
 
 _DECIMAL = r"(?:\d+(?:\.\d*)?|\.\d+)"
-_DECIMAL_NUMBER = re.compile(rf"^(?P<sign>[+-]?)(?P<mantissa>{_DECIMAL})(?:[eE](?P<exponent>[+-]?\d{{1,6}}))?$")
-_TIMES_TEN = re.compile(r"^(?:(?P<mantissa>[+-]?" + _DECIMAL + r")\s*[x×*·]\s*)?10\s*(?:\^|\*\*)\s*\(?(?P<exponent>[+-]?\d{1,6})\)?$")
+# An exponent of any length is read (the text is at most MAX_NUMBER_CHARS long), so 1e99999999
+# is refused as out of range, not as "letters".
+_DECIMAL_NUMBER = re.compile(rf"^(?P<sign>[+-]?)(?P<mantissa>{_DECIMAL})(?:[eE](?P<exponent>[+-]?\d+))?$")
+_TIMES_TEN = re.compile(r"^(?:(?P<mantissa>[+-]?" + _DECIMAL + r")\s*[x×*·]\s*)?10\s*(?:\^|\*\*)\s*\(?(?P<exponent>[+-]?\d+)\)?$")
 _UNICODE_SIGNS = str.maketrans({"−": "-", "–": "-", "—": "-", "＋": "+", "﹣": "-", "⁄": "/", "∕": "/"})
 _NOT_A_NUMBER_WORDS = {"nan", "+nan", "-nan"}
 _INFINITY_WORDS = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "∞", "-∞", "+∞"}
@@ -71,13 +73,11 @@ def parse_number(text) -> Fraction:
     if isinstance(cleaned, Fraction):
         return cleaned
     cleaned = safe_expr.normalise_unicode(cleaned).translate(_UNICODE_SIGNS).strip()
-    bracketed = re.fullmatch(r"([+-]?)\(([^()]*)\)", cleaned)
-    if bracketed:  # ⅜ is read as (3/8), −⅜ as -(3/8)
-        cleaned = bracketed.group(1) + bracketed.group(2).strip()
-    if not cleaned:
-        raise AnswerFormatError("the answer is empty: type a number")
     if len(cleaned) > MAX_NUMBER_CHARS:
         raise AnswerFormatError(f"the answer is too long for a number ({len(cleaned)} characters)")
+    cleaned = _without_outer_brackets(cleaned)  # ⅜ is read as (3/8), −⅜ as -(3/8), ((0.5)) as 0.5
+    if not cleaned:
+        raise AnswerFormatError("the answer is empty: type a number")
     lowered = cleaned.lower()
     if lowered in _NOT_A_NUMBER_WORDS:
         raise AnswerFormatError("NaN (not a number) is not an accepted answer: type a finite number")
@@ -89,6 +89,25 @@ def parse_number(text) -> Fraction:
 
 
 _MIXED_NUMBER = re.compile(r"^([+-−]?)(\d+)\s*([\u00bc-\u00be\u2150-\u215e])$")
+
+
+_BRACKETED = re.compile(r"([+-]?)\((.*)\)", re.DOTALL)
+
+
+def _without_outer_brackets(text: str) -> str:
+    """(0.5), ((0.5)) and -(3/8) without the brackets that enclose the whole number."""
+    while (match := _BRACKETED.fullmatch(text)) and _balanced(match.group(2)):
+        text = match.group(1) + match.group(2).strip()
+    return text
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _mixed_number(text: str):
@@ -139,6 +158,18 @@ def _within_range(value: Fraction, text: str) -> Fraction:
 
 
 def _why_not_a_number(text: str) -> str:
+    if re.fullmatch(r"[+-]?\d+(_\d+)+(\.\d*)?", text):
+        return f"could not read {text!r}: write the number without _ between the digits ({text.replace('_', '')})"
+    if re.fullmatch(r"[+-]?\d{1,3}( \d{3})+(\.\d*)?", text):
+        return f"could not read {text!r}: write the number without spaces between the digits ({text.replace(' ', '')})"
+    if re.fullmatch(rf"[+-]?{_DECIMAL}[eE][+-]?", text):
+        return f"could not read {text!r}: the exponent after 'e' is missing (write it like 1.5e3)"
+    if re.fullmatch(r"[+-]?0[xXbBoO][0-9a-fA-F]*", text):
+        return f"could not read {text!r}: write the number in decimal digits (0x, 0b and 0o numbers are not read)"
+    if re.fullmatch(r"[+-]?\d{1,3},\d{3}", text):
+        # 1,000 is a thousand in English and one in much of Europe: name both readings.
+        return (f"could not read {text!r}: write a decimal with a dot ({text.replace(',', '.')}) "
+                f"and a whole number without separators ({text.replace(',', '')})")
     if re.fullmatch(r"[+-]?\d+,\d+", text):
         return f"could not read {text!r}: use a dot as the decimal point (e.g. {text.replace(',', '.')})"
     if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?", text):
@@ -147,6 +178,9 @@ def _why_not_a_number(text: str) -> str:
         return f"could not read {text!r}: write the value as a plain number, without %"
     if re.search(r"[A-Za-z]", text):
         return f"could not read {text!r} as a number: it contains letters; type a number such as 0.25 or 1/4"
+    if "^" in text or "**" in text:
+        return (f"could not read {text!r}: type the value as a decimal number; a power is read only as a "
+                "power of ten, like 2.5×10^-3 or 2.5e-3")
     return f"could not read {text!r} as a number; write it like 0.25, 1/4 or 2.5e-3"
 
 

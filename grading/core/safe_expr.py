@@ -119,7 +119,23 @@ def normalise_unicode(text: str) -> str:
         text = _VULGAR_FRACTION.sub(_vulgar_fraction, text)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
+    if not text.isascii():
+        text = _ascii_digits(text)
     return text
+
+
+# The Arabic decimal and thousands separators; NFKC keeps them (and other scripts' digits).
+_ARABIC_SEPARATORS = {"\u066b": ".", "\u066c": ","}
+
+
+def _ascii_digits(text: str) -> str:
+    """Digits of any script as ASCII digits (٣ -> 3, ३ -> 3), NFKC leaves them as they are;
+    the Arabic decimal separator ٫ as a point."""
+    return "".join(
+        str(unicodedata.decimal(char)) if char.isdecimal() and not char.isascii()
+        else _ARABIC_SEPARATORS.get(char, char)
+        for char in text
+    )
 
 
 def normalise(text: str, known_names: frozenset = frozenset()) -> str:
@@ -542,12 +558,17 @@ def _check_function_calls(tokens: list[_Token], grammar: Grammar) -> None:
 _ALLOWED_BINARY = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 
 
+def require_short(text: str) -> None:
+    """AnswerFormatError for a text longer than MAX_CHARS (checked before any pattern runs on it)."""
+    if len(text) > MAX_CHARS:
+        raise AnswerFormatError(f"the answer is too long ({len(text)} characters; the limit is {MAX_CHARS})")
+
+
 def read_expression(text, grammar: Grammar = SCALAR_GRAMMAR, known_names=frozenset()) -> CheckedExpression:
     """Read ``text`` into a whitelisted AST; raise AnswerFormatError saying what is wrong."""
     if not isinstance(text, str):
         raise AnswerFormatError(f"expected an expression as text, got {type(text).__name__}")
-    if len(text) > MAX_CHARS:
-        raise AnswerFormatError(f"the answer is too long ({len(text)} characters; the limit is {MAX_CHARS})")
+    require_short(text)
     if any(ord(char) < 32 and char not in "\n\t\r" for char in text):
         raise AnswerFormatError("the answer contains control characters (such as NUL); retype it")
     known_names = frozenset(known_names)

@@ -397,8 +397,45 @@ _MP_FUNCTIONS = {
 }
 
 
+# mpmath has no overflow: exp(exp(exp(3))) is a number with a 7·10⁸-bit exponent and exp of it
+# asks for ln 2 to that many bits (minutes, or a MemoryError). Beyond these sizes a point is
+# treated as undefined, like a float overflow: e^70000 is above 2^100000.
+MAX_MP_BITS = 100_000
+MAX_EXP_ARGUMENT = 70_000
+MAX_TRIG_ARGUMENT_BITS = 4_000  # sin(10^300) is cheap; sin of a 10^4000-digit number is not
+
+
+def _mp_checked(value):
+    """``value`` unless its magnitude is beyond MAX_MP_BITS (then OverflowError)."""
+    if value and mpmath.isfinite(value) and abs(mpmath.mag(value)) > MAX_MP_BITS:
+        raise OverflowError("a value at this point is too large to compare")
+    return value
+
+
+def _mp_function(function, argument):
+    if function is mpmath.exp and mpmath.re(argument) > MAX_EXP_ARGUMENT:
+        raise OverflowError("exp of a too large number")
+    if function in (mpmath.sin, mpmath.cos, mpmath.tan) and argument and mpmath.mag(argument) > MAX_TRIG_ARGUMENT_BITS:
+        raise OverflowError("a trigonometric function of a too large number")
+    return function(argument)
+
+
+def _mp_power(base, exponent):
+    """base ** exponent, refused (OverflowError) when the result would pass MAX_MP_BITS."""
+    if base and exponent and mpmath.isfinite(base) and mpmath.isfinite(exponent):
+        size = abs(exponent) * abs(mpmath.log(abs(base), 2))
+        if size > MAX_MP_BITS:
+            raise OverflowError("a power too large to compare")
+    return mpmath.power(base, exponent)
+
+
 def mp_value(expression, values: dict):
-    """Evaluate at a point in mpmath at the current working precision (no floats involved)."""
+    """Evaluate at a point in mpmath at the current working precision (no floats involved);
+    OverflowError where a value passes MAX_MP_BITS."""
+    return _mp_checked(_mp_value(expression, values))
+
+
+def _mp_value(expression, values: dict):
     if expression.is_Symbol:
         return values[expression]
     if expression.is_Integer:
@@ -419,11 +456,11 @@ def mp_value(expression, values: dict):
     if expression.is_Pow:
         base, exponent = args
         if exponent.is_Integer:
-            return mpmath.power(mp_value(base, values), int(exponent))
-        return mpmath.power(mpmath.mpc(mp_value(base, values)), mp_value(exponent, values))
+            return _mp_power(mp_value(base, values), int(exponent))
+        return _mp_power(mpmath.mpc(mp_value(base, values)), mp_value(exponent, values))
     function = _MP_FUNCTIONS.get(expression.func)
     if function is not None and len(args) == 1:
-        return function(mp_value(args[0], values))
+        return _mp_function(function, mp_value(args[0], values))
     substituted = expression.xreplace({symbol: _sympy_number(mpmath.mpc(value), mpmath.mp.dps)
                                        for symbol, value in values.items()})
     return mpmath.mpmathify(complex(substituted.evalf(mpmath.mp.dps)))
@@ -569,17 +606,46 @@ def decide_equivalent(left, right, seconds: float = DEFAULT_TIME_LIMIT) -> bool 
             if exact is not None:
                 return exact
             symbols = left.free_symbols | right.free_symbols
+            points = sample_points(symbols) + wide_points(symbols)
             agreeing = 0
-            for point in sample_points(symbols) + wide_points(symbols):
+            for point in points:
                 verdict = _point_verdict(left, right, point)
                 if verdict is False:
                     return False
                 agreeing += verdict is True
             if agreeing >= MIN_AGREEING_POINTS or (not symbols and agreeing):
                 return True
+            if not agreeing and all(_one_side_overflows(left, right, point) for point in points):
+                return False
             return _exact_equal(left, right, None)
     except (DecisionTimeout, RecursionError):
         return None
+
+
+def _one_side_overflows(left, right, point) -> bool:
+    """One side is a number of ordinary size at the point, the other past MAX_MP_BITS
+    (exp(exp(exp(exp(d_k))))) and built so that nothing can bring it back (no sum, in which
+    huge terms might cancel, and no sin, cos, tan or log): they differ there. SymPy's own
+    evaluation of such a tower would not finish, so this is decided before any exact attempt."""
+    sizes = []
+    with mpmath.workdps(30):
+        exact_point = {symbol: mpmath.mpc(value.real, value.imag) if value.imag else mpmath.mpf(value.real)
+                       for symbol, value in point.items()}
+        for side in (left, right):
+            try:
+                value = mp_value(side, exact_point)
+            except OverflowError:
+                sizes.append(None)
+                continue
+            except (ZeroDivisionError, ValueError, TypeError, KeyError):
+                return False
+            if not mpmath.isfinite(value):
+                return False
+            sizes.append(value)
+    if sizes.count(None) != 1:
+        return False
+    overflowing = left if sizes[0] is None else right
+    return not overflowing.has(sympy.Add, sympy.sin, sympy.cos, sympy.tan, sympy.log)
 
 
 def _point_verdict(left, right, point) -> bool | None:
@@ -717,6 +783,60 @@ def _sigma_product_summed(expression):
     return None if replaced == expression else replaced
 
 
+def _shared_sigma(expression):
+    """The one σ symbol of an expression written with a single shared σ, else None."""
+    sigmas = [symbol for symbol in expression.free_symbols if symbol.name.startswith("sigma")]
+    return sigmas[0] if len(sigmas) == 1 else None
+
+
+def _is_split_power(node, sigma) -> bool:
+    return node.is_Pow and node.base == sigma and node.exp.is_Integer and node.exp != 0 and node.exp % 2 == 0
+
+
+def _shared_sigma_summed(expression):
+    """With one shared σ the product σ_q² σ_k² is the single power σ⁴: the same slip reads
+    it as σ² + σ² = 2σ² (and σ² of a standard deviation as σ + σ = 2σ, 1/σ² as 1/(2σ));
+    None without exactly one σ or an even power of it."""
+    sigma = _shared_sigma(expression)
+    if sigma is None:
+        return None
+    replaced = expression.replace(
+        lambda node: _is_split_power(node, sigma),
+        lambda node: (2 * sigma ** (abs(node.exp) / 2)) ** sympy.sign(node.exp),
+    )
+    return None if replaced == expression else replaced
+
+
+def _sigmas_summed(expression):
+    """The expression with its σ factors added where they multiply, σ_q² σ_k² -> σ_q² + σ_k²
+    or, with one shared σ, σ⁴ -> σ² + σ²; None when it has no such product."""
+    summed = _sigma_product_summed(expression)
+    return summed if summed is not None else _shared_sigma_summed(expression)
+
+
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _sigma_power_text(name: str, exponent: int) -> str:
+    letter = "σ" + name[len("sigma"):]
+    return letter if exponent == 1 else letter + str(exponent).translate(_SUPERSCRIPTS)
+
+
+def shared_sigma_note(expected_expr) -> str:
+    """For sigmas_added on a shared σ: the product and the sum written in the exercise's own
+    σ ('σ² · σ² = σ⁴, not σ² + σ² = 2σ²'); empty when the exercise has other σ's."""
+    sigma = _shared_sigma(expected_expr)
+    if sigma is None:
+        return ""
+    exponents = {abs(int(node.exp)) for node in sympy.preorder_traversal(expected_expr) if _is_split_power(node, sigma)}
+    if len(exponents) != 1:
+        return ""
+    whole = exponents.pop()
+    half, full = _sigma_power_text(sigma.name, whole // 2), _sigma_power_text(sigma.name, whole)
+    letter = _sigma_power_text(sigma.name, 1)
+    return f"Here σ_q = σ_k = {letter}, so the product is {half} · {half} = {full}, not {half} + {half} = 2{half}."
+
+
 def _rescaled_d_k(expression, exponent_factor):
     """Replace every d_k**(r) with half-integer r by d_k**(r * factor) (factor 2: √d_k -> d_k,
     factor 0: drop the √d_k)."""
@@ -746,7 +866,7 @@ def diagnose_symbolic(expected_expr, answer_expr) -> str | None:
     variants = (
         ("forgot_sigma", _sigma_free(expected_expr)),
         ("forgot_squares", _sigma_squares_dropped(expected_expr)),
-        ("sigmas_added", _sigma_product_summed(expected_expr)),
+        ("sigmas_added", _sigmas_summed(expected_expr)),
         ("divided_by_d_k", _rescaled_d_k(expected_expr, 2)),
         ("d_model_scale", _d_model_for_d_k(expected_expr, answer_expr)),
         ("no_scaling", _rescaled_d_k(expected_expr, 0)),
@@ -762,7 +882,9 @@ def diagnose_symbolic(expected_expr, answer_expr) -> str | None:
 def _wrong_expression(expected_expr, answer_expr, options: dict) -> Grade:
     code = diagnose_symbolic(expected_expr, answer_expr)
     if code is not None:
-        return wrong(f"Not equivalent to the correct expression. {misconceptions.MISCONCEPTIONS[code]}", misconception=code)
+        note = shared_sigma_note(expected_expr) if code == "sigmas_added" else ""
+        message = f"Not equivalent to the correct expression. {misconceptions.MISCONCEPTIONS[code]}"
+        return wrong(f"{message} {note}" if note else message, misconception=code)
     return wrong(_hint(expected_expr, answer_expr))
 
 

@@ -16,6 +16,10 @@ def test_numbers_are_read_exactly(text, value):
 
 @pytest.mark.parametrize("text, message", [
     ("0,5", "use a dot as the decimal point (e.g. 0.5)"),
+    ("1,000", "write a decimal with a dot (1.000) and a whole number without separators (1000)"),
+    ("-12,500", "write a decimal with a dot (-12.500) and a whole number without separators (-12500)"),
+    ("1,0000", "use a dot as the decimal point (e.g. 1.0000)"),
+    ("1,000,000", "write the number without thousands separators"),
     ("nan", "NaN (not a number) is not an accepted answer"),
     ("-inf", "infinity is not an accepted answer"),
     ("1e999", "outside the range of accepted numbers"),

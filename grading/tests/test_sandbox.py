@@ -54,15 +54,27 @@ def test_exception_is_reported():
 
 
 def test_pathological_symbolic_answer_is_stopped_and_next_check_works():
-    # Nested exponentials a CAS cannot decide within a second (polynomial identities,
-    # however large, are now decided quickly and exactly).
+    # Two towers of nested exponentials a CAS cannot decide within a second (polynomial
+    # identities, however large, are decided quickly and exactly; so is one tower against an
+    # ordinary expression, below: it overflows at every point where the other is a number).
     options = {"symbols": {"d_k": "positive, integer", "sigma_q": "positive", "sigma_k": "positive"}}
     runaway = "exp(" * 39 + "sigma_q" + ")" * 39
-    stopped = check_isolated("symbolic", "sqrt(d_k)*sigma_q*sigma_k", runaway, options, cpu_seconds=1, wall_seconds=30)
+    tower = "exp(" * 39 + "sigma_k" + ")" * 39
+    stopped = check_isolated("symbolic", tower, runaway, options, cpu_seconds=1, wall_seconds=30)
     assert (stopped.correct, stopped.error, stopped.details["could_not_grade"]) == (False, None, True)
     assert "passed on for review" in stopped.feedback
     fine = check_isolated("symbolic", "x^2", "x*x", {"symbols": {"x": "real"}})
     assert (fine.correct, fine.error) == (True, None)
+
+
+def test_an_exponential_tower_against_an_ordinary_expression_is_graded_not_equivalent_at_once():
+    options = {"symbols": {"d_k": "positive, integer", "sigma_q": "positive", "sigma_k": "positive"}}
+    started = time.monotonic()
+    grade = check_isolated("symbolic", "sqrt(d_k)*sigma_q*sigma_k", "exp(" * 39 + "sigma_q" + ")" * 39, options,
+                           cpu_seconds=1, wall_seconds=30)
+    assert (grade.correct, grade.error, grade.feedback, grade.details) == (
+        False, None, "Not equivalent to the correct expression.", {})
+    assert time.monotonic() - started < 1
 
 
 def test_bad_request_is_still_a_value_error():

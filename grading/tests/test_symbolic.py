@@ -212,3 +212,101 @@ def test_a_number_too_small_to_read_exactly_is_refused_by_the_preview_and_the_ch
     parsed = answers.parse(answer_type, answer, options)
     graded = answers.check(answer_type, "d_k", answer, options)
     assert (parsed.error, graded.error) == (error, error)
+
+
+# sigmas_added with one shared σ (variance-shared-sigma): σ_q² σ_k² is the single power σ⁴,
+# and the same slip reads it as σ² + σ² = 2σ² (σ² of a standard deviation as σ + σ = 2σ).
+SHARED = {"symbols": {"d_k": "positive", "sigma": "positive"}}
+SHARED_VARIANCE_NOTE = "Here σ_q = σ_k = σ, so the product is σ² · σ² = σ⁴, not σ² + σ² = 2σ²."
+SHARED_STD_NOTE = "Here σ_q = σ_k = σ, so the product is σ · σ = σ², not σ + σ = 2σ."
+FORGOT_SQUARES_FEEDBACK = (
+    "Not equivalent to the correct expression. It looks as if the squares on σ were forgotten: E[q_m²] = σ_q², "
+    "so a variance carries σ_q² σ_k²; σ_q σ_k belongs to the standard deviation."
+)
+
+
+@pytest.mark.parametrize(
+    "expected, answer, correct, misconception, feedback",
+    [
+        # right, however written
+        ("d_k*sigma^4", "d_k*sigma^4", True, None, "Correct."),
+        ("d_k*sigma^4", "d_k*sigma^2*sigma^2", True, None, "Correct."),
+        ("d_k*sigma^4", "d_k (σ²)²", True, None, "Correct."),
+        ("sqrt(d_k)*sigma^2", "sqrt(d_k sigma^4)", True, None, "Correct."),
+        # the σ's added, in every spelling
+        ("d_k*sigma^4", "d_k*(sigma^2+sigma^2)", False, "sigmas_added", f"{SIGMAS_ADDED_FEEDBACK} {SHARED_VARIANCE_NOTE}"),
+        ("d_k*sigma^4", "d_k*(sigma**2+sigma**2)", False, "sigmas_added", f"{SIGMAS_ADDED_FEEDBACK} {SHARED_VARIANCE_NOTE}"),
+        ("d_k*sigma^4", "2*d_k*sigma^2", False, "sigmas_added", f"{SIGMAS_ADDED_FEEDBACK} {SHARED_VARIANCE_NOTE}"),
+        ("d_k*sigma^4", "2 d_k σ²", False, "sigmas_added", f"{SIGMAS_ADDED_FEEDBACK} {SHARED_VARIANCE_NOTE}"),
+        ("d_k*sigma^4", "d_k σ² + d_k σ²", False, "sigmas_added", f"{SIGMAS_ADDED_FEEDBACK} {SHARED_VARIANCE_NOTE}"),
+        ("d_k*sigma^4", r"d_k\left(\sigma^2+\sigma^2\right)", False, "sigmas_added",
+         f"{SIGMAS_ADDED_FEEDBACK} {SHARED_VARIANCE_NOTE}"),
+        ("sqrt(d_k)*sigma^2", "sqrt(d_k)*(sigma+sigma)", False, "sigmas_added", f"{SIGMAS_ADDED_FEEDBACK} {SHARED_STD_NOTE}"),
+        ("sqrt(d_k)*sigma^2", "2*sqrt(d_k)*sigma", False, "sigmas_added", f"{SIGMAS_ADDED_FEEDBACK} {SHARED_STD_NOTE}"),
+        ("1/(sqrt(d_k)*sigma^2)", "1/(sqrt(d_k)*(sigma+sigma))", False, "sigmas_added",
+         f"{SIGMAS_ADDED_FEEDBACK} {SHARED_STD_NOTE}"),
+        # other slips keep their own names
+        ("d_k*sigma^4", "d_k*sigma^2", False, "forgot_squares", FORGOT_SQUARES_FEEDBACK),
+        ("sqrt(d_k)*sigma^2", "sqrt(d_k)*sigma", False, "forgot_squares", FORGOT_SQUARES_FEEDBACK),
+        # wrong, but not this slip
+        ("d_k*sigma^4", "d_k*(sigma+sigma)^2", False, None, "Not equivalent to the correct expression."),
+        ("d_k*sigma^4", "4*d_k*sigma^2", False, None, "Not equivalent to the correct expression."),
+        ("d_k*sigma^4", "2*sigma^2", False, None, "Not equivalent to the correct expression."),
+        ("d_k*sigma^4", "2*d_k*sigma", False, None, "Not equivalent to the correct expression."),
+        ("d_k*sigma^4", "d_k + sigma^2 + sigma^2", False, None, "Not equivalent to the correct expression."),
+    ],
+)
+def test_sigmas_added_with_one_shared_sigma(expected, answer, correct, misconception, feedback):
+    grade = check("symbolic", expected, answer, SHARED)
+    assert (grade.correct, grade.misconception, grade.error, grade.feedback) == (correct, misconception, None, feedback)
+
+
+@pytest.mark.parametrize(
+    "answer, error",
+    [
+        ("d_k*(sigma^2+", "unbalanced brackets: '(' at position 5 is never closed"),
+        ("d_k*(sigma_q^2+sigma_k^2)", "unknown symbol 'sigma_q'; this answer may use d_k, sigma"),
+        ("", "the answer is empty: type an expression"),
+        ("2*d_k*sigma^2 = x", "unexpected character '=' at position 15: write an expression, not an equation: leave out '='"),
+    ],
+)
+def test_shared_sigma_answers_that_cannot_be_read(answer, error):
+    grade = check("symbolic", "d_k*sigma^4", answer, SHARED)
+    assert (grade.correct, grade.misconception, grade.error) == (False, None, error)
+
+
+S = sympy.Symbol("sigma", positive=True)
+
+
+@pytest.mark.parametrize(
+    "expected, answer, code",
+    [
+        (D_K * S**4, 2 * D_K * S**2, "sigmas_added"),
+        (D_K * S**4, D_K * S**2, "forgot_squares"),
+        (sympy.sqrt(D_K) * S**2, 2 * sympy.sqrt(D_K) * S, "sigmas_added"),
+        # with σ_q and σ_k the single-σ reading does not apply: σ_q² alone is no product of two σ's
+        (SQ**2 / SK**2, 2 * SQ / SK**2, None),
+        (D_K * SQ**2 * SK, 2 * D_K * SQ * SK, None),
+        # an odd power has no two equal halves
+        (sympy.sqrt(D_K) * S, 2 * sympy.sqrt(D_K) * sympy.sqrt(S), None),
+    ],
+)
+def test_shared_sigma_diagnosis(expected, answer, code):
+    assert diagnose_symbolic(expected, answer) == code
+
+
+def test_the_bank_shared_sigma_part_names_the_sigmas_added():
+    from pathlib import Path
+
+    from exercises.engine import draw_variant, grade_part, load_spec
+
+    spec = load_spec((Path(__file__).resolve().parents[2] / "exercises" / "bank" / "variance-shared-sigma.yaml").read_text())
+    params = draw_variant(spec, 0).params
+    grades = {answer: grade_part(spec, params, "general_variance", answer)
+              for answer in ("d_k*sigma^4", "d_k(sigma^2+sigma^2)", "2*d_k*sigma^2", "d_k*sigma^2")}
+    assert {answer: (grade.correct, grade.misconception) for answer, grade in grades.items()} == {
+        "d_k*sigma^4": (True, None),
+        "d_k(sigma^2+sigma^2)": (False, "sigmas_added"),
+        "2*d_k*sigma^2": (False, "sigmas_added"),
+        "d_k*sigma^2": (False, "forgot_squares"),
+    }
