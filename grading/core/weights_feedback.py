@@ -200,7 +200,14 @@ def weights_behind_output(
     implied = weights_implied_by_output(output, V)
     if implied is not None:
         return OutputWeights(weights=implied, note=None)
+    if not _fits_value_columns(output, V):
+        return OutputWeights(weights=None, note=None)  # the grade already says its shape is wrong
     return OutputWeights(weights=None, note=output_note(output, V))
+
+
+def _fits_value_columns(output: np.ndarray, V: np.ndarray) -> bool:
+    """Whether an (n, d) output has V's d_v columns: no weights or note speak of another shape."""
+    return V.ndim == 2 and output.ndim == 2 and output.shape[-1] == V.shape[-1]
 
 
 def _query_weights(diagnose: dict, mistake: str | None) -> np.ndarray | None:
@@ -257,6 +264,8 @@ def output_note(output, V) -> str:
     """
     output = np.atleast_2d(np.asarray(output, dtype=float))
     V = np.asarray(V, dtype=float)
+    if not _fits_value_columns(output, V):
+        return NOTE_NOT_FROM_V
     outside = _entry_outside_column_range(output, V)
     if outside is not None:
         return outside

@@ -193,3 +193,12 @@ def test_weights_adding_up_to_one_are_not_used_when_rounding_could_move_them():
     # value of about 0.0007) the last typed digit of the output would swing them wildly.
     np.testing.assert_allclose(weights_implied_by_output([1.5], [[1.0], [2.0]]), [[0.5, 0.5]], atol=1e-12)
     assert weights_implied_by_output([1.0005], [[1.0], [1.001]]) is None
+
+
+@pytest.mark.parametrize("answer", [[[0.5, 0.5], [1.0, 1.0]], [1.0, 1.0], [[1.0, 1.0, 1.0, 1.0, 1.0]]])
+def test_an_output_of_another_shape_gets_neither_weights_nor_a_note(answer):
+    """A 2×2 or 1×2 answer to a 1×3 output part: the grade names the shape; the heatmap
+    draws nothing (it raised LinAlgError and the exercise page answered 500)."""
+    behind = weights_behind_output(answer, diagnose=diagnose_options(WIDE), correct=False, misconception=None)
+    assert (behind.weights, behind.note) == (None, None)
+    assert output_note(answer, WIDE) == NOTE_NOT_FROM_V
