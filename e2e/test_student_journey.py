@@ -61,7 +61,7 @@ def test_worked_example_wrong_then_right_with_heatmap(student_page, demo_site, a
 
     # The prompt's maths is typeset by the vendored KaTeX.
     assert page.locator(".prompt .katex").count() > 0
-    assert page.locator("#grid-weights input").first.get_attribute("aria-label") == "first entry"
+    assert page.locator("#grid-weights input").first.get_attribute("aria-label") == "first entry of part (a)"
 
     fill_grid(page, "weights", unscaled)
     page.screenshot(path=artifacts / "worked-example-before-grading.png", full_page=True)
@@ -130,9 +130,9 @@ def test_grid_paste_box_and_arrow_keys(student_page, demo_site):
     cells.nth(0).focus()
     page.keyboard.press("End")
     page.keyboard.press("ArrowRight")
-    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "second entry"
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "second entry of part (a)"
     page.keyboard.press("Tab")
-    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "third entry"
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "third entry of part (a)"
 
 
 def test_matrix_text_formats_are_read_the_same(student_page, demo_site):

@@ -46,6 +46,7 @@ from grading.selectors import (
 )
 
 from . import bodies, engine
+from .engine.spec import TEXT_ANSWER_TYPES
 from .models import Variant
 from .specs import part_label, variant_references, version_spec
 
@@ -415,9 +416,10 @@ def solution_visible(*, item: AssignmentItem | None, part_finished: bool, due_at
 
 
 class GridCell(NamedTuple):
-    """One input of a matrix answer's grid: its field name, what a screen reader says, the
-    entry of the student's last answer there and whether it was graded wrong. Strings made
-    here, not numbers the template would localise one by one."""
+    """One input of a matrix answer's grid: its field name, what a screen reader says (the
+    cell and its part: one page holds several grids), the entry of the student's last answer
+    there and whether it was graded wrong. Strings made here, not numbers the template would
+    localise one by one."""
 
     name: str
     label: str
@@ -426,12 +428,13 @@ class GridCell(NamedTuple):
 
 
 def _grid_cells(
-    shape: list[int] | None, *, last_answer: Submission | None = None,
+    shape: list[int] | None, *, part_label: str, last_answer: Submission | None = None,
     visibility: FeedbackVisibility = EVERYTHING,
 ) -> list[list[GridCell]]:
-    """The grid's inputs, holding the entries of ``last_answer`` (the part's latest
-    submission) as a reloaded page shows them, and marking the ones its grade found wrong
-    as far as ``visibility`` shows correctness. A cell without an entry has no mark."""
+    """The inputs of part ``part_label``'s ("(b)") grid, holding the entries of
+    ``last_answer`` (the student's latest submission to the part) as a reloaded page shows
+    them, and marking the ones its grade found wrong as far as ``visibility`` shows
+    correctness. A cell without an entry has no mark."""
     if not shape:
         return []
     rows, cols = shape
@@ -444,7 +447,7 @@ def _grid_cells(
         [
             GridCell(
                 name=f"cell-{r}-{c}",
-                label=_grid_cell_label(r, c, rows),
+                label=f"{_grid_cell_label(r, c, rows)} of part {part_label}",
                 value=entries[r * cols + c],
                 wrong=wrong[r * cols + c] and bool(entries[r * cols + c]),
             )
@@ -495,6 +498,38 @@ def _wrong_entries(
     return [verdict is False for verdict in flat] if len(flat) == size else None
 
 
+# The answer types typed as one text (an input or a textarea), and so given back as one.
+_TYPED_ANSWER_TYPES = frozenset({"numeric", *TEXT_ANSWER_TYPES})
+
+
+def _own_last_answer(progress: dict, *, student_id: int) -> Submission | None:
+    """The student's own latest submission to a part, from its ``progress`` (no query)."""
+    own = [submission for submission in progress["history"] if submission.student_id == student_id]
+    return own[-1] if own else None
+
+
+def _typed_answer(answer_type: str, last_answer: Submission | None) -> str:
+    """The text of ``last_answer`` for the part's input or textarea to hold again ("" for
+    none, another answer type, or an answer that was not sent as one text). Plain text:
+    the template escapes it."""
+    if last_answer is None or answer_type not in _TYPED_ANSWER_TYPES:
+        return ""
+    return last_answer.raw_answer if isinstance(last_answer.raw_answer, str) else ""
+
+
+def _chosen_keys(answer_type: str, last_answer: Submission | None) -> frozenset[str]:
+    """The keys of the choices ``last_answer`` picked, for a choice part's boxes to hold
+    again (one key, or a list of them when several may be chosen)."""
+    if last_answer is None or answer_type != "choice":
+        return frozenset()
+    raw = last_answer.raw_answer
+    if isinstance(raw, str):
+        return frozenset({raw})
+    if isinstance(raw, list):
+        return frozenset(key for key in raw if isinstance(key, str))
+    return frozenset()
+
+
 def _grid_cell_label(row: int, column: int, rows: int) -> str:
     """What a screen reader says for a cell: "first row, fourth column", or "fourth entry" in
     a one-row grid. Ordinal words, because prompts number tokens from 0: "row 1, column 4"
@@ -529,10 +564,14 @@ def exercise_page_context(
         finished = part_finished(
             progress=progress, attempts_allowed=attempts_allowed, solved_shown=visibility.correctness
         )
+        label = part_label(spec, part.key)
+        # A reloaded page holds the student's last answer, as the page did after sending it.
+        last_answer = _own_last_answer(progress, student_id=variant.student_id)
         parts.append(
             {
                 "spec": part,
                 "key": part.key,
+                "label": label,
                 "answer_type": part.type,
                 "prompt": bodies.part_prompt_html(body, part.key),
                 "shape": answer_shape(references[part.key])
@@ -540,11 +579,14 @@ def exercise_page_context(
                 else None,
                 "grid": _grid_cells(
                     answer_shape(references[part.key]),
-                    last_answer=progress["latest"],
+                    part_label=label,
+                    last_answer=last_answer,
                     visibility=visibility,
                 )
                 if part.type == "matrix"
                 else None,
+                "typed_answer": _typed_answer(part.type, last_answer),
+                "chosen": _chosen_keys(part.type, last_answer),
                 "choices": part.choices,
                 "multiple": bool(part.options.get("multiple")),
                 "progress": progress,

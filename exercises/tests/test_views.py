@@ -44,7 +44,7 @@ def test_exercise_page_shows_the_students_own_matrices_and_a_grid(client, item, 
     html = response.content.decode()
     assert "\\begin{bmatrix}" in html
     assert 'name="cell-0-3"' in html and 'name="cell-1-0"' not in html
-    assert 'aria-label="fourth entry"' in html
+    assert 'aria-label="fourth entry of part (a)"' in html
     assert reverse("submit", args=[variant.pk, "weights"]) in html
     again = client.get(reverse("exercise", args=[item.pk]))
     assert again.status_code == 200
@@ -230,16 +230,16 @@ def test_a_right_answer_after_a_wrong_one_shows_its_score_and_what_the_penalty_l
 
 
 @pytest.mark.parametrize(("shape", "labels"), [
-    ([1, 3], [["first entry", "second entry", "third entry"]]),
-    ([2, 2], [["first row, first column", "first row, second column"],
-              ["second row, first column", "second row, second column"]]),
-    ([12, 1], [[f"{word} row, first column"] for word in (
+    ([1, 3], [["first entry of part (b)", "second entry of part (b)", "third entry of part (b)"]]),
+    ([2, 2], [["first row, first column of part (b)", "first row, second column of part (b)"],
+              ["second row, first column of part (b)", "second row, second column of part (b)"]]),
+    ([12, 1], [[f"{word} row, first column of part (b)"] for word in (
         "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "11th", "12th")]),
 ])
 def test_grid_cells_are_named_by_ordinal_words_not_numbers_a_prompt_could_count_from_0(shape, labels):
     from exercises.selectors import _grid_cells
 
-    assert [[cell.label for cell in row] for row in _grid_cells(shape)] == labels
+    assert [[cell.label for cell in row] for row in _grid_cells(shape, part_label="(b)")] == labels
 
 
 def test_weights_of_1e30_are_graded_and_every_page_showing_them_still_opens(

@@ -241,6 +241,21 @@
     pasteIntoGrid(grid, text, position.row, position.col);
   }
 
+  /* " for part (b)", to name a control of an answer form after its part: a page holds
+     several parts, and a screen reader should not hear "Fill the grid" three times. The
+     label is the page's own (data-part-label), set as text, never as HTML. */
+  function partSuffix(element) {
+    var form = element.closest("form[data-part-label]");
+    return form ? " for part " + form.dataset.partLabel : "";
+  }
+
+  function visuallyHidden(text) {
+    var span = document.createElement("span");
+    span.className = "aq-visually-hidden";
+    span.textContent = text;
+    return span;
+  }
+
   function buildPasteBox(grid) {
     var id = (grid.id || "grid-" + Math.random().toString(36).slice(2)) + "-paste";
     var details = document.createElement("details");
@@ -251,6 +266,12 @@
       "or cells copied from a spreadsheet</label>" +
       '<textarea id="' + id + '" rows="4" cols="40" spellcheck="false" data-paste-source></textarea>' +
       '<button type="button" data-paste-fill>Fill the grid</button>';
+    var suffix = partSuffix(grid);
+    if (suffix) {
+      details.querySelector("summary").appendChild(visuallyHidden(suffix));
+      details.querySelector("label").prepend(visuallyHidden("Matrix" + suffix + ": "));
+      details.querySelector("[data-paste-fill]").appendChild(visuallyHidden(suffix));
+    }
     var status = document.createElement("p");
     status.className = "aq-grid-status";
     status.setAttribute("data-grid-status", "");
@@ -414,7 +435,11 @@
     var button = document.createElement("button");
     button.type = "button";
     button.className = "aq-secondary";
-    button.textContent = "Visual editor";
+    function setButtonText(text) {
+      button.textContent = text;
+      if (partSuffix(input)) button.appendChild(visuallyHidden(partSuffix(input)));
+    }
+    setButtonText("Visual editor");
     button.setAttribute("aria-pressed", "false");
     button.setAttribute("data-visual-editor-toggle", "");
     input.insertAdjacentElement("afterend", button);
@@ -431,7 +456,7 @@
       loadMathLive()
         .then(function (MathfieldElement) {
           field = new MathfieldElement();
-          field.setAttribute("aria-label", "Visual maths editor for " + (input.labels[0] ? input.labels[0].textContent : "the answer"));
+          field.setAttribute("aria-label", "Visual maths editor" + (partSuffix(input) || " for the answer"));
           field.className = "aq-mathfield";
           field.addEventListener("input", function () {
             input.value = asciiFromMathfield(field.getValue("ascii-math"));
@@ -442,7 +467,7 @@
           field.focus();
         })
         .catch(function () {
-          button.textContent = "Visual editor unavailable";
+          setButtonText("Visual editor unavailable");
         })
         .finally(function () {
           button.disabled = false;
@@ -517,6 +542,8 @@
       clearTimeout(timer);
       timer = setTimeout(update, PREVIEW_DELAY_MS);
     });
+    // A reloaded page holds the last derivation sent: show how its steps were read.
+    if (textarea.value.trim()) update();
   }
 
   // ------------------------------------------------------------ results
