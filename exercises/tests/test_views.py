@@ -1,8 +1,11 @@
 """Student pages: who may open what, and the exercise page's form and submit round trip."""
 
+from datetime import timedelta
+
 import numpy as np
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from courses.models import AssignmentItem
 from exercises import engine
@@ -195,7 +198,12 @@ def test_assignment_page_shows_attempts_left_and_exercise_page_the_penalties(cli
     assert "<td>5 per part</td>" in listing
     page = client.get(reverse("exercise", args=[item.pk])).content.decode()
     assert "Each attempt after the first costs 10% of the part's score." in page
-    assert "Answers after the due date lose 25%." in page
+    # No due date: no answer can be late, so no late penalty is announced.
+    assert "Answers after the due date" not in page
+    assignment.due_at = timezone.now() + timedelta(days=1)
+    assignment.save()
+    page = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    assert "Each attempt after the first costs 10% of the part's score. Answers after the due date lose 25%." in page
     assert reverse("explorations:scaling") in page
 
 
