@@ -156,12 +156,22 @@ class AssignmentDetailSerializer(AssignmentSummarySerializer):
     exercises = ItemStatusSerializer(many=True, source="items")
 
 
+class RubricLineSerializer(serializers.Serializer):
+    text = serializers.CharField(help_text="The rubric item as the grader ticked it (plain text).")
+    points = serializers.FloatField(help_text="Its points; negative for a deduction.")
+
+
 class FeedbackSerializer(serializers.Serializer):
     message = serializers.CharField(required=False, default="")
     misconception_message = serializers.CharField(required=False, default="")
     entry_correct = serializers.JSONField(
         source="details.entry_correct", required=False, default=None,
         help_text="For grid answers: which cells were right.",
+    )
+    rubric = RubricLineSerializer(
+        many=True, required=False, default=list,
+        help_text="A grade given by a person with a rubric: the items that applied, in the rubric's order. "
+        "Empty until the review policy shows both the score and the verdict.",
     )
 
 

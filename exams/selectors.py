@@ -231,10 +231,14 @@ def feedback_for_student(feedback: dict | None, visibility: FeedbackVisibility) 
     """A submission's stored feedback with what the policy hides removed.
 
     The checker's message says whether the answer was right, so it goes with correctness;
-    the per-cell verdicts too. The misconception's message goes with misconceptions."""
+    the per-cell verdicts too. The misconception's message goes with misconceptions. A
+    manual grade's rubric items that applied, with their points, tell both the grade and
+    the grader's judgement: they show once correctness and the score both do."""
     feedback = dict(feedback or {})
     if visibility.everything:
         return feedback
+    if not (visibility.correctness and visibility.score):
+        feedback.pop("rubric", None)
     if not visibility.correctness:
         feedback["message"] = ""
         details = dict(feedback.get("details") or {})

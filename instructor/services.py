@@ -31,6 +31,7 @@ from grading.events import GradeChange, grade_changed_publish, grades_changed_pu
 
 from . import selectors_picker
 from .models import ChangeOutcome, ManualGrade, RegradeChange, RegradeJob, RegradeStatus
+from .selectors import rubric_for
 
 logger = logging.getLogger(__name__)
 
@@ -219,12 +220,15 @@ def _awarded(*, submission: Submission, score: float) -> float:
 @transaction.atomic
 def submission_grade_manually(
     *, submission: Submission, grader, score: float, criteria_met: list[int] | None = None,
-    comment: str = "",
+    comment: str = "", rubric_ticked: list[tuple[str, float]] | None = None,
 ) -> Submission:
     """Record a person's grade of a free-text answer; it may be re-graded later.
 
     Sets score, awarded (after the assignment's penalties), correct and the feedback the
-    student sees, and records the grader.
+    student sees, and records the grader. The feedback keeps the rubric items that applied
+    (``rubric_ticked``: (text, points) in the rubric's order; by default the author's
+    criteria at ``criteria_met``), as the grader saw them, so the student's result shows
+    them without reading the rubric again.
     """
     from grading.services import MANUAL_TYPES
 
@@ -242,6 +246,8 @@ def submission_grade_manually(
     if not 0.0 <= score <= 1.0:
         raise InstructorRefused("The score must be between 0 and 1.")
     comment = comment.strip()
+    if rubric_ticked is None:
+        rubric_ticked = _author_criteria_ticked(submission=submission, criteria_met=criteria_met or [])
     submission.score = score
     submission.awarded = _awarded(submission=submission, score=score)
     submission.correct = score >= 1.0 - SCORE_EPSILON
@@ -251,6 +257,9 @@ def submission_grade_manually(
         "message": comment or f"Graded by your instructor: {score:.0%}.",
         "grader_comment": comment,
         "details": {"manual": True, "criteria_met": criteria_met or []},
+        # Shown with the grade, under the rule that shows both its score and its comment
+        # (exams.selectors.feedback_for_student).
+        "rubric": [{"text": text, "points": points} for text, points in rubric_ticked],
     }
     submission.save(update_fields=["score", "awarded", "correct", "status", "graded_at", "feedback"])
     ManualGrade.objects.create(
@@ -258,6 +267,14 @@ def submission_grade_manually(
     )
     grade_changed_publish(submission=submission, change=GradeChange.GRADED_BY_HAND)
     return submission
+
+
+def _author_criteria_ticked(*, submission: Submission, criteria_met: list[int]) -> list[tuple[str, float]]:
+    """The author's criteria (selectors.rubric_for) at the ticked indexes, in their order."""
+    if not criteria_met:
+        return []
+    criteria = rubric_for(submission=submission).criteria
+    return [criteria[index] for index in sorted(set(criteria_met)) if 0 <= index < len(criteria)]
 
 
 # ---------------------------------------------------------------------------

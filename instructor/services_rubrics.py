@@ -135,8 +135,12 @@ def submission_grade_with_rubric(
         raise InstructorRefused("Tick items of this part's rubric only.")
     ticked = [by_id[item_id] for item_id in dict.fromkeys(item_ids)]
     score = rubric_score(rubric_items=items, ticked=ticked)
+    ticked_ids = {item.pk for item in ticked}
+    in_rubric_order = [(item.text, item.points) for item in items if item.pk in ticked_ids]
     with transaction.atomic():
-        graded = submission_grade_manually(submission=submission, grader=grader, score=score, comment=comment)
+        graded = submission_grade_manually(
+            submission=submission, grader=grader, score=score, comment=comment, rubric_ticked=in_rubric_order
+        )
         grade = graded.manual_grades.order_by("-created_at", "-id").first()
         grade.rubric_items.set(ticked)
     return graded

@@ -89,7 +89,9 @@ def test_before_release_the_student_sees_only_answer_saved(client, exam, item, s
     assert {k: api["submission"][k] for k in ("score", "awarded", "correct", "misconception")} == {
         "score": None, "awarded": None, "correct": None, "misconception": "",
     }
-    assert api["submission"]["feedback"] == {"message": "", "misconception_message": "", "entry_correct": None}
+    assert api["submission"]["feedback"] == {
+        "message": "", "misconception_message": "", "entry_correct": None, "rubric": [],
+    }
     assert [(p["solved"], p["finished"], p["hints_html"], p["solution_html"]) for p in api["exercise"]["parts"]] == [
         (None, False, [], None), (None, False, [], None),
     ]
