@@ -10,6 +10,7 @@ from django.db.models import Count, Q
 from django.http import Http404
 
 from courses.models import AssignmentItem, Course
+from exams.selectors import feedback_for_student, feedback_visibility_for
 from exercises.specs import part_label, version_spec
 from grading.models import Submission, SubmissionStatus
 
@@ -198,6 +199,26 @@ def student_manual_grades(*, student):
         .prefetch_related("regrade_requests")
         .order_by("-graded_at", "-id")[:200]
     )
+
+
+def student_manual_grades_shown(*, student) -> list[dict]:
+    """The student's answers graded by a person as the review policy lets them see each now:
+    ``submission``, ``visibility`` (the score only where it is released) and ``feedback``
+    (the ticked rubric items only where score and verdict both are). Answers whose verdict
+    is still withheld are left out."""
+    shown = []
+    for submission in student_manual_grades(student=student):
+        item = submission.variant.assignment_item
+        visibility = feedback_visibility_for(
+            assignment=item.assignment if item is not None else None, student=submission.student_id
+        )
+        if visibility.correctness:
+            shown.append({
+                "submission": submission,
+                "visibility": visibility,
+                "feedback": feedback_for_student(submission.feedback, visibility),
+            })
+    return shown
 
 
 def access_own_graded_submission(*, user, submission_id: int) -> Submission:

@@ -245,8 +245,8 @@ def regrade_request_reply(request, course_slug: str, request_id: int):
 def my_manual_grades(request):
     """A student's answers graded by a person, the replies to their requests, and the form
     to ask for another look."""
-    graded = [s for s in selectors_rubrics.student_manual_grades(student=request.user) if not grade_withheld(s)]
-    return render(request, "instructor/my_manual_grades.html", {"submissions": graded})
+    graded = selectors_rubrics.student_manual_grades_shown(student=request.user)
+    return render(request, "instructor/my_manual_grades.html", {"graded": graded})
 
 
 @login_required

@@ -165,3 +165,36 @@ def test_the_list_adds_no_query_to_the_students_pages(client, essay):
     for url in urls:
         (without, listed_without), (with_items, listed_with) = counts[url]
         assert (with_items, listed_without, listed_with) == (without, False, True)
+
+
+def my_grades_card(client, essay) -> str | None:
+    """sam's card of the answer on "Answers graded by your instructors"; None when absent."""
+    client.login(username="sam", password=PASSWORD)
+    page = client.get(reverse("grades:mine")).content.decode()
+    card = re.search(rf'<section class="card" id="graded-{essay["answer"].pk}">(.*?)</section>', page, re.S)
+    return None if card is None else card[1]
+
+
+@pytest.mark.parametrize("correctness, score, score_line, items", [
+    (ReleaseMoment.DURING, ReleaseMoment.DURING, "Score 85.7% · “See the variance argument.”",
+     ["✓ Divides by √d_k (+1)", "✓ Says the variance grows with d_k (+2)"]),
+    # The verdict is out, the score not: the page said "Score 1.00" all the same.
+    (ReleaseMoment.DURING, ReleaseMoment.ON_RELEASE,
+     "Graded; the score is not shown yet · “See the variance argument.”", None),
+])
+def test_my_graded_answers_page_follows_the_score_policy(client, essay, correctness, score, score_line, items):
+    assignment = essay["assignment"]
+    assignment.show_correctness, assignment.show_score = correctness, score
+    assignment.save()
+    grade_by_ta(client, essay, "Divides by √d_k", "Says the variance grows with d_k")
+    card = my_grades_card(client, essay)
+    assert re.search(r"<p>(.*?)</p>", card, re.S)[1].replace("&ldquo;", "“") == score_line
+    assert ticked_lines(card) == items
+
+
+def test_my_graded_answers_page_leaves_out_a_withheld_verdict(client, essay):
+    assignment = essay["assignment"]
+    assignment.show_correctness = assignment.show_score = ReleaseMoment.ON_RELEASE
+    assignment.save()
+    grade_by_ta(client, essay, "Divides by √d_k")
+    assert my_grades_card(client, essay) is None
