@@ -80,8 +80,9 @@ SYMBOLIC = ("score-variance", "general_variance")
 SYMBOLIC_ANSWERS = {
     "right": "d_k*sigma_q^2*sigma_k^2",
     "wrong": "d_k*sigma_q*sigma_k",
-    # Nested exponentials no CAS decides in the sandbox's second of CPU.
-    "hostile": "exp(" * 39 + "sigma_q" + ")" * 39,
+    # Nested exponentials plus a term: a sum might cancel the tower's huge values, so the
+    # checker may not call it unequal early, and no CAS decides it in the sandbox's limit.
+    "hostile": "exp(" * 39 + "sigma_q" + ")" * 39 + " + 1",
 }
 DRAIN_SECONDS = 60
 SUBMIT_P95_MS = 1000
