@@ -155,7 +155,7 @@ def grading_rubric_edit(request, course_slug: str, item_id: int, part: str):
     rubric = _rubric(course, item, part)
     try:
         if request.POST.get("remove"):
-            removed = rubric.items.filter(pk=_int_list([request.POST["remove"]])[:1] or [0]).first()
+            removed = rubric.items.filter(pk=(_int_list([request.POST["remove"]]) or [0])[0]).first()
             if removed is None:
                 raise InstructorRefused("No such rubric item.")
             services_rubrics.rubric_item_remove(item=removed)

@@ -196,3 +196,24 @@ def test_a_rubric_without_items_says_so_outside_the_numbered_list(client, people
     page = client.get(question_url(essays["item"])).content.decode()
     assert '<p class="muted" id="rubric-items">No items yet: add some below.</p>' in page
     assert '<ol id="rubric-items">' not in page
+
+
+@pytest.mark.parametrize("remove, left, message", [
+    ("own", ["kept"], "Removed the item."),
+    ("12345678", ["kept", "gone"], "No such rubric item."),
+    ("abc", ["kept", "gone"], "No such rubric item."),
+])
+def test_removing_a_rubric_item_from_the_question_page(client, people, essays, remove, left, message):
+    """The Remove button posts the item's id: it answered 500 (a list given as the id)."""
+    item = essays["item"]
+    rubric = services_rubrics.rubric_for_part(
+        course=people.course, item=item, part="why", seed_criteria=[("kept", 1), ("gone", 1)]
+    )
+    value = str(rubric.items.get(text="gone").pk) if remove == "own" else remove
+    client.login(username="tariq", password=PASSWORD)
+    response = client.post(
+        reverse("instructor:grading_rubric", args=["attn", item.pk, "why"]), {"remove": value}, follow=True
+    )
+    assert response.status_code == 200
+    assert sorted(rubric.items.values_list("text", flat=True)) == sorted(left)
+    assert message in response.content.decode()
