@@ -33,6 +33,8 @@ from django.db.models import Max, Sum
 from django.shortcuts import render
 from django.utils import timezone
 
+from attnquiz.device_trust import device_failure_record, device_failures, trusted_device
+
 PAIR, ADDRESS, USERNAME = "username and address", "address", "username"
 
 
@@ -74,11 +76,37 @@ class TieredLockoutHandler(AxesDatabaseHandler):
         }
 
     def get_failures(self, request, credentials=None) -> int:
-        # axes compares this one number with AXES_FAILURE_LIMIT: report the limit itself
-        # when any tier is locked, else the count of the ordinary (username, address) tier.
+        # axes compares this one number with AXES_FAILURE_LIMIT. A browser holding the
+        # account's device cookie is judged by the cookie's own count (attnquiz.device_trust);
+        # any other: the limit itself when any tier is locked, else the count of the ordinary
+        # (username, address) tier.
+        device_id = trusted_device(request, username=get_client_username(request, credentials))
+        if device_id is not None:
+            return device_failures(device_id) or 0
         if self.locked_tiers(request, credentials):
             return settings.AXES_FAILURE_LIMIT
         return self.tier_failures(request, credentials)[PAIR][0]
+
+    def user_login_failed(self, sender, credentials: dict, request=None, **kwargs):
+        # A wrong password typed with the account's device cookie counts against the cookie
+        # too, before axes asks get_failures whether this failure locks.
+        if request is not None and not getattr(request, "axes_locked_out", False):
+            device_id = trusted_device(request, username=get_client_username(request, credentials))
+            if device_id is not None:
+                device_failure_record(device_id)
+        return super().user_login_failed(sender, credentials, request=request, **kwargs)
+
+    def user_logged_in(self, sender, request, user, **kwargs):
+        # Signing in with the device cookie leaves the address's count alone: clearing it
+        # would give whoever there guesses at this account five more tries.
+        if request is not None:
+            request.axes_device_trusted = trusted_device(request, username=user.get_username()) is not None
+        return super().user_logged_in(sender, request, user, **kwargs)
+
+    def reset_user_attempts(self, request, credentials=None) -> int:
+        if getattr(request, "axes_device_trusted", False):
+            return 0
+        return super().reset_user_attempts(request, credentials)
 
 
 def lockout_response(request, original_response=None, credentials=None):

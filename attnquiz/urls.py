@@ -1,16 +1,14 @@
 """Top-level URL configuration."""
 
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from accounts.forms import LoginForm
 from attnquiz import views as project_views
 from exercises import views as exercise_views
 
 urlpatterns = [
     path("", exercise_views.dashboard, name="dashboard"),
-    path("login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"),
+    path("login/", project_views.LoginView.as_view(), name="login"),
     path("logout/", project_views.LogoutView.as_view(), name="logout"),
     path("healthz/", project_views.readiness, name="health"),
     path("healthz/live/", project_views.liveness, name="liveness"),

@@ -8,7 +8,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from accounts.forms import LoginForm
+
 from . import health
+from .device_trust import device_cookie_set
 
 
 @never_cache
@@ -28,6 +31,18 @@ def readiness(request):
     return JsonResponse(
         {"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503
     )
+
+
+class LoginView(auth_views.LoginView):
+    """Django's sign-in, leaving the browser a device cookie for the account
+    (attnquiz.device_trust): others' wrong passwords at its address cannot pause it."""
+
+    authentication_form = LoginForm
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        device_cookie_set(response, username=form.get_user().get_username())
+        return response
 
 
 class LogoutView(auth_views.LogoutView):

@@ -4,7 +4,10 @@ never a username everywhere because of one address."""
 
 import pytest
 from axes.models import AccessAttempt
+from django.conf import settings as django_settings
 from django.urls import reverse
+
+from attnquiz import device_trust
 
 PASSWORD = "attention-demo"
 
@@ -165,3 +168,79 @@ def test_failures_by_username_and_by_e_mail_count_against_one_account(client, de
     assert sign_in(client, "student1@example.edu", PASSWORD, ip="10.0.4.1").status_code == 429
     assert sign_in(client, "student1", PASSWORD, ip="10.0.4.1").status_code == 429
     assert sign_in(client, "student1", PASSWORD, ip="10.0.6.2").status_code == 302
+
+
+# --- device cookies: a browser that signed in before is not paused by others at its address
+
+
+ROOM = "198.51.100.20"  # one exam room behind one address
+
+
+def signed_in_browser(username: str):
+    """A browser (its own client) that signed in to ``username`` from the room and out again:
+    it holds the account's device cookie."""
+    from django.test import Client
+
+    browser = Client()
+    assert sign_in(browser, username, PASSWORD, ip=ROOM).status_code == 302
+    assert device_trust.COOKIE in browser.cookies
+    del browser.cookies[django_settings.SESSION_COOKIE_NAME]  # signed out; Client.logout() drops every cookie
+    return browser
+
+
+def test_a_classmate_at_the_same_address_cannot_keep_a_student_out_of_their_own_browser(client, demo):
+    own_browser = signed_in_browser("student1")
+    for _ in range(40):
+        sign_in(client, "student1", "wrong", ip=ROOM)  # the classmate, no cookie
+    assert sign_in(client, "student1", PASSWORD, ip=ROOM).status_code == 429
+    assert sign_in(own_browser, "student1", PASSWORD, ip=ROOM).status_code == 302
+    assert signed_in_as(own_browser) == "student1"
+    # Signing in with the cookie left the room's count alone: the classmate is still paused.
+    assert sign_in(client, "student1", PASSWORD, ip=ROOM).status_code == 429
+
+
+def test_a_classmate_spraying_many_names_cannot_pause_the_whole_room(client, demo, settings):
+    settings.LOGIN_ADDRESS_FAILURE_LIMIT = 8
+    own_browser = signed_in_browser("student2")
+    for username in ["student1", "student3", "ta", "instructor"]:
+        for _ in range(2):
+            sign_in(client, username, "wrong", ip=ROOM)
+    assert sign_in(client, "reviewer", PASSWORD, ip=ROOM).status_code == 429
+    assert sign_in(own_browser, "student2", PASSWORD, ip=ROOM).status_code == 302
+
+
+def test_the_cookie_has_its_own_limit_of_wrong_passwords(client, demo):
+    own_browser = signed_in_browser("student1")
+    for _ in range(4):
+        assert sign_in(own_browser, "student1", "wrong", ip=ROOM).status_code == 200
+    # The fifth wrong password with the cookie uses up its trust, as a fresh browser's would.
+    assert sign_in(own_browser, "student1", "wrong", ip=ROOM).status_code == 429
+    assert sign_in(own_browser, "student1", PASSWORD, ip=ROOM).status_code == 429
+
+
+@pytest.mark.parametrize("cookie", ["another account's", "forged", "garbage"])
+def test_only_a_genuine_cookie_for_the_account_is_trusted(client, demo, cookie):
+    from django.core import signing
+
+    other = signed_in_browser("student2")
+    values = {
+        "another account's": other.cookies[device_trust.COOKIE].value,
+        "forged": signing.dumps({"u": "student1", "d": "x"}, salt=device_trust.SALT, key="not-the-secret-key"),
+        "garbage": "abc:def",
+    }
+    for _ in range(5):
+        sign_in(client, "student1", "wrong", ip=ROOM)
+    client.cookies[device_trust.COOKIE] = values[cookie]
+    assert sign_in(client, "student1", PASSWORD, ip=ROOM).status_code == 429
+
+
+def test_with_the_cache_unreachable_no_cookie_is_trusted_and_the_lockout_holds(client, demo, settings):
+    own_browser = signed_in_browser("student1")
+    settings.CACHES = {"default": {
+        "BACKEND": "django_redis.cache.RedisCache", "LOCATION": "redis://127.0.0.1:1/0",
+        "OPTIONS": {"IGNORE_EXCEPTIONS": True, "SOCKET_CONNECT_TIMEOUT": 0.2},
+    }}
+    settings.SESSION_ENGINE = "django.contrib.sessions.backends.db"
+    for _ in range(5):
+        sign_in(client, "student1", "wrong", ip=ROOM)
+    assert sign_in(own_browser, "student1", PASSWORD, ip=ROOM).status_code == 429
