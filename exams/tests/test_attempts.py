@@ -307,3 +307,23 @@ def test_the_closer_reads_only_attempts_that_may_be_over(exam, demo, clock, djan
         "student2": START + timedelta(minutes=5),
         "student3": None,
     }
+
+
+def test_an_open_exam_page_links_to_no_exploration_and_an_ended_one_counts_no_attempts_left(
+    client, exam, item, student, clock, django_capture_on_commit_callbacks
+):
+    """The explorations compute what the exam asks (a calculator one click away), and an
+    ended attempt has no attempts "left" to use."""
+    client.force_login(student)
+    client.post(reverse("exams:start", args=[exam.course.slug, exam.slug]))
+    variant = variant_get_or_create_for_item(item=item, student=student)
+    with django_capture_on_commit_callbacks(execute=True):
+        submit(variant, student)
+    page = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    assert reverse("explorations:scaling") not in page and "See it move" not in page
+    assert "attempt 1; 4 attempts left" in page
+    services.attempt_finish(assignment=exam, student=student)
+    page = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    assert reverse("explorations:scaling") in page
+    assert "<strong>Answer saved</strong> — attempt 1. Your results show when" in page
+    assert "attempts left" not in page and "attempt left" not in page
