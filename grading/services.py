@@ -220,6 +220,13 @@ UNREADABLE_ANSWER = (
     "We could not read that answer (it may be too large or too deeply nested). "
     "Check it and send it again."
 )
+CHECK_FAILED = (
+    "We could not check that answer because of a fault on our side, not in your answer; "
+    "it did not use an attempt. Send it again in a minute."
+)
+# What a parser may raise on an answer too big or too deep to read: the answer's fault.
+# Anything else is a fault in the checker, which the student must not be told is theirs.
+ANSWER_TOO_BIG_ERRORS = (RecursionError, OverflowError, MemoryError, ValueError, ArithmeticError, UnicodeError)
 
 
 def answer_format_error(*, context: PartContext, raw_answer) -> str | None:
@@ -236,9 +243,12 @@ def answer_format_error(*, context: PartContext, raw_answer) -> str | None:
         return answers.check(
             context.answer_type, context.expected, raw_answer, context.options
         ).error
-    except Exception:
+    except ANSWER_TOO_BIG_ERRORS:
         logger.warning("parser failed on a %s answer", context.answer_type, exc_info=True)
         return UNREADABLE_ANSWER
+    except Exception:
+        logger.exception("checker fault on a %s answer", context.answer_type)
+        return CHECK_FAILED
 
 
 # Every answer takes this lock: compiled once (inside a transaction, as select_for_update needs).

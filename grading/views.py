@@ -208,9 +208,12 @@ def preview_answer(request):
         return JsonResponse({"latex": None, "error": services.UNREADABLE_ANSWER}, status=422)
     except ValueError as problem:  # the request's options, not the answer, are malformed
         return JsonResponse({"latex": None, "error": f"Malformed preview request: {problem}"}, status=400)
-    except Exception:  # any other parser failure: this answer cannot be read
+    except services.ANSWER_TOO_BIG_ERRORS:  # too big or too deep: this answer cannot be read
         logger.warning("preview parser failed on a %s answer", answer_type, exc_info=True)
         return JsonResponse({"latex": None, "error": services.UNREADABLE_ANSWER}, status=422)
+    except Exception:  # a fault in the parser, not the answer's
+        logger.exception("preview parser fault on a %s answer", answer_type)
+        return JsonResponse({"latex": None, "error": services.CHECK_FAILED}, status=422)
     return JsonResponse({"latex": parsed.preview_latex, "error": parsed.error})
 
 

@@ -75,6 +75,24 @@ def test_format_error_is_refused_and_stores_nothing(submit, variant, student):
     assert Submission.objects.count() == 0
 
 
+@pytest.mark.parametrize("raised, message", [
+    (RecursionError("maximum recursion depth exceeded"), services.UNREADABLE_ANSWER),
+    (OverflowError("int too large"), services.UNREADABLE_ANSWER),
+    # A fault in the checker must not read as the student's input error.
+    (AttributeError("'NoneType' object has no attribute 'shape'"), services.CHECK_FAILED),
+    (KeyError("decimals"), services.CHECK_FAILED),
+])
+def test_a_parser_that_raises_costs_no_attempt_and_says_whose_fault(submit, variant, student, monkeypatch, raised, message):
+    def failing(*args, **kwargs):
+        raise raised
+
+    monkeypatch.setattr(services.answers, "check", failing)
+    with pytest.raises(services.SubmissionRefused) as refused:
+        submit(variant=variant, student=student, part="weights", raw_answer="[0.25, 0.25, 0.25, 0.25]")
+    assert (refused.value.code, refused.value.message) == ("invalid", message)
+    assert Submission.objects.count() == 0
+
+
 def test_unknown_part_is_refused(submit, variant, student):
     with pytest.raises(services.SubmissionRefused, match="no part 'nope'"):
         submit(variant=variant, student=student, part="nope", raw_answer="1")
