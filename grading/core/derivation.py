@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 
 import sympy
 
@@ -236,11 +237,11 @@ _CLOSERS = {")": "(", "]": "[", "}": "{"}
 
 
 def rewrite_notation(text: str, bases, dimension: str) -> str:
-    """Σ_m term -> Sum(term, m, 1, d_k) and q·k -> dot(q, k), before the safe reader sees the text."""
+    """Σ_m term -> Sum(term, m, 1, d_k) and q·k (or q.k) -> dot(q, k), before the safe reader sees the text."""
     if bases:
         text = _VECTOR_WRAPPER.sub(lambda match: match.group(1) if match.group(1) in bases else match.group(0), text)
         names = "|".join(sorted(map(re.escape, bases)))
-        text = re.sub(rf"(?<![A-Za-z0-9_])({names})\s*(?:·|⋅|∙|\\cdot|\\bullet)\s*({names})(?![A-Za-z0-9_])",
+        text = re.sub(rf"(?<![A-Za-z0-9_])({names})\s*(?:·|⋅|∙|\.|\\cdot|\\bullet)\s*({names})(?![A-Za-z0-9_])",
                       r" dot(\1, \2) ", text)
         text = re.sub(rf"(?<![A-Za-z0-9_\\])({names}){_TRANSPOSE}({names})(?![A-Za-z0-9_])", r" dot(\1, \2) ", text)
     text = _NESTED_PAIR_SUM.sub(lambda match: f"Σ_{{{match.group('first')}≠{match.group('second')}}}", text)
@@ -291,14 +292,54 @@ def _term_end(text: str, position: int) -> int:
     return position
 
 
-def split_steps(answer) -> list[str]:
+@dataclass(frozen=True)
+class Step:
+    """One expression of the answer as the student typed it: ``line`` counts the lines of
+    the answer box from 1 (a blank line is skipped but still counted, so line 3 is the third
+    line of the box); a line chained with = holds several steps, ``column`` (from 0) is
+    where this one starts on its line. ``number`` counts the steps, for the details only."""
+
+    number: int
+    text: str
+    line: int
+    column: int
+    alone: bool  # the only expression on its line
+
+    def subject(self) -> str:
+        """This step in a sentence: "line 2", or "'B' on line 1" on a chained line."""
+        return f"line {self.line}" if self.alone else f"'{_quoted(self.text)}' on line {self.line}"
+
+
+def _source(previous: Step | None, step: Step) -> str:
+    """The step that ``step`` should follow from: the start, the line before (which ends
+    with it) or, on a chained line, the expression before it."""
+    if previous is None:
+        return "the starting expression"
+    if previous.line != step.line:
+        return f"line {previous.line}"
+    return f"'{_quoted(previous.text)}'"
+
+
+def _quoted(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def split_steps(answer) -> list[Step]:
     if isinstance(answer, str):
         lines = answer.splitlines()
     elif isinstance(answer, (list, tuple)) and all(isinstance(step, str) for step in answer):
         lines = list(answer)
     else:
         raise AnswerFormatError("a derivation is a list of steps (text), or one step per line")
-    steps = [piece.strip() for line in lines for piece in _split_equals(line) if piece.strip()]
+    steps: list[Step] = []
+    for line_number, line in enumerate(lines, start=1):
+        pieces = [(column, text) for column, text in _split_equals(line) if text]
+        for column, text in pieces:
+            steps.append(Step(len(steps) + 1, text, line_number, column, len(pieces) == 1))
     if not steps:
         raise AnswerFormatError("the derivation is empty: write one step per line")
     if len(steps) > MAX_STEPS:
@@ -306,21 +347,45 @@ def split_steps(answer) -> list[str]:
     return steps
 
 
-def _split_equals(line: str) -> list[str]:
-    """Split a chained line at its = signs, but not inside braces (Σ_{m=1}^{d_k})."""
-    pieces, depth, current = [], 0, []
-    for char in line:
+def _split_equals(line: str) -> list[tuple[int, str]]:
+    """Split a chained line at its = signs, but not inside braces (Σ_{m=1}^{d_k}): each
+    piece stripped, with the column where it starts on the line."""
+    pieces, depth, start = [], 0, 0
+    for position, char in enumerate(line):
         if char == "{":
             depth += 1
         elif char == "}":
             depth -= 1
-        if char == "=" and depth <= 0:
-            pieces.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    pieces.append("".join(current))
+        elif char == "=" and depth <= 0:
+            pieces.append(_stripped_piece(line, start, position))
+            start = position + 1
+    pieces.append(_stripped_piece(line, start, len(line)))
     return pieces
+
+
+def _stripped_piece(line: str, start: int, end: int) -> tuple[int, str]:
+    piece = line[start:end]
+    return start + len(piece) - len(piece.lstrip()), piece.strip()
+
+
+_POSITION = re.compile(r" at position (\d+)")
+
+
+def _typed_column(typed: str, read: str | None, position: int) -> int | None:
+    """Where the character at ``position`` of the text as read sits in the text as typed,
+    or None when the rewriting (q·k -> dot(q, k), LaTeX, Σ) makes that ambiguous."""
+    if read is None or not 0 <= position < len(read):
+        return None
+    if read == typed:
+        return position
+    char = read[position]
+    if char.isspace() or read.count(char) != typed.count(char):
+        return None
+    occurrence = read[:position].count(char)
+    column = -1
+    for _ in range(occurrence + 1):
+        column = typed.index(char, column + 1)
+    return column
 
 
 class Canonicaliser:
@@ -341,6 +406,22 @@ class Canonicaliser:
         safe_expr.require_short(text)
         rewritten = rewrite_notation(text, frozenset(self.model.moments), self.dimension)
         return safe_expr.read_expression(rewritten, GRAMMAR, self.known | self._component_names(rewritten))
+
+    def located(self, problem: AnswerFormatError, step: Step) -> str:
+        """The reader's message with its position counted on the student's line as typed
+        (the reader counts in the rewritten text), or the expression quoted instead."""
+        message = str(problem)
+        match = _POSITION.search(message)
+        if not match:
+            return message
+        try:
+            rewritten = rewrite_notation(step.text, frozenset(self.model.moments), self.dimension)
+            read = safe_expr.normalise(rewritten, self.known | self._component_names(rewritten))
+        except AnswerFormatError:
+            read = None
+        column = _typed_column(step.text, read, int(match.group(1)) - 1)
+        where = f" in '{_quoted(step.text)}'" if column is None else f" at position {step.column + column + 1}"
+        return message[:match.start()] + where + message[match.end():]
 
     def structure(self, text: str):
         """The step with its moments unevaluated, indices named m when only one is used."""
@@ -363,6 +444,10 @@ class Canonicaliser:
         return self.value_of(self.structure(text))
 
     def value_of(self, structure):
+        if _random_sum_outside_moments(structure):
+            raise AnswerFormatError(
+                "a sum of random terms (such as Sum(q_m k_m, m, 1, d_k) or q·k) is random itself: a step is "
+                "a formula, so keep the sum inside E[...] or Var(...), e.g. Var(Sum(q_m k_m, m, 1, d_k))")
         result, _ = moment_rules.normal_form(structure, self.model.key)
         leftover = sorted(symbol.name[3:] for symbol in moment_rules.free_random(result))
         if leftover:
@@ -394,6 +479,14 @@ class Canonicaliser:
             return built
         (index,) = indices
         return moment_rules.rename_index(built, index, "m")
+
+
+def _random_sum_outside_moments(expression) -> bool:
+    if isinstance(expression, (moment_rules.Ex, moment_rules.Vr, moment_rules.Cv)):
+        return False
+    if isinstance(expression, moment_rules.RSum) and moment_rules.is_random(expression):
+        return True
+    return any(_random_sum_outside_moments(arg) for arg in expression.args)
 
 
 _STRUCTURES: dict = {}
@@ -446,24 +539,24 @@ def check(expected, answer, options: dict) -> Grade:
     max_rules = _max_rules(options)
     try:
         steps = split_steps(answer)
-        structures = [_step(canonicaliser.structure, number, step) for number, step in enumerate(steps, start=1)]
-        values = [_step(canonicaliser.value_of, number, structure) for number, structure in enumerate(structures, start=1)]
+        structures = [_on_line(canonicaliser, step, canonicaliser.structure, step.text) for step in steps]
+        values = [_on_line(canonicaliser, step, canonicaliser.value_of, structure)
+                  for step, structure in zip(steps, structures)]
     except AnswerFormatError as problem:
         return invalid(str(problem))
-    chain = ([("the starting expression", *start)] if start is not None else []) + [
-        (f"step {number}", structure, value) for number, (structure, value) in enumerate(zip(structures, values), start=1)
-    ]
+    chain = ([(None, *start)] if start is not None else []) + list(zip(steps, structures, values))
     if len(chain) < 2:
         return invalid("A derivation is a chain: write the expression you start from, then one step per line.")
     seconds = symbolic.option_float(options, "time_limit", symbolic.DEFAULT_TIME_LIMIT)
-    for index, ((previous_name, _, previous), (name, _, value)) in enumerate(zip(chain, chain[1:])):
+    for index, ((previous_step, _, previous), (step, _, value)) in enumerate(zip(chain, chain[1:])):
         verdict = symbolic.decide_equivalent(previous, value, seconds)
         if verdict is None:
-            return could_not_grade(f"Deciding whether {name} follows from {previous_name} timed out; passed on for review.")
+            return could_not_grade(f"Deciding whether {step.subject()} follows from {_source(previous_step, step)} "
+                                   "timed out; passed on for review.")
         if not verdict:
             reasons = _classify_chain(canonicaliser, chain[:index + 1], max_rules)
             slip = moment_rules.slip_between(chain[index][1], chain[index + 1][1], canonicaliser.model.key)
-            return _broken_chain(name, previous_name, reasons, steps, canonicaliser, options, slip)
+            return _broken_chain(step, previous_step, reasons, steps, canonicaliser, options, slip)
     reasons = _classify_chain(canonicaliser, chain, max_rules)
     details = {"steps": _step_details(canonicaliser, steps, reasons)}
     unjustified = next((reason for reason in reasons if reason.kind == UNJUSTIFIED), None)
@@ -479,13 +572,13 @@ def check(expected, answer, options: dict) -> Grade:
     if not verdict:
         credit = 0.5 if options.get("partial_credit") and not hollow else 0.0
         slip = symbolic.diagnose_symbolic(target, values[-1])
-        return wrong(_with_slip(f"Every step follows, but the last step (step {len(values)}) is not the required result.", slip),
+        return wrong(_with_slip(f"Every step follows, but {_last_words(steps[-1])} is not the required result.", slip),
                      score=credit, misconception=slip, **details)
     if moment_rules.has_moments(structures[-1]):
         return wrong(f"The last step still contains {moment_rules.describe(_first_moment(structures[-1]))}: "
                      "finish the derivation with a formula in the exercise's constants.", **details)
     if hollow:
-        return wrong(_hollow_feedback(reasons, start is not None), hollow=True, **details)
+        return wrong(_hollow_feedback(reasons), hollow=True, **details)
     ruled = [reason for reason in reasons if reason.kind == RULE]
     big = [reason for reason in reasons if reason.kind == BIG]
     min_steps = int(options.get("min_steps", 1))
@@ -511,6 +604,12 @@ def derivation_score(reasons: list, credit: float) -> float:
     return round(min(earned / total, 1.0), 4)
 
 
+def _last_words(step: Step) -> str:
+    if step.alone:
+        return f"the last line (line {step.line})"
+    return f"the last expression ('{_quoted(step.text)}' on line {step.line})"
+
+
 def _is_hollow(reasons: list, structures: list) -> bool:
     """No line shows an intermediate result: no step that applies a rule ends at a line
     that still has a moment in it, so every rule is hidden in one leap to a formula and
@@ -520,13 +619,13 @@ def _is_hollow(reasons: list, structures: list) -> bool:
                    for index, reason in enumerate(reasons))
 
 
-def _hollow_feedback(reasons: list, has_start: bool) -> str:
+def _hollow_feedback(reasons: list) -> str:
     restated = next((reason for reason in reasons if reason.kind == RESTATEMENT), None)
     if restated is None:
         return ("This line only states the result: no step applies a rule. Show how the rules "
                 "lead from the question to it, a few at a time.")
-    what = "only restates the question" if has_start and restated is reasons[0] else f"only restates {restated.previous_name}"
-    return (f"Step {restated.number} {what}, and no step applies a rule to show an intermediate result: "
+    what = "only restates the question" if restated.previous is None else f"only restates {restated.source()}"
+    return (f"{_sentence(restated.step.subject())} {what}, and no step applies a rule to show an intermediate result: "
             "padding (+ 0, · 1, + σ − σ) and restating are not steps. Show how the rules lead to the result.")
 
 
@@ -544,11 +643,18 @@ class StepReason:
     limit (RULE) or beyond it (BIG), by ordinary algebra only (RESTATEMENT), or by no rule
     at all although the values agree (UNJUSTIFIED)."""
 
-    def __init__(self, number: int, previous_name: str, kind: str, path: tuple = ()):
-        self.number = number
-        self.previous_name = previous_name
+    def __init__(self, step: Step, previous: Step | None, kind: str, path: tuple = ()):
+        self.step = step
+        self.previous = previous
         self.kind = kind
         self.path = path or ()
+
+    @property
+    def number(self) -> int:
+        return self.step.number
+
+    def source(self) -> str:
+        return _source(self.previous, self.step)
 
     @property
     def rules(self) -> list[str]:
@@ -563,23 +669,23 @@ class StepReason:
         return [moment_rules.RULE_NAMES[rule] for rule in self.rules]
 
     def summary(self) -> str:
-        return f"step {self.number}: by " + " and ".join(self.rule_words)
+        return f"{self.step.subject()}: by " + " and ".join(self.rule_words)
 
     def too_big_feedback(self, max_rules: int | None) -> str:
         words = self.rule_words
         names = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
         limit = f" (this exercise allows {max_rules} rule{'s' if max_rules != 1 else ''} per step)" if max_rules else ""
-        return (f"The values are right, but step {self.number} is too big a step from {self.previous_name}: "
+        return (f"The values are right, but {self.step.subject()} is too big a step from {self.source()}: "
                 f"it takes {self.rule_count} rules ({names}) — show them{limit}.")
 
     def unjustified_feedback(self) -> str:
-        return (f"Step {self.number} is not justified: its value agrees with {self.previous_name}, but no rule "
-                f"leads from {self.previous_name} to it. The rules turn a moment into simpler ones; a line "
+        return (f"{_sentence(self.step.subject())} is not justified: its value agrees with {self.source()}, but no rule "
+                f"leads from {self.source()} to it. The rules turn a moment into simpler ones; a line "
                 "that undoes a rule, goes back to an earlier line, or only holds because of the declared "
                 "means and variances is not a step.")
 
     def as_dict(self) -> dict:
-        return {"step": self.number, "kind": self.kind, "rules": self.rules, "rule_words": self.rule_words,
+        return {"step": self.number, "line": self.step.line, "kind": self.kind, "rules": self.rules, "rule_words": self.rule_words,
                 "rule_count": self.rule_count, "too_big": self.kind == BIG,
                 "needed": self.rules if self.kind == BIG else [],
                 "because": [moment_rules.rule_phrase(rule, moment, replacement)
@@ -603,36 +709,36 @@ def _classify_chain(canonicaliser: Canonicaliser, chain: list, max_rules: int | 
 
 def _step_rules(canonicaliser: Canonicaliser, before: tuple, after: tuple, max_rules: int | None) -> StepReason:
     """Precondition: the two steps have the same value."""
-    previous_name, previous, _ = before
-    name, following, _ = after
-    number = int(name.split()[-1])
+    previous_step, previous, _ = before
+    step, following, _ = after
     key = canonicaliser.model.key
     depth = max_rules if max_rules is not None else SEARCH_DEPTH_WITHOUT_LIMIT
     path = moment_rules.rules_between(previous, following, key, depth)
     if path == ():
-        return StepReason(number, previous_name, RESTATEMENT)
+        return StepReason(step, previous_step, RESTATEMENT)
     if path is not None:
-        return StepReason(number, previous_name, RULE, path)
+        return StepReason(step, previous_step, RULE, path)
     reached = moment_rules.rules_reaching(previous, following, key)
     if reached is None:
-        return StepReason(number, previous_name, UNJUSTIFIED)
+        return StepReason(step, previous_step, UNJUSTIFIED)
     if not reached:  # neither has a moment left: ordinary algebra between two formulas
-        return StepReason(number, previous_name, RESTATEMENT)
-    return StepReason(number, previous_name, RULE if max_rules is None else BIG, reached)
+        return StepReason(step, previous_step, RESTATEMENT)
+    return StepReason(step, previous_step, RULE if max_rules is None else BIG, reached)
 
 
-def _step_details(canonicaliser: Canonicaliser, steps: list[str], reasons: list, first_wrong: int | None = None) -> list[dict]:
+def _step_details(canonicaliser: Canonicaliser, steps: list[Step], reasons: list, first_wrong: int | None = None) -> list[dict]:
     """One entry per step the student wrote: the text as written, the LaTeX of what was read
     (typeset in the feedback), and how it follows from the line before."""
     by_number = {reason.number: reason for reason in reasons}
     details = []
-    for number, text in enumerate(steps, start=1):
+    for step in steps:
+        number, text = step.number, step.text
         reason = by_number.get(number)
         if reason is not None:
             entry = reason.as_dict()
         else:
             kind = "wrong" if number == first_wrong else ("start" if number == 1 else "unchecked")
-            entry = {"step": number, "kind": kind, "rules": [], "rule_words": [], "rule_count": 0,
+            entry = {"step": number, "line": step.line, "kind": kind, "rules": [], "rule_words": [], "rule_count": 0,
                      "too_big": False, "needed": [], "because": [], "instances": []}
         entry["text"] = text
         try:
@@ -643,22 +749,23 @@ def _step_details(canonicaliser: Canonicaliser, steps: list[str], reasons: list,
     return details
 
 
-def _step(function, number: int, argument):
+def _on_line(canonicaliser: Canonicaliser, step: Step, function, argument):
+    """``function(argument)``, a reading problem named by the student's line."""
     try:
         return function(argument)
     except AnswerFormatError as problem:
-        raise AnswerFormatError(f"Step {number}: {problem}") from None
+        raise AnswerFormatError(f"Line {step.line}: {canonicaliser.located(problem, step)}") from None
 
 
 def _with_slip(feedback: str, slip: str | None) -> str:
     return f"{feedback} {misconceptions.MISCONCEPTIONS[slip]}" if slip else feedback
 
 
-def _broken_chain(name: str, previous_name: str, reasons: list, steps: list[str], canonicaliser, options: dict,
+def _broken_chain(step: Step, previous: Step | None, reasons: list, steps: list[Step], canonicaliser, options: dict,
                   slip: str | None = None) -> Grade:
-    feedback = _with_slip(f"{name[0].upper()}{name[1:]} does not follow from {previous_name}: "
+    feedback = _with_slip(f"Line {step.line}: '{_quoted(step.text)}' does not follow from {_source(previous, step)}: "
                           f"under the exercise's assumptions the two are not equal.", slip)
-    step_number = int(name.split()[-1]) if name.startswith("step") else 1
+    step_number = step.number
     score = 0.0
     if options.get("partial_credit") and not any(reason.kind == UNJUSTIFIED for reason in reasons):
         ruled = sum(1 for reason in reasons if reason.kind in (RULE, BIG))
@@ -671,12 +778,19 @@ def parse_answer(answer, options: dict) -> Parsed:
     try:
         canonicaliser = Canonicaliser(options)
         steps = split_steps(answer)
-        values = [_step(canonicaliser.value, number, step) for number, step in enumerate(steps, start=1)]
+        values = [_on_line(canonicaliser, step, canonicaliser.value, step.text) for step in steps]
     except (AnswerFormatError, InvalidRequest) as problem:
         return Parsed(None, str(problem), None)
     # The preview shows each step as typed: its simplified value would give the answer away.
-    as_read = [canonicaliser.latex_as_read(step) for step in steps]
-    return Parsed([str(value) for value in values], None, r" \\ ".join(as_read))
+    return Parsed([str(value) for value in values], None, preview_latex(canonicaliser, steps))
+
+
+def preview_latex(canonicaliser: Canonicaliser, steps: list[Step]) -> str:
+    """One row per line the student typed; the steps of a chained line joined by =."""
+    lines: dict[int, list[str]] = {}
+    for step in steps:
+        lines.setdefault(step.line, []).append(canonicaliser.latex_as_read(step.text))
+    return r" \\ ".join(" = ".join(row) for row in lines.values())
 
 
 def self_test(expected, options: dict) -> dict[str, list]:

@@ -30,18 +30,18 @@ def test_canonical_values(step, value):
 
 def test_first_broken_step_is_named():
     grade = check("derivation", TARGET, ["d_k Var(q_m k_m)", "d_k E[q_m^2]", TARGET], MOMENTS)
-    assert grade.feedback == "Step 2 does not follow from step 1: under the exercise's assumptions the two are not equal."
+    assert grade.feedback == "Line 2: 'd_k E[q_m^2]' does not follow from line 1: under the exercise's assumptions the two are not equal."
     assert grade.details["first_wrong_step"] == 2
 
 
 def test_first_step_must_follow_from_the_start():
     grade = check("derivation", TARGET, ["Var(q_m k_m)", "sigma_q^2 sigma_k^2"], MOMENTS)
-    assert grade.feedback.startswith("Step 1 does not follow from the starting expression")
+    assert grade.feedback.startswith("Line 1: 'Var(q_m k_m)' does not follow from the starting expression")
 
 
 def test_a_correct_chain_not_ending_at_the_target():
     grade = check("derivation", "sqrt(d_k)*sigma_q*sigma_k", ["d_k Var(q_m k_m)"], MOMENTS | {"partial_credit": True})
-    assert (grade.score, grade.feedback) == (0.5, "Every step follows, but the last step (step 1) is not the required result.")
+    assert (grade.score, grade.feedback) == (0.5, "Every step follows, but the last line (line 1) is not the required result.")
 
 
 WITHOUT_START = {key: value for key, value in MOMENTS.items() if key != "start"}
@@ -55,11 +55,11 @@ WITHOUT_START = {key: value for key, value in MOMENTS.items() if key != "start"}
 def test_a_chain_that_follows_but_ends_wrong_names_the_slip_of_its_last_line(steps, misconception):
     grade = check("derivation", TARGET, steps, WITHOUT_START)
     assert (grade.correct, grade.score, grade.misconception) == (False, 0.0, misconception)
-    assert grade.feedback.startswith("Every step follows, but the last step (step 2) is not the required result.")
+    assert grade.feedback.startswith("Every step follows, but the last line (line 2) is not the required result.")
 
 
 def test_step_errors_name_the_step():
-    assert check("derivation", TARGET, ["d_k Var(q_m k_m)", "Var(x_m"], MOMENTS).error.startswith("Step 2:")
+    assert check("derivation", TARGET, ["d_k Var(q_m k_m)", "Var(x_m"], MOMENTS).error.startswith("Line 2:")
 
 
 def test_each_step_names_its_rule_and_instance():
@@ -71,7 +71,7 @@ def test_each_step_names_its_rule_and_instance():
         ["variance_of_sum", "identical_terms"], ["variance_definition"], ["independence"], ["independence"], ["substitution"]]
     assert grade.details["steps"][3]["because"] == ["independence: E[XY] = E[X]E[Y]: E[k_m*q_m] = E[k_m]*E[q_m]"]
     assert grade.details["steps"][3]["rule_words"] == ["independence: E[XY] = E[X]E[Y]"]
-    assert "step 4: by independence: E[XY] = E[X]E[Y]" in grade.feedback
+    assert "line 4: by independence: E[XY] = E[X]E[Y]" in grade.feedback
     assert "k_m*q_m" not in grade.feedback  # the canonical SymPy form stays out of the message
 
 
@@ -80,7 +80,7 @@ def test_too_big_a_step_names_the_rules_it_takes_and_earns_its_share():
     # 2 rules shown within the limit, 3 in one too-big step at 0.5 each: (2 + 0.5 * 3) / 5.
     assert (grade.correct, grade.score, grade.details["too_big_step"]) == (False, 0.7, 2)
     assert grade.feedback == (
-        "The values are right, but step 2 is too big a step from step 1: it takes 3 rules (the definition "
+        "The values are right, but line 2 is too big a step from line 1: it takes 3 rules (the definition "
         "Var(X) = E[X²] − E[X]², independence: E[XY] = E[X]E[Y] and substituting the declared mean or variance)"
         " — show them (this exercise allows 2 rules per step).")
 
@@ -96,18 +96,18 @@ def test_big_step_credit_is_the_exercises_choice_up_to_one_half():
                                      MOMENTS | {"partial_credit": True}, MOMENTS | {"max_rules_per_step": 4}])
 @pytest.mark.parametrize("steps, feedback", [
     ([TARGET], "This line only states the result: no step applies a rule."),
-    (["Var(dot(q, k))", TARGET], "Step 1 only restates the question, and no step applies a rule"),
-    (["Var(q·k) + 0", "Var(q·k) * 1", TARGET], "Step 1 only restates the question"),
-    (["Var(q·k) + sigma_q - sigma_q", TARGET], "Step 1 only restates the question"),
-    ([TARGET, TARGET + " + 0"], "Step 2 only restates step 1"),
-    (["Var(q·k) = " + TARGET], "Step 1 only restates the question"),
+    (["Var(dot(q, k))", TARGET], "Line 1 only restates the question, and no step applies a rule"),
+    (["Var(q·k) + 0", "Var(q·k) * 1", TARGET], "Line 1 only restates the question"),
+    (["Var(q·k) + sigma_q - sigma_q", TARGET], "Line 1 only restates the question"),
+    ([TARGET, TARGET + " + 0"], "Line 2 only restates line 1"),
+    (["Var(q·k) = " + TARGET], "'Var(q·k)' on line 1 only restates the question"),
     (["d_k Var(q_m k_m)", "Var(q·k)", "d_k Var(q_m k_m)", "d_k (E[q_m^2] E[k_m^2] - E[q_m]^2 E[k_m]^2)", TARGET],
-     "Step 2 is not justified"),
-    ([TARGET, "d_k (E[q_m^2] E[k_m^2] - E[q_m]^2 E[k_m]^2)", TARGET], "Step 2 is not justified"),
-    (["d_k Var(q_m k_m)", "d_k (E[q_m^2] E[k_m^2] + E[q_m]^2 E[k_m]^2)", TARGET], "Step 2 is not justified"),
-    (["d_k Var(q_m k_m)", "d_k Var(q_m) Var(k_m)", TARGET], "Step 2 is not justified"),
+     "Line 2 is not justified"),
+    ([TARGET, "d_k (E[q_m^2] E[k_m^2] - E[q_m]^2 E[k_m]^2)", TARGET], "Line 2 is not justified"),
+    (["d_k Var(q_m k_m)", "d_k (E[q_m^2] E[k_m^2] + E[q_m]^2 E[k_m]^2)", TARGET], "Line 2 is not justified"),
+    (["d_k Var(q_m k_m)", "d_k Var(q_m) Var(k_m)", TARGET], "Line 2 is not justified"),
     (["Var(q·k) + E[q_1]", "d_k Var(q_m k_m)", "d_k (E[q_m^2] E[k_m^2] - E[q_m]^2 E[k_m]^2)", TARGET],
-     "Step 1 is not justified"),
+     "Line 1 is not justified"),
 ])
 def test_hollow_and_unjustified_derivations_score_zero_under_any_options(options, steps, feedback):
     grade = check("derivation", TARGET, steps, options)
@@ -121,7 +121,7 @@ def test_restatements_and_padding_are_not_a_derivation():
     no_start = {key: value for key, value in MOMENTS.items() if key != "start"}
     assert check("derivation", TARGET, [TARGET], no_start).error.startswith("A derivation is a chain")
     only_algebra = check("derivation", "2*d_k", ["d_k + d_k", "2*d_k"], no_start)
-    assert only_algebra.feedback.startswith("Step 2 only restates step 1")
+    assert only_algebra.feedback.startswith("Line 2 only restates line 1")
 
 
 def test_the_score_is_the_share_of_the_rule_path_justified():

@@ -135,10 +135,10 @@ def test_digits_of_other_scripts_are_read_in_an_expression():
 @pytest.mark.parametrize(
     "answer, error",
     [
-        ("x" * 100_000, "Step 1: the answer is too long (100000 characters; the limit is 2000)"),
-        (["Var(q·k)", "q_m" * 20_000], "Step 2: the answer is too long (60000 characters; the limit is 2000)"),
+        ("x" * 100_000, "Line 1: the answer is too long (100000 characters; the limit is 2000)"),
+        (["Var(q·k)", "q_m" * 20_000], "Line 2: the answer is too long (60000 characters; the limit is 2000)"),
         (["Var(q·k)"] * 50, "too many steps (50; the limit is 30)"),
-        (["Var(q·k)", "by linearity and independence", "d_k"], "Step 2: 'and' is a reserved word and cannot be used in an answer"),
+        (["Var(q·k)", "by linearity and independence", "d_k"], "Line 2: 'and' is a reserved word and cannot be used in an answer"),
     ],
 )
 def test_long_and_stuffed_derivations_are_refused_quickly(answer, error):
@@ -155,16 +155,16 @@ def test_long_and_stuffed_derivations_are_refused_quickly(answer, error):
         (["d_k*sigma_q^2*sigma_k^2"], "This line only states the result: no step applies a rule. Show how the rules "
                                       "lead from the question to it, a few at a time."),
         (["Var(q·k)", "d_k*sigma_q^2*sigma_k^2"],
-         "Step 1 only restates the question, and no step applies a rule to show an intermediate result: padding "
+         "Line 1 only restates the question, and no step applies a rule to show an intermediate result: padding "
          "(+ 0, · 1, + σ − σ) and restating are not steps. Show how the rules lead to the result."),
         ("Var(q·k) = Var(q·k) = Var(q·k) = d_k*sigma_q^2*sigma_k^2",
-         "Step 1 only restates the question, and no step applies a rule to show an intermediate result: padding "
+         "'Var(q·k)' on line 1 only restates the question, and no step applies a rule to show an intermediate result: padding "
          "(+ 0, · 1, + σ − σ) and restating are not steps. Show how the rules lead to the result."),
         (["Var(q·k)", "Var(q·k) + sigma_q - sigma_q", "(Var(q·k))*1", "d_k*sigma_q^2*sigma_k^2"],
-         "Step 1 only restates the question, and no step applies a rule to show an intermediate result: padding "
+         "Line 1 only restates the question, and no step applies a rule to show an intermediate result: padding "
          "(+ 0, · 1, + σ − σ) and restating are not steps. Show how the rules lead to the result."),
         (["d_k*sigma_q^2*sigma_k^2"] * 30,
-         "Step 2 only restates step 1, and no step applies a rule to show an intermediate result: padding "
+         "Line 2 only restates line 1, and no step applies a rule to show an intermediate result: padding "
          "(+ 0, · 1, + σ − σ) and restating are not steps. Show how the rules lead to the result."),
     ],
 )

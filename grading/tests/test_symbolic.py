@@ -198,7 +198,7 @@ def test_sigmas_added_feedback(expected, answer, options, correct, misconception
     ("symbolic", "0.000e-4000*d_k + 1", None),
     ("symbolic", "1e-1000*d_k", None),
     ("symbolic", "1e-310", None),
-    ("derivation", "Var(q·k) = 1e-999999", "Step 2: the number 1e-999999 is too small (the limit is 1e-1000)"),
+    ("derivation", "Var(q·k) = 1e-999999", "Line 1: the number 1e-999999 is too small (the limit is 1e-1000)"),
 ])
 def test_a_number_too_small_to_read_exactly_is_refused_by_the_preview_and_the_checker(answer_type, answer, error):
     # Read exactly, 1e-999999 is a fraction with a million-digit denominator: printing it

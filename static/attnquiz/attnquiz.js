@@ -494,19 +494,21 @@
     );
   }
 
+  /* The non-empty lines, each with its number in the box (a blank line still counts, as
+     in the grader's messages) and as typed, so a position in an error is the line's own. */
   function splitDerivationSteps(text) {
     return String(text || "")
       .split(/\r?\n/)
-      .map(function (line) {
-        return line.trim();
+      .map(function (line, index) {
+        return { number: index + 1, text: line };
       })
       .filter(function (line) {
-        return line !== "";
+        return line.text.trim() !== "";
       });
   }
 
-  /* One preview per step: each non-empty line is sent on its own so an error
-     names the step it belongs to. */
+  /* One preview per line: each non-empty line is sent on its own so an error
+     names the line it belongs to; the list item carries the line's number. */
   function enhanceDerivationInput(textarea) {
     if (textarea.dataset.enhanced === "1") return;
     textarea.dataset.enhanced = "1";
@@ -524,13 +526,14 @@
       list.innerHTML = "";
       steps.forEach(function (step) {
         var item = document.createElement("li");
+        item.value = step.number;
         var output = document.createElement("output");
         item.appendChild(output);
         list.appendChild(item);
-        requestPreview(textarea, stepType, step)
+        requestPreview(textarea, stepType, step.text)
           .then(function (result) {
-            // The list numbers the steps already; a single line is always "Step 1".
-            if (result.error) result.error = result.error.replace(/^Step \d+:\s*/, "");
+            // The list numbers the lines already; a line sent alone is always "Line 1".
+            if (result.error) result.error = result.error.replace(/^(?:Step|Line) \d+:\s*/, "");
             if (mine === generation) showPreview(output, textarea, result);
           })
           .catch(function () {
