@@ -29,7 +29,7 @@ from exercises.specs import version_spec
 from grading.models import Submission, SubmissionStatus
 from grading.events import GradeChange, grade_changed_publish, grades_changed_publish
 
-from . import selectors_picker
+from . import selectors_edit_impact, selectors_picker
 from .models import ChangeOutcome, ManualGrade, RegradeChange, RegradeJob, RegradeStatus
 from .selectors import rubric_for
 
@@ -46,6 +46,40 @@ class InstructorRefused(Exception):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
+
+
+class ConfirmationNeeded(InstructorRefused):
+    """The edit reaches students who have started the assignment: nothing was saved, and
+    the message says whom it reaches and how. Repeat it with ``confirmed=True`` to apply."""
+
+
+def _require_items_change_confirmed(*, assignment: Assignment, confirmed: bool, sentence) -> None:
+    """Refuse an unconfirmed change of the assignment's exercises once attempts have
+    started on it (``sentence`` puts who is reached into words)."""
+    if confirmed:
+        return
+    reached = selectors_edit_impact.attempts_reached(assignment=assignment)
+    if reached.anyone:
+        raise ConfirmationNeeded(sentence(reached))
+
+
+def _require_limits_change_confirmed(*, assignment: Assignment, confirmed: bool, fields: dict) -> None:
+    """Refuse an unconfirmed shorter time limit or earlier close date that would end or cut
+    short a running attempt. Read from the stored row: a ModelForm has already copied the
+    new values onto the instance."""
+    if confirmed:
+        return
+    names = selectors_edit_impact.LIMIT_FIELDS
+    stored = Assignment.objects.filter(pk=assignment.pk).values(*names).get()
+    new_limits = {name: fields[name] for name in names if name in fields}
+    if all(stored[name] == value for name, value in new_limits.items()):
+        return
+    reached = selectors_edit_impact.attempts_reached(assignment=assignment, stored=stored, new_limits=new_limits)
+    if reached.cut:
+        phrase = selectors_edit_impact.limits_change_phrase(
+            assignment=assignment, stored=stored, new_limits=new_limits
+        )
+        raise ConfirmationNeeded(selectors_edit_impact.limits_cut_sentence(reached, phrase=phrase))
 
 
 def _require_writable(course: Course) -> None:
@@ -68,8 +102,13 @@ def assignment_create(*, course: Course, **fields) -> Assignment:
         raise InstructorRefused(refused.message) from None
 
 
-def assignment_update(*, assignment: Assignment, **fields) -> Assignment:
+@transaction.atomic
+def assignment_update(*, assignment: Assignment, confirmed: bool = True, **fields) -> Assignment:
+    """Save the assignment's settings. With ``confirmed=False`` a shorter time limit or an
+    earlier close date that would end or cut short a running attempt is refused with
+    ConfirmationNeeded (nothing saved)."""
     _require_writable(assignment.course)
+    _require_limits_change_confirmed(assignment=assignment, confirmed=confirmed, fields=fields)
     slug = fields.get("slug", assignment.slug)
     # Compared with the other rows, not with the instance: a ModelForm has already copied
     # the new slug onto it, so "changed?" would always read no.
@@ -90,9 +129,16 @@ def _require_published(version: ExerciseVersion) -> None:
 
 
 def assignment_item_add(
-    *, assignment: Assignment, version: ExerciseVersion, points: float = 1.0
+    *, assignment: Assignment, version: ExerciseVersion, points: float = 1.0, confirmed: bool = True
 ) -> AssignmentItem:
-    """courses.services.assignment_item_add, refusing with InstructorRefused."""
+    """courses.services.assignment_item_add, refusing with InstructorRefused (and, with
+    ``confirmed=False`` once attempts have started, ConfirmationNeeded)."""
+    _require_items_change_confirmed(
+        assignment=assignment, confirmed=confirmed,
+        sentence=lambda reached: selectors_edit_impact.item_add_sentence(
+            reached, titles=[version.title], points=points
+        ),
+    )
     try:
         return courses_services.assignment_item_add(assignment=assignment, version=version, points=points)
     except CourseRefused as refused:
@@ -107,7 +153,7 @@ class ItemsAdded:
 
 @transaction.atomic
 def assignment_items_add(
-    *, assignment: Assignment, version_ids: list[int], points: float = 1.0
+    *, assignment: Assignment, version_ids: list[int], points: float = 1.0, confirmed: bool = True
 ) -> ItemsAdded:
     """Append several published versions to the assignment in the order given, all or none.
 
@@ -129,6 +175,14 @@ def assignment_items_add(
             f"Not a published exercise version: {', '.join(str(i) for i in unknown)}. Nothing was added."
         )
     present = set(assignment.items.values_list("exercise_version__exercise_id", flat=True))
+    new_titles = list({
+        versions[i].exercise_id: versions[i].title for i in version_ids if versions[i].exercise_id not in present
+    }.values())
+    if new_titles:
+        _require_items_change_confirmed(
+            assignment=assignment, confirmed=confirmed,
+            sentence=lambda reached: selectors_edit_impact.item_add_sentence(reached, titles=new_titles, points=points),
+        )
     added, skipped = [], []
     for version_id in version_ids:
         version = versions[version_id]
@@ -142,11 +196,20 @@ def assignment_items_add(
 
 @transaction.atomic
 def assignment_item_update(
-    *, item: AssignmentItem, points: float, position: int, version: ExerciseVersion | None = None
+    *, item: AssignmentItem, points: float, position: int, version: ExerciseVersion | None = None,
+    confirmed: bool = True,
 ) -> AssignmentItem:
     """Change points or position, or switch to another published version of the same
-    exercise (stored answers keep their variant; run a regrade to apply the new version)."""
+    exercise (stored answers keep their variant; run a regrade to apply the new version).
+    With ``confirmed=False``, new points once attempts have started: ConfirmationNeeded."""
     _require_writable(item.assignment.course)
+    if points != item.points:
+        _require_items_change_confirmed(
+            assignment=item.assignment, confirmed=confirmed,
+            sentence=lambda reached: selectors_edit_impact.item_points_sentence(
+                reached, title=item.exercise_version.title, before=item.points, after=points
+            ),
+        )
     if version is not None and version.pk != item.exercise_version_id:
         if version.exercise_id != item.exercise_version.exercise_id:
             raise InstructorRefused("An item can only switch to another version of the same exercise.")
@@ -189,13 +252,21 @@ def assignment_pools_set(*, assignment: Assignment, pools: dict[int, str]) -> li
     return changed
 
 
-def assignment_item_remove(*, item: AssignmentItem) -> None:
+def assignment_item_remove(*, item: AssignmentItem, confirmed: bool = True) -> None:
+    """Remove an exercise nobody has answered; with ``confirmed=False`` once attempts have
+    started: ConfirmationNeeded."""
     _require_writable(item.assignment.course)
     if Submission.objects.filter(variant__assignment_item=item).exists():
         raise InstructorRefused(
             "Students have already answered this exercise; it cannot be removed "
             "(set its points to 0 to leave it out of the grade)."
         )
+    _require_items_change_confirmed(
+        assignment=item.assignment, confirmed=confirmed,
+        sentence=lambda reached: selectors_edit_impact.item_remove_sentence(
+            reached, title=item.exercise_version.title
+        ),
+    )
     item.variants.all().delete()
     item.delete()
 

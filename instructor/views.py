@@ -22,6 +22,23 @@ def _assignment_redirect(assignment, name: str = "instructor:assignment"):
     return redirect(name, assignment.course.slug, assignment.slug)
 
 
+def edit_confirmed(request) -> bool:
+    """The instructor confirmed an edit that reaches students who started the assignment."""
+    return request.POST.get("confirm") == "yes"
+
+
+def render_edit_confirmation(request, *, assignment, role: str, message: str, button: str):
+    """The assignment page with a confirmation on top: ``message`` (who the edit reaches
+    and how) and a button that posts the same fields again, confirmed. Nothing is saved."""
+    fields = [
+        (name, value)
+        for name, values in request.POST.lists() if name not in ("csrfmiddlewaretoken", "confirm")
+        for value in values
+    ]
+    confirmation = {"message": message, "action": request.get_full_path(), "fields": fields, "button": button}
+    return _render_assignment_detail(request, assignment=assignment, role=role, confirmation=confirmation)
+
+
 @login_required
 @require_GET
 def course_home(request, course_slug: str):
@@ -65,9 +82,12 @@ def assignment_edit(request, course_slug: str, assignment_slug: str):
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, instructor_only=True
     )
     form = AssignmentForm(request.POST or None, instance=assignment)
+    confirmation = ""
     if request.method == "POST" and form.is_valid():
         try:
-            services.assignment_update(assignment=assignment, **form.cleaned_data)
+            services.assignment_update(assignment=assignment, confirmed=edit_confirmed(request), **form.cleaned_data)
+        except services.ConfirmationNeeded as needed:
+            confirmation = needed.message
         except services.InstructorRefused as refused:
             form.add_error("slug", refused.message)
         else:
@@ -77,7 +97,7 @@ def assignment_edit(request, course_slug: str, assignment_slug: str):
     assignment.refresh_from_db()
     return render(
         request, "instructor/assignment_form.html",
-        {"course": assignment.course, "form": form, "assignment": assignment},
+        {"course": assignment.course, "form": form, "assignment": assignment, "confirmation": confirmation},
         status=422 if form.errors else 200,
     )
 
@@ -91,7 +111,9 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
     return _render_assignment_detail(request, assignment=assignment, role=role)
 
 
-def _render_assignment_detail(request, *, assignment, role: str, pools_form=None, status: int = 200):
+def _render_assignment_detail(
+    request, *, assignment, role: str, pools_form=None, status: int = 200, confirmation: dict | None = None
+):
     items = selectors.assignment_items_info(assignment=assignment)
     return render(
         request,
@@ -105,6 +127,7 @@ def _render_assignment_detail(request, *, assignment, role: str, pools_form=None
             "versions": published_versions(),
             "jobs": assignment.regrade_jobs.all()[:5],
             "solutions_shown": selectors.solutions_in_words(assignment=assignment),
+            "confirmation": confirmation,
         },
         status=status,
     )
@@ -141,7 +164,12 @@ def item_add(request, course_slug: str, assignment_slug: str):
         return _assignment_redirect(assignment)
     try:
         item = services.assignment_item_add(
-            assignment=assignment, version=form.cleaned_data["version"], points=form.cleaned_data["points"]
+            assignment=assignment, version=form.cleaned_data["version"], points=form.cleaned_data["points"],
+            confirmed=edit_confirmed(request),
+        )
+    except services.ConfirmationNeeded as needed:
+        return render_edit_confirmation(
+            request, assignment=assignment, role=role, message=needed.message, button="Add it anyway"
         )
     except services.InstructorRefused as refused:
         messages.error(request, refused.message)
@@ -165,7 +193,11 @@ def item_update(request, course_slug: str, assignment_slug: str, item_id: int):
     try:
         item = services.assignment_item_update(
             item=item, points=form.cleaned_data["points"], position=form.cleaned_data["position"],
-            version=form.cleaned_data["version"],
+            version=form.cleaned_data["version"], confirmed=edit_confirmed(request),
+        )
+    except services.ConfirmationNeeded as needed:
+        return render_edit_confirmation(
+            request, assignment=item.assignment, role=role, message=needed.message, button="Change the points anyway"
         )
     except services.InstructorRefused as refused:
         messages.error(request, refused.message)
@@ -188,7 +220,11 @@ def item_remove(request, course_slug: str, assignment_slug: str, item_id: int):
         item_id=item_id, instructor_only=True,
     )
     try:
-        services.assignment_item_remove(item=item)
+        services.assignment_item_remove(item=item, confirmed=edit_confirmed(request))
+    except services.ConfirmationNeeded as needed:
+        return render_edit_confirmation(
+            request, assignment=item.assignment, role=role, message=needed.message, button="Remove it anyway"
+        )
     except services.InstructorRefused as refused:
         messages.error(request, refused.message)
     else:
@@ -436,9 +472,7 @@ def analytics(request, course_slug: str, assignment_slug: str):
     )
     report = selectors.assignment_analytics(assignment=assignment)
     for exercise in report["exercises"]:
-        exercise["facility_chart"] = selectors.bar_chart(
-            [(f"part {part['label']}", part["facility"] or 0.0) for part in exercise["parts"]], maximum=1.0
-        )
+        exercise["facility_chart"] = selectors.facility_chart(exercise["parts"])
         for part in exercise["parts"]:
             named = [(MISCONCEPTION_LABELS.get(code, code), count) for code, count in part["misconceptions"]]
             part["misconception_chart"] = selectors.bar_chart(named) if named else None

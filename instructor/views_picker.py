@@ -12,7 +12,7 @@ from authoring.selectors import version_preview_limited
 from exercises.engine.skills import SKILLS
 from exercises.specs import part_label, version_spec
 
-from . import selectors, selectors_picker, services
+from . import selectors, selectors_picker, services, views
 from .forms import ItemsAddForm
 
 PREVIEW_SEED = 0
@@ -39,7 +39,11 @@ def exercise_picker(request, course_slug: str, assignment_slug: str):
             try:
                 outcome = services.assignment_items_add(
                     assignment=assignment, version_ids=form.cleaned_data["version_ids"],
-                    points=form.cleaned_data["points"],
+                    points=form.cleaned_data["points"], confirmed=views.edit_confirmed(request),
+                )
+            except services.ConfirmationNeeded as needed:
+                return views.render_edit_confirmation(
+                    request, assignment=assignment, role=role, message=needed.message, button="Add them anyway"
                 )
             except services.InstructorRefused as refused:
                 problem = refused.message
