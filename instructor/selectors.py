@@ -581,14 +581,18 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
     """Per exercise and part: attempts, mean score, facility, discrimination, common wrong
     answers, misconception counts, and difficulty per variant.
 
-    A part's score for a student is their best awarded score (0 if never graded) times the
-    part's points.
+    A part's maximum (``points``) is its share of the exercise's points exactly as the
+    gradebook counts it and the exercise page labels it (``engine.part_points``: the
+    exercise's points x the part's weight / all weights), so a student's part scores add up
+    to their gradebook points on the exercise. A part's score for a student is their best
+    awarded score (0 if never graded) times that maximum.
 
     Mean score and facility are over the part's ``graded`` students: those with a graded
     answer to it (the usual item facility, the mean score of those who attempted the item).
     A student who never answered the part is not a 0 there, and one whose answer still
-    awaits grading (``awaiting``) is left out until it is graded. Facility = mean part
-    score / part points.
+    awaits grading (``awaiting``) is left out until it is graded. Facility = the mean of
+    their best awarded scores (= mean part score / maximum); with no graded answer, mean
+    score and facility are None.
 
     Discrimination is over every student with a submission to the assignment (of a pool's
     item, those given it), a part they never answered counting 0: the corrected item-total
@@ -624,8 +628,10 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
             awaiting.add(key)
     all_parts = [(info, part) for info in infos for part in info.parts]
     items_by_pk = {info.item.pk: info.item for info in infos}
+    maximum = {info.item.pk: gradebook_part_points(info) for info in infos}
     points = {
-        (student, info.item.pk, part.key): best.get((student, info.item.pk, part.key), 0.0) * part.points
+        (student, info.item.pk, part.key): best.get((student, info.item.pk, part.key), 0.0)
+        * maximum[info.item.pk][part.key]
         for info, part in all_parts
         for student in takers[info.item.pk]
     }
@@ -647,9 +653,9 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
             seen_by = takers[info.item.pk]
             part_scores = [points[(student, info.item.pk, part.key)] for student in seen_by]
             rest = [totals[student] - score for student, score in zip(seen_by, part_scores)]
-            graded_scores = [
-                score for student, score in zip(seen_by, part_scores) if (student, info.item.pk, part.key) in graded
-            ]
+            graded_students = [student for student in seen_by if (student, info.item.pk, part.key) in graded]
+            graded_scores = [points[(student, info.item.pk, part.key)] for student in graded_students]
+            graded_fractions = [best[(student, info.item.pk, part.key)] for student in graded_students]
             mean = sum(graded_scores) / len(graded_scores) if graded_scores else None
             # Not yet in the mean: an answer awaits grading and none is graded.
             waiting = [
@@ -663,13 +669,13 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
                     "key": part.key,
                     "label": part_label(spec, part.key),
                     "type": part.type,
-                    "points": part.points,
+                    "points": maximum[info.item.pk][part.key],
                     "attempts": len(rows),
                     "students": len({s["student_id"] for s in rows}),
                     "graded": len(graded_scores),
                     "awaiting": len(waiting),
                     "mean_score": mean,
-                    "facility": (mean / part.points) if mean is not None and part.points else None,
+                    "facility": sum(graded_fractions) / len(graded_fractions) if graded_fractions else None,
                     "discrimination": pearson(part_scores, rest),
                     "common_wrong": wrong.most_common(top_wrong),
                     "common_wrong_typeset": _typeset_wrong_answers(
@@ -686,6 +692,13 @@ def assignment_analytics(*, assignment: Assignment, top_wrong: int = 5) -> dict:
             "small_sample": len(students) < DISCRIMINATION_MIN_STUDENTS,
             "discrimination_min_students": DISCRIMINATION_MIN_STUDENTS}
 
+
+
+def gradebook_part_points(info: ItemInfo) -> dict[str, float]:
+    """Part key -> the points the part is worth in the gradebook: the exercise's points
+    split over its parts in proportion to their weights (``item_score`` sums the best part
+    scores x these; the exercise page labels each part with them)."""
+    return engine.part_points(version_spec(info.item.exercise_version), info.item.points)
 
 
 def _typeset_wrong_answers(common: list[tuple[str, int]], *, rows: list[dict], part) -> list[dict]:
@@ -733,19 +746,41 @@ def _variant_difficulty(rows: list[dict]) -> list[dict]:
     return variants
 
 
-def bar_chart(values: list[tuple[str, float]], *, maximum: float | None = None, width: int = 420,
+NO_ANSWERS = "no answers"
+NONE_GRADED_YET = "none graded yet"
+
+
+def facility_chart(parts: list[dict]) -> dict:
+    """The facility of each part of an exercise (``assignment_analytics``) as bars out of 1;
+    a part with no facility gets no bar but the words why: nobody answered it, or no answer
+    to it is graded yet (as the table's "—")."""
+    values = []
+    for part in parts:
+        if part["facility"] is not None:
+            value = part["facility"]
+        else:
+            value = NONE_GRADED_YET if part["awaiting"] else NO_ANSWERS
+        values.append((f"part {part['label']}", value))
+    return bar_chart(values, maximum=1.0)
+
+
+def bar_chart(values: list[tuple[str, float | str]], *, maximum: float | None = None, width: int = 420,
               bar_height: int = 18, label_width: int = 150) -> dict:
-    """Geometry for a horizontal SVG bar chart, rendered by the template."""
-    top = maximum if maximum is not None else max((v for _, v in values), default=0.0)
+    """Geometry for a horizontal SVG bar chart, rendered by the template. A value that is
+    text (e.g. "no answers") draws no bar: the text is written where the bar would start."""
+    numbers = [value for _, value in values if not isinstance(value, str)]
+    top = maximum if maximum is not None else max(numbers, default=0.0)
     top = top or 1.0
     span = width - label_width - 60
     bars = []
     for index, (label, value) in enumerate(values):
-        length = max(0.0, min(1.0, (value or 0.0) / top)) * span
+        note = value if isinstance(value, str) else ""
+        length = 0.0 if note else max(0.0, min(1.0, (value or 0.0) / top)) * span
         bars.append(
             {
                 "label": label,
-                "value": value,
+                "value": None if note else value,
+                "note": note,
                 "y": index * (bar_height + 6),
                 "text_y": index * (bar_height + 6) + bar_height * 0.75,
                 "length": round(length, 1),

@@ -101,8 +101,10 @@ def test_analytics_per_part(graded, instructor):
     parts = {p["key"]: p for p in report["exercises"][0]["parts"]}
     assert (parts["product"]["attempts"], parts["product"]["facility"]) == (2, 0.5)
     assert parts["product"]["common_wrong"] == [{"value": "7", "count": 1}]
-    # Over the one student who answered the part (sue never did), not over both.
-    assert (parts["total"]["attempts"], parts["total"]["students"], parts["total"]["mean_score"]) == (2, 1, 0.8)
+    # Over the one student who answered the part (sue never did), not over both; in the
+    # gradebook's points: the 1-point exercise's two parts are worth 0.5 each.
+    assert (parts["total"]["attempts"], parts["total"]["students"], parts["total"]["mean_score"]) == (2, 1, 0.4)
+    assert (parts["total"]["points"], parts["total"]["facility"]) == (0.5, 0.8)
 
 
 def test_regrade_is_a_dry_run_first_then_applied(graded, instructor, django_capture_on_commit_callbacks):

@@ -251,15 +251,17 @@ def test_facility_is_the_mean_of_the_students_whose_answer_is_graded(people, one
     report = selectors.assignment_analytics(assignment=one_answer)
     assert report["students"] == 4
     product, total = report["exercises"][0]["parts"]
-    # 90 % by the only student who answered: 0.9, not 0.9 / 4 (or / 3 before uma's is graded).
+    # A 1-point exercise of two equal parts: each part is worth 0.5 in the gradebook.
+    assert (product["points"], total["points"]) == (0.5, 0.5)
+    # 90 % by the only student who answered: facility 0.9, not 0.9 / 4 (or / 3 before uma's is graded).
     assert (total["students"], total["graded"], total["awaiting"]) == (1, 1, 0)
-    assert (total["mean_score"], total["facility"]) == (0.9, 0.9)
-    # uma's queued answer is not a 0 in the mean: (1 + 0 + 1) / 3.
+    assert (total["mean_score"], total["facility"]) == (0.45, 0.9)
+    # uma's queued answer is not a 0 in the mean: (0.5 + 0 + 0.5) / 3.
     assert (product["students"], product["graded"], product["awaiting"]) == (4, 3, 1)
-    assert (product["mean_score"], product["facility"]) == (2 / 3, 2 / 3)
+    assert (product["mean_score"], product["facility"]) == (1 / 3, 2 / 3)
     # Discrimination stays over every answering student, a part never answered counting 0:
-    # 'total' points [0.9, 0, 0, 0] against the rest [1, 0, 1, 0].
-    assert total["discrimination"] == pytest.approx(selectors.pearson([0.9, 0, 0, 0], [1, 0, 1, 0]), abs=1e-12)
+    # 'total' points [0.45, 0, 0, 0] against the rest [0.5, 0, 0.5, 0].
+    assert total["discrimination"] == pytest.approx(selectors.pearson([0.45, 0, 0, 0], [0.5, 0, 0.5, 0]), abs=1e-12)
 
 
 def test_the_analytics_page_says_what_facility_is_averaged_over(client, people, one_answer):
@@ -270,9 +272,9 @@ def test_the_analytics_page_says_what_facility_is_averaged_over(client, people, 
             "not counted as 0, and an answer still waiting to be graded is left out until it is graded.") in html
     total_row = re.search(r'<tr data-part="total">.*?</tr>', html, re.S).group(0)
     cells = re.findall(r"<td[^>]*>(.*?)</td>", total_row, re.S)
-    assert [cell.strip() for cell in cells[:6]] == ["1", "1", "1", "0.900", "1", "0.900"]
+    assert [cell.strip() for cell in cells[:6]] == ["1", "1", "1", "0.450", "0.50", "0.900"]
     product_row = re.search(r'<tr data-part="product">.*?</tr>', html, re.S).group(0)
     cells = re.findall(r"<td[^>]*>(.*?)</td>", product_row, re.S)
     assert [cell.strip() for cell in cells[:6]] == [
-        "4", "4", '3 <span class="status aq-pending">1 pending</span>', "0.667", "1", "0.667",
+        "4", "4", '3 <span class="status aq-pending">1 pending</span>', "0.333", "0.50", "0.667",
     ]

@@ -120,7 +120,8 @@ def test_analytics_count_a_pool_item_over_the_students_given_it(pooled):
         # sam's answer to pb (not his item) is left out
         "pb": (1, [("product", 1, 1, 0.0), ("total", 1, 1, 1.0)]),
         # The mean is over the students who answered: sam never answered pc, he is not a 0 there.
-        "pc": (2, [("product", 1, 1, 1.0), ("total", 1, 1, 0.0)]),
+        # pc is worth 1 point, 0.5 a part (pa and pb 2 points, 1 a part), as in the gradebook.
+        "pc": (2, [("product", 1, 1, 0.5), ("total", 1, 1, 0.0)]),
     }
 
 
