@@ -101,6 +101,22 @@ def author_criteria(*, item: AssignmentItem, part: str):
     return rubric_for(submission=submission).criteria if submission else ()
 
 
+def rubric_scale_words(items) -> str:
+    """How a rubric's ticked items become a score, in one sentence for the people editing
+    and using it (``services_rubrics.rubric_score``: ticked points / positive points, kept
+    within 0..1)."""
+    items = list(items)
+    maximum = sum(item.points for item in items if item.points > 0)
+    if maximum <= 0:
+        return ("No item is worth points yet: a student's score on this part will be the points of the "
+                "ticked items ÷ the sum of the positive items, between 0 and 100 %.")
+    words = (f"A student's score on this part is the points of the ticked items ÷ {maximum:g} "
+             "(the sum of the positive items), between 0 and 100 %.")
+    if any(item.points < 0 for item in items):
+        words += " A negative item is a deduction."
+    return words
+
+
 @dataclass
 class QuestionAnswer:
     number: int  # 1, 2, … in grading order: the name shown in anonymous mode

@@ -3,7 +3,8 @@ answer by ticking items, applying one item to many answers at once, and students
 regrade requests with the staff's reply.
 
 A rubric's score is the points of the ticked items over the rubric's positive points,
-kept within [0, 1]; the assignment's penalties then apply as for any manual grade.
+kept within [0, 1]; the assignment's penalties then apply as for any manual grade. Two
+items of one rubric never say the same thing (compared ignoring case and spacing).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ def rubric_create(*, course: Course, item: AssignmentItem, part: str, criteria=N
         if len(criteria) > MAX_RUBRIC_ITEMS:
             raise InstructorRefused(f"A rubric has at most {MAX_RUBRIC_ITEMS} items.")
         checked = [(_item_text(text), _item_points(points)) for text, points in criteria]
+        _refuse_duplicate_texts([text for text, _ in checked])
     rubric = rubric_for_part(course=course, item=item, part=part, seed_criteria=() if criteria is not None else seed_criteria)
     if criteria is not None:
         RubricItem.objects.bulk_create(
@@ -70,6 +72,38 @@ def _item_text(text: str) -> str:
     return text
 
 
+def _same_text_key(text: str) -> str:
+    """What two descriptions are compared by: case and spacing do not make an item new."""
+    return " ".join(text.split()).casefold()
+
+
+def duplicate_item_message(text: str) -> str:
+    return f"This rubric already has the item “{text}”: give each item its own description."
+
+
+def _refuse_duplicate_texts(texts: list[str]) -> None:
+    seen: dict[str, str] = {}
+    for text in texts:
+        key = _same_text_key(text)
+        if key in seen:
+            raise InstructorRefused(duplicate_item_message(seen[key]))
+        seen[key] = text
+
+
+def _refuse_text_in_rubric(*, rubric: Rubric, text: str, other_than: int | None = None) -> None:
+    """Refused when another item of ``rubric`` says ``text`` (ignoring case and spacing)."""
+    key = _same_text_key(text)
+    for pk, existing in rubric.items.values_list("pk", "text"):
+        if pk != other_than and _same_text_key(existing) == key:
+            raise InstructorRefused(duplicate_item_message(existing))
+
+
+def _lock_rubric(rubric: Rubric) -> None:
+    """Hold the rubric's row to the end of the transaction, so that two people adding the
+    same item at once cannot both pass the duplicate check."""
+    Rubric.objects.select_for_update().filter(pk=rubric.pk).first()
+
+
 def _item_points(points: float) -> float:
     if not -MAX_ITEM_POINTS <= points <= MAX_ITEM_POINTS:  # NaN fails this too
         raise InstructorRefused(f"A rubric item is worth between -{MAX_ITEM_POINTS} and {MAX_ITEM_POINTS} points.")
@@ -80,9 +114,17 @@ def rubric_item_update(*, item: RubricItem, text: str | None = None, points: flo
     """Reword an item at any time; change its points only while no grade ticked it (a
     stored grade keeps the score it was given, so its items must keep their points)."""
     _require_writable(item.rubric.course)
+    with transaction.atomic():
+        return _rubric_item_update(item=item, text=text, points=points)
+
+
+def _rubric_item_update(*, item: RubricItem, text: str | None, points: float | None) -> RubricItem:
     fields = []
     if text is not None:
-        item.text = _item_text(text)
+        text = _item_text(text)
+        _lock_rubric(item.rubric)
+        _refuse_text_in_rubric(rubric=item.rubric, text=text, other_than=item.pk)
+        item.text = text
         fields.append("text")
     if points is not None and points != item.points:
         points = _item_points(points)
@@ -98,12 +140,17 @@ def rubric_item_update(*, item: RubricItem, text: str | None = None, points: flo
     return item
 
 
+@transaction.atomic
 def rubric_item_add(*, rubric: Rubric, text: str, points: float) -> RubricItem:
+    """A new item at the end of the rubric; refused when the rubric already has an item of
+    that description (ignoring case and spacing)."""
     _require_writable(rubric.course)
     text = _item_text(text)
     points = _item_points(points)
+    _lock_rubric(rubric)
     if rubric.items.count() >= MAX_RUBRIC_ITEMS:
         raise InstructorRefused(f"A rubric has at most {MAX_RUBRIC_ITEMS} items.")
+    _refuse_text_in_rubric(rubric=rubric, text=text)
     position = (rubric.items.order_by("-position").values_list("position", flat=True).first() or 0) + 1
     return RubricItem.objects.create(rubric=rubric, text=text[:300], points=points, position=position)
 
