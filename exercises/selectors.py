@@ -203,6 +203,33 @@ def assignment_item_statuses(
     return rows
 
 
+FINISHED = "finished"
+NOT_ANSWERED = "not answered"
+
+
+def assignment_over(window) -> bool:
+    """Whether the student can answer nothing more on the assignment: their exam attempt
+    ended, or the assignment closed for them (its close date, or their own accommodated
+    one, passed)."""
+    return window.ended or window.limits.is_closed(window.now)
+
+
+def statuses_once_over(rows: list[dict]) -> list[dict]:
+    """The rows of ``assignment_item_statuses`` once the assignment is over for the student
+    (``assignment_over``): no attempts are left, an exercise they answered but did not
+    solve reads "finished" (no longer "in progress" or "answered"), one they never answered
+    "not answered"; a solved one stays "solved". ``ended`` marks every row."""
+    over = []
+    for row in rows:
+        status = {**row["status"], "attempts_left": None, "attempts_left_of_parts": None, "ended": True}
+        if status["state"] == "not started":
+            status["state"] = NOT_ANSWERED
+        elif status["state"] != "solved":
+            status["state"] = FINISHED
+        over.append({**row, "status": status})
+    return over
+
+
 def assignment_summaries(*, course, role: str, student) -> list[dict]:
     """Per assignment of one course the student's score so far and their own ``limits``
     (see ``courses_assignment_summaries``)."""

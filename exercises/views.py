@@ -61,11 +61,8 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
         assignment=assignment, student=request.user, attempts_allowed=limits.attempts_per_part,
         visibility=visibility,
     )
-    if window.ended:
-        for row in items:  # an ended attempt has no attempts "left"
-            row["status"] = {
-                **row["status"], "attempts_left": None, "attempts_left_of_parts": None, "ended": True
-            }
+    if selectors.assignment_over(window):  # an ended attempt or a closed assignment: nothing "left"
+        items = selectors.statuses_once_over(items)
     exam = exam_selectors.is_exam(assignment)
     return render(
         request,

@@ -2,11 +2,13 @@
 when its parts differ, in a fixed number of queries."""
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from courses.models import AssignmentItem, ReleaseMoment
 from exercises.services import variant_get_or_create_for_item
@@ -114,3 +116,68 @@ def test_the_page_reads_the_same_nine_queries_however_many_exercises_were_answer
     statements = statements_run(captured)
     assert len(statements) == 9, "\n".join(statements)
     assert "(a) 4, (b) 5" in response.content.decode()
+
+
+def row_cells(client, demo, item) -> list[str]:
+    """The texts of ``item``'s row: exercise, status, parts solved, attempts left, points."""
+    html = client.get(reverse("assignment", args=[demo.course.slug, demo.assignment.slug])).content.decode()
+    link = '<a href="%s">' % reverse("exercise", args=[item.pk])
+    row = re.search(r"<tr>\s*<td>%s.*?</tr>" % re.escape(link), html, re.S)
+    assert row, html
+    return [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row[0], re.S)]
+
+
+def test_a_closed_assignment_reads_finished_with_no_attempts_left(client, demo, student):
+    """After the close date nothing can be answered: "in progress" and "4 attempts left"
+    would promise what the page cannot give."""
+    worked, equal_keys = item_of(demo, WORKED_EXAMPLE), item_of(demo, EQUAL_KEYS)
+    answered(worked, student, part="weights", times=1)
+    for part in equal_keys.exercise_version.spec["parts"]:
+        answered(equal_keys, student, part=part["key"], correct=True)
+    untouched = AssignmentItem.objects.filter(assignment=demo.assignment).exclude(pk__in=[worked.pk, equal_keys.pk])[0]
+    client.force_login(student)
+    assert row_cells(client, demo, worked)[1:4] == ["in progress", "0 / 2", "(a) 4, (b) 5"]
+    past = timezone.now() - timedelta(hours=1)
+    demo.assignment.due_at = demo.assignment.closes_at = past
+    demo.assignment.save()
+    assert row_cells(client, demo, worked)[1:4] == ["finished", "0 / 2", "none"]
+    assert row_cells(client, demo, equal_keys)[1:4] == ["solved", "4 / 4", "none"]
+    untouched_cells = row_cells(client, demo, untouched)
+    assert (untouched_cells[1], untouched_cells[3]) == ("not answered", "none")
+
+
+def test_an_ended_exam_attempt_reads_finished_with_no_attempts_left(client, demo, student):
+    from exams import services as exam_services
+    from exams.tests.conftest import exam_policy
+
+    exam = exam_policy(demo.assignment)
+    worked = item_of(demo, WORKED_EXAMPLE)
+    client.force_login(student)
+    client.post(reverse("exams:start", args=[demo.course.slug, exam.slug]))
+    answered(worked, student, part="weights", times=1, correct=True)
+    # Correctness is hidden until release: "answered", attempts of every part.
+    assert row_cells(client, demo, worked)[1:4] == ["answered", "— / 2", "(a) 4, (b) 5"]
+    exam_services.attempt_finish(assignment=exam, student=student)
+    html = client.get(reverse("assignment", args=[demo.course.slug, demo.assignment.slug])).content.decode()
+    assert row_cells(client, demo, worked)[1:4] == ["finished", "— / 2", "none"]
+    assert "in progress" not in html and "per part</td>" not in html
+
+
+def test_statuses_once_over_keep_solved_and_say_finished_or_not_answered():
+    from exercises.selectors import statuses_once_over
+
+    def row(state, left):
+        return {"item": state, "status": {"state": state, "attempts_left": left, "attempts_left_of_parts": [("(a)", 1)]}}
+
+    rows = [row("in progress", 1), row("answered", 3), row("not started", 5), row("solved", None)]
+    assert [
+        (r["item"], r["status"]["state"], r["status"]["attempts_left"], r["status"]["attempts_left_of_parts"],
+         r["status"]["ended"])
+        for r in statuses_once_over(rows)
+    ] == [
+        ("in progress", "finished", None, None, True),
+        ("answered", "finished", None, None, True),
+        ("not started", "not answered", None, None, True),
+        ("solved", "solved", None, None, True),
+    ]
+    assert rows[0]["status"]["state"] == "in progress"  # the caller's rows are left as they were
