@@ -22,6 +22,8 @@ STORAGES = {
 GRADING_MODE = os.environ.get("GRADING_MODE", "inline")
 # Short waits: unit tests grade at commit, after the view has answered.
 GRADING_LONG_POLL_SECONDS = float(os.environ.get("GRADING_LONG_POLL_SECONDS", "0.3"))
+# Open exam pages ask for their deadline every 5 s in tests, as the e2e tests of a live extension expect.
+EXAM_DEADLINE_POLL_SECONDS = int(os.environ.get("EXAM_DEADLINE_POLL_SECONDS", "5"))
 
 # The test client's login() calls authenticate() without a request, which django-axes
 # refuses; the sign-in throttling tests switch it back on.

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from fractions import Fraction
 
+from django.conf import settings
+
 from courses.models import AssignmentKind, ReleaseMoment
 
 from .models import AttemptCloseReason
@@ -494,6 +496,7 @@ def clock_view(window: Window) -> dict | None:
         "latest_finish": window.latest_finish,
         "seconds_left": None,
         "minutes_left": None,
+        "poll_seconds": settings.EXAM_DEADLINE_POLL_SECONDS,
     }
     if window.ended or window.state == AttemptState.NOT_STARTED:
         return view

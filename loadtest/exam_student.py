@@ -14,6 +14,8 @@ A plan (written by ``manage.py load_exam``) lists each student's login and answe
 In the exam-start profile the plan also has ``"start_url"`` (the exam's Start form) and
 each student a ``"session"`` (a session key: signed in before the exam opens): the
 student skips the sign-in, opens the assignment page, presses Start, then goes on.
+While a student thinks, their open exam page asks for their deadline as a browser's
+does: every ``data-deadline-poll-seconds`` (plus up to a fifth), from the page's clock.
 
 A request the server could not take is sent again, as a browser's user would press
 reload: a 503 (refused while busy) or 429 after its Retry-After, no answer at all (a
@@ -38,6 +40,7 @@ CSRF_FIELD = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 CSRF_HEADER = re.compile(r'"X-CSRFToken": "([^"]+)"')
 SUBMIT_ACTION = re.compile(r'action="(/grading/variants/\d+/parts/([\w-]+)/submit/)"')
 PENDING = re.compile(r'hx-get="(/grading/submissions/\d+/)\?wait=1"')
+DEADLINE_POLL = re.compile(r'data-deadline-url="([^"]+)" data-deadline-poll-seconds="(\d+)"')
 MAX_POLLS = 40  # each poll waits up to the server's long poll (1.5 s): about a minute in all
 MAX_RETRIES = 30  # retries per request: a refused Start is tried again for about a minute, as a person would
 MAX_RETRY_SECONDS = 120.0  # waiting between the retries of one request, in all
@@ -101,6 +104,10 @@ class ExamStudent:
         self.csrf = ""
         self.forms: dict[tuple[int, str], str] = {}
         self.outcomes: list[tuple[str, str]] = []  # (kind, "graded" | "could_not_grade")
+        self.deadline_url: str | None = None  # an open exam page's clock asks it
+        self.poll_seconds = 0.0
+        self.next_deadline_poll = 0.0  # seconds of thinking until the page's next poll
+        self.deadline_polls = 0
 
     def run(self) -> None:
         if self.session_cookie:
@@ -111,7 +118,7 @@ class ExamStudent:
             self.start_exam()
         self.open_assignment()
         for answer in self.student["answers"]:
-            self.sleep(self.rng.uniform(*self.think))
+            self.think_for(self.rng.uniform(*self.think))
             # The server closed the idle keep-alive connection meanwhile (gunicorn: after 2 s);
             # a browser opens a new one, rather than POST on a socket about to be reset.
             self.session.close()
@@ -183,8 +190,25 @@ class ExamStudent:
         for item in sorted({answer["item"] for answer in self.student["answers"]}):
             page = self.get(f"/exercises/{item}/", "exercise page").text
             self.csrf = _find(CSRF_HEADER, page, "the page's CSRF token")
+            clock = DEADLINE_POLL.search(page)
+            if clock is not None:  # a running exam: the page's clock polls its deadline
+                self.deadline_url, self.poll_seconds = clock.group(1), float(clock.group(2))
+                self.next_deadline_poll = self.poll_seconds * self.rng.uniform(1.0, 1.2)
             for action, part in SUBMIT_ACTION.findall(page):
                 self.forms[(item, part)] = action
+
+    def think_for(self, seconds: float) -> None:
+        """Think for ``seconds``; meanwhile the open exam page asks for the deadline on its clock."""
+        while self.deadline_url and seconds >= self.next_deadline_poll:
+            self.sleep(self.next_deadline_poll)
+            seconds -= self.next_deadline_poll
+            self.session.close()  # the idle keep-alive connection is gone, as for the answers
+            self.get(self.deadline_url, "deadline poll", headers={"Accept": "application/json"})
+            self.deadline_polls += 1
+            self.next_deadline_poll = self.poll_seconds * self.rng.uniform(1.0, 1.2)
+        if self.deadline_url:
+            self.next_deadline_poll -= seconds
+        self.sleep(seconds)
 
     def submit(self, answer: dict) -> None:
         action = self.forms.get((answer["item"], answer["part"]))

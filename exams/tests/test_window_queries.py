@@ -72,3 +72,21 @@ def test_the_deadline_poll_says_an_ended_attempt_has_no_clock(timed_exam, studen
     stranger = Client()
     stranger.force_login(other_student)  # no attempt of their own
     assert stranger.get(url).status_code == 404
+
+
+@pytest.mark.parametrize("poll_seconds", [30, 7])
+def test_an_open_exam_page_asks_for_its_deadline_as_often_as_configured(timed_exam, student, item, clock, settings, poll_seconds):
+    """Each open page polls at this interval (1,000 pages at 5 s were 200 requests a second)."""
+    settings.EXAM_DEADLINE_POLL_SECONDS = poll_seconds
+    services.attempt_start(assignment=timed_exam, student=student)
+    client = Client()
+    client.force_login(student)
+    page = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    url = reverse("exams:deadline", args=[timed_exam.course.slug, timed_exam.slug])
+    assert f'data-deadline-url="{url}" data-deadline-poll-seconds="{poll_seconds}"' in page
+
+
+def test_the_deadline_poll_defaults_to_thirty_seconds_outside_tests():
+    from attnquiz import settings as production
+
+    assert production.EXAM_DEADLINE_POLL_SECONDS == 30

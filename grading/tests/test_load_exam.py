@@ -25,6 +25,41 @@ def test_answer_mix_is_one_percent_hostile_and_ten_percent_wrong():
     assert answer_kinds(0) == ("right", "right")
 
 
+class RecordingSession:
+    """A session that answers every request 200 and notes (method, path, name)."""
+
+    def __init__(self):
+        self.sent = []
+
+    def request(self, method, path, *, name, **kwargs):
+        self.sent.append((method, path, name))
+        return type("Response", (), {"status_code": 200, "text": "", "headers": {}})()
+
+    def close(self):
+        pass
+
+
+def test_a_thinking_student_polls_the_deadline_as_the_open_exam_page_does():
+    import random
+
+    session, slept = RecordingSession(), []
+    student = ExamStudent(
+        session, {"username": "s", "answers": []}, password="", think=(0, 0), assignment_url="/a/",
+        sleep=slept.append, rng=random.Random(4),
+    )
+    student.think_for(10.0)  # no clock on the page: no polls
+    assert (session.sent, slept) == ([], [10.0])
+    student.deadline_url, student.poll_seconds, student.next_deadline_poll = "/d/", 30.0, 30.0
+    slept.clear()
+    student.think_for(100.0)
+    student.think_for(20.0)  # the page's timer runs on across answers
+    # Every 30 to 36 s, 120 s of thinking in all.
+    assert [name for _, _, name in session.sent] == ["deadline poll"] * 3
+    assert student.deadline_polls == 3
+    assert abs(sum(slept) - 120.0) < 1e-9
+    assert slept[0] == 30.0 and all(30.0 <= gap <= 36.0 for gap in slept[1:3])
+
+
 @pytest.fixture
 def plain_http(settings):
     """Cookies over plain HTTP, as the load stack serves them (attnquiz.load_settings)."""

@@ -972,11 +972,15 @@
     var endsAt = Date.now() + Number(clock.dataset.secondsLeft) * 1000;
     var text = clock.querySelector("[data-countdown-text]");
     var timer = null;
+    var askDeadline = null;
     function tick() {
       var left = Math.max(0, Math.ceil((endsAt - Date.now()) / 1000));
       if (text) text.textContent = clockText(left);
       if (left > 0) return;
       clearInterval(timer);
+      timer = null;
+      // At zero, ask once more: an extension given since the last poll reloads the page.
+      if (askDeadline && clock.dataset.expired !== "1") setTimeout(askDeadline, 0);
       clock.classList.add("is-up");
       clock.dataset.expired = "1";
       var alert = clock.querySelector("[data-countdown-alert]");
@@ -985,35 +989,48 @@
     }
     timer = setInterval(tick, 1000);
     tick();
-    if (clock.dataset.deadlineUrl) pollDeadline(clock, function (secondsLeft) {
+    if (clock.dataset.deadlineUrl) askDeadline = pollDeadline(clock, function (secondsLeft) {
       endsAt = Date.now() + secondsLeft * 1000;
       tick();
     });
   }
 
-  /* Ask the server for the student's own deadline every few seconds, so an extension, an
+  /* Ask the server for the student's own deadline every data-deadline-poll-seconds (plus up
+     to a fifth, so the pages of a class that opened together spread out), when the page's
+     own clock reaches zero, and when the tab is shown again, so an extension, an
      accommodation edited or an early close reaches an open page without a reload. A page
      whose clock already ran out, or whose attempt ended meanwhile, reloads instead: the
      server draws the forms and the attempt's state. */
-  var DEADLINE_POLL_MS = 5000;
   function pollDeadline(clock, moveTo) {
     var url = clock.dataset.deadlineUrl;
+    var everyMs = Math.max(1, Number(clock.dataset.deadlinePollSeconds) || 30) * 1000;
     var deadlineText = clock.querySelector("[data-countdown-deadline]");
     var polls = 0;
-    var poller = setInterval(function () {
+    var stopped = false;
+    var timer = null;
+    var lastAsked = Date.now();
+    function stop() { stopped = true; clearTimeout(timer); }
+    function scheduleNext() {
+      clearTimeout(timer);
+      if (!stopped) timer = setTimeout(ask, everyMs * (1 + Math.random() / 5));
+    }
+    function ask() {
+      if (stopped) return;
       polls += 1;
-      if (polls > 2000) { clearInterval(poller); return; } // a day of polls at most
+      if (polls > 5000) { stop(); return; } // a bound on a tab left open for days
+      lastAsked = Date.now();
+      scheduleNext();
       fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
         .then(function (response) { return response.ok ? response.json() : null; })
         .then(function (data) {
-          if (!data) return;
+          if (!data || stopped) return;
           if (data.ended || data.seconds_left === null) {
-            clearInterval(poller);
+            stop();
             window.location.reload();
             return;
           }
           if (clock.dataset.expired === "1") {
-            if (data.seconds_left > 0) { clearInterval(poller); window.location.reload(); }
+            if (data.seconds_left > 0) { stop(); window.location.reload(); }
             return;
           }
           if (deadlineText && data.deadline_text) deadlineText.textContent = data.deadline_text;
@@ -1021,7 +1038,12 @@
           moveTo(Number(data.seconds_left));
         })
         .catch(function () { /* offline for a moment: the next poll tries again */ });
-    }, DEADLINE_POLL_MS);
+    }
+    scheduleNext();
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "visible" && Date.now() - lastAsked > everyMs / 3) ask();
+    });
+    return ask;
   }
 
   // ------------------------------------------------------------- wiring

@@ -86,7 +86,8 @@ SYMBOLIC_ANSWERS = {
 }
 DRAIN_SECONDS = 60
 SUBMIT_P95_MS = 1000
-PAGES = ("login page", "log in", "dashboard", "assignment page", "start", "exercise page", "result poll")
+PAGES = ("login page", "log in", "dashboard", "assignment page", "start", "exercise page", "result poll",
+         "deadline poll")
 EXAM_START_TARGETS_MS = {"pages": 1000, "start": 1000, "submit": 300}
 PBKDF2 = "pbkdf2_sha256"
 
