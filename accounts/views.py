@@ -119,13 +119,28 @@ def profile(request):
 
 class InvitationAccept(auth_views.PasswordResetConfirmView):
     """The invitation link: Django's set-password view (token checked, single use, expiring),
-    which also records that the person accepted their invitations."""
+    which also records that the person accepted their invitations, signs them in and opens
+    the course they were invited to.
+
+    Only a person with a pending invitation is signed in here; a plain password-reset link
+    pasted into this address sets the password as the reset page would, and no more."""
 
     form_class = SetPasswordFormPlain
     template_name = "registration/invitation_accept.html"
     success_url = reverse_lazy("password_reset_complete")
 
     def form_valid(self, form):
-        response = super().form_valid(form)
-        invitations_accepted(user=form.user)
-        return response
+        response = super().form_valid(form)  # the password is saved: the link is spent
+        course = invitations_accepted(user=form.user)
+        if course is None:
+            return response
+        login(self.request, form.user, backend=BACKEND)
+        return _invited_course_redirect(self.request, user=form.user, course=course)
+
+
+def _invited_course_redirect(request, *, user, course):
+    if course_selectors.course_role(user=user, course=course) is None:  # removed since the e-mail
+        messages.success(request, "Your password is set and you are signed in.")
+        return redirect("dashboard")
+    messages.success(request, f"Your password is set. Welcome to {course.title}.")
+    return redirect("courses:home", course.slug)

@@ -121,7 +121,11 @@ def _send(messages: list[EmailMessage]) -> None:
         logger.exception("could not send %d invitation e-mails", len(messages))
 
 
-def invitations_accepted(*, user) -> int:
+def invitations_accepted(*, user) -> Course | None:
     """The user has chosen their password through an invitation link: every pending
-    invitation of theirs is accepted."""
-    return Invitation.objects.filter(user=user, accepted_at__isnull=True).update(accepted_at=timezone.now())
+    invitation of theirs is accepted. Returns the course of the one sent last (the e-mail
+    they most likely followed), None when none was pending."""
+    pending = Invitation.objects.filter(user=user, accepted_at__isnull=True)
+    latest = pending.select_related("course").order_by("-sent_at", "-pk").first()
+    pending.update(accepted_at=timezone.now())
+    return latest.course if latest is not None else None

@@ -8,6 +8,7 @@ C = "courses/<slug:course_slug>/"
 
 urlpatterns = [
     path("courses/new/", views.course_new, name="new"),
+    path(C, views.course_home, name="home"),
     path(C + "settings/", views.course_settings, name="settings"),
     path(C + "settings/join/", views.join_settings, name="join_settings"),
     path(C + "archive/", views.course_archive, name="archive"),

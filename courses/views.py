@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from .middleware import allowed_when_archived
 from . import invitations, selectors, services
@@ -58,6 +58,17 @@ def course_new(request):
             messages.success(request, f"Created {course.title}. Share the join link below with your students.")
             return redirect("courses:settings", course.slug)
     return render(request, "courses/course_new.html", {"form": form}, status=422 if form.errors else 200)
+
+
+@login_required
+@require_GET
+def course_home(request, course_slug: str):
+    """/courses/<slug>/: staff go to the course's teaching page, students to their courses
+    page (where the course's assignments are); 404 for anyone not in the course."""
+    course, role = selectors.access_course(user=request.user, slug=course_slug)
+    if role in selectors.STAFF_ROLES:
+        return redirect("instructor:course", course.slug)
+    return redirect("dashboard")
 
 
 @login_required

@@ -200,7 +200,11 @@ def test_an_invitation_email_sets_a_password(page, teaching_site, live_server, m
     page.locator("#id_new_password1").fill("a-long-new-pass-42")
     page.locator("#id_new_password2").fill("a-long-new-pass-42")
     page.get_by_role("button", name="Set my password").click()
-    page.wait_for_load_state()
+    # Signed in and on the invited course's page (a student's: their courses page).
+    page.wait_for_url(re.compile(r"/$"))
+    assert page.locator(".messages").inner_text() == f"Your password is set. Welcome to {teaching_site.course.title}."
+    assert page.locator(".site-header .who").inner_text() == "new.student"
+    page.context.clear_cookies()
     log_in(page, "new.student", "a-long-new-pass-42")
     assert page.url.endswith("/")
 

@@ -193,11 +193,18 @@ class ItemsAddForm(forms.Form):
 
 
 class ItemUpdateForm(forms.Form):
+    """``position`` is typed as the page's "#" (1 for the first exercise) and cleaned to the
+    0-based index the service takes. A 0 passes here so that the service's refusal, which
+    names the numbers there are ("numbered 1 to 3"), answers it."""
+
     points = forms.FloatField(min_value=0, max_value=1000)
     position = forms.IntegerField(min_value=0, max_value=10_000)
     version = forms.ModelChoiceField(
         queryset=ExerciseVersion.objects.filter(status=VersionStatus.PUBLISHED), required=False
     )
+
+    def clean_position(self) -> int:
+        return self.cleaned_data["position"] - 1
 
 
 class ItemPoolsForm(forms.Form):

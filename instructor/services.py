@@ -201,8 +201,10 @@ def assignment_item_update(
 ) -> AssignmentItem:
     """Change points or position, or switch to another published version of the same
     exercise (stored answers keep their variant; run a regrade to apply the new version).
+    ``position`` is the 0-based index in the assignment's order the item moves to.
     With ``confirmed=False``, new points once attempts have started: ConfirmationNeeded."""
     _require_writable(item.assignment.course)
+    order = _items_order_for_move(item=item, index=position)
     if points != item.points:
         _require_items_change_confirmed(
             assignment=item.assignment, confirmed=confirmed,
@@ -221,7 +223,31 @@ def assignment_item_update(
     item.points = points
     item.position = position
     item.save()
+    _items_renumber(assignment=item.assignment, order=order, moved=item)
     return item
+
+
+def _items_order_for_move(*, item: AssignmentItem, index: int) -> list[int]:
+    """The assignment's item ids (rows locked) in their order once ``item`` is at ``index``;
+    refuses an index past the end, saying it in the page's numbers (1 to n)."""
+    order = list(
+        item.assignment.items.select_for_update().order_by("position", "pk").values_list("pk", flat=True)
+    )
+    if not 0 <= index < len(order):
+        raise InstructorRefused(
+            f"There is no position {index + 1}: the exercises of this assignment are numbered 1 to {len(order)}."
+        )
+    order.remove(item.pk)
+    order.insert(index, item.pk)
+    return order
+
+
+def _items_renumber(*, assignment: Assignment, order: list[int], moved: AssignmentItem) -> None:
+    """Store the order as positions 0..n-1 (gaps and ties left by removals or older edits go)."""
+    stored = dict(assignment.items.exclude(pk=moved.pk).values_list("pk", "position"))
+    for position, pk in enumerate(order):
+        if pk != moved.pk and stored.get(pk) != position:
+            AssignmentItem.objects.filter(pk=pk).update(position=position)
 
 
 @transaction.atomic

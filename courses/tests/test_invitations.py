@@ -125,3 +125,94 @@ def test_a_mail_server_that_is_down_loses_no_invitation(people, django_capture_o
     with django_capture_on_commit_callbacks(execute=True):
         invitations.invitations_send(course=people.course, users=[user], actor=people.instructor, base_url="http://x/")
     assert Invitation.objects.filter(user=user).exists()
+
+
+def signed_in_as(client):
+    user_id = client.session.get("_auth_user_id")
+    return get_user_model().objects.get(pk=user_id).username if user_id else None
+
+
+def _set_password(client, link: str, password: str = "a-long-new-pass-42"):
+    form_page = client.get(link, follow=True)
+    return client.post(form_page.redirect_chain[-1][0], {"new_password1": password, "new_password2": password})
+
+
+def _invite_by_roster(client, django_capture_on_commit_callbacks, email="ada@example.org"):
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("courses:roster", args=["attn"]), {"text": f"email\n{email}\n", "invite": "on", "apply": "1"})
+    return _link(mail.outbox[-1])
+
+
+def test_choosing_the_password_signs_the_invitee_in_and_opens_the_course(client, people, instructor, django_capture_on_commit_callbacks):
+    link = _invite_by_roster(client, django_capture_on_commit_callbacks)
+    client.logout()
+    done = _set_password(client, link)
+    assert (done.status_code, done["Location"]) == (302, "/courses/attn/")
+    assert signed_in_as(client) == "ada"
+    course_page = client.get(done["Location"], follow=True)
+    assert course_page.redirect_chain == [("/", 302)]  # a student's courses page
+    assert [str(m) for m in course_page.context["messages"]] == ["Your password is set. Welcome to Attention."]
+    assert "<h2>Attention" in course_page.content.decode()
+    # Single use, as before: the spent link neither shows the form nor signs anyone in.
+    client.logout()
+    again = client.get(link, follow=True)
+    assert "That invitation link did not work" in again.content.decode()
+    spent = client.post(again.redirect_chain[-1][0] if again.redirect_chain else link,
+                        {"new_password1": "other-long-pass-77", "new_password2": "other-long-pass-77"})
+    assert spent.status_code == 200 and signed_in_as(client) is None
+    assert get_user_model().objects.get(username="ada").check_password("a-long-new-pass-42")
+
+
+def test_an_invited_ta_lands_on_the_teaching_page(client, people, instructor, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("courses:person_add", args=["attn"]), {"identifier": "tess@example.org", "role": "ta", "invite": "on"})
+    client.logout()
+    done = _set_password(client, _link(mail.outbox[0]))
+    assert client.get(done["Location"])["Location"] == "/teach/attn/"
+    assert signed_in_as(client) == "tess"
+
+
+def test_the_link_signs_in_the_invitee_not_whoever_was_signed_in(client, people, instructor, django_capture_on_commit_callbacks):
+    link = _invite_by_roster(client, django_capture_on_commit_callbacks)
+    assert signed_in_as(client) == "ines"
+    done = _set_password(client, link)
+    assert done["Location"] == "/courses/attn/" and signed_in_as(client) == "ada"
+
+
+def test_with_two_invitations_the_latest_course_opens(client, people, instructor, django_capture_on_commit_callbacks):
+    ada = user_create("ada", email="ada@example.org")
+    ada.set_unusable_password()
+    ada.save()
+    for course in (people.other_course, people.course):
+        Enrolment.objects.create(course=course, user=ada, role=Role.STUDENT)
+    with django_capture_on_commit_callbacks(execute=True):
+        invitations.invitations_send(course=people.other_course, users=[ada], actor=people.outsider, base_url="http://testserver/")
+    Invitation.objects.update(sent_at=timezone.now() - timedelta(hours=1))
+    with django_capture_on_commit_callbacks(execute=True):
+        invitations.invitations_send(course=people.course, users=[ada], actor=people.instructor, base_url="http://testserver/")
+    client.logout()
+    done = _set_password(client, _link(mail.outbox[-1]))
+    assert done["Location"] == "/courses/attn/"
+    assert Invitation.objects.filter(accepted_at__isnull=True).count() == 0
+
+
+def test_an_invitee_removed_since_the_e_mail_is_signed_in_to_their_courses_page(client, people, instructor, django_capture_on_commit_callbacks):
+    link = _invite_by_roster(client, django_capture_on_commit_callbacks)
+    Enrolment.objects.filter(user__username="ada").delete()
+    client.logout()
+    done = _set_password(client, link)
+    assert done["Location"] == "/" and signed_in_as(client) == "ada"
+    assert [str(m) for m in client.get("/").context["messages"]] == ["Your password is set and you are signed in."]
+
+
+def test_a_plain_reset_link_at_the_invitation_address_signs_nobody_in(client, people):
+    """Without a pending invitation the page is only the reset page it is built on."""
+    from django.contrib.auth.tokens import default_token_generator
+
+    people.student.email = "sam@example.org"
+    people.student.save()
+    link = invitations.invitation_link(user=people.student, base_url="http://testserver/").removeprefix("http://testserver")
+    assert default_token_generator.check_token(people.student, link.rstrip("/").rsplit("/", 1)[1])
+    done = _set_password(client, link)
+    assert (done.status_code, done["Location"]) == (302, reverse("password_reset_complete"))
+    assert signed_in_as(client) is None

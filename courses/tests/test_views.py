@@ -24,6 +24,7 @@ def urls(world):
     c, code, sue = "attn", world["code"], world["sue"].pk
     return [
         ("new", "get", reverse("courses:new"), None, (302, 403, 403, 200, 200)),
+        ("home", "get", reverse("courses:home", args=[c]), None, (302, 302, 302, 302, 404)),
         ("settings", "get", reverse("courses:settings", args=[c]), None, (302, 403, 200, 200, 404)),
         ("settings_post", "post", reverse("courses:settings", args=[c]), {"title": "T", "time_zone": "UTC"}, (302, 403, 403, 302, 404)),
         ("join_settings", "post", reverse("courses:join_settings", args=[c]), {"join_open": "on"}, (302, 403, 403, 302, 404)),
@@ -42,7 +43,7 @@ def urls(world):
 
 
 URL_NAMES = [
-    "new", "settings", "join_settings", "archive", "copy", "people", "person_add", "roster",
+    "new", "home", "settings", "join_settings", "archive", "copy", "people", "person_add", "roster",
     "person_remove", "person_restore", "person_invite", "join_enter", "join",
 ]
 
@@ -58,6 +59,31 @@ def test_the_walk_covers_every_url_of_the_app():
 def test_every_url_for_every_role(client, people, world, role_index, role, name):
     _, method, url, data, expected = next(row for row in urls(world) if row[0] == name)
     assert request_as(client, role, method, url, data).status_code == expected[role_index], (role, name)
+
+
+def test_the_course_address_leads_each_role_to_its_page(client, people, world):
+    url = "/courses/attn/"
+    assert reverse("courses:home", args=["attn"]) == url
+    for username, destination in (("ines", "/teach/attn/"), ("tariq", "/teach/attn/"), ("sam", "/")):
+        client.login(username=username, password=PASSWORD)
+        response = client.get(url)
+        assert (response.status_code, response["Location"]) == (302, destination), username
+    client.logout()
+    assert client.get(url)["Location"] == "/login/?next=/courses/attn/"
+
+
+def test_the_course_address_does_not_reveal_a_course_to_outsiders(client, people, world):
+    client.login(username="otto", password=PASSWORD)
+    member_of_none = client.get("/courses/attn/")
+    no_such_course = client.get("/courses/no-such-course/")
+    assert (member_of_none.status_code, no_such_course.status_code) == (404, 404)
+    for response in (member_of_none, no_such_course):
+        assert "<p>No such course.</p>" in response.content.decode()
+    Enrolment.objects.filter(course=people.course, user=people.student).update(status=EnrolmentStatus.DROPPED)
+    client.login(username="sam", password=PASSWORD)
+    assert client.get("/courses/attn/").status_code == 404
+    client.login(username="ines", password=PASSWORD)
+    assert client.post("/courses/attn/").status_code == 405
 
 
 def test_other_courses_people_are_not_reachable_through_this_course(client, people, world):

@@ -95,7 +95,7 @@ def test_new_points_without_confirm_save_nothing_and_say_who_it_reaches(client, 
     item = exam.items.get(position=0)
     _login(client)
     url = reverse("instructor:item_update", args=["attn", exam.slug, item.pk])
-    response = client.post(url, {"points": "2", "position": "0", "version": item.exercise_version_id})
+    response = client.post(url, {"points": "2", "position": "1", "version": item.exercise_version_id})
     assert response.status_code == 200
     assert _confirmation(response).endswith(
         "3 students are working on this exam now and 2 have finished. "
@@ -106,7 +106,7 @@ def test_new_points_without_confirm_save_nothing_and_say_who_it_reaches(client, 
     assert f'<input type="hidden" name="points" value="2">' in page
     assert 'name="confirm" value="yes">Change the points anyway' in page
 
-    confirmed = client.post(url, {"points": "2", "position": "0", "version": item.exercise_version_id, "confirm": "yes"})
+    confirmed = client.post(url, {"points": "2", "position": "1", "version": item.exercise_version_id, "confirm": "yes"})
     assert confirmed.status_code == 302
     assert AssignmentItem.objects.get(pk=item.pk).points == 2
 
@@ -116,10 +116,10 @@ def test_moving_an_exercise_without_new_points_needs_no_confirmation(client, exa
     _login(client)
     response = client.post(
         reverse("instructor:item_update", args=["attn", exam.slug, item.pk]),
-        {"points": "1", "position": "5", "version": item.exercise_version_id},
+        {"points": "1", "position": "2", "version": item.exercise_version_id},
     )
     assert response.status_code == 302
-    assert AssignmentItem.objects.get(pk=item.pk).position == 5
+    assert list(exam.items.values_list("exercise_version__exercise__slug", "position")) == [("second", 0), ("first", 1)]
 
 
 def test_removing_an_exercise_asks_first_and_removes_it_on_confirm(client, exam):
@@ -180,7 +180,7 @@ def test_without_attempts_exercise_changes_save_at_once_as_before(client, exam):
     _login(client)
     assert client.post(
         reverse("instructor:item_update", args=["attn", exam.slug, item.pk]),
-        {"points": "2", "position": "0", "version": item.exercise_version_id},
+        {"points": "2", "position": "1", "version": item.exercise_version_id},
     ).status_code == 302
     assert client.post(reverse("instructor:item_add", args=["attn", exam.slug]), {"version": third.pk, "points": "1"}).status_code == 302
     assert client.post(reverse("instructor:item_remove", args=["attn", exam.slug, item.pk])).status_code == 302

@@ -212,7 +212,7 @@ def test_changing_one_pool_items_points_changes_the_pools(client, people, pooled
     pa, pb, pc = pooled["items"]
     client.login(username="ines", password=PASSWORD)
     response = client.post(
-        reverse("instructor:item_update", args=["attn", "week1", pb.pk]), {"points": "4", "position": "1"}
+        reverse("instructor:item_update", args=["attn", "week1", pb.pk]), {"points": "4", "position": "2"}
     )
     assert response.status_code == 302
     assert dict(pooled["assignment"].items.values_list("exercise_version__exercise__slug", "points")) == {

@@ -20,7 +20,7 @@ def world(people):
     assignment = assignment_create(people.course, [product, essay])
     product_item, essay_item = assignment.items.all()
     variant = variant_for(product_item, people.student, params={"a": 3, "b": 4})
-    submission_add(variant, "product", "12", awarded=1.0)
+    checked = submission_add(variant, "product", "12", awarded=1.0)
     essay_variant = variant_for(essay_item, people.student, params={"d": 64})
     manual = submission_add(essay_variant, "why", "Because variance grows.", awarded=None, status=SubmissionStatus.MANUAL)
     job = services.regrade_job_create(assignment=assignment, actor=people.instructor)
@@ -29,7 +29,7 @@ def world(people):
     graded = submission_add(essay_variant, "why", "Second try.", awarded=0.5)
     request = RegradeRequest.objects.create(submission=graded, student=people.student, message="Look again")
     return {"assignment": assignment, "item": product_item, "manual": manual, "job": job, "student": people.student,
-            "category": category, "request": request}
+            "category": category, "request": request, "checked": checked}
 
 
 def urls(world):
@@ -47,7 +47,7 @@ def urls(world):
         ("exercise_preview", "get", reverse("instructor:exercise_preview", args=[c, a, world["item"].exercise_version_id]),
          None, (302, 403, 403, 200, 404)),
         ("item_pools", "post", reverse("instructor:item_pools", args=[c, a]), {f"pool_{item}": "p"}, (302, 403, 403, 302, 404)),
-        ("item_update", "post", reverse("instructor:item_update", args=[c, a, item]), {"points": "2", "position": "0"}, (302, 403, 403, 302, 404)),
+        ("item_update", "post", reverse("instructor:item_update", args=[c, a, item]), {"points": "2", "position": "1"}, (302, 403, 403, 302, 404)),
         ("item_remove", "post", reverse("instructor:item_remove", args=[c, a, item]), {}, (302, 403, 403, 302, 404)),
         ("gradebook", "get", reverse("instructor:gradebook", args=[c, a]), {"student": "s", "exercise": "x"}, (302, 403, 200, 200, 404)),
         ("gradebook_csv", "get", reverse("instructor:gradebook_csv", args=[c, a]), None, (302, 403, 200, 200, 404)),
@@ -58,6 +58,8 @@ def urls(world):
         ("pool_by_skill", "get", reverse("instructor:pool_by_skill", args=[c, a]), None, (302, 403, 403, 200, 404)),
         ("regrade_new", "get", reverse("instructor:regrade_new", args=[c, a]), None, (302, 403, 403, 200, 404)),
         ("submission", "get", reverse("instructor:submission", args=[c, world["manual"].pk]), None, (302, 403, 200, 200, 404)),
+        ("submission_grade_by_hand", "post", reverse("instructor:submission_grade_by_hand", args=[c, world["checked"].pk]),
+         {"score": "50", "unit": "percent"}, (302, 403, 302, 302, 404)),
         ("manual_queue", "get", reverse("instructor:manual_queue", args=[c]), None, (302, 403, 200, 200, 404)),
         ("manual_grade", "get", reverse("instructor:manual_grade", args=[c, world["manual"].pk]), None, (302, 403, 200, 200, 404)),
         ("regrade", "get", reverse("instructor:regrade", args=[c, world["job"].pk]), None, (302, 403, 403, 200, 404)),
@@ -88,7 +90,7 @@ def urls(world):
 URL_NAMES = [
     "course", "assignment_new", "assignment", "assignment_edit", "item_add", "exercise_picker", "exercise_preview", "item_pools", "item_update", "item_remove",
     "gradebook", "gradebook_csv", "gradebook_xlsx", "submissions_csv", "student", "analytics", "pool_by_skill", "regrade_new", "submission",
-    "manual_queue", "manual_grade", "regrade", "regrade_progress", "regrade_apply",
+    "submission_grade_by_hand", "manual_queue", "manual_grade", "regrade", "regrade_progress", "regrade_apply",
     "course_gradebook", "course_gradebook_csv", "course_gradebook_xlsx", "grade_category_add", "grade_category_edit",
     "assignment_categories_set", "grading", "grading_question", "grading_answer", "grading_rubric", "grading_apply",
     "regrade_requests", "regrade_request_reply",
