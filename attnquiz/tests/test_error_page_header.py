@@ -48,3 +48,11 @@ def test_other_pages_keep_the_signed_in_header(client, people):
     client.logout()
     page = client.get("/login/").content.decode()
     assert '<a href="/login/">Log in</a>' in page and '<a href="/accounts/signup/">Sign up</a>' in page
+
+
+@pytest.mark.parametrize("template, context", [("503.html", {}), ("503.html", {"busy": True}),
+                                               ("400.html", {"status": 400, "title": "Bad request", "message": "x"})])
+def test_the_other_pages_rendered_without_the_request_have_the_neutral_header_too(template, context):
+    from django.template.loader import render_to_string
+
+    assert_neutral_header(render_to_string(template, context))
