@@ -9,6 +9,8 @@ items of one rubric never say the same thing (compared ignoring case and spacing
 
 from __future__ import annotations
 
+import unicodedata
+
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -73,8 +75,12 @@ def _item_text(text: str) -> str:
 
 
 def _same_text_key(text: str) -> str:
-    """What two descriptions are compared by: case and spacing do not make an item new."""
-    return " ".join(text.split()).casefold()
+    """What two descriptions are compared by: case, spacing, invisible characters (zero-width
+    spaces, joiners) and compatibility forms (full-width letters, ligatures) do not make an
+    item new."""
+    folded = unicodedata.normalize("NFKC", text)
+    visible = "".join(char for char in folded if unicodedata.category(char) != "Cf")
+    return " ".join(visible.split()).casefold()
 
 
 def duplicate_item_message(text: str) -> str:

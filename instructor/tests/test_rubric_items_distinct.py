@@ -34,7 +34,10 @@ def texts(rubric):
     return list(rubric.items.order_by("position", "pk").values_list("text", flat=True))
 
 
-@pytest.mark.parametrize("text", ["Names the variance", "names THE variance", "  Names   the\tvariance "])
+@pytest.mark.parametrize("text", [
+    "Names the variance", "names THE variance", "  Names   the\tvariance ",
+    "Names the variance\u200b", "Names\u00a0the variance", "Ｎａｍｅｓ the variance", "Names the\u2060 variance",
+])
 def test_adding_an_item_that_says_the_same_as_another_is_refused(people, essay, text):
     with pytest.raises(InstructorRefused) as refused:
         services_rubrics.rubric_item_add(rubric=essay["rubric"], text=text, points=1)
