@@ -5,7 +5,7 @@ under the web's rules (only instructors; nobody approves their own version)."""
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import status
+from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -60,8 +60,15 @@ class ExerciseValidate(APIView):
     def post(self, request, course_slug: str):
         authoring.access_authoring(user=request.user, course_slug=course_slug)
         source = _source_text(request)
-        # The editor's check: read the file, then draw seeds and named variants in the sandbox.
-        checked = authoring.source_check(source=source)
+        # The editor's check: read the file, then draw seeds and named variants in the sandbox,
+        # holding the person's one place for a check as the editor does.
+        try:
+            with authoring_services.source_check_place(user=request.user):
+                checked = authoring.source_check(source=source)
+        except authoring_services.AuthoringRefused as refused:
+            raise exceptions.Throttled(
+                wait=authoring_services.SOURCE_CHECK_RETRY_SECONDS, detail=refused.message
+            ) from None
         issues = _issues(engine.SpecError(checked["errors"])) if checked["errors"] else []
         if checked["failure"]:
             issues.append({"line": None, "path": "", "message": checked["failure"]})

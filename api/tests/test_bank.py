@@ -38,6 +38,23 @@ def test_validate_gives_the_editors_line_precise_issues(world):
     assert ExerciseVersion.objects.filter(exercise__slug="p").count() == 0
 
 
+def test_validate_holds_the_persons_one_check_place_as_the_editor_does(world):
+    """Four validations at once kept the sandbox busy for 20 s, past the editor's rule of one
+    check at a time per person: while one of theirs runs, another is refused with 429."""
+    from django.utils import timezone
+
+    from authoring.models import SourceCheckRun
+
+    ta = api_client(world.tokens["ta_read"])
+    running = SourceCheckRun.objects.create(user=world.people.ta, started_at=timezone.now())
+    refused = post(ta, C + "validate/", {"source": product_yaml(slug="p")})
+    assert (refused.status_code, refused["Retry-After"]) == (429, "2")
+    assert refused.json()["detail"].startswith("A check of yours is still running, so this one was not started")
+    running.delete()
+    assert post(ta, C + "validate/", {"source": product_yaml(slug="p")}).json()["valid"] is True
+    assert SourceCheckRun.objects.count() == 0  # the place was given back
+
+
 def test_push_creates_a_draft_then_a_new_version_and_skips_an_unchanged_file(world, instructor):
     created = post(instructor, C, {"source": product_yaml(slug="mine")})
     assert created.status_code == 201
