@@ -16,10 +16,11 @@ from django.db.models import BooleanField, DateTimeField, FilteredRelation, Min,
 from django.utils import timezone
 
 from attnquiz.prepared_reads import PreparedRead
-from courses.models import Assignment, AssignmentKind, ReleaseMoment
+from courses.models import Assignment, AssignmentKind, ReleaseMoment, SessionPolicy
 from exercises.models import Variant
 from grading.models import Submission, SubmissionStatus
 
+from .access import BOUND_SESSION_KEY, ExamAccessRefused
 from .models import Accommodation, AssignmentAttempt
 from .selectors_accommodations import UNREAD, accommodation_of
 from .window import (  # noqa: F401  (the names pages and tests know from here)
@@ -152,21 +153,42 @@ def _own_deadline_row(*, course_slug: str, assignment_slug: str, student_id: int
 _OWN_DEADLINE_ROW = PreparedRead(_own_deadline_row, course_slug=str, assignment_slug=str, student_id=int)
 
 
-def access_own_deadline(*, course_slug: str, assignment_slug: str, student) -> tuple[Window, object]:
+# Said to a page whose browser session another one took the attempt from (the poll's answer).
+SESSION_TAKEN_OVER = (
+    "Your attempt was opened in another browser session, which has taken it over: this page "
+    "can no longer send answers. Continue in that browser."
+)
+
+
+def access_own_deadline(*, course_slug: str, assignment_slug: str, student, session=None) -> tuple[Window, object]:
     """The window of a student's own running or ended exam attempt, and its course, found
     by its slugs in one query (the live-deadline poll's read); Http404 without an attempt. Reveals only
-    the student's own clock, so the exam's access gate is not repeated here."""
+    the student's own clock, so the exam's access gate is not repeated here; but a browser
+    ``session`` whose one-session attempt another session has taken over is refused
+    (``ExamAccessRefused``, code ``session_replaced``), as the gate refuses its next request,
+    so its open page learns it at its next poll."""
     from django.http import Http404
 
     row = _OWN_DEADLINE_ROW.first(course_slug=course_slug, assignment_slug=assignment_slug, student_id=student.pk)
     if row is None or vars(row).get("window_attempt") is None:
         raise Http404("No attempt of yours on this exam.")
+    if session is not None and session_taken_over(session=session, assignment=row, attempt=row.window_attempt):
+        raise ExamAccessRefused(SESSION_TAKEN_OVER, code="session_replaced")
     window = window_compute(
         assignment=row, accommodation=vars(row).get("window_accommodation"), attempt=row.window_attempt,
         course_accommodation=vars(row).get("window_course_accommodation"),
         clock_started_at=None, archived=row.course.archived_at is not None, now=timezone.now(),
     )
     return window, row.course
+
+
+def session_taken_over(*, session, assignment: Assignment, attempt: AssignmentAttempt) -> bool:
+    """Whether this browser session was bound to the one-session ``attempt`` and another
+    session holds it now (the gate's "session_replaced", read without its row lock: no query)."""
+    if assignment.session_policy == SessionPolicy.ANY or not attempt.session_key:
+        return False
+    bound_here = session.get(BOUND_SESSION_KEY, {}).get(str(assignment.pk)) == attempt.pk
+    return bound_here and attempt.session_key != session.session_key
 
 
 def _window_rows(queryset, *, clock_start: bool, student_id: int):

@@ -14,6 +14,7 @@ from courses.selectors import access_staff_assignment
 from exercises import selectors as exercise_selectors
 
 from . import selectors, services
+from .access import ExamAccessRefused
 from .forms_release import ReleaseScheduleForm
 from .templatetags.course_time import course_time_text
 from .views_access import exam_gate_response
@@ -161,10 +162,18 @@ def deadline_poll(request, course_slug: str, assignment_slug: str):
     """The student's own deadline now, for the open pages of their attempt to poll (an
     extension, an accommodation edited or an early close reaches them within seconds).
     Outside the grading path: one read of the window, one write when the deadline the
-    page learns has changed."""
-    window, course = selectors.access_own_deadline(
-        course_slug=course_slug, assignment_slug=assignment_slug, student=request.user
-    )
+    page learns has changed. A page whose attempt another browser session has taken over
+    gets a 403 that says so ({"taken_over": true, "message": ...}): it disables its forms."""
+    try:
+        window, course = selectors.access_own_deadline(
+            course_slug=course_slug, assignment_slug=assignment_slug, student=request.user,
+            session=getattr(request, "session", None),
+        )
+    except ExamAccessRefused as refused:
+        return JsonResponse(
+            {"taken_over": refused.code == "session_replaced", "message": refused.message},
+            status=403, headers={"Cache-Control": "no-store"},
+        )
     deadline = window.deadline
     services.attempt_deadline_seen(attempt=window.attempt, deadline=deadline)
     return JsonResponse(

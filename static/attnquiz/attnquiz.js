@@ -294,6 +294,7 @@
     grid.addEventListener("paste", function (event) {
       onCellPaste(grid, event);
     });
+    grid.addEventListener("input", cellEdited);
     buildPasteBox(grid);
   }
 
@@ -490,8 +491,21 @@
       },
       function (result) {
         showPreview(output, input, result);
+        if (!result.error && result.latex) clearFormatError(input);
       }
     );
+  }
+
+  /* The format error (a 422's "⚠ …") shown in a part's result place once the live preview
+     reads what is in the box now: it was about an earlier answer, and left there it
+     contradicts the preview. */
+  function clearFormatError(element) {
+    var form = element.closest("form.answer-form");
+    var target = form && document.querySelector(form.getAttribute("hx-target") || "");
+    var error = target && target.querySelector("[data-result=invalid]");
+    if (!error) return;
+    error.remove();
+    if (!target.textContent.trim()) target.replaceChildren(); // empty again, so hidden (.result:empty)
   }
 
   /* The non-empty lines, each with its number in the box (a blank line still counts, as
@@ -523,6 +537,7 @@
     function update() {
       var steps = splitDerivationSteps(textarea.value);
       var mine = ++generation;
+      var readSteps = 0;
       list.innerHTML = "";
       steps.forEach(function (step) {
         var item = document.createElement("li");
@@ -534,7 +549,9 @@
           .then(function (result) {
             // The list numbers the lines already; a line sent alone is always "Line 1".
             if (result.error) result.error = result.error.replace(/^(?:Step|Line) \d+:\s*/, "");
-            if (mine === generation) showPreview(output, textarea, result);
+            if (mine !== generation) return;
+            showPreview(output, textarea, result);
+            if (!result.error && result.latex && ++readSteps === steps.length) clearFormatError(textarea);
           })
           .catch(function () {
             if (mine === generation) output.textContent = "Preview unavailable.";
@@ -586,6 +603,39 @@
     });
   }
 
+  /* The server's format error names the first entry it could not read; the grid marks
+     every one (aria-invalid, so a screen reader hears it on each cell): an empty cell at
+     once, a plain decimal never, anything else as the server's own number reader says
+     (the live preview's numeric reading, one request per such cell). A cell loses its mark
+     when it is edited. */
+  var PLAIN_DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,2})?$/;
+
+  function markUnreadableCells(form) {
+    var grid = form.querySelector(".matrix-grid");
+    if (!grid) return;
+    grid.querySelectorAll("input").forEach(function (cell) {
+      var value = cell.value.trim();
+      if (!value) { markUnreadableCell(cell, true); return; }
+      if (PLAIN_DECIMAL.test(value)) { markUnreadableCell(cell, false); return; }
+      requestPreview(cell, "numeric", value)
+        .then(function (result) {
+          if (cell.value.trim() === value) markUnreadableCell(cell, Boolean(result.error));
+        })
+        .catch(function () { /* no reply: the server's message still names the first */ });
+    });
+  }
+
+  function markUnreadableCell(cell, unreadable) {
+    cell.classList.toggle("is-unreadable-cell", unreadable);
+    if (unreadable) cell.setAttribute("aria-invalid", "true");
+    else if (!cell.classList.contains("is-wrong-cell")) cell.removeAttribute("aria-invalid");
+  }
+
+  function cellEdited(event) {
+    var cell = event.target;
+    if (cell.classList && cell.classList.contains("is-unreadable-cell")) markUnreadableCell(cell, false);
+  }
+
   function finishPart(form) {
     form.querySelectorAll("input, textarea, button, select").forEach(function (control) {
       if (control.name !== "csrfmiddlewaretoken") control.disabled = true;
@@ -603,6 +653,10 @@
     }
     setSubmitDisabled(form, false);
     focusFeedback(form, result);
+    if (state === "invalid") {
+      markUnreadableCells(form);
+      return;
+    }
     if (state === "saved") {
       // An exam's answer is only saved: no verdict to mark, but no attempts left ends it.
       if (result.dataset.finished === "1") finishPart(form);
@@ -673,8 +727,52 @@
   document.addEventListener("submit", function (event) {
     if (event.target.matches && event.target.matches("form.answer-form")) {
       event.target.dataset.awaitingFeedback = "1";
+      answerSent(event.target);
     }
   }, true);
+
+  // ------------------------------------------------ unsent answers
+
+  /* Leaving (or reloading) a page whose answer box holds something other than what the
+     page last sent, or restored on load, asks first: the typed answer would be lost. A
+     form that can take no answer (finished, time up, taken over) never asks, nor does a
+     page without answer forms, nor a reload the page makes itself. */
+  var leavingOnPurpose = false;
+
+  function answerText(form) {
+    var pairs = [];
+    new FormData(form).forEach(function (value, name) {
+      if (name !== "csrfmiddlewaretoken" && name !== "submission_key") pairs.push([name, String(value)]);
+    });
+    return JSON.stringify(pairs);
+  }
+
+  function answerSent(form) {
+    form.aqSentAnswer = answerText(form);
+  }
+
+  function takesAnswers(form) {
+    return !["is-finished", "is-expired", "is-taken-over"].some(function (name) {
+      return form.classList.contains(name);
+    });
+  }
+
+  function hasUnsentAnswer() {
+    return Array.prototype.some.call(document.querySelectorAll("form.answer-form"), function (form) {
+      return form.aqSentAnswer !== undefined && takesAnswers(form) && answerText(form) !== form.aqSentAnswer;
+    });
+  }
+
+  function reloadPage() {
+    leavingOnPurpose = true;
+    window.location.reload();
+  }
+
+  window.addEventListener("beforeunload", function (event) {
+    if (leavingOnPurpose || !hasUnsentAnswer()) return;
+    event.preventDefault();
+    event.returnValue = ""; // older browsers ask only when this is set
+  });
 
   // --------------------------------------- answers the server did not take
 
@@ -755,6 +853,7 @@
     field.name = "submission_key";
     form.appendChild(field);
     renewAnswerKey(form);
+    answerSent(form); // what the page restored counts as sent
     form.addEventListener("input", function () { answerEdited(form); });
     form.addEventListener("change", function () { answerEdited(form); });
   }
@@ -954,12 +1053,13 @@
     return (hours ? hours + ":" : "") + mm + ":" + String(secs).padStart(2, "0");
   }
 
-  function expireAnswerForms() {
+  function expireAnswerForms(className) {
     document.querySelectorAll("form.answer-form").forEach(function (form) {
       form.querySelectorAll("input, textarea, button, select").forEach(function (control) {
         if (control.name !== "csrfmiddlewaretoken") control.disabled = true;
       });
-      form.classList.add("is-expired");
+      cancelPendingResend(form);
+      form.classList.add(className || "is-expired");
     });
   }
 
@@ -992,7 +1092,22 @@
     if (clock.dataset.deadlineUrl) askDeadline = pollDeadline(clock, function (secondsLeft) {
       endsAt = Date.now() + secondsLeft * 1000;
       tick();
+    }, function (message) {
+      clearInterval(timer);
+      timer = null;
+      takenOver(clock, message);
     });
+  }
+
+  /* Another browser session took this attempt over (one-session exams): the page says so
+     where the clock's alerts go and disables its answer forms, without reloading into the
+     gate's error page; the answers typed here stay readable to copy. */
+  function takenOver(clock, message) {
+    clock.classList.add("is-taken-over");
+    clock.dataset.takenOver = "1";
+    var alert = clock.querySelector("[data-countdown-alert]");
+    if (alert) alert.textContent = message || "Your attempt was taken over by another browser session.";
+    expireAnswerForms("is-taken-over");
   }
 
   /* Ask the server for the student's own deadline every data-deadline-poll-seconds (plus up
@@ -1000,8 +1115,9 @@
      own clock reaches zero, and when the tab is shown again, so an extension, an
      accommodation edited or an early close reaches an open page without a reload. A page
      whose clock already ran out, or whose attempt ended meanwhile, reloads instead: the
-     server draws the forms and the attempt's state. */
-  function pollDeadline(clock, moveTo) {
+     server draws the forms and the attempt's state. A 403 {"taken_over": true, message}
+     (another browser session has the attempt now) stops the polls and calls onTakenOver. */
+  function pollDeadline(clock, moveTo, onTakenOver) {
     var url = clock.dataset.deadlineUrl;
     var everyMs = Math.max(1, Number(clock.dataset.deadlinePollSeconds) || 30) * 1000;
     var deadlineText = clock.querySelector("[data-countdown-deadline]");
@@ -1021,16 +1137,26 @@
       lastAsked = Date.now();
       scheduleNext();
       fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
-        .then(function (response) { return response.ok ? response.json() : null; })
+        .then(function (response) {
+          if (response.ok) return response.json();
+          if (response.status === 403) return response.json().catch(function () { return null; });
+          return null;
+        })
         .then(function (data) {
           if (!data || stopped) return;
+          if (data.taken_over) {
+            stop();
+            onTakenOver(String(data.message || ""));
+            return;
+          }
+          if (data.seconds_left === undefined) return; // another refusal: the next poll asks again
           if (data.ended || data.seconds_left === null) {
             stop();
-            window.location.reload();
+            reloadPage();
             return;
           }
           if (clock.dataset.expired === "1") {
-            if (data.seconds_left > 0) { stop(); window.location.reload(); }
+            if (data.seconds_left > 0) { stop(); reloadPage(); }
             return;
           }
           if (deadlineText && data.deadline_text) deadlineText.textContent = data.deadline_text;
