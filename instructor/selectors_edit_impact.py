@@ -117,6 +117,14 @@ def item_add_sentence(reached: AttemptsReached, *, titles: list[str], points: fl
     return f"{who_sentence(reached)} Adding {names} adds {_points(points)}{each} to their totals.{tail}"
 
 
+def pool_add_sentence(reached: AttemptsReached, *, pool: str, count: int, points: float) -> str:
+    tail = " Those who have finished cannot answer it and score 0 on it." if reached.finished else ""
+    return (
+        f"{who_sentence(reached)} Adding the pool '{pool}' ({count} exercises, one given to each "
+        f"student) adds {_points(points)} to their totals.{tail}"
+    )
+
+
 def item_remove_sentence(reached: AttemptsReached, *, title: str) -> str:
     return f"{who_sentence(reached)} Removing '{title}' takes its points out of their totals."
 

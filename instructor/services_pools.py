@@ -7,20 +7,22 @@ from django.db import transaction
 from courses.models import Assignment, AssignmentItem
 from exercises.models import ExerciseVersion
 
-from .services import InstructorRefused, assignment_item_add
+from . import selectors_edit_impact
+from .services import InstructorRefused, _require_items_change_confirmed, assignment_item_add
 
 MIN_POOL_SIZE = 2
 
 
 @transaction.atomic
 def assignment_pool_add(
-    *, assignment: Assignment, versions: list[ExerciseVersion], pool: str, points: float
+    *, assignment: Assignment, versions: list[ExerciseVersion], pool: str, points: float, confirmed: bool = True
 ) -> list[AssignmentItem]:
     """Add ``versions`` as new items sharing the pool ``pool``, each worth ``points``.
 
     Refuses (adding nothing) fewer than two exercises, a pool name the assignment already
     uses, and anything ``assignment_item_add`` refuses (an archived course, an unpublished
-    version, an exercise already in the assignment)."""
+    version, an exercise already in the assignment). With ``confirmed=False`` once attempts
+    have started: ConfirmationNeeded, naming who the pool reaches."""
     pool = pool.strip()
     if not pool:
         raise InstructorRefused("Give the pool a name.")
@@ -30,6 +32,12 @@ def assignment_pool_add(
         raise InstructorRefused(f"This assignment already has a pool called '{pool}'; choose another name.")
     if len(versions) < MIN_POOL_SIZE:
         raise InstructorRefused(f"A pool needs at least {MIN_POOL_SIZE} exercises; the bank offers {len(versions)} here.")
+    _require_items_change_confirmed(
+        assignment=assignment, confirmed=confirmed,
+        sentence=lambda reached: selectors_edit_impact.pool_add_sentence(
+            reached, pool=pool, count=len(versions), points=points
+        ),
+    )
     items = []
     for version in versions:
         item = assignment_item_add(assignment=assignment, version=version, points=points)

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods
 from authoring.selectors import version_preview_limited
 from exercises.specs import version_spec
 
-from . import selectors, selectors_pools, services, services_pools
+from . import selectors, selectors_pools, services, services_pools, views
 from .forms_pools import SkillPoolForm
 
 
@@ -38,7 +38,11 @@ def pool_by_skill(request, course_slug: str, assignment_slug: str):
                 try:
                     items = services_pools.assignment_pool_add(
                         assignment=assignment, versions=[c.version for c in candidates],
-                        pool=form.pool_name(), points=form.points_value(),
+                        pool=form.pool_name(), points=form.points_value(), confirmed=views.edit_confirmed(request),
+                    )
+                except services.ConfirmationNeeded as needed:
+                    return views.render_edit_confirmation(
+                        request, assignment=assignment, role=role, message=needed.message, button="Add the pool anyway"
                     )
                 except services.InstructorRefused as refused:
                     form.add_error(None, refused.message)

@@ -236,3 +236,22 @@ def test_without_attempts_a_shorter_time_limit_saves_at_once(client, exam):
     assert response.status_code == 302
     exam.refresh_from_db()
     assert exam.time_limit_minutes == 10
+
+
+def test_adding_a_pool_asks_first_and_adds_it_on_confirm(exam):
+    """The pool-by-skill page added a pool to a started exam without asking."""
+    from instructor import services, services_pools
+
+    versions = [published_version(source=product_yaml(slug=slug)) for slug in ("pa", "pb")]
+    with pytest.raises(services.ConfirmationNeeded) as needed:
+        services_pools.assignment_pool_add(
+            assignment=exam, versions=versions, pool="extra", points=2.0, confirmed=False
+        )
+    assert needed.value.message == (
+        "3 students are working on this exam now and 2 have finished. Adding the pool 'extra' (2 exercises, "
+        "one given to each student) adds 2 points to their totals. Those who have finished cannot answer it "
+        "and score 0 on it."
+    )
+    assert exam.items.count() == 2
+    services_pools.assignment_pool_add(assignment=exam, versions=versions, pool="extra", points=2.0, confirmed=True)
+    assert sorted(exam.items.values_list("pool", flat=True)) == ["", "", "extra", "extra"]
