@@ -7,7 +7,9 @@ successful sign-in now leaves a signed cookie naming the account (``COOKIE``, Ht
 half a year). A sign-in to that account presenting it is judged by the cookie's own count
 of wrong passwords, not by the address's or the account's: ``LOGIN_FAILURE_LIMIT`` of them
 within the cool-off and the cookie is trusted no more until the cool-off ends, so a stolen
-cookie buys no more guesses than a fresh browser. The count lives in the cache; with the
+cookie buys no more guesses than a fresh browser. The cookie also carries a digest of the
+account's password hash, so a password change or reset retires every cookie issued before
+it. The count lives in the cache; with the
 cache unreachable no cookie is trusted and the ordinary tiers apply (they are kept in the
 database, attnquiz.lockout). A browser that never signed in to the account gets the
 ordinary tiers, as before.
@@ -20,8 +22,10 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core import signing
 from django.core.cache import cache
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 logger = logging.getLogger(__name__)
 
@@ -31,15 +35,24 @@ MAX_AGE = timedelta(days=182)
 _FAILURES_KEY = "device-trust-failures:{}"
 
 
-def device_cookie_value(*, username: str) -> str:
-    """A new signed cookie value naming ``username``, with a random id its count is kept under."""
-    return signing.dumps({"u": username, "d": secrets.token_urlsafe(12)}, salt=SALT, compress=False)
+def _password_digest(password_hash: str) -> str:
+    """Changes whenever the password does (the hash is salted afresh on every change)."""
+    return salted_hmac(SALT, password_hash).hexdigest()[:20]
 
 
-def device_cookie_set(response, *, username: str) -> None:
+def device_cookie_value(*, user) -> str:
+    """A new signed cookie value naming ``user`` and their current password, with a random
+    id its count is kept under."""
+    return signing.dumps(
+        {"u": user.get_username(), "p": _password_digest(user.password), "d": secrets.token_urlsafe(12)},
+        salt=SALT, compress=False,
+    )
+
+
+def device_cookie_set(response, *, user) -> None:
     response.set_cookie(
         COOKIE,
-        device_cookie_value(username=username),
+        device_cookie_value(user=user),
         max_age=int(MAX_AGE.total_seconds()),
         secure=settings.SESSION_COOKIE_SECURE,
         httponly=True,
@@ -58,6 +71,12 @@ def _device_id(request, *, username: str) -> str | None:
         return None
     if not isinstance(payload, dict) or payload.get("u") != username or not isinstance(payload.get("d"), str):
         return None
+    password_hash = (
+        get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: username})
+        .values_list("password", flat=True).first()
+    )
+    if password_hash is None or not constant_time_compare(payload.get("p", ""), _password_digest(password_hash)):
+        return None  # the password changed since the cookie was issued
     return payload["d"]
 
 

@@ -41,7 +41,7 @@ class LoginView(auth_views.LoginView):
 
     def form_valid(self, form):
         response = super().form_valid(form)
-        device_cookie_set(response, username=form.get_user().get_username())
+        device_cookie_set(response, user=form.get_user())
         return response
 
 

@@ -244,3 +244,13 @@ def test_with_the_cache_unreachable_no_cookie_is_trusted_and_the_lockout_holds(c
     for _ in range(5):
         sign_in(client, "student1", "wrong", ip=ROOM)
     assert sign_in(own_browser, "student1", PASSWORD, ip=ROOM).status_code == 429
+
+
+def test_a_password_change_retires_the_cookies_issued_before_it(client, demo, django_user_model):
+    own_browser = signed_in_browser("student1")
+    user = django_user_model.objects.get(username="student1")
+    user.set_password(PASSWORD)  # the same password, salted afresh: a reset or change
+    user.save()
+    for _ in range(5):
+        sign_in(client, "student1", "wrong", ip=ROOM)
+    assert sign_in(own_browser, "student1", PASSWORD, ip=ROOM).status_code == 429
