@@ -274,6 +274,46 @@ class ManualGradeForm(forms.Form):
         return cleaned
 
 
+class HandScoreForm(forms.Form):
+    """A person's score of a checked answer: a percentage, or points out of what the part
+    is worth; ``cleaned_data["fraction"]`` is the score in [0, 1]. Not a number, NaN, an
+    infinity or out of range: a form error, nothing saved."""
+
+    PERCENT, POINTS = "percent", "points"
+
+    score = forms.FloatField(label="Score", widget=forms.NumberInput(attrs={"step": "any", "min": "0"}))
+    unit = forms.ChoiceField(label="in", initial=PERCENT)
+    comment = forms.CharField(
+        label="Comment for the student", required=False, max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+    )
+
+    def __init__(self, *args, part_points: float, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.part_points = part_points
+        units = [(self.PERCENT, "% of the part")]
+        if part_points > 0:
+            units.append((self.POINTS, f"points (of {part_points:g})"))
+        self.fields["unit"].choices = units
+
+    def clean(self):
+        cleaned = super().clean()
+        score, unit = cleaned.get("score"), cleaned.get("unit")
+        if score is None or unit is None:
+            return cleaned
+        if unit == self.POINTS:
+            if not 0 <= score <= self.part_points:
+                self.add_error("score", f"Give between 0 and {self.part_points:g} points.")
+                return cleaned
+            cleaned["fraction"] = score / self.part_points
+        else:
+            if not 0 <= score <= 100:
+                self.add_error("score", "Give a percentage between 0 and 100.")
+                return cleaned
+            cleaned["fraction"] = score / 100
+        return cleaned
+
+
 class RegradeForm(forms.Form):
     items = forms.TypedMultipleChoiceField(
         coerce=int, required=False, widget=forms.CheckboxSelectMultiple,

@@ -6,7 +6,11 @@ from django.db import models
 
 
 class ManualGrade(models.Model):
-    """A person's grade of one submission (free-text parts); the newest one counts."""
+    """A person's grade of one submission; the newest one counts.
+
+    Free-text parts are graded only by people. An auto-graded part (numeric, matrix,
+    derivation, ...) may be graded by a person too, over the checker's verdict; a regrade
+    then leaves it as it is (instructor.services._regrade_batch)."""
 
     submission = models.ForeignKey(
         "grading.Submission", on_delete=models.CASCADE, related_name="manual_grades"
@@ -20,6 +24,11 @@ class ManualGrade(models.Model):
         "RubricItem", blank=True, related_name="grades", help_text="The course rubric's items ticked."
     )
     comment = models.TextField(blank=True)
+    checker_verdict = models.JSONField(
+        default=dict, blank=True,
+        help_text="An auto-graded part's grade from the checker that people's grades replaced: "
+        "status, score, awarded, correct, misconception, feedback. Empty for free-text parts.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -61,6 +70,9 @@ class RegradeJob(models.Model):
     processed = models.PositiveIntegerField(default=0)
     changed = models.PositiveIntegerField(default=0)
     held = models.PositiveIntegerField(default=0, help_text="Lower scores kept (lowering not allowed).")
+    by_hand = models.PositiveIntegerField(
+        default=0, help_text="Scores a person set, kept though the checker now grades otherwise."
+    )
     errors = models.PositiveIntegerField(default=0)
     cursor = models.BigIntegerField(default=0, help_text="Last submission id processed.")
     message = models.TextField(blank=True)
@@ -89,6 +101,7 @@ class ChangeOutcome(models.TextChoices):
     CHANGED = "changed", "Changed"
     WOULD_CHANGE = "would_change", "Would change"
     HELD = "held", "Kept: the new score is lower"
+    BY_HAND = "by_hand", "Kept: graded by a person"
     ERROR = "error", "Could not regrade"
 
 

@@ -3,7 +3,9 @@
 Regrading re-runs the answer checkers on stored raw answers against the *current*
 version of each assignment item (the instructor may have switched the item to a new
 version, e.g. with a corrected reference answer or tolerance). It never lowers a
-score unless the job says ``allow_lower``. Jobs are idempotent: they claim themselves
+score unless the job says ``allow_lower``, and never changes a score a person set
+(``submission_grade_manually``): such an answer is listed as "kept: graded by a person"
+with the checker's new score, and counted in ``by_hand``. Jobs are idempotent: they claim themselves
 with a conditional update, remember a cursor, and write each batch in one transaction,
 so a second delivery or a restart after a crash carries on instead of repeating work.
 """
@@ -32,6 +34,7 @@ from grading.events import GradeChange, grade_changed_publish, grades_changed_pu
 from . import selectors_edit_impact, selectors_picker
 from .models import ChangeOutcome, ManualGrade, RegradeChange, RegradeJob, RegradeStatus
 from .selectors import rubric_for
+from .selectors_hand_grading import HAND_GRADABLE_CHECKED_STATUSES
 
 logger = logging.getLogger(__name__)
 
@@ -314,18 +317,28 @@ def _awarded(*, submission: Submission, score: float) -> float:
     )
 
 
+VERDICT_FIELDS = ("status", "score", "awarded", "correct", "misconception", "feedback")
+
+
 @transaction.atomic
 def submission_grade_manually(
     *, submission: Submission, grader, score: float, criteria_met: list[int] | None = None,
     comment: str = "", rubric_ticked: list[tuple[str, float]] | None = None,
 ) -> Submission:
-    """Record a person's grade of a free-text answer; it may be re-graded later.
+    """Record a person's grade of an answer; it may be graded by hand again later.
+
+    A free-text answer waits for this grade. An auto-graded answer (numeric, matrix,
+    derivation, ...) that the checker graded or could not grade may be graded by a person
+    too: their score replaces the checker's, the checker's verdict is kept on the
+    ManualGrade (``checker_verdict``) for the staff, and a regrade leaves the answer as
+    it is from then on (``_regrade_batch``).
 
     Sets score, awarded (after the assignment's penalties), correct and the feedback the
     student sees, and records the grader. The feedback keeps the rubric items that applied
     (``rubric_ticked``: (text, points) in the rubric's order; by default the author's
     criteria at ``criteria_met``), as the grader saw them, so the student's result shows
-    them without reading the rubric again.
+    them without reading the rubric again. Refuses (saving nothing) a score that is not a
+    number in [0, 1].
     """
     from grading.services import MANUAL_TYPES
 
@@ -335,14 +348,16 @@ def submission_grade_manually(
     if submission.variant.assignment_item is not None:
         _require_writable(submission.variant.assignment_item.assignment.course)
     spec = version_spec(submission.variant.exercise_version)
-    part_type = spec.part(submission.part).type
-    if part_type not in MANUAL_TYPES:
-        raise InstructorRefused("Only free-text answers are graded by hand.")
-    if submission.status not in (SubmissionStatus.MANUAL, SubmissionStatus.GRADED):
+    checked = spec.part(submission.part).type not in MANUAL_TYPES
+    if checked:
+        _require_checker_finished(submission)
+        if criteria_met or rubric_ticked:
+            raise InstructorRefused("An auto-graded part has no rubric to tick: give a score.")
+    elif submission.status not in (SubmissionStatus.MANUAL, SubmissionStatus.GRADED):
         raise InstructorRefused("This answer is not waiting for a grade.")
-    if not 0.0 <= score <= 1.0:
-        raise InstructorRefused("The score must be between 0 and 1.")
+    _require_fraction(score)
     comment = comment.strip()
+    checker_verdict = _checker_verdict_replaced(submission) if checked else {}
     if rubric_ticked is None:
         rubric_ticked = _author_criteria_ticked(submission=submission, criteria_met=criteria_met or [])
     submission.score = score
@@ -351,7 +366,7 @@ def submission_grade_manually(
     submission.status = SubmissionStatus.GRADED
     submission.graded_at = timezone.now()
     submission.feedback = {
-        "message": comment or f"Graded by your instructor: {score:.0%}.",
+        "message": _hand_grade_message(score=score, comment=comment, checked=checked),
         "grader_comment": comment,
         "details": {"manual": True, "criteria_met": criteria_met or []},
         # Shown with the grade, under the rule that shows both its score and its comment
@@ -360,10 +375,48 @@ def submission_grade_manually(
     }
     submission.save(update_fields=["score", "awarded", "correct", "status", "graded_at", "feedback"])
     ManualGrade.objects.create(
-        submission=submission, grader=grader, score=score, criteria_met=criteria_met or [], comment=comment
+        submission=submission, grader=grader, score=score, criteria_met=criteria_met or [], comment=comment,
+        checker_verdict=checker_verdict,
     )
     grade_changed_publish(submission=submission, change=GradeChange.GRADED_BY_HAND)
     return submission
+
+
+def _require_checker_finished(submission: Submission) -> None:
+    if submission.status not in HAND_GRADABLE_CHECKED_STATUSES:
+        raise InstructorRefused(
+            "The checker has not finished with this answer; grade it by hand once it is graded."
+        )
+
+
+def _require_fraction(score) -> None:
+    """A score in [0, 1]; NaN and infinities fail the comparison and are refused too."""
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= score <= 1.0:
+        raise InstructorRefused("The score must be between 0 and 1.")
+
+
+def _checker_verdict_replaced(submission: Submission) -> dict:
+    """The checker's grade a person's grade replaces: the one the first person's grade
+    kept, or (graded by a person for the first time) the answer's grade now. Call with the
+    submission's row locked."""
+    earlier = (
+        ManualGrade.objects.filter(submission=submission).exclude(checker_verdict={}).order_by("created_at", "id").first()
+    )
+    if earlier is not None:
+        return earlier.checker_verdict
+    verdict = {name: getattr(submission, name) for name in VERDICT_FIELDS}
+    verdict["graded_at"] = submission.graded_at.isoformat() if submission.graded_at else None
+    return verdict
+
+
+def _hand_grade_message(*, score: float, comment: str, checked: bool) -> str:
+    """The feedback message the student reads. On an auto-graded part it says a person set
+    the score (the student saw the checker's verdict before); the score itself shows in
+    the result line, where the review policy shows scores."""
+    if not checked:
+        return comment or f"Graded by your instructor: {score:.0%}."
+    said = "Your instructor graded this answer by hand."
+    return f"{said} {comment}" if comment else said
 
 
 def _author_criteria_ticked(*, submission: Submission, criteria_met: list[int]) -> list[tuple[str, float]]:
@@ -522,7 +575,8 @@ def _regrade_batch(job: RegradeJob, grader: "_Regrader", ids: list[int]) -> None
         .order_by("pk")
     )
     changes, to_update = [], []
-    counts = {"changed": 0, "held": 0, "errors": 0}
+    counts = {"changed": 0, "held": 0, "by_hand": 0, "errors": 0}
+    graded_by_hand = _graded_by_hand(ids)
     for submission in submissions:
         outcome = grader.regrade(submission)
         if outcome is None:
@@ -533,7 +587,12 @@ def _regrade_batch(job: RegradeJob, grader: "_Regrader", ids: list[int]) -> None
             new_score=outcome.score, new_awarded=outcome.awarded, new_correct=outcome.correct,
             error=outcome.error,
         )
-        if outcome.error:
+        if submission.pk in graded_by_hand:
+            # A person's score stands: the report lists what the checker says now, and a
+            # person changes it (on the submission's page) if the checker is right.
+            change.outcome = ChangeOutcome.BY_HAND
+            counts["by_hand"] += 1
+        elif outcome.error:
             change.outcome = ChangeOutcome.ERROR
             counts["errors"] += 1
         elif outcome.lowers and not job.allow_lower:
@@ -556,10 +615,18 @@ def _regrade_batch(job: RegradeJob, grader: "_Regrader", ids: list[int]) -> None
     job.processed += len(ids)
     job.changed += counts["changed"]
     job.held += counts["held"]
+    job.by_hand += counts["by_hand"]
     job.errors += counts["errors"]
     RegradeJob.objects.filter(pk=job.pk).update(
         cursor=job.cursor, processed=job.processed, changed=job.changed, held=job.held,
-        errors=job.errors, heartbeat_at=timezone.now(),
+        by_hand=job.by_hand, errors=job.errors, heartbeat_at=timezone.now(),
+    )
+
+
+def _graded_by_hand(submission_ids: list[int]) -> set[int]:
+    """The submissions among these that a person graded (a regrade keeps their score)."""
+    return set(
+        ManualGrade.objects.filter(submission_id__in=submission_ids).values_list("submission_id", flat=True)
     )
 
 

@@ -12,9 +12,11 @@ from authoring.selectors import published_versions
 from courses.models import Role
 from grading.core.misconceptions import MISCONCEPTION_LABELS
 
-from . import selectors, selectors_fairness, services
+from . import selectors, selectors_fairness, selectors_hand_grading, services
 from .csv_response import csv_streaming_response, wants_excel_bom, xlsx_response
-from .forms import AssignmentForm, ItemAddForm, ItemPoolsForm, ItemUpdateForm, ManualGradeForm, RegradeForm
+from .forms import (
+    AssignmentForm, HandScoreForm, ItemAddForm, ItemPoolsForm, ItemUpdateForm, ManualGradeForm, RegradeForm,
+)
 from .models import RegradeStatus
 
 
@@ -329,16 +331,58 @@ def submission_detail(request, course_slug: str, submission_id: int):
     submission, role = selectors.access_course_submission(
         user=request.user, course_slug=course_slug, submission_id=submission_id
     )
+    return _render_submission_detail(request, submission=submission)
+
+
+@login_required
+@require_POST
+def submission_grade_by_hand(request, course_slug: str, submission_id: int):
+    """A person sets the score of a checked answer (over the checker's verdict)."""
+    submission, role = selectors.access_course_submission(
+        user=request.user, course_slug=course_slug, submission_id=submission_id
+    )
+    grading = selectors_hand_grading.hand_grading(submission=submission, course=_course_of(submission))
+    form = HandScoreForm(request.POST, part_points=grading.part_points)
+    if not form.is_valid():
+        return _render_submission_detail(request, submission=submission, grading=grading, form=form, status=422)
+    try:
+        services.submission_grade_manually(
+            submission=submission, grader=request.user, score=form.cleaned_data["fraction"],
+            comment=form.cleaned_data["comment"],
+        )
+    except services.InstructorRefused as refused:
+        return _render_submission_detail(
+            request, submission=submission, grading=grading, form=form, refusal=refused.message, status=422
+        )
+    messages.success(request, f"Score of submission {submission.pk} set by hand.")
+    return redirect("instructor:submission", course_slug, submission.pk)
+
+
+def _course_of(submission):
+    return submission.variant.assignment_item.assignment.course
+
+
+def _render_submission_detail(
+    request, *, submission, grading=None, form=None, refusal: str = "", status: int = 200
+):
+    course = _course_of(submission)
+    grading = grading or selectors_hand_grading.hand_grading(submission=submission, course=course)
+    if form is None and grading.allowed:
+        form = HandScoreForm(part_points=grading.part_points)
     return render(
         request,
         "instructor/submission_detail.html",
         {
-            "course": submission.variant.assignment_item.assignment.course,
+            "course": course,
             "submission": submission,
             "answer": selectors.submission_answer_shown(submission=submission),
-            "manual_grades": submission.manual_grades.select_related("grader"),
+            "grading": grading,
+            "checker_steps_html": selectors_hand_grading.checker_steps_html(submission=submission),
+            "hand_form": form,
+            "refusal": refusal,
             "regrades": submission.regrade_changes.select_related("job"),
         },
+        status=status,
     )
 
 
@@ -367,7 +411,11 @@ def manual_grade(request, course_slug: str, submission_id: int):
     rubric = selectors.rubric_for(submission=submission)
     form = ManualGradeForm(request.POST or None, rubric=rubric)
     refusal = None
-    if request.method == "POST" and form.is_valid():
+    checked = selectors_hand_grading.hand_grading(submission=submission, course=_course_of(submission)).checked
+    if request.method == "POST" and checked:
+        # This page grades by a rubric; a checked answer's score is set on its own page.
+        refusal = "Only free-text answers are graded on this page: set a checked answer's score on its submission page."
+    elif request.method == "POST" and form.is_valid():
         try:
             services.submission_grade_manually(
                 submission=submission, grader=request.user, score=form.cleaned_data["score"],

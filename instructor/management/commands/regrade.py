@@ -54,7 +54,8 @@ class Command(BaseCommand):
         verb = "would change" if job.dry_run else "changed"
         self.stdout.write(
             f"{job}: {job.processed} answers in {seconds:.2f} s; {job.changed} {verb}, "
-            f"{job.held} kept (lower), {job.errors} could not be regraded"
+            f"{job.held} kept (lower), {job.errors} could not be regraded, "
+            f"{job.by_hand} kept (graded by a person)"
         )
         for change in job.changes.order_by("submission_id")[:show]:
             self.stdout.write(
