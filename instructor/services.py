@@ -412,9 +412,10 @@ def _checker_verdict_replaced(submission: Submission) -> dict:
 def _hand_grade_message(*, score: float, comment: str, checked: bool) -> str:
     """The feedback message the student reads. On an auto-graded part it says a person set
     the score (the student saw the checker's verdict before); the score itself shows in
-    the result line, where the review policy shows scores."""
+    the result line, where the review policy shows scores; the message shows with the verdict,
+    which may be released before the score, so it never holds the score."""
     if not checked:
-        return comment or f"Graded by your instructor: {score:.0%}."
+        return comment or "Graded by your instructor."
     said = "Your instructor graded this answer by hand."
     return f"{said} {comment}" if comment else said
 

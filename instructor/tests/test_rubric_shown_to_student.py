@@ -198,3 +198,19 @@ def test_my_graded_answers_page_leaves_out_a_withheld_verdict(client, essay):
     assignment.save()
     grade_by_ta(client, essay, "Divides by √d_k")
     assert my_grades_card(client, essay) is None
+
+
+def test_a_grade_without_a_comment_does_not_put_the_score_in_its_message(client, essay):
+    """The message shows with the verdict, which may come out before the score: it said
+    "Graded by your instructor: 50%." while the policy still hid scores."""
+    from instructor import services
+
+    assignment = essay["assignment"]
+    assignment.show_correctness, assignment.show_score = ReleaseMoment.DURING, ReleaseMoment.ON_RELEASE
+    assignment.save()
+    services.submission_grade_manually(submission=essay["answer"], grader=None, score=0.5)
+    essay["answer"].refresh_from_db()
+    assert essay["answer"].feedback["message"] == "Graded by your instructor."
+    page, result = student_pages(client, essay)
+    for shown in (page, result):
+        assert "Graded by your instructor." in shown and "50%" not in shown
