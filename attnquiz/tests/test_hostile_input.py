@@ -109,11 +109,22 @@ def test_the_matrix_expression_answer_d_k_to_the_500_is_graded_or_refused_not_a_
     assert 'data-result="pending"' in html or 'data-result="graded"' in html or "did not use an attempt" in html
 
 
-def test_a_parser_exception_of_any_class_is_an_unreadable_answer(student_client, demo, django_user_model, monkeypatch):
+UNREADABLE, CHECKER_FAULT = "We could not read that answer ", "We could not check that answer"
+
+
+def test_a_parser_exception_of_any_class_is_a_422_that_says_whose_fault_it_is(
+    student_client, demo, django_user_model, monkeypatch
+):
+    """What an answer too big or too deep raises is the answer's fault; any other class is
+    a fault in the checker, which must not read as the student's input error. Never a 500."""
     from grading.core import answers
 
     variant = variant_for(demo, django_user_model.objects.get(username="student1"), "attention-as-matrix-expression")
-    for exception in (OverflowError("x"), RecursionError(), MemoryError(), UnicodeEncodeError("utf-8", "", 0, 1, "x"), KeyError("k")):
+    for exception, message in (
+        (OverflowError("x"), UNREADABLE), (RecursionError(), UNREADABLE), (MemoryError(), UNREADABLE),
+        (UnicodeEncodeError("utf-8", "", 0, 1, "x"), UNREADABLE), (KeyError("k"), CHECKER_FAULT),
+        (AttributeError("shape"), CHECKER_FAULT),
+    ):
         def explode(*args, **kwargs):
             raise exception
 
@@ -122,11 +133,11 @@ def test_a_parser_exception_of_any_class_is_an_unreadable_answer(student_client,
             reverse("submit", args=[variant.pk, "formula"]), {"answer": "Q K^T"}, HTTP_HX_REQUEST="true"
         )
         assert response.status_code == 422, exception
-        assert "We could not read that answer" in response.content.decode()
+        assert message in response.content.decode(), exception
         preview = student_client.generic(
             "POST", reverse("preview"), b'{"type": "symbolic", "answer": "x"}', content_type="application/json"
         )
-        assert (preview.status_code, preview.json()["error"][:30]) == (422, "We could not read that answer "), exception
+        assert (preview.status_code, preview.json()["error"][:30]) == (422, message[:30]), exception
 
 
 def nested_json(depth: int) -> bytes:
