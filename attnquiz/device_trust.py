@@ -61,7 +61,15 @@ def device_cookie_set(response, *, user) -> None:
 
 
 def _device_id(request, *, username: str) -> str | None:
-    """The id of the request's device cookie when it is genuine, unexpired and names ``username``."""
+    """The id of the request's device cookie when it is genuine, unexpired and names
+    ``username``; read once per request (the lockout asks up to three times per sign-in)."""
+    known = request.__dict__.setdefault("_device_ids", {})
+    if username not in known:
+        known[username] = _device_id_read(request, username=username)
+    return known[username]
+
+
+def _device_id_read(request, *, username: str) -> str | None:
     value = request.COOKIES.get(COOKIE)
     if not value or not username:
         return None

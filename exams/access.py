@@ -199,6 +199,19 @@ def _browser_session(request):
     return session
 
 
+def session_bound_here(session, *, assignment: Assignment, attempt: AssignmentAttempt) -> bool:
+    """Whether this browser session was bound to ``attempt`` at some time (it remembers it)."""
+    return session.get(BOUND_SESSION_KEY, {}).get(str(assignment.pk)) == attempt.pk
+
+
+def session_replaced(session, *, assignment: Assignment, attempt: AssignmentAttempt) -> bool:
+    """Whether this session was bound to ``attempt`` and another session holds it now."""
+    return (
+        bool(attempt.session_key) and attempt.session_key != session.session_key
+        and session_bound_here(session, assignment=assignment, attempt=attempt)
+    )
+
+
 def _session_check(*, request, session, assignment: Assignment, attempt: AssignmentAttempt) -> AssignmentAttempt:
     """Bind the attempt to its first browser session; after that, refuse any other session,
     or (second takes over) bind to the newest and refuse the session it replaced.
@@ -207,7 +220,6 @@ def _session_check(*, request, session, assignment: Assignment, attempt: Assignm
     before but no longer is one that was replaced; one from a session never bound is a new
     login. Decided under the attempt's row lock, so two first requests cannot both bind."""
     key = session.session_key
-    bound_here = session.get(BOUND_SESSION_KEY, {}).get(str(assignment.pk)) == attempt.pk
     now = timezone.now()
     with transaction.atomic():
         attempt = AssignmentAttempt.objects.select_for_update().get(pk=attempt.pk)
@@ -215,7 +227,7 @@ def _session_check(*, request, session, assignment: Assignment, attempt: Assignm
             if attempt.last_seen_at is None or now - attempt.last_seen_at >= LAST_SEEN_EVERY:
                 AssignmentAttempt.objects.filter(pk=attempt.pk).update(last_seen_at=now)
             return attempt
-        if attempt.session_key and bound_here:
+        if session_replaced(session, assignment=assignment, attempt=attempt):
             raise ExamAccessRefused(
                 "Your attempt was opened in another browser session, which has taken it over; "
                 "this one can no longer reach it.",

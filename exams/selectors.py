@@ -20,7 +20,7 @@ from courses.models import Assignment, AssignmentKind, ReleaseMoment, SessionPol
 from exercises.models import Variant
 from grading.models import Submission, SubmissionStatus
 
-from .access import BOUND_SESSION_KEY, ExamAccessRefused
+from .access import ExamAccessRefused, session_replaced
 from .models import Accommodation, AssignmentAttempt
 from .selectors_accommodations import UNREAD, accommodation_of
 from .window import (  # noqa: F401  (the names pages and tests know from here)
@@ -185,10 +185,9 @@ def access_own_deadline(*, course_slug: str, assignment_slug: str, student, sess
 def session_taken_over(*, session, assignment: Assignment, attempt: AssignmentAttempt) -> bool:
     """Whether this browser session was bound to the one-session ``attempt`` and another
     session holds it now (the gate's "session_replaced", read without its row lock: no query)."""
-    if assignment.session_policy == SessionPolicy.ANY or not attempt.session_key:
+    if assignment.session_policy == SessionPolicy.ANY:
         return False
-    bound_here = session.get(BOUND_SESSION_KEY, {}).get(str(assignment.pk)) == attempt.pk
-    return bound_here and attempt.session_key != session.session_key
+    return session_replaced(session, assignment=assignment, attempt=attempt)
 
 
 def _window_rows(queryset, *, clock_start: bool, student_id: int):

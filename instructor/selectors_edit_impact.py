@@ -110,18 +110,23 @@ def _points(value: float) -> str:
     return f"{text} point{'s' * (value != 1)}"
 
 
+def _finished_score_nothing(reached: AttemptsReached) -> str:
+    return " Those who have finished cannot answer it and score 0 on it." if reached.finished else ""
+
+
 def item_add_sentence(reached: AttemptsReached, *, titles: list[str], points: float) -> str:
     names = ", ".join(f"'{title}'" for title in titles)
     each = " each" if len(titles) != 1 else ""
-    tail = " Those who have finished cannot answer it and score 0 on it." if reached.finished else ""
-    return f"{who_sentence(reached)} Adding {names} adds {_points(points)}{each} to their totals.{tail}"
+    return (
+        f"{who_sentence(reached)} Adding {names} adds {_points(points)}{each} to their totals."
+        f"{_finished_score_nothing(reached)}"
+    )
 
 
 def pool_add_sentence(reached: AttemptsReached, *, pool: str, count: int, points: float) -> str:
-    tail = " Those who have finished cannot answer it and score 0 on it." if reached.finished else ""
     return (
         f"{who_sentence(reached)} Adding the pool '{pool}' ({count} exercises, one given to each "
-        f"student) adds {_points(points)} to their totals.{tail}"
+        f"student) adds {_points(points)} to their totals.{_finished_score_nothing(reached)}"
     )
 
 
