@@ -1,37 +1,55 @@
-"""Who an edit of an assignment reaches while students sit it: the attempts started on it
-(working now, finished), and which running attempts a shorter time limit or an earlier
-close date would end now or cut short. One query (the attempts with each student's
-accommodations joined in), decided at save time; the editing views ask for a confirmation
-whenever anyone is reached, and the sentences below name the effect in numbers."""
+"""Who an edit of an assignment reaches while students work on it: the students who have
+started it (an exam's Start; homework's first opened exercise), working now or finished,
+and what the edit does to them: which running attempts a shorter time limit or an earlier
+close date ends now or cuts short, who a lower number of attempts leaves without one,
+who a new kind, new pools or another version of an exercise touches. Decided at save
+time; the editing views ask for a confirmation whenever anyone is reached, and the
+sentences below name the effect in numbers. ``impact_token`` ties a confirmation to the
+sentence it answered: once the numbers differ, it no longer confirms."""
 
 from __future__ import annotations
 
+import hashlib
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from types import SimpleNamespace
 
-from django.db.models import F
+from django.core import signing
+from django.db.models import Count, F, Min
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare
 
-from courses.models import Assignment
-from exams.models import AssignmentAttempt
-from exams.selectors_accommodations import carried_accommodation, course_zone, with_own_accommodation
+from courses import pools
+from courses.models import Assignment, AssignmentItem, AssignmentKind, Role
+from exams.models import Accommodation, AssignmentAttempt, CourseAccommodation
+from exams.selectors_accommodations import (
+    accommodation_merge,
+    carried_accommodation,
+    course_zone,
+    with_own_accommodation,
+)
 from exams.window import end_due, limits_apply
+from exercises.models import Variant
+from grading.models import Submission, SubmissionStatus
 
 LIMIT_FIELDS = ("opens_at", "due_at", "closes_at", "time_limit_minutes", "attempts_per_part")
+IMPACT_SALT = "instructor.edit-impact"
 
 
 @dataclass(frozen=True)
 class AttemptsReached:
-    """The students an edit reaches: ``working`` (attempt running now), ``finished``
-    (attempt ended: by them, the clock, the close date or the instructor), and of the
-    working ones, those a new time limit or close date ends at once (``ended_now``) or
-    cuts short (``shortened``)."""
+    """The students an edit reaches: ``working`` (attempt running now; of homework, opened
+    and still open to them), ``finished`` (attempt ended: by them, the clock, the close
+    date or the instructor), and of the working ones, those a new time limit or close date
+    ends at once (``ended_now``) or cuts short (``shortened``). ``noun`` names the
+    assignment's kind in the sentences."""
 
     working: int = 0
     finished: int = 0
     ended_now: int = 0
     shortened: int = 0
+    noun: str = "exam"
 
     @property
     def anyone(self) -> bool:
@@ -40,6 +58,51 @@ class AttemptsReached:
     @property
     def cut(self) -> bool:
         return bool(self.ended_now or self.shortened)
+
+
+@dataclass(frozen=True)
+class Started:
+    """One student who has started the assignment, as its stored settings see them."""
+
+    student_id: int
+    working: bool
+    clock_started_at: datetime | None  # an exam's Start; homework's first opened exercise
+    ends_at: datetime | None  # when their attempt must end (None: never, or ended)
+    attempt: AssignmentAttempt | None
+    accommodation: object | None
+
+
+def kind_noun(kind: str) -> str:
+    return "exam" if kind == AssignmentKind.EXAM else "homework"
+
+
+def _impact_digest(*, assignment: Assignment, message: str) -> str:
+    return hashlib.sha256(f"{assignment.pk}\n{message}".encode()).hexdigest()[:16]
+
+
+def impact_token(*, assignment: Assignment, message: str) -> str:
+    """A short signed hash of what a confirmation says (the change and its numbers) for
+    this assignment: the confirm form carries it back, and it confirms only that."""
+    return signing.Signer(salt=IMPACT_SALT).sign(_impact_digest(assignment=assignment, message=message))
+
+
+class TokenVerdict:
+    MATCHES = "matches"
+    STALE = "stale"  # ours, but of other numbers or another change
+    INVALID = "invalid"  # not a token we signed
+
+
+def impact_token_verdict(*, assignment: Assignment, message: str, token: str) -> str:
+    try:
+        digest = signing.Signer(salt=IMPACT_SALT).unsign(token)
+    except signing.BadSignature:
+        return TokenVerdict.INVALID
+    if constant_time_compare(digest, _impact_digest(assignment=assignment, message=message)):
+        return TokenVerdict.MATCHES
+    return TokenVerdict.STALE
+
+
+# --- Who has started ---------------------------------------------------------------------
 
 
 def _attempts_read(assignment: Assignment) -> list[AssignmentAttempt]:
@@ -51,40 +114,283 @@ def _attempts_read(assignment: Assignment) -> list[AssignmentAttempt]:
     )
 
 
+def _exam_starts(assignment: Assignment) -> list[tuple]:
+    """(student id, clock start, attempt, accommodation) of each attempt: one query."""
+    return [
+        (attempt.student_id, attempt.started_at, attempt, carried_accommodation(attempt))
+        for attempt in _attempts_read(assignment)
+    ]
+
+
+def _homework_starts(assignment: Assignment) -> list[tuple]:
+    """(student id, clock start, attempt, accommodation) of each student who opened an
+    exercise of the homework (the clock starts there) or holds an attempt of it (a
+    one-session homework makes one). Staff opening it are not students."""
+    opened = dict(
+        Variant.objects.filter(
+            assignment_item__assignment=assignment,
+            student__enrolments__course_id=assignment.course_id,
+            student__enrolments__role=Role.STUDENT,
+        )
+        .order_by()
+        .values("student_id")
+        .annotate(first=Min("created_at"))
+        .values_list("student_id", "first")
+    )
+    attempts = {attempt.student_id: attempt for attempt in _attempts_read(assignment)}
+    unread = sorted(set(opened) - set(attempts))
+    own = course_wide = {}
+    if unread:
+        own = {row.student_id: row for row in Accommodation.objects.filter(assignment=assignment, student_id__in=unread)}
+        course_wide = {
+            row.student_id: row
+            for row in CourseAccommodation.objects.filter(course_id=assignment.course_id, student_id__in=unread)
+        }
+    starts = []
+    for student_id in sorted(set(opened) | set(attempts)):
+        attempt = attempts.get(student_id)
+        accommodation = (
+            carried_accommodation(attempt) if attempt is not None
+            else accommodation_merge(own=own.get(student_id), course_wide=course_wide.get(student_id))
+        )
+        starts.append((student_id, opened.get(student_id), attempt, accommodation))
+    return starts
+
+
 def _end_of(limits) -> datetime | None:
     due = end_due(limits)
     return due[0] if due is not None else None
 
 
+def students_started(
+    *, assignment: Assignment, kind: str | None = None, stored: dict | None = None, now: datetime | None = None,
+) -> list[Started]:
+    """The students who have started ``assignment`` (of ``kind``, the stored one when a
+    form has already copied a new kind onto the instance), working or finished under the
+    ``stored`` limit fields. An exam: one query."""
+    now = now or timezone.now()
+    kind = kind or assignment.kind
+    limits = SimpleNamespace(**(stored or limit_fields_of(assignment)))
+    read = _exam_starts if kind == AssignmentKind.EXAM else _homework_starts
+    started = []
+    for student_id, clock_started_at, attempt, accommodation in read(assignment):
+        ends_at = _end_of(limits_apply(assignment=limits, accommodation=accommodation, started_at=clock_started_at, now=now))
+        ended = (attempt is not None and attempt.finished_at is not None) or (ends_at is not None and now >= ends_at)
+        started.append(Started(
+            student_id=student_id, working=not ended, clock_started_at=clock_started_at,
+            ends_at=None if ended else ends_at, attempt=attempt, accommodation=accommodation,
+        ))
+    return started
+
+
+def reached_of(started: list[Started], *, kind: str) -> AttemptsReached:
+    working = sum(1 for start in started if start.working)
+    return AttemptsReached(working=working, finished=len(started) - working, noun=kind_noun(kind))
+
+
 def attempts_reached(
     *, assignment: Assignment, stored: dict | None = None, new_limits: dict | None = None,
-    now: datetime | None = None,
+    now: datetime | None = None, kind: str | None = None, started: list[Started] | None = None,
+    new_kind: str | None = None,
 ) -> AttemptsReached:
     """The attempts started on ``assignment``, and with ``new_limits`` (the limit fields an
     edit would set) how many running attempts those end now or shorten. ``stored``: the
     limit fields as saved, when a form has already copied new values onto the instance
-    (``limit_fields_of`` read before). One query."""
+    (``limit_fields_of`` read before); ``kind`` likewise; ``new_kind``: the kind the edit
+    sets, whose clock the new limits count from; ``started``: students_started, when the
+    caller has read it. An exam: one query."""
     now = now or timezone.now()
-    stored = SimpleNamespace(**(stored or limit_fields_of(assignment)))
-    changed = SimpleNamespace(**{**vars(stored), **(new_limits or {})})
-    working = finished = ended_now = shortened = 0
-    for attempt in _attempts_read(assignment):
-        accommodation = carried_accommodation(attempt)
-        before = _end_of(limits_apply(assignment=stored, accommodation=accommodation, started_at=attempt.started_at, now=now))
-        if attempt.finished_at is not None or (before is not None and now >= before):
-            finished += 1
+    kind = kind or assignment.kind
+    stored = stored or limit_fields_of(assignment)
+    changed = SimpleNamespace(**{**stored, **(new_limits or {})})
+    if started is None:
+        started = students_started(assignment=assignment, kind=kind, stored=stored, now=now)
+    clocks = _clocks_under(assignment=assignment, kind=kind, new_kind=new_kind or kind, started=started)
+    ended_now = shortened = 0
+    for start in started:
+        if not start.working or start.student_id not in clocks:
             continue
-        working += 1
-        after = _end_of(limits_apply(assignment=changed, accommodation=accommodation, started_at=attempt.started_at, now=now))
+        after = _end_of(limits_apply(
+            assignment=changed, accommodation=start.accommodation, started_at=clocks[start.student_id], now=now
+        ))
         if after is not None and now >= after:
             ended_now += 1
-        elif after is not None and (before is None or after < before):
+        elif after is not None and (start.ends_at is None or after < start.ends_at):
             shortened += 1
-    return AttemptsReached(working=working, finished=finished, ended_now=ended_now, shortened=shortened)
+    reached = reached_of(started, kind=kind)
+    return AttemptsReached(
+        working=reached.working, finished=reached.finished, ended_now=ended_now, shortened=shortened,
+        noun=reached.noun,
+    )
+
+
+def _first_opened(*, assignment: Assignment, student_ids: list[int]) -> dict[int, datetime]:
+    """When each student opened their first exercise of the assignment (homework's clock)."""
+    if not student_ids:
+        return {}
+    return dict(
+        Variant.objects.filter(assignment_item__assignment=assignment, student_id__in=student_ids)
+        .order_by()
+        .values("student_id")
+        .annotate(first=Min("created_at"))
+        .values_list("student_id", "first")
+    )
+
+
+def _clocks_under(
+    *, assignment: Assignment, kind: str, new_kind: str, started: list[Started]
+) -> dict[int, datetime | None]:
+    """When each working student's clock started under ``new_kind``: an exam's from its
+    Start (a student without an attempt has none running: left out), homework's from the
+    first opened exercise. No query when the kind stays."""
+    working = [start for start in started if start.working]
+    if new_kind == kind:
+        return {start.student_id: start.clock_started_at for start in working}
+    if new_kind == AssignmentKind.EXAM:
+        return {start.student_id: start.attempt.started_at for start in working if start.attempt is not None}
+    opened = _first_opened(assignment=assignment, student_ids=[start.student_id for start in working])
+    return {start.student_id: opened.get(start.student_id) for start in working}
 
 
 def limit_fields_of(assignment: Assignment) -> dict:
     return {name: getattr(assignment, name) for name in LIMIT_FIELDS}
+
+
+# --- What else an edit does to them ------------------------------------------------------
+
+
+def attempts_cut(*, assignment: Assignment, started: list[Started], old: int, new: int) -> list[tuple[int, int]]:
+    """Of the students still working, those ``new`` attempts per part (from ``old``; 0 is
+    unlimited) leave without an attempt on a part where they had one left, as (attempts
+    they used there, how many students), most used first; each student counted once, at
+    their highest such part. A student whose accommodation sets their own attempts is not
+    reached. One query (none when the number does not go down)."""
+    if not new or (old and new >= old):
+        return []
+    ids = [
+        start.student_id for start in started
+        if start.working and getattr(start.accommodation, "attempts_per_part", None) is None
+    ]
+    if not ids:
+        return []
+    used_per_part = (
+        Submission.objects.filter(variant__assignment_item__assignment=assignment, student_id__in=ids)
+        # An answer that could not be graded uses no attempt (grading.selectors).
+        .exclude(status=SubmissionStatus.COULD_NOT_GRADE)
+        .order_by()
+        .values("student_id", "variant_id", "part")
+        .annotate(used=Count("id"))
+    )
+    highest: dict[int, int] = {}
+    for row in used_per_part:
+        used = row["used"]
+        if used >= new and (not old or used < old):
+            highest[row["student_id"]] = max(highest.get(row["student_id"], 0), used)
+    return sorted(Counter(highest.values()).items(), reverse=True)
+
+
+def kind_change_counts(
+    *, assignment: Assignment, started: list[Started], new_kind: str, new_limits: dict, now: datetime | None = None,
+) -> int:
+    """What a new kind does to those who started, in one number.
+
+    Exam to homework: how many who have finished could answer again (homework takes
+    answers until it closes for the student or their time, counted from the first
+    exercise they opened, runs out; a finished attempt does not stop it). Homework to
+    exam: how many still working have no attempt yet, so must press Start before their
+    next answer. One query at most."""
+    now = now or timezone.now()
+    if new_kind == AssignmentKind.EXAM:
+        return sum(1 for start in started if start.working and start.attempt is None)
+    finished = [start for start in started if not start.working]
+    opened = _first_opened(assignment=assignment, student_ids=[start.student_id for start in finished])
+    limits = SimpleNamespace(**new_limits)
+    reopened = 0
+    for start in finished:
+        own = limits_apply(
+            assignment=limits, accommodation=start.accommodation, started_at=opened.get(start.student_id), now=now
+        )
+        if not (own.is_closed(now) or own.is_not_open_yet(now) or own.is_time_up(now)):
+            reopened += 1
+    return reopened
+
+
+@dataclass(frozen=True)
+class VersionSwitchReached:
+    """Of a switch of one item to another version: the students still working who hold a
+    copy of its current version (they get a new one), and those with answers to it."""
+
+    opened: int
+    answered: int
+
+
+def version_switch_reached(*, item: AssignmentItem, started: list[Started]) -> VersionSwitchReached:
+    """Two queries."""
+    working = [start.student_id for start in started if start.working]
+    opened = (
+        Variant.objects.filter(assignment_item=item, exercise_version_id=item.exercise_version_id, student_id__in=working)
+        .values("student_id").distinct().count()
+    ) if working else 0
+    answered = (
+        Submission.objects.filter(variant__assignment_item=item, variant__exercise_version_id=item.exercise_version_id)
+        .values("student_id").distinct().count()
+    )
+    return VersionSwitchReached(opened=opened, answered=answered)
+
+
+@dataclass(frozen=True)
+class PoolsReached:
+    """Of new pools: how many who started keep exactly the exercises they were given,
+    lose one (with its points), are given another (with its points), and of those given
+    another, how many have finished (they cannot answer it)."""
+
+    keep: int = 0
+    lose: int = 0
+    gain: int = 0
+    finished_gain: int = 0
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.lose or self.gain)
+
+
+def _given(*, assignment: Assignment, student, items, stored: dict[str, int]) -> set[int]:
+    """The items a student with the ``stored`` draws is given from ``items`` (their pools
+    as set there): a stored draw stays whatever its pool becomes (courses.pools), and a
+    pool they have not drawn from is drawn on their next view, by the same keyed hash."""
+    draws = dict(stored)
+    for pool, members in pools.pool_items(items).items():
+        if pool not in draws:
+            draws[pool] = pools.pool_item_drawn(assignment=assignment, student=student, pool=pool, items=members).pk
+    return {item.pk for item in pools.items_given(items=items, draws=draws)}
+
+
+def pools_change_reached(
+    *, assignment: Assignment, items: list[AssignmentItem], chosen: dict[int, str], started: list[Started],
+) -> PoolsReached:
+    """What giving ``items`` the pools ``chosen`` (item id -> pool name) does to each
+    student who started: the items given them before and after, compared. One query."""
+    if not started:
+        return PoolsReached()
+    draws = pools.pool_draws(assignment=assignment, student_ids=[start.student_id for start in started])
+    after_items = [
+        SimpleNamespace(pk=item.pk, pool=chosen.get(item.pk, item.pool), position=item.position, points=item.points)
+        for item in items
+    ]
+    keep = lose = gain = finished_gain = 0
+    for start in started:
+        student = SimpleNamespace(pk=start.student_id)
+        stored = draws.get(start.student_id, {})
+        before = _given(assignment=assignment, student=student, items=items, stored=stored)
+        after = _given(assignment=assignment, student=student, items=after_items, stored=stored)
+        if before == after:
+            keep += 1
+            continue
+        lose += bool(before - after)
+        if after - before:
+            gain += 1
+            finished_gain += not start.working
+    return PoolsReached(keep=keep, lose=lose, gain=gain, finished_gain=finished_gain)
 
 
 # --- The sentences ---------------------------------------------------------------------
@@ -94,15 +400,29 @@ def _students(count: int) -> str:
     return f"{count} student{'s' * (count != 1)}"
 
 
-def who_sentence(reached: AttemptsReached, *, noun: str = "exam") -> str:
-    """ "3 students are working on this exam now and 12 have finished." """
+def _have(count: int) -> str:
+    return "have" if count != 1 else "has"
+
+
+def _verb(count: int, plural: str, singular: str) -> str:
+    return plural if count != 1 else singular
+
+
+def _joined(clauses: list[str]) -> str:
+    return clauses[0] if len(clauses) == 1 else f"{', '.join(clauses[:-1])} and {clauses[-1]}"
+
+
+def who_sentence(reached: AttemptsReached, *, noun: str | None = None) -> str:
+    """ "3 students are working on this exam now and 12 have finished." Homework, which a
+    student may have opened days ago, has students "still working on" it."""
+    noun = noun or reached.noun
     working, finished = reached.working, reached.finished
-    if working and finished:
-        verb = "are" if working != 1 else "is"
-        return f"{_students(working)} {verb} working on this {noun} now and {finished} {'have' if finished != 1 else 'has'} finished."
     if working:
-        return f"{_students(working)} {'are' if working != 1 else 'is'} working on this {noun} now."
-    return f"{_students(finished)} {'have' if finished != 1 else 'has'} finished this {noun}."
+        verb = _verb(working, "are", "is")
+        doing = f"working on this {noun} now" if noun == "exam" else f"still working on this {noun}"
+        also = f" and {finished} {_have(finished)} finished" if finished else ""
+        return f"{_students(working)} {verb} {doing}{also}."
+    return f"{_students(finished)} {_have(finished)} finished this {noun}."
 
 
 def _points(value: float) -> str:
@@ -134,11 +454,78 @@ def item_remove_sentence(reached: AttemptsReached, *, title: str) -> str:
     return f"{who_sentence(reached)} Removing '{title}' takes its points out of their totals."
 
 
+def item_points_phrase(*, title: str, before: float, after: float) -> str:
+    return f"Changing '{title}' from {_points(before)} to {_points(after)} changes their totals."
+
+
 def item_points_sentence(reached: AttemptsReached, *, title: str, before: float, after: float) -> str:
-    return (
-        f"{who_sentence(reached)} Changing '{title}' from {_points(before)} to {_points(after)} "
-        "changes their totals."
-    )
+    return f"{who_sentence(reached)} {item_points_phrase(title=title, before=before, after=after)}"
+
+
+def version_switch_phrase(*, title: str, before: int, after: int, reached: VersionSwitchReached) -> str:
+    """ "Switching 'T' from v1 to v2 gives 2 students still working who have opened it a
+    new copy under v2 …" """
+    switching = f"Switching '{title}' from v{before} to v{after}"
+    if reached.opened:
+        text = (
+            f"{switching} gives {_students(reached.opened)} still working who {_have(reached.opened)} opened it "
+            f"a new copy under v{after} the next time they open it (numbers drawn again, attempts counted afresh)."
+        )
+    else:
+        text = f"{switching}: nobody still working has opened it, so whoever opens it from now gets v{after}."
+    if reached.answered:
+        text += (
+            f" The answers {_students(reached.answered)} saved stay graded under v{before} until you run a regrade."
+        )
+    return text
+
+
+def item_update_sentence(reached: AttemptsReached, *, phrases: list[str]) -> str:
+    return " ".join([who_sentence(reached), *phrases])
+
+
+def pools_change_sentence(reached: AttemptsReached, *, change: PoolsReached) -> str:
+    """ "… Exercises already drawn for them stay theirs; with the new pools 2 of them keep
+    the exercises they were given and 3 lose an exercise they were given, with its points." """
+    text = f"{who_sentence(reached)} Exercises already drawn for them stay theirs; with the new pools "
+    if not change.changes:
+        everyone = reached.working + reached.finished
+        return text + (f"all {everyone} keep" if everyone != 1 else "they keep") + " the exercises they were given."
+    clauses = []
+    if change.keep:
+        clauses.append(f"{change.keep} {_verb(change.keep, 'keep', 'keeps')} the exercises they were given")
+    if change.lose:
+        clauses.append(f"{change.lose} {_verb(change.lose, 'lose', 'loses')} an exercise they were given, with its points")
+    if change.gain:
+        clauses.append(f"{change.gain} {_verb(change.gain, 'are', 'is')} given another exercise, with its points")
+    clauses[0] = clauses[0].replace(" ", " of them ", 1)
+    finished = " Those who have finished cannot answer it and score 0 on it." if change.finished_gain else ""
+    return f"{text}{_joined(clauses)}.{finished}"
+
+
+def kind_change_sentence(reached: AttemptsReached, *, new_kind: str, count: int, timed: bool) -> str:
+    """ "… Making it homework keeps every saved answer and lets 2 students who have
+    finished answer again while it is open to them." ``count``: kind_change_counts."""
+    if new_kind == AssignmentKind.EXAM:
+        text = "Making it an exam keeps every saved answer"
+        if count:
+            text += f" and asks {_students(count)} still working to press Start before they answer again"
+            if timed:
+                text += " (their time limit then counts from that Start)"
+    else:
+        text = "Making it homework keeps every saved answer"
+        if count:
+            text += f" and lets {_students(count)} who {_have(count)} finished answer again while it is open to them"
+    return f"{who_sentence(reached)} {text}."
+
+
+def attempts_cut_sentence(groups: list[tuple[int, int]], *, allowed: int) -> str:
+    """ "2 students have already used 3 attempts on a part and 1 has used 2; with 2 allowed
+    they can make no more there." ``groups``: attempts_cut."""
+    (used, count), rest = groups[0], groups[1:]
+    clauses = [f"{_students(count)} {_have(count)} already used {used} attempt{'s' * (used != 1)} on a part"]
+    clauses += [f"{count} {_have(count)} used {used}" for used, count in rest]
+    return f"{_joined(clauses)}; with {allowed} allowed they can make no more there."
 
 
 def limits_change_phrase(*, assignment: Assignment, stored: dict, new_limits: dict) -> str:

@@ -53,36 +53,85 @@ class InstructorRefused(Exception):
 
 class ConfirmationNeeded(InstructorRefused):
     """The edit reaches students who have started the assignment: nothing was saved, and
-    the message says whom it reaches and how. Repeat it with ``confirmed=True`` to apply."""
+    the message says whom it reaches and how. Repeat it with ``confirmed=token`` to apply
+    it as long as the message stays the same; ``stale``: the token given was one we showed,
+    but for other numbers (another student started meanwhile) or another change."""
+
+    def __init__(self, message: str, *, token: str, stale: bool = False):
+        super().__init__(message)
+        self.token = token
+        self.stale = stale
 
 
-def _require_items_change_confirmed(*, assignment: Assignment, confirmed: bool, sentence) -> None:
-    """Refuse an unconfirmed change of the assignment's exercises once attempts have
-    started on it (``sentence`` puts who is reached into words)."""
-    if confirmed:
+# ``confirmed`` of the editing services: True applies the edit whoever it reaches (scripts,
+# the shell); False asks whenever it reaches anyone; a string is the token of the
+# confirmation the instructor answered (selectors_edit_impact.impact_token), which applies
+# the edit only while its impact, computed again now, reads the same.
+Confirmed = bool | str
+
+
+def _require_confirmed(*, assignment: Assignment, confirmed: Confirmed, message: str) -> None:
+    """Refuse (ConfirmationNeeded) an edit whose impact ``message`` was not confirmed."""
+    if not message or confirmed is True:
+        return
+    token = confirmed if isinstance(confirmed, str) else ""
+    verdict = selectors_edit_impact.impact_token_verdict(assignment=assignment, message=message, token=token)
+    if verdict == selectors_edit_impact.TokenVerdict.MATCHES:
+        return
+    raise ConfirmationNeeded(
+        message, token=selectors_edit_impact.impact_token(assignment=assignment, message=message),
+        stale=verdict == selectors_edit_impact.TokenVerdict.STALE,
+    )
+
+
+def _require_items_change_confirmed(*, assignment: Assignment, confirmed: Confirmed, sentence) -> None:
+    """Refuse an unconfirmed change of the assignment's exercises once students have
+    started it (``sentence`` puts who is reached into words)."""
+    if confirmed is True:
         return
     reached = selectors_edit_impact.attempts_reached(assignment=assignment)
     if reached.anyone:
-        raise ConfirmationNeeded(sentence(reached))
+        _require_confirmed(assignment=assignment, confirmed=confirmed, message=sentence(reached))
 
 
-def _require_limits_change_confirmed(*, assignment: Assignment, confirmed: bool, fields: dict) -> None:
-    """Refuse an unconfirmed shorter time limit or earlier close date that would end or cut
-    short a running attempt. Read from the stored row: a ModelForm has already copied the
-    new values onto the instance."""
-    if confirmed:
-        return
+def _settings_change_message(*, assignment: Assignment, fields: dict) -> str:
+    """What new settings do to the students who started, in words ("" for nothing to ask):
+    a new kind, a shorter time limit or earlier close date that ends or cuts short a running
+    attempt, fewer attempts than some have used. Read from the stored row: a ModelForm has
+    already copied the new values onto the instance."""
     names = selectors_edit_impact.LIMIT_FIELDS
-    stored = Assignment.objects.filter(pk=assignment.pk).values(*names).get()
+    stored = Assignment.objects.filter(pk=assignment.pk).values("kind", *names).get()
+    kind = stored.pop("kind")
+    new_kind = fields.get("kind") or kind
     new_limits = {name: fields[name] for name in names if name in fields}
-    if all(stored[name] == value for name, value in new_limits.items()):
-        return
-    reached = selectors_edit_impact.attempts_reached(assignment=assignment, stored=stored, new_limits=new_limits)
-    if reached.cut:
-        phrase = selectors_edit_impact.limits_change_phrase(
-            assignment=assignment, stored=stored, new_limits=new_limits
+    limits_changed = any(stored[name] != value for name, value in new_limits.items())
+    if new_kind == kind and not limits_changed:
+        return ""
+    started = selectors_edit_impact.students_started(assignment=assignment, kind=kind, stored=stored)
+    if not started:
+        return ""
+    reached = selectors_edit_impact.attempts_reached(
+        assignment=assignment, stored=stored, new_limits=new_limits, kind=kind, started=started, new_kind=new_kind
+    )
+    sentences = []
+    if new_kind != kind:
+        applied = {**stored, **new_limits}
+        count = selectors_edit_impact.kind_change_counts(
+            assignment=assignment, started=started, new_kind=new_kind, new_limits=applied
         )
-        raise ConfirmationNeeded(selectors_edit_impact.limits_cut_sentence(reached, phrase=phrase))
+        sentences.append(selectors_edit_impact.kind_change_sentence(
+            reached, new_kind=new_kind, count=count, timed=bool(applied["time_limit_minutes"])
+        ))
+    if reached.cut:
+        phrase = selectors_edit_impact.limits_change_phrase(assignment=assignment, stored=stored, new_limits=new_limits)
+        sentences.append(selectors_edit_impact.limits_cut_sentence(reached, phrase=phrase))
+    allowed = new_limits.get("attempts_per_part", stored["attempts_per_part"])
+    groups = selectors_edit_impact.attempts_cut(
+        assignment=assignment, started=started, old=stored["attempts_per_part"], new=allowed
+    )
+    if groups:
+        sentences.append(selectors_edit_impact.attempts_cut_sentence(groups, allowed=allowed))
+    return " ".join(sentences)
 
 
 def _require_writable(course: Course) -> None:
@@ -106,12 +155,15 @@ def assignment_create(*, course: Course, **fields) -> Assignment:
 
 
 @transaction.atomic
-def assignment_update(*, assignment: Assignment, confirmed: bool = True, **fields) -> Assignment:
-    """Save the assignment's settings. With ``confirmed=False`` a shorter time limit or an
-    earlier close date that would end or cut short a running attempt is refused with
-    ConfirmationNeeded (nothing saved)."""
+def assignment_update(*, assignment: Assignment, confirmed: Confirmed = True, **fields) -> Assignment:
+    """Save the assignment's settings. Unless ``confirmed`` (see Confirmed), a new kind
+    once students have started, a shorter time limit or an earlier close date that would
+    end or cut short a running attempt, and fewer attempts per part than a student still
+    working has used are refused with ConfirmationNeeded (nothing saved)."""
     _require_writable(assignment.course)
-    _require_limits_change_confirmed(assignment=assignment, confirmed=confirmed, fields=fields)
+    if confirmed is not True:
+        message = _settings_change_message(assignment=assignment, fields=fields)
+        _require_confirmed(assignment=assignment, confirmed=confirmed, message=message)
     slug = fields.get("slug", assignment.slug)
     # Compared with the other rows, not with the instance: a ModelForm has already copied
     # the new slug onto it, so "changed?" would always read no.
@@ -132,7 +184,7 @@ def _require_published(version: ExerciseVersion) -> None:
 
 
 def assignment_item_add(
-    *, assignment: Assignment, version: ExerciseVersion, points: float = 1.0, confirmed: bool = True
+    *, assignment: Assignment, version: ExerciseVersion, points: float = 1.0, confirmed: Confirmed = True
 ) -> AssignmentItem:
     """courses.services.assignment_item_add, refusing with InstructorRefused (and, with
     ``confirmed=False`` once attempts have started, ConfirmationNeeded)."""
@@ -156,7 +208,7 @@ class ItemsAdded:
 
 @transaction.atomic
 def assignment_items_add(
-    *, assignment: Assignment, version_ids: list[int], points: float = 1.0, confirmed: bool = True
+    *, assignment: Assignment, version_ids: list[int], points: float = 1.0, confirmed: Confirmed = True
 ) -> ItemsAdded:
     """Append several published versions to the assignment in the order given, all or none.
 
@@ -200,25 +252,25 @@ def assignment_items_add(
 @transaction.atomic
 def assignment_item_update(
     *, item: AssignmentItem, points: float, position: int, version: ExerciseVersion | None = None,
-    confirmed: bool = True,
+    confirmed: Confirmed = True,
 ) -> AssignmentItem:
     """Change points or position, or switch to another published version of the same
     exercise (stored answers keep their variant; run a regrade to apply the new version).
     ``position`` is the 0-based index in the assignment's order the item moves to.
-    With ``confirmed=False``, new points once attempts have started: ConfirmationNeeded."""
+    Unless ``confirmed`` (see Confirmed), new points or another version once students have
+    started: ConfirmationNeeded."""
     _require_writable(item.assignment.course)
     order = _items_order_for_move(item=item, index=position)
-    if points != item.points:
-        _require_items_change_confirmed(
-            assignment=item.assignment, confirmed=confirmed,
-            sentence=lambda reached: selectors_edit_impact.item_points_sentence(
-                reached, title=item.exercise_version.title, before=item.points, after=points
-            ),
-        )
-    if version is not None and version.pk != item.exercise_version_id:
+    switching = version is not None and version.pk != item.exercise_version_id
+    if switching:
         if version.exercise_id != item.exercise_version.exercise_id:
             raise InstructorRefused("An item can only switch to another version of the same exercise.")
         _require_published(version)
+    if (points != item.points or switching) and confirmed is not True:
+        _require_item_update_confirmed(
+            item=item, points=points, version=version if switching else None, confirmed=confirmed
+        )
+    if switching:
         item.exercise_version = version
     if item.pool and points != item.points:
         # A pool's items carry equal points (each student is scored on one of them).
@@ -228,6 +280,28 @@ def assignment_item_update(
     item.save()
     _items_renumber(assignment=item.assignment, order=order, moved=item)
     return item
+
+
+def _require_item_update_confirmed(
+    *, item: AssignmentItem, points: float, version: ExerciseVersion | None, confirmed: Confirmed
+) -> None:
+    """New points or another version of one item, once students have started: who it
+    reaches and how, confirmed (or ConfirmationNeeded)."""
+    started = selectors_edit_impact.students_started(assignment=item.assignment)
+    if not started:
+        return
+    reached = selectors_edit_impact.reached_of(started, kind=item.assignment.kind)
+    title = item.exercise_version.title
+    phrases = []
+    if points != item.points:
+        phrases.append(selectors_edit_impact.item_points_phrase(title=title, before=item.points, after=points))
+    if version is not None:
+        phrases.append(selectors_edit_impact.version_switch_phrase(
+            title=title, before=item.exercise_version.number, after=version.number,
+            reached=selectors_edit_impact.version_switch_reached(item=item, started=started),
+        ))
+    message = selectors_edit_impact.item_update_sentence(reached, phrases=phrases)
+    _require_confirmed(assignment=item.assignment, confirmed=confirmed, message=message)
 
 
 def _items_order_for_move(*, item: AssignmentItem, index: int) -> list[int]:
@@ -254,12 +328,16 @@ def _items_renumber(*, assignment: Assignment, order: list[int], moved: Assignme
 
 
 @transaction.atomic
-def assignment_pools_set(*, assignment: Assignment, pools: dict[int, str]) -> list[AssignmentItem]:
+def assignment_pools_set(
+    *, assignment: Assignment, pools: dict[int, str], confirmed: Confirmed = True
+) -> list[AssignmentItem]:
     """Put the assignment's items into pools (item id -> pool name, empty for none).
 
     Refuses (changing nothing) a pool whose items carry different points, and taking an
     item out of its pool once a student was given it: that student's exercise would
-    otherwise change (a stored draw keeps its item, whatever the pool becomes)."""
+    otherwise change (a stored draw keeps its item, whatever the pool becomes). Unless
+    ``confirmed`` (see Confirmed), new pools once students have started:
+    ConfirmationNeeded, saying how many keep the exercises they were given."""
     _require_writable(assignment.course)
     items = list(assignment.items.select_for_update().select_related("exercise_version__exercise"))
     chosen = {item.pk: (pools.get(item.pk, item.pool) or "").strip() for item in items}
@@ -275,13 +353,29 @@ def assignment_pools_set(*, assignment: Assignment, pools: dict[int, str]) -> li
             "(other exercises can still join or leave)."
         )
     changed = [item for item in items if chosen[item.pk] != item.pool]
+    if changed and confirmed is not True:
+        _require_pools_change_confirmed(assignment=assignment, items=items, chosen=chosen, confirmed=confirmed)
     for item in changed:
         item.pool = chosen[item.pk]
     AssignmentItem.objects.bulk_update(changed, ["pool"])
     return changed
 
 
-def assignment_item_remove(*, item: AssignmentItem, confirmed: bool = True) -> None:
+def _require_pools_change_confirmed(
+    *, assignment: Assignment, items: list[AssignmentItem], chosen: dict[int, str], confirmed: Confirmed
+) -> None:
+    started = selectors_edit_impact.students_started(assignment=assignment)
+    if not started:
+        return
+    change = selectors_edit_impact.pools_change_reached(
+        assignment=assignment, items=items, chosen=chosen, started=started
+    )
+    reached = selectors_edit_impact.reached_of(started, kind=assignment.kind)
+    message = selectors_edit_impact.pools_change_sentence(reached, change=change)
+    _require_confirmed(assignment=assignment, confirmed=confirmed, message=message)
+
+
+def assignment_item_remove(*, item: AssignmentItem, confirmed: Confirmed = True) -> None:
     """Remove an exercise nobody has answered; with ``confirmed=False`` once attempts have
     started: ConfirmationNeeded."""
     _require_writable(item.assignment.course)

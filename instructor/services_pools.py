@@ -15,14 +15,14 @@ MIN_POOL_SIZE = 2
 
 @transaction.atomic
 def assignment_pool_add(
-    *, assignment: Assignment, versions: list[ExerciseVersion], pool: str, points: float, confirmed: bool = True
+    *, assignment: Assignment, versions: list[ExerciseVersion], pool: str, points: float, confirmed: bool | str = True
 ) -> list[AssignmentItem]:
     """Add ``versions`` as new items sharing the pool ``pool``, each worth ``points``.
 
     Refuses (adding nothing) fewer than two exercises, a pool name the assignment already
     uses, and anything ``assignment_item_add`` refuses (an archived course, an unpublished
-    version, an exercise already in the assignment). With ``confirmed=False`` once attempts
-    have started: ConfirmationNeeded, naming who the pool reaches."""
+    version, an exercise already in the assignment). Unless ``confirmed`` (services.Confirmed)
+    once students have started: ConfirmationNeeded, naming who the pool reaches."""
     pool = pool.strip()
     if not pool:
         raise InstructorRefused("Give the pool a name.")

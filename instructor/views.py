@@ -24,20 +24,36 @@ def _assignment_redirect(assignment, name: str = "instructor:assignment"):
     return redirect(name, assignment.course.slug, assignment.slug)
 
 
-def edit_confirmed(request) -> bool:
-    """The instructor confirmed an edit that reaches students who started the assignment."""
-    return request.POST.get("confirm") == "yes"
+IMPACT_FIELD = "impact"
 
 
-def render_edit_confirmation(request, *, assignment, role: str, message: str, button: str):
-    """The assignment page with a confirmation on top: ``message`` (who the edit reaches
-    and how) and a button that posts the same fields again, confirmed. Nothing is saved."""
+def edit_confirmed(request) -> str | bool:
+    """What the instructor confirmed of an edit that reaches students who started the
+    assignment: the token of the confirmation they answered (services.Confirmed), or
+    False. A token is checked against the impact computed again, never trusted."""
+    if request.POST.get("confirm") != "yes":
+        return False
+    return request.POST.get(IMPACT_FIELD, "").strip()[:200] or False
+
+
+def edit_confirmation(needed) -> dict:
+    """What a page shows of a ConfirmationNeeded: the message, the token its confirm
+    button sends back, and whether the numbers changed since the last confirmation."""
+    return {"message": needed.message, "token": needed.token, "stale": needed.stale}
+
+
+def render_edit_confirmation(request, *, assignment, role: str, needed, button: str):
+    """The assignment page with a confirmation on top: what ``needed`` says (who the edit
+    reaches and how) and a button that posts the same fields again with its token,
+    confirmed. Nothing is saved."""
     fields = [
         (name, value)
-        for name, values in request.POST.lists() if name not in ("csrfmiddlewaretoken", "confirm")
+        for name, values in request.POST.lists() if name not in ("csrfmiddlewaretoken", "confirm", IMPACT_FIELD)
         for value in values
     ]
-    confirmation = {"message": message, "action": request.get_full_path(), "fields": fields, "button": button}
+    confirmation = {
+        **edit_confirmation(needed), "action": request.get_full_path(), "fields": fields, "button": button,
+    }
     return _render_assignment_detail(request, assignment=assignment, role=role, confirmation=confirmation)
 
 
@@ -84,12 +100,12 @@ def assignment_edit(request, course_slug: str, assignment_slug: str):
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, instructor_only=True
     )
     form = AssignmentForm(request.POST or None, instance=assignment)
-    confirmation = ""
+    confirmation = None
     if request.method == "POST" and form.is_valid():
         try:
             services.assignment_update(assignment=assignment, confirmed=edit_confirmed(request), **form.cleaned_data)
         except services.ConfirmationNeeded as needed:
-            confirmation = needed.message
+            confirmation = edit_confirmation(needed)
         except services.InstructorRefused as refused:
             form.add_error("slug", refused.message)
         else:
@@ -145,7 +161,13 @@ def item_pools(request, course_slug: str, assignment_slug: str):
     form = ItemPoolsForm(request.POST, items=assignment.items.select_related("exercise_version__exercise"))
     if form.is_valid():
         try:
-            changed = services.assignment_pools_set(assignment=assignment, pools=form.pools())
+            changed = services.assignment_pools_set(
+                assignment=assignment, pools=form.pools(), confirmed=edit_confirmed(request)
+            )
+        except services.ConfirmationNeeded as needed:
+            return render_edit_confirmation(
+                request, assignment=assignment, role=role, needed=needed, button="Save the pools anyway"
+            )
         except services.InstructorRefused as refused:
             form.add_error(None, refused.message)
         else:
@@ -171,7 +193,7 @@ def item_add(request, course_slug: str, assignment_slug: str):
         )
     except services.ConfirmationNeeded as needed:
         return render_edit_confirmation(
-            request, assignment=assignment, role=role, message=needed.message, button="Add it anyway"
+            request, assignment=assignment, role=role, needed=needed, button="Add it anyway"
         )
     except services.InstructorRefused as refused:
         messages.error(request, refused.message)
@@ -192,15 +214,19 @@ def item_update(request, course_slug: str, assignment_slug: str, item_id: int):
         messages.error(request, "Points must be 0 or more and the position a whole number.")
         return _assignment_redirect(item.assignment)
     previous_version = item.exercise_version
+    new_points = form.cleaned_data["points"] != item.points
+    new_version = form.cleaned_data["version"] not in (None, previous_version)
     try:
         item = services.assignment_item_update(
             item=item, points=form.cleaned_data["points"], position=form.cleaned_data["position"],
             version=form.cleaned_data["version"], confirmed=edit_confirmed(request),
         )
     except services.ConfirmationNeeded as needed:
-        return render_edit_confirmation(
-            request, assignment=item.assignment, role=role, message=needed.message, button="Change the points anyway"
+        button = (
+            "Save anyway" if new_points and new_version
+            else "Switch the version anyway" if new_version else "Change the points anyway"
         )
+        return render_edit_confirmation(request, assignment=item.assignment, role=role, needed=needed, button=button)
     except services.InstructorRefused as refused:
         messages.error(request, refused.message)
     else:
@@ -225,7 +251,7 @@ def item_remove(request, course_slug: str, assignment_slug: str, item_id: int):
         services.assignment_item_remove(item=item, confirmed=edit_confirmed(request))
     except services.ConfirmationNeeded as needed:
         return render_edit_confirmation(
-            request, assignment=item.assignment, role=role, message=needed.message, button="Remove it anyway"
+            request, assignment=item.assignment, role=role, needed=needed, button="Remove it anyway"
         )
     except services.InstructorRefused as refused:
         messages.error(request, refused.message)

@@ -43,7 +43,7 @@ def exercise_picker(request, course_slug: str, assignment_slug: str):
                 )
             except services.ConfirmationNeeded as needed:
                 return views.render_edit_confirmation(
-                    request, assignment=assignment, role=role, message=needed.message, button="Add them anyway"
+                    request, assignment=assignment, role=role, needed=needed, button="Add them anyway"
                 )
             except services.InstructorRefused as refused:
                 problem = refused.message

@@ -42,7 +42,7 @@ def pool_by_skill(request, course_slug: str, assignment_slug: str):
                     )
                 except services.ConfirmationNeeded as needed:
                     return views.render_edit_confirmation(
-                        request, assignment=assignment, role=role, message=needed.message, button="Add the pool anyway"
+                        request, assignment=assignment, role=role, needed=needed, button="Add the pool anyway"
                     )
                 except services.InstructorRefused as refused:
                     form.add_error(None, refused.message)

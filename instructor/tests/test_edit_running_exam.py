@@ -3,6 +3,7 @@ limit or close date that would end or cut short a running attempt, is shown with
 reaches and saved only when the instructor confirms; with no attempts it saves at once."""
 
 import html
+import re
 from datetime import timedelta
 
 import pytest
@@ -65,6 +66,13 @@ def _confirmation(response) -> str:
     return html.unescape(page[start:page.index("</p>", start)])
 
 
+def _token(response) -> str:
+    """The impact token the confirmation's button sends back."""
+    found = re.findall(r'<input type="hidden" name="impact" value="([0-9a-f]{16}:[\w-]+)">', response.content.decode())
+    assert len(found) == 1
+    return found[0]
+
+
 # --- The selector ----------------------------------------------------------------------
 
 
@@ -106,7 +114,9 @@ def test_new_points_without_confirm_save_nothing_and_say_who_it_reaches(client, 
     assert f'<input type="hidden" name="points" value="2">' in page
     assert 'name="confirm" value="yes">Change the points anyway' in page
 
-    confirmed = client.post(url, {"points": "2", "position": "1", "version": item.exercise_version_id, "confirm": "yes"})
+    confirmed = client.post(
+        url, {"points": "2", "position": "1", "version": item.exercise_version_id, "confirm": "yes", "impact": _token(response)}
+    )
     assert confirmed.status_code == 302
     assert AssignmentItem.objects.get(pk=item.pk).points == 2
 
@@ -133,7 +143,7 @@ def test_removing_an_exercise_asks_first_and_removes_it_on_confirm(client, exam)
         f"Removing '{TITLE}' takes its points out of their totals."
     )
     assert exam.items.count() == 2
-    assert client.post(url, {"confirm": "yes"}).status_code == 302
+    assert client.post(url, {"confirm": "yes", "impact": _token(response)}).status_code == 302
     assert list(exam.items.values_list("pk", flat=True)) == [exam.items.get(position=0).pk]
 
 
@@ -149,7 +159,7 @@ def test_adding_an_exercise_asks_first_and_adds_it_on_confirm(client, exam):
         f"Adding '{TITLE}' adds 1 point to their totals. Those who have finished cannot answer it and score 0 on it."
     )
     assert exam.items.count() == 2
-    assert client.post(url, {"version": third.pk, "points": "1", "confirm": "yes"}).status_code == 302
+    assert client.post(url, {"version": third.pk, "points": "1", "confirm": "yes", "impact": _token(response)}).status_code == 302
     assert exam.items.filter(exercise_version=third).count() == 1
 
 
@@ -168,7 +178,7 @@ def test_adding_from_the_picker_asks_first_and_reposts_every_ticked_exercise(cli
     page = response.content.decode()
     assert f'name="version" value="{third.pk}"' in page and f'name="version" value="{fourth.pk}"' in page
     assert exam.items.count() == 2
-    confirmed = client.post(url, {"version": [third.pk, fourth.pk], "points": "2", "confirm": "yes"})
+    confirmed = client.post(url, {"version": [third.pk, fourth.pk], "points": "2", "confirm": "yes", "impact": _token(response)})
     assert confirmed.status_code == 302
     assert exam.items.count() == 4
 
@@ -202,7 +212,7 @@ def test_a_shorter_time_limit_asks_first_naming_the_attempts_it_ends_and_shorten
     assert exam.time_limit_minutes == 15
     assert 'name="confirm" value="yes">Save anyway' in response.content.decode()
 
-    assert client.post(url, _settings(exam, time_limit_minutes="10", confirm="yes")).status_code == 302
+    assert client.post(url, _settings(exam, time_limit_minutes="10", confirm="yes", impact=_token(response))).status_code == 302
     exam.refresh_from_db()
     assert exam.time_limit_minutes == 10
 

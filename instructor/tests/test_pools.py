@@ -4,6 +4,7 @@ given it, and a regrade regrades what each student answered without changing the
 
 import csv
 import io
+import re
 
 import pytest
 
@@ -211,9 +212,12 @@ def test_an_item_a_student_was_given_stays_in_its_pool(client, people, pooled):
 def test_changing_one_pool_items_points_changes_the_pools(client, people, pooled):
     pa, pb, pc = pooled["items"]
     client.login(username="ines", password=PASSWORD)
-    response = client.post(
-        reverse("instructor:item_update", args=["attn", "week1", pb.pk]), {"points": "4", "position": "2"}
-    )
+    url = reverse("instructor:item_update", args=["attn", "week1", pb.pk])
+    asked = client.post(url, {"points": "4", "position": "2"})
+    # sam and sue have started this homework: new points ask first.
+    assert asked.status_code == 200
+    token = re.search(r'name="impact" value="([^"]+)"', asked.content.decode()).group(1)
+    response = client.post(url, {"points": "4", "position": "2", "confirm": "yes", "impact": token})
     assert response.status_code == 302
     assert dict(pooled["assignment"].items.values_list("exercise_version__exercise__slug", "points")) == {
         "pa": 4.0, "pb": 4.0, "pc": 1.0,

@@ -46,8 +46,9 @@ def urls(world):
          (302, 403, 403, 200, 404)),
         ("exercise_preview", "get", reverse("instructor:exercise_preview", args=[c, a, world["item"].exercise_version_id]),
          None, (302, 403, 403, 200, 404)),
-        ("item_pools", "post", reverse("instructor:item_pools", args=[c, a]), {f"pool_{item}": "p"}, (302, 403, 403, 302, 404)),
-        ("item_update", "post", reverse("instructor:item_update", args=[c, a, item]), {"points": "2", "position": "1"}, (302, 403, 403, 302, 404)),
+        # The student has started this homework: new pools or points ask first (a page, 200).
+        ("item_pools", "post", reverse("instructor:item_pools", args=[c, a]), {f"pool_{item}": "p"}, (302, 403, 403, 200, 404)),
+        ("item_update", "post", reverse("instructor:item_update", args=[c, a, item]), {"points": "2", "position": "1"}, (302, 403, 403, 200, 404)),
         ("item_remove", "post", reverse("instructor:item_remove", args=[c, a, item]), {}, (302, 403, 403, 302, 404)),
         ("gradebook", "get", reverse("instructor:gradebook", args=[c, a]), {"student": "s", "exercise": "x"}, (302, 403, 200, 200, 404)),
         ("gradebook_csv", "get", reverse("instructor:gradebook_csv", args=[c, a]), None, (302, 403, 200, 200, 404)),
