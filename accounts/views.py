@@ -9,7 +9,7 @@ from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
-from django.urls import reverse_lazy
+from django.urls import reverse, reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -31,15 +31,16 @@ def _safe_next(request) -> str:
     return ""
 
 
-def join_after_sign_in(request, *, user, code: str) -> bool:
-    """Enrol a person who came through a join link; the outcome becomes a message."""
+def join_after_sign_in(request, *, user, code: str):
+    """Enrol a person who came through a join link; the outcome becomes a message. Returns
+    the enrolment, or None when refused."""
     try:
         enrolment = course_join(code=code, user=user)
     except CourseRefused as refused:
         messages.error(request, refused.message)
-        return False
+        return None
     messages.success(request, f"You are enrolled in {enrolment.course.title}.")
-    return True
+    return enrolment
 
 
 @require_http_methods(["GET", "POST"])
@@ -63,11 +64,13 @@ def signup(request):
             )
             return render(request, "accounts/verify_sent.html", {"email": user.email})
         login(request, user, backend=BACKEND)
+        enrolment = None
         if course is not None:
-            join_after_sign_in(request, user=user, code=course.join_code)
+            enrolment = join_after_sign_in(request, user=user, code=course.join_code)
         else:
             messages.success(request, f"Welcome, {user.get_username()}.")
-        return redirect(_safe_next(request) or "dashboard")
+        # Came through a join link: the course it joined (a safe ``next`` still wins).
+        return redirect(_safe_next(request) or (_course_url(enrolment) if enrolment else "dashboard"))
     return render(
         request, "accounts/signup.html",
         {"form": form, "course": course, "next": _safe_next(request)},
@@ -82,11 +85,18 @@ def verify_email(request, token: str):
     except services.AccountRefused as refused:
         return render(request, "accounts/verify_failed.html", {"message": refused.message}, status=400)
     messages.success(request, f"Your e-mail {user.email} is confirmed.")
-    if code:
-        join_after_sign_in(request, user=user, code=code)
+    # Came through a join link: the course it joined, after signing in if need be.
+    enrolment = join_after_sign_in(request, user=user, code=code) if code else None
     if request.user.is_authenticated:
-        return redirect("profile")
+        return redirect(_course_url(enrolment) if enrolment and request.user.pk == user.pk else "profile")
+    if enrolment is not None:
+        return redirect(f"{reverse('login')}?next={_course_url(enrolment)}")
     return redirect("login")
+
+
+def _course_url(enrolment) -> str:
+    """/courses/<slug>/, which leads each role to its page of the course."""
+    return reverse("courses:home", args=[enrolment.course.slug])
 
 
 @login_required

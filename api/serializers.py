@@ -173,6 +173,12 @@ class FeedbackSerializer(serializers.Serializer):
         help_text="A grade given by a person with a rubric: the items that applied, in the rubric's order. "
         "Empty until the review policy shows both the score and the verdict.",
     )
+    rubric_unrecorded = serializers.BooleanField(
+        required=False, default=False,
+        help_text="True for a rubric grade given before the items that applied were recorded with it, "
+        "when they cannot be read any more (``rubric`` is then empty). False until the review policy "
+        "shows both the score and the verdict.",
+    )
 
 
 class SubmissionSerializer(serializers.Serializer):

@@ -9,6 +9,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from accounts.forms import LoginForm
+from courses.selectors import sign_in_landing_url
 
 from . import health
 from .device_trust import device_cookie_set
@@ -35,7 +36,10 @@ def readiness(request):
 
 class LoginView(auth_views.LoginView):
     """Django's sign-in, leaving the browser a device cookie for the account
-    (attnquiz.device_trust): others' wrong passwords at its address cannot pause it."""
+    (attnquiz.device_trust): others' wrong passwords at its address cannot pause it.
+
+    It leads to a safe ``next`` (Django checks it with url_has_allowed_host_and_scheme),
+    else a student of exactly one course to that course, else to the dashboard."""
 
     authentication_form = LoginForm
 
@@ -43,6 +47,11 @@ class LoginView(auth_views.LoginView):
         response = super().form_valid(form)
         device_cookie_set(response, user=form.get_user())
         return response
+
+    def get_default_redirect_url(self):
+        if self.next_page:
+            return super().get_default_redirect_url()
+        return sign_in_landing_url(user=self.request.user)
 
 
 class LogoutView(auth_views.LogoutView):

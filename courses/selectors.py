@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
+from django.urls import reverse
 
 from attnquiz.prepared_reads import PreparedRead
 
@@ -43,6 +44,27 @@ def course_role(*, user, course: Course) -> str | None:
 
 def is_course_staff(*, user, course: Course) -> bool:
     return course_role(user=user, course=course) in STAFF_ROLES
+
+
+def course_section_url(*, course: Course) -> str:
+    """A student's place of a course: its section of their dashboard (``/#course-<slug>``),
+    where its assignments, progress and reviews are."""
+    return _course_section_url(course.slug)
+
+
+def _course_section_url(slug: str) -> str:
+    return f"{reverse('dashboard')}#course-{slug}"
+
+
+def sign_in_landing_url(*, user) -> str:
+    """Where signing in leads when no safe ``next`` says otherwise: a student of exactly one
+    course to that course's section; staff (of any course, or of the site) and everyone
+    else to the dashboard."""
+    if not (user.is_staff or user.is_superuser):
+        enrolments = list(active_enrolments().filter(user=user).values_list("role", "course__slug")[:2])
+        if len(enrolments) == 1 and enrolments[0][0] == Role.STUDENT:
+            return _course_section_url(enrolments[0][1])
+    return reverse("dashboard")
 
 
 def courses_for_user(*, user) -> QuerySet[Course]:

@@ -63,12 +63,12 @@ def course_new(request):
 @login_required
 @require_GET
 def course_home(request, course_slug: str):
-    """/courses/<slug>/: staff go to the course's teaching page, students to their courses
-    page (where the course's assignments are); 404 for anyone not in the course."""
+    """/courses/<slug>/: staff go to the course's teaching page, students to the course's
+    section of their courses page (where its assignments are); 404 for anyone not in it."""
     course, role = selectors.access_course(user=request.user, slug=course_slug)
     if role in selectors.STAFF_ROLES:
         return redirect("instructor:course", course.slug)
-    return redirect("dashboard")
+    return redirect(selectors.course_section_url(course=course))
 
 
 @login_required
@@ -361,7 +361,7 @@ def join(request, code: str):
             refusal = refused.message
         else:
             messages.success(request, f"You are enrolled in {enrolment.course.title}.")
-            return redirect("dashboard")
+            return redirect("courses:home", enrolment.course.slug)  # each role to its page of it
     status = 200 if not refusal else (404 if course is None else 403)
     return render(
         request, "courses/join.html",
@@ -384,6 +384,6 @@ def join_enter(request):
         enrolment = services.course_join(code=form.cleaned_data["code"], user=request.user)
     except services.CourseRefused as refused:
         messages.error(request, refused.message)
-    else:
-        messages.success(request, f"You are enrolled in {enrolment.course.title}.")
-    return redirect("dashboard")
+        return redirect("dashboard")
+    messages.success(request, f"You are enrolled in {enrolment.course.title}.")
+    return redirect("courses:home", enrolment.course.slug)  # each role to its page of it

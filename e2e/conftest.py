@@ -206,7 +206,7 @@ def log_in(page, username: str, password: str = DEMO_PASSWORD) -> None:
     page.get_by_label(re.compile("username", re.I)).fill(username)
     page.get_by_label(re.compile("password", re.I)).fill(password)
     page.locator("form button[type=submit], form input[type=submit]").last.click()
-    page.wait_for_url(re.compile(r"/$"))
+    page.wait_for_url(re.compile(r"/(#course-[\w-]+)?$"))  # a student of one course: its section
 
 
 @pytest.fixture

@@ -114,7 +114,7 @@ def test_a_course_from_an_empty_site(page, chromium, live_server, watch, empty_s
         student.fill("#id_password1", PASSWORD + "-nina")
         student.fill("#id_password2", PASSWORD + "-nina")
         student.get_by_role("button", name="Sign up").click()
-        student.wait_for_url(re.compile(r"/$"))
+        student.wait_for_url(re.compile(r"/#course-attention-spring$"))  # the course joined
         assert "You are enrolled in Attention, spring." in student.locator(".messages").inner_text()
         assert "Attention, spring · Spring 2027" in student.locator("main h2").all_inner_texts()[1]
 

@@ -200,13 +200,13 @@ def test_an_invitation_email_sets_a_password(page, teaching_site, live_server, m
     page.locator("#id_new_password1").fill("a-long-new-pass-42")
     page.locator("#id_new_password2").fill("a-long-new-pass-42")
     page.get_by_role("button", name="Set my password").click()
-    # Signed in and on the invited course's page (a student's: their courses page).
-    page.wait_for_url(re.compile(r"/$"))
+    # Signed in and on the invited course's page (a student's: its section of their courses page).
+    page.wait_for_url(re.compile(rf"/#course-{COURSE}$"))
     assert page.locator(".messages").inner_text() == f"Your password is set. Welcome to {teaching_site.course.title}."
     assert page.locator(".site-header .who").inner_text() == "new.student"
     page.context.clear_cookies()
     log_in(page, "new.student", "a-long-new-pass-42")
-    assert page.url.endswith("/")
+    assert page.url.endswith(f"/#course-{COURSE}")  # a student of one course lands on its section
 
 
 def _staff_urls(site, item, submission, version) -> list[str]:

@@ -260,6 +260,7 @@ def feedback_for_student(feedback: dict | None, visibility: FeedbackVisibility) 
         return feedback
     if not (visibility.correctness and visibility.score):
         feedback.pop("rubric", None)
+        feedback.pop("rubric_unrecorded", None)
     if not visibility.correctness:
         feedback["message"] = ""
         details = dict(feedback.get("details") or {})

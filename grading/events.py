@@ -5,10 +5,10 @@ passback to ``grade_changed``; mastery and spaced review register a follow-up). 
 change is published once, by the write that stored it:
 
 - ``grade_changed`` — a submission's stored outcome was set or changed: graded by the
-  pipeline (by the one delivery that stored it), regraded, or graded by hand. Sent inside
-  the transaction that stores it, so a listener's own rows (the LMS passback outbox)
-  commit or roll back with the grade. Receivers must be quick, must not raise, and start
-  work only on commit.
+  pipeline (by the one delivery that stored it), regraded, graded by hand, or given back
+  to the checker's grade. Sent inside the transaction that stores it, so a listener's own
+  rows (the LMS passback outbox) commit or roll back with the grade. Receivers must be
+  quick, must not raise, and start work only on commit.
 - ``grades_release_changed`` — an assignment's grades were released or withdrawn. Sent in
   that transaction (the LMS passback outbox learns the new scores, or "pending"); a
   listener that raises undoes the release.
@@ -46,6 +46,7 @@ class GradeChange(StrEnum):
     GRADED = "graded"
     REGRADED = "regraded"
     GRADED_BY_HAND = "graded_by_hand"
+    RETURNED_TO_CHECKER = "returned_to_checker"  # a person's grade gave way to the checker's again
     BECAME_VISIBLE = "became_visible"
 
 

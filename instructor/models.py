@@ -5,12 +5,19 @@ from django.conf import settings
 from django.db import models
 
 
+class ManualGradeKind(models.TextChoices):
+    BY_HAND = "by_hand", "Score set by a person"
+    RETURNED = "returned", "Returned to the checker's grade"
+
+
 class ManualGrade(models.Model):
     """A person's grade of one submission; the newest one counts.
 
     Free-text parts are graded only by people. An auto-graded part (numeric, matrix,
     derivation, ...) may be graded by a person too, over the checker's verdict; a regrade
-    then leaves it as it is (instructor.services._regrade_batch)."""
+    then leaves it as it is (instructor.services._regrade_batch). A person may give such
+    an answer back to the checker: that is a grade of kind ``RETURNED`` in the same
+    history, and while it is the newest the checker's grade stands and regrades apply."""
 
     submission = models.ForeignKey(
         "grading.Submission", on_delete=models.CASCADE, related_name="manual_grades"
@@ -18,7 +25,15 @@ class ManualGrade(models.Model):
     grader = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
-    score = models.FloatField(help_text="Raw score in [0, 1], before penalties.")
+    kind = models.CharField(max_length=10, choices=ManualGradeKind.choices, default=ManualGradeKind.BY_HAND)
+    score = models.FloatField(
+        null=True,
+        help_text="Raw score in [0, 1], before penalties: the person's, or the checker's restored "
+        "(none when that was 'could not grade').",
+    )
+    previous_score = models.FloatField(
+        null=True, blank=True, help_text="The answer's raw score before this grade (none if it had none)."
+    )
     criteria_met = models.JSONField(default=list, blank=True, help_text="Indexes of rubric criteria ticked.")
     rubric_items = models.ManyToManyField(
         "RubricItem", blank=True, related_name="grades", help_text="The course rubric's items ticked."
@@ -26,8 +41,9 @@ class ManualGrade(models.Model):
     comment = models.TextField(blank=True)
     checker_verdict = models.JSONField(
         default=dict, blank=True,
-        help_text="An auto-graded part's grade from the checker that people's grades replaced: "
-        "status, score, awarded, correct, misconception, feedback. Empty for free-text parts.",
+        help_text="An auto-graded part's grade from the checker that people's grades replaced "
+        "(or, returned to the checker, the grade restored): status, score, awarded, correct, "
+        "misconception, feedback. Empty for free-text parts.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -35,7 +51,13 @@ class ManualGrade(models.Model):
         ordering = ["-created_at", "-id"]
 
     def __str__(self):
+        if self.kind == ManualGradeKind.RETURNED:
+            return f"{self.submission} returned to the checker's grade by {self.grader}"
         return f"{self.submission} graded {self.score:g} by {self.grader}"
+
+    @property
+    def is_return(self) -> bool:
+        return self.kind == ManualGradeKind.RETURNED
 
 
 class RegradeStatus(models.TextChoices):

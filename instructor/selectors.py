@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 
 from django.contrib.auth import get_user_model
-from django.db.models import Case, FloatField, IntegerField, Max, Q, QuerySet, Value, When
+from django.db.models import Case, FloatField, IntegerField, Max, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.http import Http404
 from django.utils import timezone
@@ -39,7 +39,7 @@ from grading.answer_input import answer_shown
 from grading.answer_input import answer_text  # noqa: F401  (views and CSV use it from here)
 from grading.models import Submission, SubmissionStatus
 
-from .models import ManualGrade, RegradeJob
+from .models import ManualGrade, ManualGradeKind, RegradeJob
 
 MANUAL_ANSWER_TYPES = ("free_text",)
 
@@ -452,11 +452,13 @@ def submissions_csv_rows(*, assignment: Assignment) -> Iterator[list]:
     """Header then one row per submission (every attempt), oldest first. A generator that
     reads only the exported columns, in chunks: memory independent of rows."""
     yield LONG_COLUMNS
-    latest_grader = dict(
-        ManualGrade.objects.filter(submission__variant__assignment_item__assignment=assignment)
-        .order_by("created_at", "id")
-        .values_list("submission_id", "grader__username")
-    )
+    # The person whose score stands; none once the answer was given back to the checker.
+    latest_grader = {
+        submission_id: username if kind == ManualGradeKind.BY_HAND else ""
+        for submission_id, username, kind in ManualGrade.objects.filter(
+            submission__variant__assignment_item__assignment=assignment
+        ).order_by("created_at", "id").values_list("submission_id", "grader__username", "kind")
+    }
     rows = (
         assignment_submissions(assignment=assignment)
         .order_by("created_at", "id")
@@ -497,6 +499,15 @@ def submissions_csv_rows(*, assignment: Assignment) -> Iterator[list]:
 # ---------------------------------------------------------------------------
 
 
+def newest_hand_grade_kind() -> Subquery:
+    """The kind of each submission's newest ManualGrade, to annotate a ``Submission``
+    queryset with (None where nobody graded it). A person's score stands while it reads
+    ``ManualGradeKind.BY_HAND``; ``RETURNED`` gave the answer back to the checker."""
+    return Subquery(
+        ManualGrade.objects.filter(submission=OuterRef("pk")).order_by("-created_at", "-id").values("kind")[:1]
+    )
+
+
 def manual_queue(*, course: Course, include_graded: bool = False) -> QuerySet[Submission]:
     statuses = [SubmissionStatus.MANUAL]
     queue = Submission.objects.filter(variant__assignment_item__assignment__course=course)
@@ -531,6 +542,11 @@ def rubric_for(*, submission: Submission) -> Rubric:
         answer = engine.reference_answers(spec, variant.params)[submission.part]
     except (KeyError, ValueError, engine.ExpressionError):
         return Rubric(criteria=(), model_answer="")
+    return rubric_of_reference(answer)
+
+
+def rubric_of_reference(answer) -> Rubric:
+    """The grading guide written as a free-text part's reference ``answer`` (rubric_for)."""
     model, raw_criteria = "", []
     if isinstance(answer, str):
         model = answer

@@ -1,6 +1,8 @@
-"""Reads for grading a checked answer by hand on the staff's submission page: whether a
-person may set its score now, what the part is worth, the people's grades so far and the
-checker's verdict they replaced (``instructor.services.submission_grade_manually``)."""
+"""Reads for grading a checked answer by hand on the staff's submission page: who may,
+whether a person may set its score now (or give it back to the checker), what the part is
+worth, the people's grades so far and the checker's verdict they replaced
+(``instructor.services.submission_grade_manually``,
+``instructor.services.submission_grade_return_to_checker``)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from grading.derivation_feedback import derivation_steps_html
 from grading.models import Submission, SubmissionStatus
 
 from .models import ManualGrade
-from .selectors import MANUAL_ANSWER_TYPES
+from .selectors import MANUAL_ANSWER_TYPES, access_course_submission
 
 # A person grades a checked answer the checker has finished with: a verdict, or "could not
 # grade". One still being checked is refused (the checker's result would land on theirs).
@@ -52,10 +54,29 @@ class HandGrading:
         return self.grades[0] if self.grades else None
 
     @property
+    def in_force(self) -> ManualGrade | None:
+        """The person's grade that stands (None when nobody graded the answer, or the
+        newest grade gave it back to the checker)."""
+        latest = self.latest
+        return latest if latest is not None and not latest.is_return else None
+
+    @property
+    def may_return(self) -> bool:
+        """A person's score of a checked answer stands, and may give way to the checker's."""
+        return self.allowed and self.in_force is not None
+
+    @property
     def replaced_verdict(self) -> CheckerVerdict | None:
-        """The checker's grade that people's grades replaced (None if none did)."""
-        stored = self.latest.checker_verdict if self.latest is not None else {}
+        """The checker's grade that the standing person's grade replaced (None if none did)."""
+        stored = self.in_force.checker_verdict if self.in_force is not None else {}
         return checker_verdict_shown(stored) if stored else None
+
+
+def access_hand_grading(*, user, course_slug: str, submission_id: int) -> tuple[Submission, str]:
+    """An answer whose grade the user may set by hand (or give back to the checker): the
+    course's staff, as for every submission of the course (404 for others' courses, 403
+    for its students)."""
+    return access_course_submission(user=user, course_slug=course_slug, submission_id=submission_id)
 
 
 def hand_grading(*, submission: Submission, course: Course) -> HandGrading:

@@ -14,8 +14,10 @@ from exams.selectors import feedback_for_student, feedback_visibility_for
 from exercises.specs import part_label, version_spec
 from grading.models import Submission, SubmissionStatus
 
-from .models import ManualGrade, RegradeRequest, RegradeRequestStatus, Rubric, RubricItem
-from .selectors import MANUAL_ANSWER_TYPES, access_teaching, assignment_submissions, rubric_for
+from .models import ManualGrade, ManualGradeKind, RegradeRequest, RegradeRequestStatus, Rubric, RubricItem
+from .selectors import (
+    MANUAL_ANSWER_TYPES, access_teaching, assignment_submissions, newest_hand_grade_kind, rubric_for,
+)
 
 
 @dataclass(frozen=True)
@@ -207,10 +209,12 @@ def access_regrade_request(*, user, course_slug: str, request_id: int) -> tuple[
 
 
 def student_manual_grades(*, student):
-    """The student's answers graded by a person, newest first, with their requests."""
+    """The student's answers whose grade a person gave, newest first, with their requests
+    (an answer given back to the checker since is the checker's again)."""
     return (
-        Submission.objects.filter(student=student, status=SubmissionStatus.GRADED, manual_grades__isnull=False)
-        .distinct()
+        Submission.objects.filter(student=student, status=SubmissionStatus.GRADED)
+        .alias(newest_hand_grade_kind=newest_hand_grade_kind())
+        .filter(newest_hand_grade_kind=ManualGradeKind.BY_HAND)
         .select_related("variant__assignment_item__assignment__course", "variant__exercise_version__exercise")
         .prefetch_related("regrade_requests")
         .order_by("-graded_at", "-id")[:200]

@@ -5,7 +5,8 @@ version of each assignment item (the instructor may have switched the item to a 
 version, e.g. with a corrected reference answer or tolerance). It never lowers a
 score unless the job says ``allow_lower``, and never changes a score a person set
 (``submission_grade_manually``): such an answer is listed as "kept: graded by a person"
-with the checker's new score, and counted in ``by_hand``. Jobs are idempotent: they claim themselves
+with the checker's new score, and counted in ``by_hand``, until a person gives it back to
+the checker (``submission_grade_return_to_checker``). Jobs are idempotent: they claim themselves
 with a conditional update, remember a cursor, and write each batch in one transaction,
 so a second delivery or a restart after a crash carries on instead of repeating work.
 """
@@ -32,8 +33,8 @@ from grading.models import Submission, SubmissionStatus
 from grading.events import GradeChange, grade_changed_publish, grades_changed_publish
 
 from . import selectors_edit_impact, selectors_picker
-from .models import ChangeOutcome, ManualGrade, RegradeChange, RegradeJob, RegradeStatus
-from .selectors import rubric_for
+from .models import ChangeOutcome, ManualGrade, ManualGradeKind, RegradeChange, RegradeJob, RegradeStatus
+from .selectors import newest_hand_grade_kind, rubric_for
 from .selectors_hand_grading import HAND_GRADABLE_CHECKED_STATUSES
 
 logger = logging.getLogger(__name__)
@@ -454,6 +455,7 @@ def submission_grade_manually(
     checker_verdict = _checker_verdict_replaced(submission) if checked else {}
     if rubric_ticked is None:
         rubric_ticked = _author_criteria_ticked(submission=submission, criteria_met=criteria_met or [])
+    previous_score = submission.score
     submission.score = score
     submission.awarded = _awarded(submission=submission, score=score)
     submission.correct = score >= 1.0 - SCORE_EPSILON
@@ -470,7 +472,7 @@ def submission_grade_manually(
     submission.save(update_fields=["score", "awarded", "correct", "status", "graded_at", "feedback"])
     ManualGrade.objects.create(
         submission=submission, grader=grader, score=score, criteria_met=criteria_met or [], comment=comment,
-        checker_verdict=checker_verdict,
+        checker_verdict=checker_verdict, previous_score=previous_score,
     )
     grade_changed_publish(submission=submission, change=GradeChange.GRADED_BY_HAND)
     return submission
@@ -491,16 +493,93 @@ def _require_fraction(score) -> None:
 
 def _checker_verdict_replaced(submission: Submission) -> dict:
     """The checker's grade a person's grade replaces: the one the first person's grade
-    kept, or (graded by a person for the first time) the answer's grade now. Call with the
-    submission's row locked."""
-    earlier = (
-        ManualGrade.objects.filter(submission=submission).exclude(checker_verdict={}).order_by("created_at", "id").first()
-    )
+    (since the answer was last given back to the checker) kept, or (graded by a person
+    for the first time since) the answer's grade now. Call with the submission's row locked."""
+    earlier = _first_hand_grade_in_force(submission)
     if earlier is not None:
         return earlier.checker_verdict
     verdict = {name: getattr(submission, name) for name in VERDICT_FIELDS}
     verdict["graded_at"] = submission.graded_at.isoformat() if submission.graded_at else None
     return verdict
+
+
+def _first_hand_grade_in_force(submission: Submission) -> ManualGrade | None:
+    """The first person's grade (holding a checker's verdict) since the answer was last
+    given back to the checker; None if there is none."""
+    grades = ManualGrade.objects.filter(submission=submission)
+    returned = grades.filter(kind=ManualGradeKind.RETURNED).order_by("-created_at", "-id").first()
+    if returned is not None:
+        grades = grades.filter(pk__gt=returned.pk)
+    return grades.exclude(checker_verdict={}).order_by("created_at", "id").first()
+
+
+RESTORED_FIELDS = ("status", "score", "awarded", "correct", "misconception", "feedback", "graded_at")
+
+
+@transaction.atomic
+def submission_grade_return_to_checker(*, submission: Submission, grader) -> Submission:
+    """Give a checked answer that a person graded back to its checker.
+
+    The checker's grade that people's grades replaced (kept on the first of them) is the
+    answer's grade again: its status, score, correctness, misconception and the feedback
+    the student read, with ``awarded`` computed from the score under the assignment's
+    penalties as for any checker's grade. The return is a ManualGrade of kind RETURNED in
+    the same history (who, when, the score before and after), and from then on a regrade
+    applies to the answer as to any other (``_regrade_batch``). Refused (saving nothing)
+    for a free-text answer, an answer whose standing grade is not a person's, and in an
+    archived course.
+    """
+    from grading.services import MANUAL_TYPES
+
+    submission = Submission.objects.select_for_update(of=("self",)).select_related(
+        "variant__exercise_version", "variant__assignment_item__assignment"
+    ).get(pk=submission.pk)
+    if submission.variant.assignment_item is not None:
+        _require_writable(submission.variant.assignment_item.assignment.course)
+    spec = version_spec(submission.variant.exercise_version)
+    if spec.part(submission.part).type in MANUAL_TYPES:
+        raise InstructorRefused("A free-text answer is graded by people only: it has no checker's grade to return to.")
+    newest = ManualGrade.objects.filter(submission=submission).order_by("-created_at", "-id").first()
+    if newest is None or newest.kind != ManualGradeKind.BY_HAND:
+        raise InstructorRefused("No person's score stands on this answer: it has the checker's grade already.")
+    first = _first_hand_grade_in_force(submission)
+    verdict = _checker_verdict_restorable(first.checker_verdict if first is not None else {})
+    previous_score = submission.score
+    submission.status = verdict["status"]
+    submission.score = verdict["score"]
+    submission.awarded = None if verdict["score"] is None else _awarded(submission=submission, score=verdict["score"])
+    submission.correct = verdict["correct"]
+    submission.misconception = verdict["misconception"]
+    submission.feedback = verdict["feedback"]
+    submission.graded_at = timezone.now()  # the grade changed now (the API's "since", the LMS)
+    submission.save(update_fields=list(RESTORED_FIELDS))
+    ManualGrade.objects.create(
+        submission=submission, grader=grader, kind=ManualGradeKind.RETURNED, score=submission.score,
+        previous_score=previous_score, checker_verdict=first.checker_verdict,
+    )
+    grade_changed_publish(submission=submission, change=GradeChange.RETURNED_TO_CHECKER)
+    return submission
+
+
+def _checker_verdict_restorable(stored: dict) -> dict:
+    """The kept checker's grade as the answer's fields, checked (a row written by hand or
+    by an older version may lack or garble fields: then nothing is restored)."""
+    status, score, correct = stored.get("status"), stored.get("score"), stored.get("correct")
+    feedback, misconception = stored.get("feedback"), stored.get("misconception") or ""
+    valid = (
+        status in HAND_GRADABLE_CHECKED_STATUSES
+        and (score is None or (not isinstance(score, bool) and isinstance(score, (int, float)) and 0.0 <= score <= 1.0))
+        and (score is not None or status == SubmissionStatus.COULD_NOT_GRADE)
+        and (correct is None or isinstance(correct, bool))
+        and isinstance(feedback, dict)
+        and isinstance(misconception, str)
+    )
+    if not valid:
+        raise InstructorRefused("The checker's grade of this answer was not kept whole; set its score by hand instead.")
+    return {
+        "status": status, "score": None if score is None else float(score), "correct": correct,
+        "misconception": misconception, "feedback": feedback,
+    }
 
 
 def _hand_grade_message(*, score: float, comment: str, checked: bool) -> str:
@@ -719,9 +798,13 @@ def _regrade_batch(job: RegradeJob, grader: "_Regrader", ids: list[int]) -> None
 
 
 def _graded_by_hand(submission_ids: list[int]) -> set[int]:
-    """The submissions among these that a person graded (a regrade keeps their score)."""
+    """The submissions among these whose standing grade a person gave (a regrade keeps
+    their score); one given back to the checker since is regraded like any other."""
     return set(
-        ManualGrade.objects.filter(submission_id__in=submission_ids).values_list("submission_id", flat=True)
+        Submission.objects.filter(pk__in=submission_ids)
+        .alias(newest_hand_grade_kind=newest_hand_grade_kind())
+        .filter(newest_hand_grade_kind=ManualGradeKind.BY_HAND)
+        .values_list("pk", flat=True)
     )
 
 

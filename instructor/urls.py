@@ -53,6 +53,10 @@ urlpatterns = [
         "<slug:course_slug>/submissions/<int:submission_id>/grade/", views.submission_grade_by_hand,
         name="submission_grade_by_hand",
     ),
+    path(
+        "<slug:course_slug>/submissions/<int:submission_id>/checker-grade/",
+        views.submission_grade_return_to_checker, name="submission_grade_return_to_checker",
+    ),
     path("<slug:course_slug>/manual/", views.manual_queue, name="manual_queue"),
     path("<slug:course_slug>/manual/<int:submission_id>/", views.manual_grade, name="manual_grade"),
     path("<slug:course_slug>/regrade/<int:job_id>/", views.regrade_detail, name="regrade"),

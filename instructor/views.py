@@ -364,7 +364,7 @@ def submission_detail(request, course_slug: str, submission_id: int):
 @require_POST
 def submission_grade_by_hand(request, course_slug: str, submission_id: int):
     """A person sets the score of a checked answer (over the checker's verdict)."""
-    submission, role = selectors.access_course_submission(
+    submission, role = selectors_hand_grading.access_hand_grading(
         user=request.user, course_slug=course_slug, submission_id=submission_id
     )
     grading = selectors_hand_grading.hand_grading(submission=submission, course=_course_of(submission))
@@ -381,6 +381,21 @@ def submission_grade_by_hand(request, course_slug: str, submission_id: int):
             request, submission=submission, grading=grading, form=form, refusal=refused.message, status=422
         )
     messages.success(request, f"Score of submission {submission.pk} set by hand.")
+    return redirect("instructor:submission", course_slug, submission.pk)
+
+
+@login_required
+@require_POST
+def submission_grade_return_to_checker(request, course_slug: str, submission_id: int):
+    """A person's score of a checked answer gives way to the checker's grade again."""
+    submission, role = selectors_hand_grading.access_hand_grading(
+        user=request.user, course_slug=course_slug, submission_id=submission_id
+    )
+    try:
+        services.submission_grade_return_to_checker(submission=submission, grader=request.user)
+    except services.InstructorRefused as refused:
+        return _render_submission_detail(request, submission=submission, refusal=refused.message, status=409)
+    messages.success(request, f"Submission {submission.pk} has the checker's grade again.")
     return redirect("instructor:submission", course_slug, submission.pk)
 
 

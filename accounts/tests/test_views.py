@@ -73,7 +73,8 @@ def test_a_visitor_from_a_join_link_signs_up_and_lands_enrolled(client, people):
     page = client.get(reverse("signup"), {"join": people.course.join_code}).content.decode()
     assert "After signing up you are enrolled in <strong>Attention</strong>" in page
     response = sign_up(client, join=people.course.join_code)
-    assert response["Location"] == reverse("dashboard")
+    assert response["Location"] == reverse("courses:home", args=["attn"])  # the course joined
+    assert client.get(response["Location"])["Location"] == "/#course-attn"
     assert Enrolment.objects.get(course=people.course, user__username="newbie").role == Role.STUDENT
     assert "You are enrolled in Attention." in client.get(reverse("dashboard")).content.decode()
 
@@ -168,7 +169,7 @@ def test_with_verification_on_the_account_waits_for_the_link_and_then_joins(clie
     tampered = client.get(link.replace("/verify/", "/verify/x"))
     assert tampered.status_code == 400
     confirmed = client.get(link)
-    assert confirmed["Location"] == reverse("login")
+    assert confirmed["Location"] == "/login/?next=/courses/attn/"  # then to the course joined
     user.refresh_from_db()
     assert user.is_active is True
     assert Enrolment.objects.get(course=people.course, user=user).role == Role.STUDENT

@@ -150,7 +150,7 @@ def test_choosing_the_password_signs_the_invitee_in_and_opens_the_course(client,
     assert (done.status_code, done["Location"]) == (302, "/courses/attn/")
     assert signed_in_as(client) == "ada"
     course_page = client.get(done["Location"], follow=True)
-    assert course_page.redirect_chain == [("/", 302)]  # a student's courses page
+    assert course_page.redirect_chain == [("/#course-attn", 302)]  # the course's section of a student's courses page
     assert [str(m) for m in course_page.context["messages"]] == ["Your password is set. Welcome to Attention."]
     assert "<h2>Attention" in course_page.content.decode()
     # Single use, as before: the spent link neither shows the form nor signs anyone in.

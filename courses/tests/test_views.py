@@ -64,7 +64,7 @@ def test_every_url_for_every_role(client, people, world, role_index, role, name)
 def test_the_course_address_leads_each_role_to_its_page(client, people, world):
     url = "/courses/attn/"
     assert reverse("courses:home", args=["attn"]) == url
-    for username, destination in (("ines", "/teach/attn/"), ("tariq", "/teach/attn/"), ("sam", "/")):
+    for username, destination in (("ines", "/teach/attn/"), ("tariq", "/teach/attn/"), ("sam", "/#course-attn")):
         client.login(username=username, password=PASSWORD)
         response = client.get(url)
         assert (response.status_code, response["Location"]) == (302, destination), username

@@ -90,7 +90,7 @@ def test_before_release_the_student_sees_only_answer_saved(client, exam, item, s
         "score": None, "awarded": None, "correct": None, "misconception": "",
     }
     assert api["submission"]["feedback"] == {
-        "message": "", "misconception_message": "", "entry_correct": None, "rubric": [],
+        "message": "", "misconception_message": "", "entry_correct": None, "rubric": [], "rubric_unrecorded": False,
     }
     assert [(p["solved"], p["finished"], p["hints_html"], p["solution_html"]) for p in api["exercise"]["parts"]] == [
         (None, False, [], None), (None, False, [], None),

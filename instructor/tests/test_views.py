@@ -21,6 +21,9 @@ def world(people):
     product_item, essay_item = assignment.items.all()
     variant = variant_for(product_item, people.student, params={"a": 3, "b": 4})
     checked = submission_add(variant, "product", "12", awarded=1.0)
+    hand_graded = services.submission_grade_manually(
+        submission=submission_add(variant, "product", "13", awarded=0.0), grader=people.ta, score=0.5
+    )
     essay_variant = variant_for(essay_item, people.student, params={"d": 64})
     manual = submission_add(essay_variant, "why", "Because variance grows.", awarded=None, status=SubmissionStatus.MANUAL)
     job = services.regrade_job_create(assignment=assignment, actor=people.instructor)
@@ -29,7 +32,8 @@ def world(people):
     graded = submission_add(essay_variant, "why", "Second try.", awarded=0.5)
     request = RegradeRequest.objects.create(submission=graded, student=people.student, message="Look again")
     return {"assignment": assignment, "item": product_item, "manual": manual, "job": job, "student": people.student,
-            "category": category, "request": request, "checked": checked}
+            "category": category, "request": request, "checked": checked,
+            "hand_graded": hand_graded}
 
 
 def urls(world):
@@ -61,6 +65,9 @@ def urls(world):
         ("submission", "get", reverse("instructor:submission", args=[c, world["manual"].pk]), None, (302, 403, 200, 200, 404)),
         ("submission_grade_by_hand", "post", reverse("instructor:submission_grade_by_hand", args=[c, world["checked"].pk]),
          {"score": "50", "unit": "percent"}, (302, 403, 302, 302, 404)),
+        ("submission_grade_return_to_checker", "post",
+         reverse("instructor:submission_grade_return_to_checker", args=[c, world["hand_graded"].pk]), {},
+         (302, 403, 302, 302, 404)),
         ("manual_queue", "get", reverse("instructor:manual_queue", args=[c]), None, (302, 403, 200, 200, 404)),
         ("manual_grade", "get", reverse("instructor:manual_grade", args=[c, world["manual"].pk]), None, (302, 403, 200, 200, 404)),
         ("regrade", "get", reverse("instructor:regrade", args=[c, world["job"].pk]), None, (302, 403, 403, 200, 404)),
@@ -91,7 +98,7 @@ def urls(world):
 URL_NAMES = [
     "course", "assignment_new", "assignment", "assignment_edit", "item_add", "exercise_picker", "exercise_preview", "item_pools", "item_update", "item_remove",
     "gradebook", "gradebook_csv", "gradebook_xlsx", "submissions_csv", "student", "analytics", "pool_by_skill", "regrade_new", "submission",
-    "submission_grade_by_hand", "manual_queue", "manual_grade", "regrade", "regrade_progress", "regrade_apply",
+    "submission_grade_by_hand", "submission_grade_return_to_checker", "manual_queue", "manual_grade", "regrade", "regrade_progress", "regrade_apply",
     "course_gradebook", "course_gradebook_csv", "course_gradebook_xlsx", "grade_category_add", "grade_category_edit",
     "assignment_categories_set", "grading", "grading_question", "grading_answer", "grading_rubric", "grading_apply",
     "regrade_requests", "regrade_request_reply",
