@@ -33,6 +33,12 @@ def _spec_problem(error: engine.SpecError) -> Problem:
     )
 
 
+def _busy(refused: authoring_services.AuthoringRefused) -> exceptions.Throttled:
+    """Another run of the person's source in the sandbox is under way (the editor's one place
+    per person): 429 with Retry-After, nothing run or stored."""
+    return exceptions.Throttled(wait=authoring_services.SOURCE_CHECK_RETRY_SECONDS, detail=refused.message)
+
+
 def _refused(refused: authoring_services.AuthoringRefused) -> Problem:
     if getattr(refused, "code", None) == "self_approval":
         return Problem(refused.message, status_code=status.HTTP_403_FORBIDDEN, code="self_approval")
@@ -66,9 +72,7 @@ class ExerciseValidate(APIView):
             with authoring_services.source_check_place(user=request.user):
                 checked = authoring.source_check(source=source)
         except authoring_services.AuthoringRefused as refused:
-            raise exceptions.Throttled(
-                wait=authoring_services.SOURCE_CHECK_RETRY_SECONDS, detail=refused.message
-            ) from None
+            raise _busy(refused) from None
         issues = _issues(engine.SpecError(checked["errors"])) if checked["errors"] else []
         if checked["failure"]:
             issues.append({"line": None, "path": "", "message": checked["failure"]})
@@ -102,7 +106,9 @@ class ExerciseList(APIView):
     )
     def post(self, request, course_slug: str):
         """Push an exercise file as a draft: a new exercise (201), a new draft of one this
-        course owns (201), or nothing when its latest version has this exact source (200)."""
+        course owns (201), or nothing when its latest version has this exact source (200).
+        The file is drawn in the sandbox holding the person's one place for it, as the
+        editor's Check and Save do: 429 with Retry-After while another run of theirs goes on."""
         course, _ = authoring.access_authoring(user=request.user, course_slug=course_slug, action=Action.EDIT)
         source = _source_text(request)
         try:
@@ -110,7 +116,7 @@ class ExerciseList(APIView):
         except engine.SpecError as error:
             raise _spec_problem(error)
         except authoring_services.AuthoringRefused as refused:
-            raise _refused(refused)
+            raise (_busy(refused) if refused.code == "busy" else _refused(refused)) from None
         data = {**serializers.VersionSerializer(version).data, "changed": changed}
         return Response(data, status=status.HTTP_201_CREATED if changed else status.HTTP_200_OK)
 

@@ -310,6 +310,14 @@ EXAM_VISIBLE_SWEEP_SECONDS = env.float("EXAM_VISIBLE_SWEEP_SECONDS", default=300
 # spread out), and once more when its own clock reaches zero. 1,000 pages at 5 s were
 # 200 requests a second all exam long; at 30 s, 33.
 EXAM_DEADLINE_POLL_SECONDS = env.int("EXAM_DEADLINE_POLL_SECONDS", default=30)
+# The deadline poll's rate limit (exams.services.deadline_poll_wait): per student and exam, a
+# burst (several tabs, each asking at zero and when shown again), then one ask every 2 s; per
+# student over all exams, twice that. Far above what open pages ask; a faster ask gets 429
+# with Retry-After and the page asks again then. A burst of 0 switches that limit off.
+EXAM_DEADLINE_POLL_BURST = env.int("EXAM_DEADLINE_POLL_BURST", default=10)
+EXAM_DEADLINE_POLL_PER_SECOND = env.float("EXAM_DEADLINE_POLL_PER_SECOND", default=0.5)
+EXAM_DEADLINE_POLL_USER_BURST = env.int("EXAM_DEADLINE_POLL_USER_BURST", default=20)
+EXAM_DEADLINE_POLL_USER_PER_SECOND = env.float("EXAM_DEADLINE_POLL_USER_PER_SECOND", default=1.0)
 CELERY_BEAT_SCHEDULE = {
     "requeue-stale-submissions": {
         "task": "grading.tasks.requeue_stale_submissions",

@@ -105,6 +105,14 @@ def working_spec(source: str) -> engine.ExerciseSpec:
     return engine.load_spec(source)
 
 
+def _working_spec_tried(*, source: str, actor, action: str) -> engine.ExerciseSpec:
+    """``working_spec`` holding the actor's one place for running a source in the sandbox
+    (``source_check_place``; AuthoringRefused, code ``busy``, while another of theirs runs).
+    Call outside any transaction: the place must be seen by the person's other requests."""
+    with source_check_place(user=actor, action=action):
+        return working_spec(source)
+
+
 def _require_owner_writable(version: ExerciseVersion) -> None:
     """An exercise owned by an archived course is read-only with it (built-in ones have no owner)."""
     owner = ExerciseOwner.objects.select_related("course").filter(exercise_id=version.exercise_id).first()
@@ -123,17 +131,26 @@ def _event(*, version: ExerciseVersion, actor, kind: str, **fields) -> ExerciseE
     )
 
 
-@transaction.atomic
 def exercise_create(
     *, course: Course, actor, source: str, kind: str = EventKind.CREATED
 ) -> ExerciseVersion:
     """A new exercise owned by ``course``, as draft version 1.
 
     Raises SpecError (with lines) for an invalid source, one that cannot produce a
-    working variant, or a slug already taken.
+    working variant, or a slug already taken; AuthoringRefused (code ``busy``) while
+    another run of a source of the actor's is under way (the source is tried in the
+    sandbox first, outside the transaction that stores it).
     """
     require_course_writable(course=course)
-    spec = working_spec(source)
+    spec = _working_spec_tried(source=source, actor=actor, action="save")
+    return _exercise_store(course=course, actor=actor, source=source, spec=spec, kind=kind)
+
+
+@transaction.atomic
+def _exercise_store(
+    *, course: Course, actor, source: str, spec: engine.ExerciseSpec, kind: str
+) -> ExerciseVersion:
+    require_course_writable(course=course)
     if Exercise.objects.filter(slug=spec.slug).exists():
         raise _slug_issue(
             source, f"an exercise called '{spec.slug}' already exists; choose another slug"
@@ -153,7 +170,6 @@ def exercise_create(
     return version
 
 
-@transaction.atomic
 def version_save(
     *, version: ExerciseVersion, actor, source: str, kind: str = EventKind.EDITED
 ) -> ExerciseVersion:
@@ -161,11 +177,21 @@ def version_save(
     untouched and the edit becomes a new draft version n + 1.
 
     Raises SpecError for an invalid source, AuthoringRefused when the version is in
-    review or a newer draft already exists.
+    review or a newer draft already exists, or (code ``busy``) while another run of a
+    source of the actor's is under way (the source is tried in the sandbox first, outside
+    the transaction that stores it).
     """
+    _require_owner_writable(version)
+    spec = _working_spec_tried(source=source, actor=actor, action="save")
+    return _version_store(version=version, actor=actor, source=source, spec=spec, kind=kind)
+
+
+@transaction.atomic
+def _version_store(
+    *, version: ExerciseVersion, actor, source: str, spec: engine.ExerciseSpec, kind: str
+) -> ExerciseVersion:
     version = ExerciseVersion.objects.select_for_update().get(pk=version.pk)
     _require_owner_writable(version)
-    spec = working_spec(source)
     exercise = version.exercise
     if spec.slug != exercise.slug:
         raise _slug_issue(
@@ -308,16 +334,22 @@ def source_from_upload(data: bytes) -> str:
         raise AuthoringRefused(f"The file is not UTF-8 text (byte {exc.start} is not valid).")
 
 
-@transaction.atomic
 def exercise_import(*, course: Course, actor, data: bytes) -> ExerciseVersion:
     """Import an exercise file: a new exercise, or an edit of one this course owns
-    (its latest version: a draft is replaced, a published one gets version n + 1)."""
+    (its latest version: a draft is replaced, a published one gets version n + 1).
+    The file is tried in the sandbox once, as ``exercise_create`` does (AuthoringRefused,
+    code ``busy``, while another run of a source of the actor's is under way)."""
     require_course_writable(course=course)
     source = source_from_upload(data)
-    spec = working_spec(source)
+    spec = _working_spec_tried(source=source, actor=actor, action="import")
+    return _import_store(course=course, actor=actor, source=source, spec=spec)
+
+
+@transaction.atomic
+def _import_store(*, course: Course, actor, source: str, spec: engine.ExerciseSpec) -> ExerciseVersion:
     exercise = Exercise.objects.select_related("owner").filter(slug=spec.slug).first()
     if exercise is None:
-        return exercise_create(course=course, actor=actor, source=source, kind=EventKind.IMPORTED)
+        return _exercise_store(course=course, actor=actor, source=source, spec=spec, kind=EventKind.IMPORTED)
     owner = getattr(exercise, "owner", None)
     if owner is None or owner.course_id != course.pk:
         raise _slug_issue(
@@ -326,7 +358,7 @@ def exercise_import(*, course: Course, actor, data: bytes) -> ExerciseVersion:
             "import it under a new slug",
         )
     latest = exercise.versions.order_by("-number").first()
-    return version_save(version=latest, actor=actor, source=source, kind=EventKind.IMPORTED)
+    return _version_store(version=latest, actor=actor, source=source, spec=spec, kind=EventKind.IMPORTED)
 
 
 # ---------------------------------------------------------------------------
@@ -363,32 +395,43 @@ def variant_test_finish(*, run: VariantTestRun) -> None:
 
 
 # ---------------------------------------------------------------------------
-# "Check": one at a time per person
+# Running an author's source in the sandbox (Check, Save, Import, Preview): one at a
+# time per person
 # ---------------------------------------------------------------------------
 
-# Longer than one check may run (its sandbox stops it after 10 s of wall-clock time,
+# Longer than one run may take (its sandbox stops it after 10 s of wall-clock time,
 # selectors.CHECK_LIMITS): a row left by a process that died stops counting after this.
 SOURCE_CHECK_LEASE = timedelta(seconds=30)
 SOURCE_CHECK_RETRY_SECONDS = 2
+# What was not started, by what the request was doing (the editor's check keeps its own words).
+SOURCE_RUN_ACTIONS = {"save": "this save", "import": "this import", "preview": "this preview"}
 
 
-def source_check_start(*, user) -> SourceCheckRun:
-    """Take the person's one place for a check of unsaved source, or raise AuthoringRefused
-    (code ``busy``) while another check of theirs runs. Decided by the unique user of
+def source_check_start(*, user, action: str = "check") -> SourceCheckRun:
+    """Take the person's one place for running an exercise source in the sandbox (the
+    editor's check, a save, an import, a preview), or raise AuthoringRefused (code
+    ``busy``) while another run of theirs is under way. Decided by the unique user of
     ``SourceCheckRun``: of two requests at once only one insert succeeds, so both cannot
-    run. Call ``source_check_finish`` when the check ends (or use ``source_check_place``)."""
+    run. Call ``source_check_finish`` when the run ends (or use ``source_check_place``),
+    outside any transaction, so that the person's other requests see the place taken."""
     now = timezone.now()
     SourceCheckRun.objects.filter(user=user, started_at__lte=now - SOURCE_CHECK_LEASE).delete()
     try:
         with transaction.atomic():
             return SourceCheckRun.objects.create(user=user, started_at=now)
     except IntegrityError:
-        raise AuthoringRefused(
-            "A check of yours is still running, so this one was not started: one check at a time "
-            f"per person, and each stops after at most {CHECK_LIMITS['wall_seconds']:g} s. The editor "
-            "checks your latest text again in a moment.",
-            code="busy",
-        ) from None
+        limit = f"each stops after at most {CHECK_LIMITS['wall_seconds']:g} s"
+        if action == "check":
+            message = (
+                f"A check of yours is still running, so this one was not started: one check at a time "
+                f"per person, and {limit}. The editor checks your latest text again in a moment."
+            )
+        else:
+            message = (
+                f"A check of yours is still running, so {SOURCE_RUN_ACTIONS[action]} was not started: "
+                f"one check, save, import or preview at a time per person, and {limit}."
+            )
+        raise AuthoringRefused(message, code="busy") from None
 
 
 def source_check_finish(*, run: SourceCheckRun) -> None:
@@ -396,11 +439,11 @@ def source_check_finish(*, run: SourceCheckRun) -> None:
 
 
 @contextmanager
-def source_check_place(*, user):
-    """``with source_check_place(user=...)``: the check in the block holds the person's one
+def source_check_place(*, user, action: str = "check"):
+    """``with source_check_place(user=...)``: the run in the block holds the person's one
     place (AuthoringRefused, code ``busy``, when another holds it), given back however the
     block ends."""
-    run = source_check_start(user=user)
+    run = source_check_start(user=user, action=action)
     try:
         yield run
     finally:

@@ -51,6 +51,19 @@ def _spec_errors(error: engine.SpecError) -> list[dict]:
     return [{"line": i.line, "path": i.path, "message": i.message, "text": str(i)} for i in error.errors]
 
 
+def _busy(response: HttpResponse) -> HttpResponse:
+    """The 429 of a request that would run a source in the sandbox while another run of the
+    person's is under way: nothing ran and nothing was stored; the page tries again after
+    Retry-After (authoring_check.js)."""
+    response.status_code = 429
+    response["Retry-After"] = str(services.SOURCE_CHECK_RETRY_SECONDS)
+    return response
+
+
+def _busy_context(refused: services.AuthoringRefused) -> dict:
+    return {"busy": refused.message, "retry_after": services.SOURCE_CHECK_RETRY_SECONDS}
+
+
 @login_required
 @require_GET
 def exercise_list(request, course_slug: str):
@@ -96,7 +109,7 @@ def exercise_new(request, course_slug: str):
         user=request.user, course_slug=course_slug, action=Action.EDIT
     )
     form = SourceForm(request.POST or None, initial={"source": NEW_EXERCISE_TEMPLATE})
-    errors = []
+    errors, refusal, busy = [], None, {}
     if request.method == "POST" and form.is_valid():
         try:
             version = services.exercise_create(
@@ -104,15 +117,22 @@ def exercise_new(request, course_slug: str):
             )
         except engine.SpecError as error:
             errors = _spec_errors(error)
+        except services.AuthoringRefused as refused:
+            if refused.code == "busy":
+                busy = _busy_context(refused)
+            else:
+                refusal = refused.message
         else:
             messages.success(request, f"Created {version.exercise.slug} as draft version 1.")
             return redirect("authoring:version", course.slug, version.exercise.slug, 1)
-    return render(
+    response = render(
         request,
         "authoring/editor.html",
-        {"course": course, "role": role, "form": form, "errors": errors, "version": None, "is_new": True},
-        status=422 if errors else 200,
+        {"course": course, "role": role, "form": form, "errors": errors, "refusal": refusal,
+         "version": None, "is_new": True, **busy},
+        status=422 if errors or refusal else 200,
     )
+    return _busy(response) if busy else response
 
 
 @login_required
@@ -122,28 +142,34 @@ def exercise_import(request, course_slug: str):
         user=request.user, course_slug=course_slug, action=Action.EDIT
     )
     form = ImportForm(request.POST or None, request.FILES or None)
-    errors, refusal = [], None
+    errors, refusal, busy = [], None, {}
     if request.method == "POST" and form.is_valid():
+        name, data = form.upload()
         try:
-            version = services.exercise_import(
-                course=course, actor=request.user, data=form.cleaned_data["file"].read()
-            )
+            version = services.exercise_import(course=course, actor=request.user, data=data)
         except engine.SpecError as error:
             errors = _spec_errors(error)
         except services.AuthoringRefused as refused:
-            refusal = refused.message
+            if refused.code == "busy":
+                # The file stays in the page, to be sent again as it is.
+                form = ImportForm(initial=ImportForm.kept_initial(name=name, data=data))
+                busy = {**_busy_context(refused), "kept_name": name,
+                        "kept_text": data.decode("utf-8", errors="replace")}
+            else:
+                refusal = refused.message
         else:
             messages.success(
                 request, f"Imported {version.exercise.slug} as draft version {version.number}."
             )
             return redirect("authoring:version", course.slug, version.exercise.slug, version.number)
     failed = bool(errors or refusal or form.errors)
-    return render(
+    response = render(
         request,
         "authoring/import.html",
-        {"course": course, "role": role, "form": form, "errors": errors, "refusal": refusal},
+        {"course": course, "role": role, "form": form, "errors": errors, "refusal": refusal, **busy},
         status=422 if failed else 200,
     )
+    return _busy(response) if busy else response
 
 
 @login_required
@@ -163,9 +189,7 @@ def source_check(request, course_slug: str):
             with services.source_check_place(user=request.user):
                 checked = selectors.source_check(source=form.cleaned_data["source"], seed=seed)
         except services.AuthoringRefused as refused:
-            response = render(request, "authoring/_check.html", {"busy": refused.message}, status=429)
-            response["Retry-After"] = str(services.SOURCE_CHECK_RETRY_SECONDS)
-            return response
+            return _busy(render(request, "authoring/_check.html", {"busy": refused.message}))
         context.update(
             errors=_spec_errors(engine.SpecError(checked["errors"])) if checked["errors"] else [],
             failure=checked["failure"],
@@ -221,6 +245,14 @@ def version_detail(request, course_slug: str, slug: str, number: int):
     spec = selectors.authoring_spec(version)
     is_instructor = access.owned and access.role == Role.INSTRUCTOR
     second_reviewer = selectors.second_reviewer_required(course=access.course)
+    # Seed 0 drawn in the sandbox, holding the person's one place for it; while another run
+    # of theirs holds it, the page comes without it and asks for it after the wait.
+    preview, preview_busy = None, {}
+    try:
+        with services.source_check_place(user=request.user, action="preview"):
+            preview = selectors.version_preview_limited(spec=spec, seed=0)
+    except services.AuthoringRefused as refused:
+        preview_busy = _busy_context(refused)
     return render(
         request,
         "authoring/version_detail.html",
@@ -245,7 +277,8 @@ def version_detail(request, course_slug: str, slug: str, number: int):
             "can_comment": access.owned,
             "comment_form": CommentForm(),
             "events": version.events.select_related("actor") if access.owned else [],
-            "preview": selectors.version_preview_limited(spec=spec, seed=0),
+            "preview": preview,
+            **preview_busy,
         },
     )
 
@@ -258,7 +291,7 @@ def version_edit(request, course_slug: str, slug: str, number: int):
     )
     version = access.version
     form = SourceForm(request.POST or None, initial={"source": version.source})
-    errors, refusal = [], None
+    errors, refusal, busy = [], None, {}
     if version.status == VersionStatus.IN_REVIEW:
         refusal = "This version is in review; return it to draft before editing."
     if request.method == "POST" and form.is_valid() and refusal is None:
@@ -269,7 +302,10 @@ def version_edit(request, course_slug: str, slug: str, number: int):
         except engine.SpecError as error:
             errors = _spec_errors(error)
         except services.AuthoringRefused as refused:
-            refusal = refused.message
+            if refused.code == "busy":
+                busy = _busy_context(refused)
+            else:
+                refusal = refused.message
         else:
             if saved.number != version.number:
                 messages.success(
@@ -281,7 +317,7 @@ def version_edit(request, course_slug: str, slug: str, number: int):
                 messages.success(request, f"Saved draft version {saved.number}.")
             return redirect(_version_url(access, number=saved.number))
     failed = request.method == "POST" and bool(errors or refusal or form.errors)
-    return render(
+    response = render(
         request,
         "authoring/editor.html",
         {
@@ -292,9 +328,11 @@ def version_edit(request, course_slug: str, slug: str, number: int):
             "refusal": refusal,
             "version": version,
             "is_new": False,
+            **busy,
         },
         status=422 if failed else 200,
     )
+    return _busy(response) if busy else response
 
 
 @login_required
@@ -305,15 +343,19 @@ def version_preview(request, course_slug: str, slug: str, number: int):
     )
     spec = selectors.authoring_spec(access.version)
     form = PreviewForm(request.GET or {"seed": 0})
-    preview, form_error = None, None
+    preview, form_error, busy = None, None, {}
     if form.is_valid():
         name = form.cleaned_data["variant"] or None
         if name is not None and name not in spec.variants:
             form_error = f"There is no named variant '{name}'."
         else:
-            preview = selectors.version_preview_limited(
-                spec=spec, seed=form.cleaned_data["seed"], variant_name=name
-            )
+            try:
+                with services.source_check_place(user=request.user, action="preview"):
+                    preview = selectors.version_preview_limited(
+                        spec=spec, seed=form.cleaned_data["seed"], variant_name=name
+                    )
+            except services.AuthoringRefused as refused:
+                busy = _busy_context(refused)
     else:
         form_error = "; ".join(f"{field}: {' '.join(errs)}" for field, errs in form.errors.items())
     template = (
@@ -321,13 +363,14 @@ def version_preview(request, course_slug: str, slug: str, number: int):
         if request.headers.get("HX-Request") == "true"
         else "authoring/preview_page.html"
     )
-    return render(
+    response = render(
         request,
         template,
         {"access": access, "course": access.course, "role": access.role, "version": access.version,
-         "preview": preview, "form_error": form_error},
+         "preview": preview, "form_error": form_error, **busy},
         status=200 if preview else 400,
     )
+    return _busy(response) if busy else response
 
 
 @login_required

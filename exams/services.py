@@ -10,14 +10,18 @@ stores an answer, so an answer is either stored before the end or refused after 
 from __future__ import annotations
 
 import logging
+import math
 from datetime import timedelta
 
+import redis
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from courses.models import Assignment
 from courses.services import require_course_writable
+from grading import throttle
 from grading.events import grades_release_changed_publish, grades_visible_publish
 
 from .models import AssignmentAttempt, AttemptCloseReason, GradeRelease, GradeReleaseAction
@@ -78,6 +82,34 @@ def attempt_deadline_seen(*, attempt: AssignmentAttempt, deadline) -> bool:
     AssignmentAttempt.objects.filter(pk=attempt.pk).update(deadline_seen=deadline, deadline_seen_at=now)
     attempt.deadline_seen, attempt.deadline_seen_at = deadline, now
     return True
+
+
+def deadline_poll_wait(*, student, course_slug: str, assignment_slug: str) -> int:
+    """Whole seconds before this student's pages may ask for this exam's deadline again;
+    0 when they may now (the ask is counted). Decided before any database read, so a
+    script polling in a loop costs a Redis call per request and nothing more.
+
+    Two buckets, per student and exam (one attempt each) and per student over all exams,
+    each a burst (several tabs asking at zero or when shown again) and then a steady rate,
+    an order of magnitude above what open pages ask. The bucket that refuses an ask takes
+    no token from it. With Redis unreachable the ask is let through (each process keeps its
+    own buckets then, ``grading.throttle``).
+    """
+    limits = (
+        (f"exam-deadline:{student.pk}:{course_slug}:{assignment_slug}",
+         settings.EXAM_DEADLINE_POLL_BURST, settings.EXAM_DEADLINE_POLL_PER_SECOND),
+        (f"exam-deadline:{student.pk}", settings.EXAM_DEADLINE_POLL_USER_BURST,
+         settings.EXAM_DEADLINE_POLL_USER_PER_SECOND),
+    )
+    for key, burst, per_second in limits:
+        try:
+            wait = throttle.token_take(key=key, burst=burst, per_second=per_second)
+        except redis.RedisError:  # the poll must not fail because its limit cannot be asked
+            logger.warning("deadline poll limit unavailable; poll of user %s let through", student.pk)
+            return 0
+        if wait:
+            return max(1, math.ceil(wait))
+    return 0
 
 
 def attempt_end(*, attempt: AssignmentAttempt, reason: str, at=None) -> bool:

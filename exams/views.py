@@ -163,7 +163,18 @@ def deadline_poll(request, course_slug: str, assignment_slug: str):
     extension, an accommodation edited or an early close reaches them within seconds).
     Outside the grading path: one read of the window, one write when the deadline the
     page learns has changed. A page whose attempt another browser session has taken over
-    gets a 403 that says so ({"taken_over": true, "message": ...}): it disables its forms."""
+    gets a 403 that says so ({"taken_over": true, "message": ...}): it disables its forms.
+    Asked faster than any page asks, a 429 with Retry-After ({"rate_limited": true,
+    "retry_after": seconds}): the page asks again after it, and shows nothing."""
+    wait = services.deadline_poll_wait(
+        student=request.user, course_slug=course_slug, assignment_slug=assignment_slug
+    )
+    if wait:
+        return JsonResponse(
+            {"rate_limited": True, "retry_after": wait,
+             "message": f"Asked too often. Ask again in {wait} second{'s' * (wait != 1)}."},
+            status=429, headers={"Cache-Control": "no-store", "Retry-After": str(wait)},
+        )
     try:
         window, course = selectors.access_own_deadline(
             course_slug=course_slug, assignment_slug=assignment_slug, student=request.user,

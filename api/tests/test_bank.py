@@ -55,6 +55,30 @@ def test_validate_holds_the_persons_one_check_place_as_the_editor_does(world):
     assert SourceCheckRun.objects.count() == 0  # the place was given back
 
 
+def test_push_holds_the_persons_one_place_as_the_editors_save_does(world, instructor):
+    """A push draws the file in the sandbox as Save does: while another run of the person's
+    holds their place, 429 with Retry-After and nothing stored; an unchanged file runs nothing."""
+    from django.utils import timezone
+
+    from authoring.models import SourceCheckRun
+
+    assert post(instructor, C, {"source": product_yaml(slug="mine")}).status_code == 201
+    running = SourceCheckRun.objects.create(user=world.people.instructor, started_at=timezone.now())
+    refused = post(instructor, C, {"source": product_yaml(slug="mine", points=2)})
+    assert (refused.status_code, refused["Retry-After"]) == (429, "2")
+    assert refused.json()["detail"] == (
+        "A check of yours is still running, so this import was not started: one check, save, import or "
+        "preview at a time per person, and each stops after at most 10 s. Expected available in 2 seconds."
+    )
+    assert list(ExerciseVersion.objects.filter(exercise__slug="mine").values_list("number", "source")) == [
+        (1, product_yaml(slug="mine"))
+    ]
+    assert post(instructor, C, {"source": product_yaml(slug="mine")}).status_code == 200  # unchanged: no run
+    running.delete()
+    assert post(instructor, C, {"source": product_yaml(slug="mine", points=2)}).status_code == 201
+    assert SourceCheckRun.objects.count() == 0
+
+
 def test_push_creates_a_draft_then_a_new_version_and_skips_an_unchanged_file(world, instructor):
     created = post(instructor, C, {"source": product_yaml(slug="mine")})
     assert created.status_code == 201

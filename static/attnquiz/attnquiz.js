@@ -1110,13 +1110,21 @@
     expireAnswerForms("is-taken-over");
   }
 
+  function deadlineRetryAfterSeconds(response) {
+    var seconds = Number(response.headers.get("Retry-After"));
+    if (!isFinite(seconds) || seconds < 1) seconds = 2;
+    return Math.min(seconds, 300);
+  }
+
   /* Ask the server for the student's own deadline every data-deadline-poll-seconds (plus up
      to a fifth, so the pages of a class that opened together spread out), when the page's
      own clock reaches zero, and when the tab is shown again, so an extension, an
      accommodation edited or an early close reaches an open page without a reload. A page
      whose clock already ran out, or whose attempt ended meanwhile, reloads instead: the
      server draws the forms and the attempt's state. A 403 {"taken_over": true, message}
-     (another browser session has the attempt now) stops the polls and calls onTakenOver. */
+     (another browser session has the attempt now) stops the polls and calls onTakenOver.
+     A 429 (asked too often: many tabs, a flurry of tab switches) shows the student nothing:
+     the page asks again after the reply's Retry-After seconds. */
   function pollDeadline(clock, moveTo, onTakenOver) {
     var url = clock.dataset.deadlineUrl;
     var everyMs = Math.max(1, Number(clock.dataset.deadlinePollSeconds) || 30) * 1000;
@@ -1127,8 +1135,11 @@
     var lastAsked = Date.now();
     function stop() { stopped = true; clearTimeout(timer); }
     function scheduleNext() {
+      askAfter(everyMs);
+    }
+    function askAfter(ms) {
       clearTimeout(timer);
-      if (!stopped) timer = setTimeout(ask, everyMs * (1 + Math.random() / 5));
+      if (!stopped) timer = setTimeout(ask, ms * (1 + Math.random() / 5));
     }
     function ask() {
       if (stopped) return;
@@ -1139,6 +1150,11 @@
       fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
         .then(function (response) {
           if (response.ok) return response.json();
+          if (response.status === 429) {
+            // In place of the next regular ask, not besides it.
+            askAfter(deadlineRetryAfterSeconds(response) * 1000);
+            return null;
+          }
           if (response.status === 403) return response.json().catch(function () { return null; });
           return null;
         })
