@@ -1,7 +1,9 @@
-"""The steps of a graded derivation as the student reads them: each line as written,
-typeset (KaTeX renders the ``\\( … \\)`` spans of a ``[data-math]`` container, from a static
-file), with how it follows from the line before in words, and the first step that does
-not follow marked. The HTML passes the one sanitiser (``exercises.html_sanitiser``).
+"""The steps of a graded derivation as the student reads them: one item per line of the
+answer box, by its number; a line with one step shows it typeset (KaTeX renders the
+``\\( … \\)`` spans of a ``[data-math]`` container, from a static file), a line chained with
+= shows the line as typed with its steps typeset under it. Each step says in words how it
+follows from the step before, and the first step that does not follow is marked. The HTML
+passes the one sanitiser (``exercises.html_sanitiser``).
 
 The instance of a rule (``E[k_m q_m] = E[k_m] E[q_m]``) is the checker's own canonical
 form: it is shown only when the review policy shows solutions.
@@ -17,14 +19,27 @@ PROBLEM_KINDS = ("not_justified", "wrong", "too_big")
 
 
 def derivation_steps_html(feedback: dict | None, *, show_verdicts: bool, show_instances: bool) -> str:
-    """Sanitised HTML of an ordered list of the steps, or "" when there is none to show."""
+    """Sanitised HTML of a list of the answer's lines with their steps, or "" when there is none to show."""
     details = (feedback or {}).get("details") or {}
     steps = details.get("steps") or []
     if not show_verdicts or not steps or not all(isinstance(step, dict) and "text" in step for step in steps):
         return ""
     marked = _first_problem(details, steps)
-    items = [_step_item(step, marked, show_instances) for step in steps]
-    return sanitise_html("<ol>" + "".join(items) + "</ol>")
+    items = [_line_item(line, members, marked, show_instances) for line, members in _typed_lines(steps)]
+    return sanitise_html("<ul>" + "".join(items) + "</ul>")
+
+
+def _typed_lines(steps: list[dict]) -> list[tuple[object, list[dict]]]:
+    """The steps grouped by the line they were typed on, in order (feedback stored without
+    line numbers: one step per line)."""
+    lines: list[tuple[object, list[dict]]] = []
+    for step in steps:
+        line = step.get("line")
+        if line is not None and lines and lines[-1][0] == line:
+            lines[-1][1].append(step)
+        else:
+            lines.append((line, [step]))
+    return lines
 
 
 def _first_problem(details: dict, steps: list[dict]) -> int | None:
@@ -34,19 +49,30 @@ def _first_problem(details: dict, steps: list[dict]) -> int | None:
     return next((step["step"] for step in steps if step.get("kind") in PROBLEM_KINDS), None)
 
 
-def _step_item(step: dict, marked: int | None, show_instances: bool) -> str:
+def _line_item(line, members: list[dict], marked: int | None, show_instances: bool) -> str:
+    label = f"Line {escape(line)}: " if line is not None else ""
+    if len(members) == 1:
+        return f"<li>{label}{_step_body(members[0], marked, show_instances, chained=False)}</li>"
+    typed = members[0].get("line_text") or " = ".join(str(step["text"]) for step in members)
+    steps = "".join(f"<li>{_step_body(step, marked, show_instances, chained=index > 0)}</li>"
+                    for index, step in enumerate(members))
+    return f"<li>{label}<code>{escape(typed)}</code><ol>{steps}</ol></li>"
+
+
+def _step_body(step: dict, marked: int | None, show_instances: bool, *, chained: bool) -> str:
     latex = str(step.get("latex") or "")
     written = f"\\({escape(latex)}\\)" if latex else f"<code>{escape(step['text'])}</code>"
     mark = "<strong>✗ The first step that does not follow.</strong> " if step.get("step") == marked else ""
-    reason = escape(step_reason_words(step))
+    reason = escape(step_reason_words(step, after="the expression before it" if chained else "the line before"))
     instances = ""
     if show_instances and step.get("instances"):
         instances = "<br>Here: <code>" + "; ".join(escape(text) for text in step["instances"]) + "</code>"
-    return f"<li>{written}<br>{mark}<em>{reason}</em>{instances}</li>"
+    return f"{written}<br>{mark}<em>{reason}</em>{instances}"
 
 
-def step_reason_words(step: dict) -> str:
-    """How a step follows from the line before, in words."""
+def step_reason_words(step: dict, *, after: str = "the line before") -> str:
+    """How a step follows from the one before (``after``: "the line before", or on a chained
+    line "the expression before it"), in words."""
     kind = step.get("kind")
     words = [str(word) for word in step.get("rule_words") or []]
     joined = " and ".join(words)
@@ -57,11 +83,11 @@ def step_reason_words(step: dict) -> str:
     if kind == "restatement":
         if step.get("step") == 1:
             return "Restates the question: no rule applied."
-        return "Restates the line before (ordinary algebra): no rule applied."
+        return f"Restates {after} (ordinary algebra): no rule applied."
     if kind == "not_justified":
-        return "Not justified: the value agrees, but no rule leads here from the line before."
+        return f"Not justified: the value agrees, but no rule leads here from {after}."
     if kind == "wrong":
-        return "Does not follow: not equal to the line before."
+        return f"Does not follow: not equal to {after}."
     if kind == "start":
         return "Where the derivation starts."
     return "Not checked: an earlier step does not follow."

@@ -297,13 +297,15 @@ class Step:
     """One expression of the answer as the student typed it: ``line`` counts the lines of
     the answer box from 1 (a blank line is skipped but still counted, so line 3 is the third
     line of the box); a line chained with = holds several steps, ``column`` (from 0) is
-    where this one starts on its line. ``number`` counts the steps, for the details only."""
+    where this one starts on its line. ``number`` counts the steps, for the details only;
+    ``line_text`` is the whole line as typed (the feedback shows a chained line's steps under it)."""
 
     number: int
     text: str
     line: int
     column: int
     alone: bool  # the only expression on its line
+    line_text: str = ""
 
     def subject(self) -> str:
         """This step in a sentence: "line 2", or "'B' on line 1" on a chained line."""
@@ -339,7 +341,7 @@ def split_steps(answer) -> list[Step]:
     for line_number, line in enumerate(lines, start=1):
         pieces = [(column, text) for column, text in _split_equals(line) if text]
         for column, text in pieces:
-            steps.append(Step(len(steps) + 1, text, line_number, column, len(pieces) == 1))
+            steps.append(Step(len(steps) + 1, text, line_number, column, len(pieces) == 1, line.strip()))
     if not steps:
         raise AnswerFormatError("the derivation is empty: write one step per line")
     if len(steps) > MAX_STEPS:
@@ -549,7 +551,10 @@ def check(expected, answer, options: dict) -> Grade:
         return invalid("A derivation is a chain: write the expression you start from, then one step per line.")
     seconds = symbolic.option_float(options, "time_limit", symbolic.DEFAULT_TIME_LIMIT)
     for index, ((previous_step, _, previous), (step, _, value)) in enumerate(zip(chain, chain[1:])):
-        verdict = symbolic.decide_equivalent(previous, value, seconds)
+        try:
+            verdict = symbolic.decide_equivalent(previous, value, seconds)
+        except symbolic.TooComplexToCheck:
+            return _too_complex(step, _source(previous_step, step))
         if verdict is None:
             return could_not_grade(f"Deciding whether {step.subject()} follows from {_source(previous_step, step)} "
                                    "timed out; passed on for review.")
@@ -566,7 +571,10 @@ def check(expected, answer, options: dict) -> Grade:
         return wrong(_with_slip(unjustified.unjustified_feedback(), slip), misconception=slip,
                      first_unjustified_step=unjustified.number, **details)
     hollow = _is_hollow(reasons, structures)
-    verdict = symbolic.decide_equivalent(target, values[-1], seconds)
+    try:
+        verdict = symbolic.decide_equivalent(target, values[-1], seconds)
+    except symbolic.TooComplexToCheck:
+        return _too_complex(steps[-1], "the required result")
     if verdict is None:
         return could_not_grade("Deciding whether the last step is the result timed out; passed on for review.")
     if not verdict:
@@ -590,6 +598,13 @@ def check(expected, answer, options: dict) -> Grade:
         return wrong(big[0].too_big_feedback(max_rules), score=score, too_big_step=big[0].number, **details)
     summary = "; ".join(reason.summary() for reason in ruled)
     return right(f"Correct: every step follows by a named rule and the last is the result. {summary}.", **details)
+
+
+def _too_complex(step: Step, against: str) -> Grade:
+    """Values too large to compare at any point: no verdict, and no attempt used."""
+    return could_not_grade(f"{_sentence(step.subject())} is too complex to check automatically: its values are too "
+                           f"large (or too small) to compare with {against} at any test point. Simplify it and submit "
+                           "it again.", reason="too_complex")
 
 
 def derivation_score(reasons: list, credit: float) -> float:
@@ -728,9 +743,11 @@ def _step_rules(canonicaliser: Canonicaliser, before: tuple, after: tuple, max_r
 
 def _step_details(canonicaliser: Canonicaliser, steps: list[Step], reasons: list, first_wrong: int | None = None) -> list[dict]:
     """One entry per step the student wrote: the text as written, the LaTeX of what was read
-    (typeset in the feedback), and how it follows from the line before."""
+    (typeset in the feedback), and how it follows from the step before; the first step of a
+    chained line also has the whole line as typed (``line_text``), for the feedback to group
+    the line's steps under it."""
     by_number = {reason.number: reason for reason in reasons}
-    details = []
+    details, previous_line = [], None
     for step in steps:
         number, text = step.number, step.text
         reason = by_number.get(number)
@@ -741,6 +758,9 @@ def _step_details(canonicaliser: Canonicaliser, steps: list[Step], reasons: list
             entry = {"step": number, "line": step.line, "kind": kind, "rules": [], "rule_words": [], "rule_count": 0,
                      "too_big": False, "needed": [], "because": [], "instances": []}
         entry["text"] = text
+        if not step.alone and step.line != previous_line:
+            entry["line_text"] = step.line_text  # once per chained line, on its first step
+        previous_line = step.line
         try:
             entry["latex"] = canonicaliser.latex_as_read(text)
         except AnswerFormatError:

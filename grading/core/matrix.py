@@ -115,6 +115,9 @@ def _split_entries(row_text: str) -> list[str]:
     return [entry for entry in _ENTRY_SEPARATORS.split(compact) if entry]
 
 
+MAX_NAMED_ENTRIES = 5  # a message names this many unreadable entries, then says how many more
+
+
 def _array_from_rows(rows_and_is_2d) -> np.ndarray:
     rows, is_2d = rows_and_is_2d
     if not rows or not any(rows):
@@ -122,14 +125,22 @@ def _array_from_rows(rows_and_is_2d) -> np.ndarray:
     width = len(rows[0])
     if sum(len(row) for row in rows) > MAX_ENTRIES:
         raise AnswerFormatError(f"too many entries (more than {MAX_ENTRIES})")
-    values = []
     for row_number, row in enumerate(rows, start=1):
         if len(row) != width:
             raise AnswerFormatError(
                 f"the {ordinal_word(row_number)} row has {_entries(len(row))} but the first has {width}: "
                 "every row needs the same number of entries"
             )
-        values.append([_entry_value(entry, row_number, column, is_2d) for column, entry in enumerate(row, start=1)])
+    values, unreadable = [], []
+    for row_number, row in enumerate(rows, start=1):
+        values.append([])
+        for column, entry in enumerate(row, start=1):
+            try:
+                values[-1].append(_entry_value(entry, row_number, column, is_2d))
+            except UnreadableEntry as problem:
+                unreadable.append(problem)
+    if unreadable:
+        raise AnswerFormatError(_unreadable_message(unreadable))
     array = np.array(values, dtype=float)
     return array if is_2d else array[0]
 
@@ -138,16 +149,50 @@ def _entries(count: int) -> str:
     return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
+class UnreadableEntry(AnswerFormatError):
+    """One entry that is not a number: where it is (as the student counts), what was typed,
+    and why it cannot be read (None: it is empty)."""
+
+    def __init__(self, where: str, typed, reason: str | None):
+        self.where, self.typed, self.reason = where, typed, reason
+        super().__init__(f"{where}: {reason}" if reason else f"{where} is empty")
+
+    def named(self) -> str:
+        """``the second row's first entry ('q')``, or ``... (empty)``."""
+        if self.reason is None:
+            return f"{self.where} (empty)"
+        if not isinstance(self.typed, str):
+            return f"{self.where} ({repr(self.typed)[:20]})"
+        typed = self.typed if len(self.typed) <= 20 else self.typed[:19] + "…"
+        return f"{self.where} ({typed!r})"
+
+
+def _unreadable_message(unreadable: list[UnreadableEntry]) -> str:
+    """One entry: where and why, as before. Several: every one named by its place (the
+    first MAX_NAMED_ENTRIES, then how many more), then why the first typed one cannot be read."""
+    if len(unreadable) == 1:
+        return str(unreadable[0])
+    typed = next((problem for problem in unreadable if problem.reason is not None), None)
+    shown = unreadable[:MAX_NAMED_ENTRIES]
+    named = [problem.named() if typed else problem.where for problem in shown]
+    more = len(unreadable) - len(shown)
+    listed = f"{', '.join(named)} and {more} more" if more else f"{', '.join(named[:-1])} and {named[-1]}"
+    if typed is None:
+        return f"{len(unreadable)} entries are empty: {listed}"
+    why = f"{typed.where[:1].upper()}{typed.where[1:]}: {typed.reason}"
+    return f"{len(unreadable)} entries cannot be read: {listed}. {why}"
+
+
 def _entry_value(entry, row_number: int, column: int, is_2d: bool) -> float:
     # Ordinal words, not numbers: prompts number tokens from 0, so "row 1" was ambiguous.
     where = (f"the {ordinal_word(row_number)} row's {ordinal_word(column)} entry" if is_2d
              else f"the {ordinal_word(column)} entry")
     if isinstance(entry, str) and not entry.strip():
-        raise AnswerFormatError(f"{where} is empty")
+        raise UnreadableEntry(where, entry, None)
     try:
         return float(numeric.parse_number(entry))
     except AnswerFormatError as problem:
-        raise AnswerFormatError(f"{where}: {problem}") from None
+        raise UnreadableEntry(where, entry, str(problem)) from None
 
 
 def read_expected(expected) -> np.ndarray:

@@ -13,13 +13,18 @@ Options:
 
 Equivalence: a numeric screen at seeded random points that respect the assumptions
 (exits early on any clear difference), then an exact SymPy decision
-(structural equality, expansion, ``simplify``, ``equals``) under a time limit.
+(structural equality, expansion, ``simplify``, ``equals``) under a time limit. Values too
+large or too small to compute at the points (towers of exponentials) are bounded instead
+(``grading.core.magnitude``): a difference the bounds prove is "not equivalent", one they
+cannot decide is "too complex to check" (could not grade, no attempt used), never a CAS
+run that ends in a time-out.
 """
 
 from __future__ import annotations
 
 import ast
 import cmath
+import math
 import random
 import signal
 import threading
@@ -29,7 +34,7 @@ from functools import lru_cache
 import mpmath
 import sympy
 
-from grading.core import misconceptions, safe_expr
+from grading.core import magnitude, misconceptions, safe_expr
 from grading.core.grades import (
     AnswerFormatError,
     Grade,
@@ -400,9 +405,9 @@ _MP_FUNCTIONS = {
 # mpmath has no overflow: exp(exp(exp(3))) is a number with a 7·10⁸-bit exponent and exp of it
 # asks for ln 2 to that many bits (minutes, or a MemoryError). Beyond these sizes a point is
 # treated as undefined, like a float overflow: e^70000 is above 2^100000.
-MAX_MP_BITS = 100_000
-MAX_EXP_ARGUMENT = 70_000
-MAX_TRIG_ARGUMENT_BITS = 4_000  # sin(10^300) is cheap; sin of a 10^4000-digit number is not
+MAX_MP_BITS = magnitude.ORDINARY_BITS
+MAX_EXP_ARGUMENT = magnitude.MAX_EXP_ARGUMENT
+MAX_TRIG_ARGUMENT_BITS = magnitude.MAX_TRIG_ARGUMENT_BITS
 
 
 def _mp_checked(value):
@@ -588,16 +593,30 @@ def time_limit(seconds: float):
 
 
 MIN_AGREEING_POINTS = 4
+MAX_EXPANDED_TERMS = 200  # expanding costs about 0.3 ms a term
+
+
+class TooComplexToCheck(Exception):
+    """The values of the two expressions are too large or too small to compare at every
+    point where they are defined, and neither a bound on their size nor cheap algebra
+    decides whether they are equal. Raised at once, instead of a CAS running out of time."""
+
+
+TOO_COMPLEX_FEEDBACK = ("Your answer is too complex to check automatically: its values are too large (or too small) "
+                        "to compare with the correct expression at any test point. Simplify it and submit it again.")
 
 
 @lru_cache(maxsize=4096)
 def decide_equivalent(left, right, seconds: float = DEFAULT_TIME_LIMIT) -> bool | None:
-    """True / False; None only when the decision ran out of time.
+    """True / False; None only when the decision ran out of time; TooComplexToCheck when
+    the values have a size no point can compare and no cheap argument decides.
 
     Rational functions are decided exactly at random rational points. Everything else is
     compared at typical points and at points far outside the typical range and on the
-    edges of the assumptions, each float difference confirmed in 30 and 60 digits; an
-    exact SymPy proof is tried only when too few points are defined."""
+    edges of the assumptions, each float difference confirmed in 30 and 60 digits. Where
+    too few points are defined, values too large to compute (towers of exponentials) are
+    bounded instead (``grading.core.magnitude``); an exact SymPy proof is tried only when
+    no value was too large."""
     if left == right:
         return True
     try:
@@ -607,45 +626,68 @@ def decide_equivalent(left, right, seconds: float = DEFAULT_TIME_LIMIT) -> bool 
                 return exact
             symbols = left.free_symbols | right.free_symbols
             points = sample_points(symbols) + wide_points(symbols)
-            agreeing = 0
+            agreeing, undecided = 0, []
             for point in points:
                 verdict = _point_verdict(left, right, point)
                 if verdict is False:
                     return False
                 agreeing += verdict is True
+                if verdict is None:
+                    undecided.append(point)
             if agreeing >= MIN_AGREEING_POINTS or (not symbols and agreeing):
                 return True
-            if not agreeing and all(_one_side_overflows(left, right, point) for point in points):
-                return False
+            sized = _sized_verdict(left, right, undecided)
+            if sized is not None:
+                return sized
             return _exact_equal(left, right, None)
     except (DecisionTimeout, RecursionError):
         return None
 
 
-def _one_side_overflows(left, right, point) -> bool:
-    """One side is a number of ordinary size at the point, the other past MAX_MP_BITS
-    (exp(exp(exp(exp(d_k))))) and built so that nothing can bring it back (no sum, in which
-    huge terms might cancel, and no sin, cos, tan or log): they differ there. SymPy's own
-    evaluation of such a tower would not finish, so this is decided before any exact attempt."""
-    sizes = []
-    with mpmath.workdps(30):
-        exact_point = {symbol: mpmath.mpc(value.real, value.imag) if value.imag else mpmath.mpf(value.real)
-                       for symbol, value in point.items()}
-        for side in (left, right):
-            try:
-                value = mp_value(side, exact_point)
-            except OverflowError:
-                sizes.append(None)
-                continue
-            except (ZeroDivisionError, ValueError, TypeError, KeyError):
-                return False
-            if not mpmath.isfinite(value):
-                return False
-            sizes.append(value)
-    if sizes.count(None) != 1:
-        return False
-    overflowing = left if sizes[0] is None else right
-    return not overflowing.has(sympy.Add, sympy.sin, sympy.cos, sympy.tan, sympy.log)
+def _sized_verdict(left, right, points) -> bool | None:
+    """For points where a value is too large or too small to compute: False when at one
+    of them the difference is bounded away from 0, True when it cancels on expansion,
+    TooComplexToCheck otherwise; None when no value at these points was too large (they
+    are undefined for another reason, and the exact decision may run)."""
+    difference = left - right
+    grew = False
+    for point in points:
+        size = magnitude.difference_at(difference, point)
+        if size is None:
+            continue
+        if size.proved_nonzero:
+            return False
+        grew = True
+    if not grew:
+        return None
+    if difference == 0 or (_expanded_terms(difference) <= MAX_EXPANDED_TERMS and sympy.expand(difference) == 0):
+        return True
+    raise TooComplexToCheck()
+
+
+def _expanded_terms(expression) -> int:
+    """A bound on the number of terms ``sympy.expand`` would produce anywhere in
+    ``expression``, computed without expanding, so (a + b + c)^60 is never tried."""
+    largest = 1
+
+    def terms(node) -> int:
+        nonlocal largest
+        if node.is_Atom:
+            return 1
+        counts = [terms(arg) for arg in node.args]
+        if node.is_Add:
+            count = sum(counts)
+        elif node.is_Mul:
+            count = math.prod(counts)
+        elif node.is_Pow and node.args[1].is_Integer and int(node.args[1]) > 1 and counts[0] > 1:
+            count = math.comb(int(node.args[1]) + counts[0] - 1, counts[0] - 1)
+        else:
+            count = 1
+        largest = max(largest, count)
+        return count
+
+    terms(expression)
+    return largest
 
 
 def _point_verdict(left, right, point) -> bool | None:
@@ -702,7 +744,11 @@ def check(expected, answer, options: dict) -> Grade:
     forbidden = sorted(checked.names & set(options.get("forbid_symbols") or ()))
     if forbidden:
         return wrong(f"Your answer must be written without {', '.join(forbidden)}.", forbidden=forbidden)
-    verdict = decide_equivalent(expected_expr, answer_expr, seconds)
+    try:
+        verdict = decide_equivalent(expected_expr, answer_expr, seconds)
+    except TooComplexToCheck:
+        # Not a wrong answer and not a reading problem: it costs no attempt (could not grade).
+        return could_not_grade(TOO_COMPLEX_FEEDBACK, reason="too_complex")
     if verdict is None:
         return could_not_grade(
             "Checking your answer timed out, so it could not be checked automatically; it has been passed on for review.",

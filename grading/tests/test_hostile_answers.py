@@ -95,6 +95,65 @@ def test_matrices_with_a_trailing_comma_or_rows_as_lines_are_still_read(answer):
     assert (grade.correct, grade.error) == (True, None)
 
 
+LETTERS = "could not read {!r} as a number: it contains letters; type a number such as 0.25 or 1/4"
+
+
+@pytest.mark.parametrize(
+    "answer, error",
+    [
+        # one unreadable entry: where and why, as before
+        ("[[1, 2, 3], [4, 5, q]]", "the second row's third entry: " + LETTERS.format("q")),
+        # several: every one named where the student sees it (ordinal words, counted from 1)
+        ("[[a, 2, 3], [4, b, 6]]", "2 entries cannot be read: the first row's first entry ('a') and the second row's "
+                                   "second entry ('b'). The first row's first entry: " + LETTERS.format("a")),
+        ([["1", "", "3"], ["x", "5", "1e999"]],
+         "3 entries cannot be read: the first row's second entry (empty), the second row's first entry ('x') and the "
+         "second row's third entry ('1e999'). The second row's first entry: " + LETTERS.format("x")),
+        ([["", "", "3"], ["4", "5", " "]], "3 entries are empty: the first row's first entry, the first row's second "
+                                           "entry and the second row's third entry"),
+        # more than five: the first five, then how many more
+        ("[[a, b, c], [d, e, f]]", "6 entries cannot be read: the first row's first entry ('a'), the first row's second "
+                                   "entry ('b'), the first row's third entry ('c'), the second row's first entry ('d'), "
+                                   "the second row's second entry ('e') and 1 more. The first row's first entry: "
+                                   + LETTERS.format("a")),
+        ([["?" * 30, None, "3"], ["4", "5", "6"]],
+         "2 entries cannot be read: the first row's first entry ('" + "?" * 19 + "…') and the first row's second entry "
+         "(None). The first row's first entry: could not read '" + "?" * 30 + "' as a number; write it like 0.25, 1/4 "
+         "or 2.5e-3"),
+        # a row of the wrong length is said first: the entries cannot be placed
+        ("[[a, 2, 3], [4, b]]", "the second row has 2 entries but the first has 3: every row needs the same number of "
+                                "entries"),
+    ],
+)
+def test_every_unreadable_matrix_entry_is_named(answer, error):
+    grade, seconds = timed_check("matrix", [[1, 2, 3], [4, 5, 6]], answer, NUMBER)
+    assert (grade.correct, grade.score, grade.error, grade.feedback) == (False, 0.0, error, error)
+    assert seconds < SECONDS
+
+
+def test_every_unreadable_vector_entry_is_named_by_its_place_alone():
+    grade, _ = timed_check("matrix", [1, 2, 3, 4, 5, 6, 7, 8, 9], "[a, 2, b, 4, c, d, e f g]", NUMBER)
+    assert grade.error == ("7 entries cannot be read: the first entry ('a'), the third entry ('b'), the fifth entry "
+                           "('c'), the sixth entry ('d'), the seventh entry ('e') and 2 more. The first entry: "
+                           + LETTERS.format("a"))
+
+
+@pytest.mark.parametrize(
+    "answer, correct, feedback",
+    [
+        ("[[1, 2, 3], [4, 5, 6]]", True, "Correct: every entry matches."),
+        ([["1", "2", "3"], ["4", "5", "6"]], True, "Correct: every entry matches."),
+        ([["1", "2", "3"], ["4", "5", "7"]], False,
+         "Not quite: 1 of the 6 entries is outside the accepted tolerance (see the highlighted cells)."),
+        ("[[0, 2, 3], [4, 5, 0]]", False,
+         "Not quite: 2 of the 6 entries are outside the accepted tolerance (see the highlighted cells)."),
+    ],
+)
+def test_readable_matrices_are_graded_entry_by_entry(answer, correct, feedback):
+    grade, _ = timed_check("matrix", [[1, 2, 3], [4, 5, 6]], answer, NUMBER)
+    assert (grade.correct, grade.error, grade.feedback) == (correct, None, feedback)
+
+
 TOWERS = ["exp(exp(exp(exp(exp(d_k)))))", "exp(" * 39 + "sigma_q" + ")" * 39, "sin(exp(exp(exp(d_k))))",
           "2^exp(exp(exp(d_k)))", "log(exp(exp(exp(exp(d_k)))))"]
 
@@ -122,6 +181,119 @@ def test_an_overflowing_term_that_cancels_is_still_right():
     tower = "exp(exp(exp(exp(exp(d_k)))))"
     grade, _ = timed_check(answer_type, expected, f"{tower} - {tower} + d_k*sigma_q^2*sigma_k^2", options)
     assert (grade.correct, grade.feedback) == (True, "Correct.")
+
+
+def tower(name: str, height: int = 5) -> str:
+    return "exp(" * height + name + ")" * height
+
+
+VARIANCE = "d_k*sigma_q^2*sigma_k^2"
+NOT_EQUIVALENT = "Not equivalent to the correct expression."
+TOO_COMPLEX = ("Your answer is too complex to check automatically: its values are too large (or too small) to compare "
+               "with the correct expression at any test point. Simplify it and submit it again.")
+# The decision itself takes a few hundredths of a second (before: a 2 s time-out and "could not
+# grade"); the bound leaves room for a loaded machine.
+GROWTH_SECONDS = 0.5
+
+
+@pytest.fixture(scope="module")
+def warm_checkers():
+    """The first check of a process pays for imports and caches; the timings below do not."""
+    for slug, part_key, answer in (("score-variance", "general_variance", "d_k"),
+                                   ("score-variance", "general_derivation", ["Var(q·k)", "d_k Var(q_m k_m)"])):
+        answer_type, expected, options = bank_part(slug, part_key)
+        check(answer_type, expected, answer, options)
+
+
+@pytest.mark.parametrize(
+    "slug, part_key, answer, verdict",
+    [
+        # wrong: at some test point one term's size outweighs all the others, so the sum is not 0
+        ("score-variance", "general_variance", tower("d_k") + " + d_k", "wrong"),
+        ("score-variance", "general_variance", "e^(e^(e^(e^(e^(d_k)))))*2 - sigma_k", "wrong"),
+        ("score-variance", "general_variance", "sin(" + tower("d_k") + ") + 1", "wrong"),  # |sin| <= 1 < the variance
+        ("score-variance", "correct_scale", tower("sigma_q", 39) + " + 1", "wrong"),
+        ("score-variance", "correct_scale", "sqrt(d_k)*sigma_q*sigma_k + exp(-" + tower("d_k") + ")", "wrong"),
+        ("score-variance", "correct_scale", "sqrt(d_k)*sigma_q*sigma_k + 1/(" + tower("d_k") + " + 1)", "wrong"),
+        ("variance-shared-sigma", "general_variance", tower("d_k") + " + sigma", "wrong"),
+        ("multi-head-dimensions", "scale_formula", tower("d_model") + " - h", "wrong"),
+        # right: the huge terms cancel, on construction or on expansion
+        ("score-variance", "general_variance", f"{tower('d_k')} - {tower('d_k')} + {VARIANCE}", "right"),
+        ("score-variance", "general_variance",
+         f"({tower('d_k')} + 1)^2 - {tower('d_k')}^2 - 2*{tower('d_k')} - 1 + {VARIANCE}", "right"),
+        ("score-variance", "general_variance",
+         f"2^{tower('d_k')} * 3^(-{tower('d_k')}) * (3/2)^{tower('d_k')} * {VARIANCE}", "right"),
+        # too complex: no size bound separates the sides and no expansion cancels them
+        ("score-variance", "general_variance", f"{tower('sigma_q', 39)} - {tower('sigma_k', 39)} + {VARIANCE}",
+         "too complex"),
+        ("score-variance", "general_variance", f"sin({tower('d_k')}) + {VARIANCE}", "too complex"),
+        ("score-variance", "general_variance", f"sin({tower('d_k')})^2 + cos({tower('d_k')})^2 - 1 + {VARIANCE}",
+         "too complex"),  # equal, but only a trigonometric identity shows it
+        ("score-variance", "general_variance", f"{VARIANCE}*exp(1/{tower('d_k')})", "too complex"),
+        ("score-variance", "correct_scale", f"tan({tower('d_k')}) + sqrt(d_k)*sigma_q*sigma_k", "too complex"),
+        # an expansion into 5456 terms is not tried
+        ("score-variance", "general_variance", f"(d_k + sigma_q + sigma_k + 1)^30*sin({tower('d_k')}) + {VARIANCE}",
+         "too complex"),
+    ],
+)
+def test_towers_beside_other_terms_get_a_truthful_verdict_quickly(warm_checkers, slug, part_key, answer, verdict):
+    # Before: a 2 s time-out ending as "could not grade" for every sum with a tower in it.
+    answer_type, expected, options = bank_part(slug, part_key)
+    grade, seconds = timed_check(answer_type, expected, answer, options)
+    outcome = {
+        "right": (True, 1.0, None, "Correct.", {}),
+        "wrong": (False, 0.0, None, NOT_EQUIVALENT, {}),
+        "too complex": (False, 0.0, None, TOO_COMPLEX, {"could_not_grade": True, "reason": "too_complex"}),
+    }[verdict]
+    assert (grade.correct, grade.score, grade.error, grade.feedback, grade.details) == outcome
+    assert seconds < GROWTH_SECONDS
+
+
+@pytest.mark.parametrize(
+    "answer, error",
+    [
+        ("exp(" * 41 + "d_k" + ")" * 41, "the expression is nested too deeply (more than 40 brackets)"),
+        ("2^2^2^2^2^2^2^d_k + 1", "powers are nested too deeply (more than 6 levels)"),
+        ("exp(1000) + d_k", "a number in the expression is too large"),
+        ("d_k^(10^5) + 1", "the exponent 100000 is too large (the limit is 10000)"),
+    ],
+)
+def test_growth_past_the_reading_limits_is_refused_before_any_check(answer, error):
+    answer_type, expected, options = bank_part("score-variance", "general_variance")
+    grade, seconds = timed_check(answer_type, expected, answer, options)
+    assert (grade.correct, grade.error, grade.feedback, grade.details) == (False, error, error, {})
+    assert seconds < SECONDS
+
+
+@pytest.mark.parametrize(
+    "answer, verdict, feedback",
+    [
+        (["Var(q·k)", "d_k Var(q_m k_m)", tower("d_k") + " + d_k"], "wrong",
+         f"Line 3: '{tower('d_k')} + d_k' does not follow from line 2: under the exercise's assumptions the two are "
+         "not equal."),
+        ("Var(q·k) = d_k Var(q_m k_m) = " + tower("d_k") + " + 1", "wrong",
+         f"Line 1: '{tower('d_k')} + 1' does not follow from 'd_k Var(q_m k_m)': under the exercise's assumptions "
+         "the two are not equal."),
+        (["Var(q·k)", "d_k Var(q_m k_m)", f"{tower('sigma_q', 39)} - {tower('sigma_k', 39)} + d_k"], "too complex",
+         "Line 3 is too complex to check automatically: its values are too large (or too small) to compare with "
+         "line 2 at any test point. Simplify it and submit it again."),
+        (["Var(q·k)", "d_k Var(q_m k_m)", "d_k (E[q_m^2] E[k_m^2] - E[q_m]^2 E[k_m]^2)",
+          f"d_k σ_q² σ_k² + sin({tower('d_k')})"], "too complex",
+         "Line 4 is too complex to check automatically: its values are too large (or too small) to compare with "
+         "line 3 at any test point. Simplify it and submit it again."),
+        (["Var(q·k)", "d_k Var(q_m k_m)", "d_k (E[q_m^2] E[k_m^2] - E[q_m]^2 E[k_m]^2)",
+          f"({tower('d_k')} + 1)^2 - {tower('d_k')}^2 - 2*{tower('d_k')} - 1 + d_k σ_q² σ_k²"], "right", None),
+    ],
+)
+def test_derivation_steps_with_towers_get_a_truthful_verdict_quickly(warm_checkers, answer, verdict, feedback):
+    answer_type, expected, options = bank_part("score-variance", "general_derivation")
+    grade, seconds = timed_check(answer_type, expected, answer, options)
+    assert (grade.correct, grade.error, grade.details.get("reason")) == (
+        verdict == "right", None, "too_complex" if verdict == "too complex" else None)
+    assert grade.details.get("could_not_grade") is (True if verdict == "too complex" else None)
+    if feedback is not None:
+        assert grade.feedback == feedback
+    assert seconds < GROWTH_SECONDS
 
 
 def test_digits_of_other_scripts_are_read_in_an_expression():

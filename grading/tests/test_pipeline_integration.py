@@ -119,22 +119,26 @@ def test_redis_flushed_sweeper_regrades_each_submission_once(start_worker, broke
         assert (graded.status, graded.score, graded.deliveries) == (SubmissionStatus.GRADED, 1.0, 1)
 
 
-def test_answer_exhausting_the_cas_limit_cannot_be_graded_and_the_next_one_grades(start_worker, demo, student):
+def test_answer_too_complex_to_check_cannot_be_graded_and_the_next_one_grades(start_worker, demo, student):
     item = AssignmentItem.objects.get(
         assignment=demo.assignment, exercise_version__exercise__slug="score-variance"
     )
     variant = variant_get_or_create_for_item(item=item, student=student)
     start_worker()
-    # A tower with a term beside it: its sum might cancel, so no point decides it and the CAS
-    # runs out of time (the bare tower is decided "not equivalent" at once: it only overflows).
-    pathological = "exp(" * 39 + "sigma_q" + ")" * 39 + " + 1"
+    # Two towers: their values are too large to compare at any point and nothing cancels them
+    # (one tower beside ordinary terms is decided "not equivalent" at once: it outweighs them).
+    pathological = "exp(" * 39 + "sigma_q" + ")" * 39 + " - " + "exp(" * 39 + "sigma_k" + ")" * 39 + " + 1"
     stuck = services.submission_create(
         variant=variant, student=student, part="correct_scale", raw_answer=pathological
     )
     stuck = wait_graded(stuck.pk)
     assert stuck.status == SubmissionStatus.COULD_NOT_GRADE
     assert stuck.score is None
-    assert "could not be checked automatically" in stuck.feedback["message"]
+    assert stuck.feedback["message"] == (
+        "Your answer is too complex to check automatically: its values are too large (or too small) to compare "
+        "with the correct expression at any test point. Simplify it and submit it again. This did not use up an "
+        "attempt, and your instructor can see the answer."
+    )
     assert part_progress(variant=variant, part="correct_scale")["attempts_used"] == 0
     right = services.submission_create(
         variant=variant, student=student, part="correct_scale", raw_answer="sqrt(d_k) σ_q σ_k"

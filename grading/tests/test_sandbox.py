@@ -53,18 +53,44 @@ def test_exception_is_reported():
         run_limited(_fail)
 
 
-def test_pathological_symbolic_answer_is_stopped_and_next_check_works():
-    # Two towers of nested exponentials a CAS cannot decide within a second (polynomial
-    # identities, however large, are decided quickly and exactly; so is one tower against an
-    # ordinary expression, below: it overflows at every point where the other is a number).
-    options = {"symbols": {"d_k": "positive, integer", "sigma_q": "positive", "sigma_k": "positive"}}
-    runaway = "exp(" * 39 + "sigma_q" + ")" * 39
-    tower = "exp(" * 39 + "sigma_k" + ")" * 39
-    stopped = check_isolated("symbolic", tower, runaway, options, cpu_seconds=1, wall_seconds=30)
-    assert (stopped.correct, stopped.error, stopped.details["could_not_grade"]) == (False, None, True)
-    assert "passed on for review" in stopped.feedback
-    fine = check_isolated("symbolic", "x^2", "x*x", {"symbols": {"x": "real"}})
+def _decide_forever(left, right, seconds=None):
+    while True:
+        pass
+
+
+def test_a_symbolic_check_past_its_cpu_allowance_is_stopped_and_the_next_check_works(monkeypatch):
+    # No answer known today keeps the decision busy (towers are bounded, see below), so the
+    # decision is replaced by a busy loop; a fresh pool forks its checker with the stand-in.
+    from grading.core import sandbox, symbolic
+
+    options = {"symbols": {"x": "real"}}
+    monkeypatch.setattr(symbolic, "decide_equivalent", _decide_forever)
+    busy_pool = sandbox.CheckerPool(size=1)
+    monkeypatch.setattr(sandbox, "_pool", busy_pool)
+    try:
+        stopped = check_isolated("symbolic", "cos(2*x)", "1 - 2*sin(x)^2", options, cpu_seconds=1, wall_seconds=30)
+    finally:
+        busy_pool.close()
+        monkeypatch.undo()
+    assert (stopped.correct, stopped.error, stopped.details) == (
+        False, None, {"could_not_grade": True, "reason": "the check used more than 1 s of CPU time and was stopped"})
+    assert stopped.feedback == ("Your answer could not be checked automatically (the check used more than 1 s of CPU "
+                                "time and was stopped); it has been passed on for review.")
+    fine = check_isolated("symbolic", "x^2", "x*x", options)
     assert (fine.correct, fine.error) == (True, None)
+
+
+def test_two_towers_too_large_to_compare_are_answered_at_once_as_too_complex():
+    # Before: a CAS ran until the sandbox's CPU limit stopped it.
+    options = {"symbols": {"d_k": "positive, integer", "sigma_q": "positive", "sigma_k": "positive"}}
+    check_isolated("symbolic", "sigma_k", "sigma_k", options)  # a warm checker: time the check, not the fork
+    started = time.monotonic()
+    grade = check_isolated("symbolic", "exp(" * 39 + "sigma_k" + ")" * 39, "exp(" * 39 + "sigma_q" + ")" * 39, options,
+                           cpu_seconds=1, wall_seconds=30)
+    assert (grade.correct, grade.error, grade.details) == (
+        False, None, {"could_not_grade": True, "reason": "too_complex"})
+    assert grade.feedback.startswith("Your answer is too complex to check automatically")
+    assert time.monotonic() - started < 1
 
 
 def test_an_exponential_tower_against_an_ordinary_expression_is_graded_not_equivalent_at_once():

@@ -92,3 +92,15 @@ def test_a_format_error_reads_as_a_sentence_before_the_note_on_attempts(logged_i
     form = {"cell-0-0": "", "cell-0-1": "0.2", "cell-0-2": "0.3", "cell-0-3": "0.4"}
     html = logged_in.post(submit_url(variant), form, HTTP_HX_REQUEST="true").content.decode()
     assert "⚠</span> The first row&#x27;s first entry is empty. <small>This did not use an attempt.</small>" in html
+
+
+def test_a_grid_with_several_unreadable_cells_names_every_one(logged_in, variant):
+    form = {"cell-0-0": "a", "cell-0-1": "", "cell-0-2": "0.3", "cell-0-3": "1e999"}
+    response = logged_in.post(submit_url(variant), form, HTTP_HX_REQUEST="true")
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert ("⚠</span> 3 entries cannot be read: the first row&#x27;s first entry (&#x27;a&#x27;), the first row&#x27;s "
+            "second entry (empty) and the first row&#x27;s fourth entry (&#x27;1e999&#x27;). The first row&#x27;s first "
+            "entry: could not read &#x27;a&#x27; as a number: it contains letters; type a number such as 0.25 or 1/4. "
+            "<small>This did not use an attempt.</small>") in html
+    assert Submission.objects.count() == 0

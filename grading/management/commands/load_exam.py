@@ -8,7 +8,7 @@ the practice worker, beat, a private redis-server, this PostgreSQL database), an
 locust (``loadtest/locustfile.py``, from its own virtualenv) headless: every student
 signs in within ``--login-seconds``, opens the assignment and its two exercises, then
 answers both parts with ``--think`` seconds between answers. 1 % of answers are hostile
-(a nested-exponential tower the sandbox must stop: could-not-grade), 10 % wrong.
+(nested-exponential towers too large to compare: could-not-grade), 10 % wrong.
 
 Meanwhile the Redis queues' length is sampled every second. Afterwards it reports page,
 submit and submit→graded percentiles (locust's, and graded_at − created_at from the
@@ -80,9 +80,9 @@ SYMBOLIC = ("score-variance", "general_variance")
 SYMBOLIC_ANSWERS = {
     "right": "d_k*sigma_q^2*sigma_k^2",
     "wrong": "d_k*sigma_q*sigma_k",
-    # Nested exponentials plus a term: a sum might cancel the tower's huge values, so the
-    # checker may not call it unequal early, and no CAS decides it in the sandbox's limit.
-    "hostile": "exp(" * 39 + "sigma_q" + ")" * 39 + " + 1",
+    # Two towers of nested exponentials: their values are too large to compare at any point
+    # and nothing cancels them, so the checker answers at once "too complex" (could-not-grade).
+    "hostile": "exp(" * 39 + "sigma_q" + ")" * 39 + " - " + "exp(" * 39 + "sigma_k" + ")" * 39 + " + 1",
 }
 DRAIN_SECONDS = 60
 SUBMIT_P95_MS = 1000
