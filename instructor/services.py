@@ -415,6 +415,17 @@ def _awarded(*, submission: Submission, score: float) -> float:
 VERDICT_FIELDS = ("status", "score", "awarded", "correct", "misconception", "feedback")
 
 
+def _submission_locked_for_grading(submission: Submission) -> tuple[Submission, object]:
+    """The answer's row locked for a person's grading, with its version's spec; refused in
+    an archived course."""
+    submission = Submission.objects.select_for_update(of=("self",)).select_related(
+        "variant__exercise_version", "variant__assignment_item__assignment"
+    ).get(pk=submission.pk)
+    if submission.variant.assignment_item is not None:
+        _require_writable(submission.variant.assignment_item.assignment.course)
+    return submission, version_spec(submission.variant.exercise_version)
+
+
 @transaction.atomic
 def submission_grade_manually(
     *, submission: Submission, grader, score: float, criteria_met: list[int] | None = None,
@@ -437,12 +448,7 @@ def submission_grade_manually(
     """
     from grading.services import MANUAL_TYPES
 
-    submission = Submission.objects.select_for_update(of=("self",)).select_related(
-        "variant__exercise_version", "variant__assignment_item__assignment"
-    ).get(pk=submission.pk)
-    if submission.variant.assignment_item is not None:
-        _require_writable(submission.variant.assignment_item.assignment.course)
-    spec = version_spec(submission.variant.exercise_version)
+    submission, spec = _submission_locked_for_grading(submission)
     checked = spec.part(submission.part).type not in MANUAL_TYPES
     if checked:
         _require_checker_finished(submission)
@@ -531,12 +537,7 @@ def submission_grade_return_to_checker(*, submission: Submission, grader) -> Sub
     """
     from grading.services import MANUAL_TYPES
 
-    submission = Submission.objects.select_for_update(of=("self",)).select_related(
-        "variant__exercise_version", "variant__assignment_item__assignment"
-    ).get(pk=submission.pk)
-    if submission.variant.assignment_item is not None:
-        _require_writable(submission.variant.assignment_item.assignment.course)
-    spec = version_spec(submission.variant.exercise_version)
+    submission, spec = _submission_locked_for_grading(submission)
     if spec.part(submission.part).type in MANUAL_TYPES:
         raise InstructorRefused("A free-text answer is graded by people only: it has no checker's grade to return to.")
     newest = ManualGrade.objects.filter(submission=submission).order_by("-created_at", "-id").first()

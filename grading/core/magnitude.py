@@ -21,6 +21,25 @@ from dataclasses import dataclass
 import mpmath
 import sympy
 
+
+def mp_number(expression):
+    """A SymPy number (integer, rational, float, pi, e, i) as an mpmath number at the
+    working precision; None for anything else."""
+    if expression.is_Integer:
+        return mpmath.mpf(int(expression))
+    if expression.is_Rational:
+        return mpmath.mpf(expression.p) / expression.q
+    if expression.is_Float:
+        return mpmath.mpf(expression._mpf_)
+    if expression is sympy.pi:
+        return +mpmath.pi
+    if expression is sympy.E:
+        return +mpmath.e
+    if expression is sympy.I:
+        return mpmath.mpc(0, 1)
+    return None
+
+
 ORDINARY_BITS = 100_000  # beyond 2^±ORDINARY_BITS a value is only bounded, not computed
 MAX_EXP_ARGUMENT = 70_000  # e^70000 is above 2^100000
 MAX_TRIG_ARGUMENT_BITS = 4_000  # sin(10^300) is cheap; sin of a 10^4000-digit number is not
@@ -169,18 +188,9 @@ class _Evaluator:
     def value(self, expression):
         if expression.is_Symbol:
             return self.point[expression]
-        if expression.is_Integer:
-            return mpmath.mpf(int(expression))
-        if expression.is_Rational:
-            return mpmath.mpf(expression.p) / expression.q
-        if expression.is_Float:
-            return mpmath.mpf(expression._mpf_)
-        if expression is sympy.pi:
-            return +mpmath.pi
-        if expression is sympy.E:
-            return +mpmath.e
-        if expression is sympy.I:
-            return mpmath.mpc(0, 1)
+        number = mp_number(expression)
+        if number is not None:
+            return number
         if expression.is_Add:
             return self.add([self.value(arg) for arg in expression.args])
         if expression.is_Mul:

@@ -443,16 +443,9 @@ def mp_value(expression, values: dict):
 def _mp_value(expression, values: dict):
     if expression.is_Symbol:
         return values[expression]
-    if expression.is_Integer:
-        return mpmath.mpf(int(expression))
-    if expression.is_Rational:
-        return mpmath.mpf(expression.p) / expression.q
-    if expression.is_Float:
-        return mpmath.mpf(expression._mpf_)
-    if expression is sympy.pi:
-        return +mpmath.pi
-    if expression is sympy.E:
-        return +mpmath.e
+    number = magnitude.mp_number(expression)
+    if number is not None:
+        return number
     args = expression.args
     if expression.is_Add:
         return mpmath.fsum(mp_value(arg, values) for arg in args)
