@@ -3,13 +3,13 @@
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import (
-    AuthenticationForm, PasswordChangeForm, SetPasswordForm, UserCreationForm,
+    AuthenticationForm, PasswordChangeForm, PasswordResetForm, SetPasswordForm, UserCreationForm,
 )
 from django.contrib.auth.password_validation import password_validators_help_texts
 
-from .identifiers import email_normalise, identifier_normalise
-from .selectors import email_in_use
-from .services import sign_in_failures_clear
+from .identifiers import email_normalise, identifier_normalise, username_scripts_refusal
+from .selectors import email_in_use, user_by_trusted_email, username_lookalike
+from .services import email_confirmed_by_password_link, sign_in_failures_clear
 
 
 class NormalisedEmailField(forms.EmailField):
@@ -34,13 +34,30 @@ class PasswordChangeFormPlain(PlainPasswordHelp, PasswordChangeForm):
 
 
 class SetPasswordFormPlain(PlainPasswordHelp, SetPasswordForm):
-    """The reset form: a new password proves the mailbox, so the account's sign-in pause ends."""
+    """The reset (and invitation) form: a new password set through the link proves the
+    mailbox, so the account's sign-in pause ends and its address counts as confirmed."""
 
     def save(self, commit=True):
         user = super().save(commit=commit)
         if commit:
             sign_in_failures_clear(username=user.get_username())
+            email_confirmed_by_password_link(user=user)
         return user
+
+
+class PasswordResetFormTrusted(PasswordResetForm):
+    """Django's "forgot your password" form. When an account has confirmed the address,
+    only that account is sent a link: others merely giving the address are not."""
+
+    def clean_email(self):
+        return email_normalise(self.cleaned_data["email"])
+
+    def get_users(self, email):
+        users = list(super().get_users(email))
+        trusted = user_by_trusted_email(email=email)
+        if trusted is not None:
+            return [user for user in users if user.pk == trusted.pk]
+        return users
 
 
 class LoginForm(AuthenticationForm):
@@ -77,7 +94,17 @@ class SignUpForm(PlainPasswordHelp, UserCreationForm):
     def clean_username(self):
         # Before Django's own check, so "sam\u200b" meets the existing "sam" (case-insensitively).
         self.cleaned_data["username"] = identifier_normalise(self.cleaned_data.get("username", ""))
-        return super().clean_username()
+        username = super().clean_username()
+        if not username:  # empty, or taken (Django has said so)
+            return username
+        if refusal := username_scripts_refusal(username):
+            raise forms.ValidationError(f"This username {refusal}.")
+        if username_lookalike(username=username) is not None:
+            raise forms.ValidationError(
+                "This username looks like an existing one (some letters of other alphabets, "
+                "or 1, l and I, look the same); choose another."
+            )
+        return username
 
     def clean_email(self):
         email = email_normalise(self.cleaned_data["email"])
@@ -89,7 +116,10 @@ class SignUpForm(PlainPasswordHelp, UserCreationForm):
 
 
 class ProfileForm(forms.ModelForm):
-    email = NormalisedEmailField(label="E-mail", max_length=254)
+    email = NormalisedEmailField(
+        label="E-mail", max_length=254,
+        help_text="A new address takes effect once you follow the link we send to it.",
+    )
 
     class Meta:
         model = get_user_model()

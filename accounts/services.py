@@ -1,19 +1,33 @@
-"""Writes for accounts: signing up and confirming an e-mail address.
+"""Writes for accounts: signing up, confirming an e-mail address, and recording which
+address may find an account (accounts.models).
 
 The confirmation link is a value signed by ``django.core.signing`` (time-stamped, with its
-own salt), so no token is stored or hand-made. With ``ACCOUNT_EMAIL_VERIFICATION`` on,
-a new account stays inactive until its address is confirmed, and a changed address only
-replaces the old one once confirmed."""
+own salt), so no token is stored or hand-made; following it shows the address and the
+account, and a button confirms (a mail scanner that opens links confirms nothing). A
+changed address only replaces the old one once confirmed, whatever
+``ACCOUNT_EMAIL_VERIFICATION`` says; with that setting on, a new account also stays
+inactive until its address is confirmed."""
 
 from __future__ import annotations
+
+import logging
+import smtplib
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import signing
 from django.core.mail import send_mail
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
+
+from .identifiers import email_normalise
+from .models import EmailTrust, TrustedEmail
+from .selectors import users_with_trusted_email
+
+logger = logging.getLogger(__name__)
 
 VERIFY_SALT = "accounts.verify-email"
 VERIFY_MAX_AGE = 3 * 24 * 3600
@@ -38,42 +52,127 @@ def account_create(*, form) -> object:
     return user
 
 
-def email_verification_token(*, user, email: str, join_code: str = "") -> str:
-    return signing.dumps({"u": user.pk, "e": email, "j": join_code}, salt=VERIFY_SALT, compress=True)
-
-
-def email_verification_send(*, request, user, email: str, join_code: str = "") -> None:
-    token = email_verification_token(user=user, email=email, join_code=join_code)
-    link = request.build_absolute_uri(reverse("verify_email", args=[token]))
-    context = {"user": user, "link": link, "days": VERIFY_MAX_AGE // 86400}
-    send_mail(
-        subject="Confirm your e-mail address for attnquiz",
-        message=render_to_string("accounts/verify_email.txt", context),
-        from_email=None,
-        recipient_list=[email],
+def email_verification_token(*, user, email: str, join_code: str = "", signup: bool = False) -> str:
+    return signing.dumps(
+        {"u": user.pk, "e": email_normalise(email), "j": join_code, "s": int(signup)}, salt=VERIFY_SALT, compress=True,
     )
 
 
-@transaction.atomic
-def email_verify(*, token: str) -> tuple[object, str]:
-    """Activate the account and set the confirmed address. Returns (user, join code)."""
+class ConfirmationLinksTooMany(AccountRefused):
+    pass
+
+
+def email_verification_send(*, request, user, email: str, join_code: str = "", signup: bool = False) -> None:
+    """E-mail ``email`` a link confirming it for ``user``. Refuses (``ConfirmationLinksTooMany``)
+    past a few links an hour per account, so the profile cannot be used to flood a mailbox."""
+    from grading.throttle import token_take
+
+    wait = token_take(
+        key=f"verify-email:{user.pk}", burst=settings.ACCOUNT_CONFIRMATION_LINKS_BURST,
+        per_second=settings.ACCOUNT_CONFIRMATION_LINKS_PER_HOUR / 3600,
+    )
+    if wait:
+        minutes = max(1, round(wait / 60))
+        raise ConfirmationLinksTooMany(
+            f"Too many confirmation links were sent for this account; try again in {minutes} minute{'s' * (minutes != 1)}."
+        )
+    token = email_verification_token(user=user, email=email, join_code=join_code, signup=signup)
+    link = request.build_absolute_uri(reverse("verify_email", args=[token]))
+    context = {"user": user, "email": email, "link": link, "days": VERIFY_MAX_AGE // 86400, "signup": signup}
+    try:
+        send_mail(
+            subject="Confirm your e-mail address for attnquiz",
+            message=render_to_string("accounts/verify_email.txt", context),
+            from_email=None,
+            recipient_list=[email],
+        )
+    except (smtplib.SMTPException, OSError):
+        logger.exception("could not send a confirmation link")
+        raise AccountRefused("We could not send the confirmation e-mail just now; try again later.") from None
+
+
+@dataclass(frozen=True)
+class EmailConfirmation:
+    user: object
+    email: str
+    join_code: str
+    signup: bool
+
+
+def email_confirmation_read(*, token: str) -> EmailConfirmation:
+    """What a confirmation link confirms, without changing anything (the page that asks)."""
     try:
         data = signing.loads(token, salt=VERIFY_SALT, max_age=VERIFY_MAX_AGE)
     except signing.SignatureExpired:
         raise AccountRefused("This confirmation link has expired; sign in or ask for a new one.") from None
     except signing.BadSignature:
         raise AccountRefused("This confirmation link is not valid.") from None
-    User = get_user_model()
-    user = User._default_manager.select_for_update().filter(pk=data.get("u")).first()
-    email = str(data.get("e") or "")
+    if not isinstance(data, dict):
+        raise AccountRefused("This confirmation link is not valid.")
+    user = get_user_model()._default_manager.filter(pk=data.get("u")).first() if isinstance(data.get("u"), int) else None
+    email = email_normalise(str(data.get("e") or ""))
     if user is None or not email:
         raise AccountRefused("This confirmation link is not valid.")
-    taken = User._default_manager.filter(email__iexact=email).exclude(pk=user.pk).exists()
-    if taken:
-        raise AccountRefused("Another account has confirmed this e-mail address in the meantime.")
-    user.email, user.is_active = email, True
-    user.save(update_fields=["email", "is_active"])
-    return user, str(data.get("j") or "")
+    return EmailConfirmation(user, email, str(data.get("j") or ""), bool(data.get("s")))
+
+
+@transaction.atomic
+def email_verify(*, token: str) -> tuple[object, str]:
+    """Set the confirmed address as the account's e-mail, trusted to find it (and activate
+    an account waiting for its first confirmation). Returns (user, join code)."""
+    confirmation = email_confirmation_read(token=token)
+    User = get_user_model()
+    user = User._default_manager.select_for_update().get(pk=confirmation.user.pk)
+    email = confirmation.email
+    if users_with_trusted_email(email=email).exclude(pk=user.pk).exists():
+        raise AccountRefused(
+            "Another account has confirmed this e-mail address; sign in to it, or reset its password."
+        )
+    user.email = email
+    fields = ["email"]
+    first_confirmation = user.last_login is None and not TrustedEmail.objects.filter(user=user).exists()
+    if confirmation.signup and not user.is_active and first_confirmation:
+        # The sign-up this link was sent for; an account switched off since stays off.
+        user.is_active = True
+        fields.append("is_active")
+    user.save(update_fields=fields)
+    if not email_trust_record(user=user, email=email, trust=EmailTrust.CONFIRMED_BY_LINK):
+        raise AccountRefused(
+            "Another account has confirmed this e-mail address; sign in to it, or reset its password."
+        )
+    return user, confirmation.join_code
+
+
+def email_trust_record(*, user, email: str, trust: str) -> bool:
+    """Record that ``email`` (the account's e-mail) finds ``user``; False, recording nothing,
+    when another account holds it already. A record left by an account whose e-mail has
+    changed since is given up. An address confirmed stays confirmed when staff give it again."""
+    email = email_normalise(email)
+    if not email:
+        return False
+    try:
+        with transaction.atomic():
+            for held in TrustedEmail.objects.select_for_update().filter(email=email).exclude(user=user).select_related("user"):
+                if email_normalise(held.user.email) == email:
+                    return False
+                held.delete()
+            current = TrustedEmail.objects.select_for_update().filter(user=user).first()
+            if current is None:
+                TrustedEmail.objects.create(user=user, email=email, trust=trust)
+            elif current.email != email or (
+                current.trust == EmailTrust.GIVEN_BY_STAFF and trust != EmailTrust.GIVEN_BY_STAFF
+            ):
+                current.email, current.trust, current.recorded_at = email, trust, timezone.now()
+                current.save(update_fields=["email", "trust", "recorded_at"])
+    except IntegrityError:  # another request recorded the address for another account meanwhile
+        return False
+    return True
+
+
+def email_confirmed_by_password_link(*, user) -> bool:
+    """The account's password was set through a link e-mailed to its address (a reset or an
+    invitation; Django's token includes the address, so it is still the one mailed)."""
+    return email_trust_record(user=user, email=user.email, trust=EmailTrust.CONFIRMED_BY_PASSWORD)
 
 
 def sign_in_failures_clear(*, username: str) -> int:

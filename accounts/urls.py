@@ -5,17 +5,19 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
 from . import views
-from .forms import PasswordChangeFormPlain, SetPasswordFormPlain
+from .forms import PasswordChangeFormPlain, PasswordResetFormTrusted, SetPasswordFormPlain
 
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
     path("profile/", views.profile, name="profile"),
+    path("profile/confirm-email/", views.email_confirmation_send, name="email_confirmation_send"),
     path("verify/<str:token>/", views.verify_email, name="verify_email"),
     path("password/change/", auth_views.PasswordChangeView.as_view(form_class=PasswordChangeFormPlain), name="password_change"),
     path("password/change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path(
         "password/reset/",
         auth_views.PasswordResetView.as_view(
+            form_class=PasswordResetFormTrusted,
             email_template_name="registration/password_reset_email.txt",
             subject_template_name="registration/password_reset_subject.txt",
         ),

@@ -11,15 +11,16 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from courses import selectors as course_selectors
 from courses.invitations import invitations_accepted
 from courses.services import CourseRefused, course_join, join_refusal
 from courses.views import join_guesses_refused
 
-from . import services
+from . import selectors, services
 from .forms import ProfileForm, SetPasswordFormPlain, SignUpForm
+from .identifiers import email_normalise
 
 BACKEND = "accounts.backends.UsernameOrEmailBackend"
 
@@ -59,11 +60,22 @@ def signup(request):
     if request.method == "POST" and form.is_valid():
         user = services.account_create(form=form)
         if services.verification_required():
-            services.email_verification_send(
-                request=request, user=user, email=user.email, join_code=course.join_code if course else ""
-            )
+            try:
+                services.email_verification_send(
+                    request=request, user=user, email=user.email, join_code=course.join_code if course else "",
+                    signup=True,
+                )
+            except services.AccountRefused as refused:
+                messages.error(request, refused.message)
             return render(request, "accounts/verify_sent.html", {"email": user.email})
         login(request, user, backend=BACKEND)
+        # The account is usable at once; its address finds it for others once confirmed.
+        try:
+            services.email_verification_send(request=request, user=user, email=user.email)
+        except services.AccountRefused as refused:
+            messages.error(request, f"{refused.message} (Your profile can send the confirmation link again.)")
+        else:
+            messages.info(request, f"We sent a link to {user.email}: follow it to confirm your e-mail address.")
         enrolment = None
         if course is not None:
             enrolment = join_after_sign_in(request, user=user, code=course.join_code)
@@ -78,10 +90,17 @@ def signup(request):
     )
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 def verify_email(request, token: str):
+    """The confirmation link: GET names the address and the account and asks; the button
+    (POST) confirms. A link opened by a mail scanner, or by someone who did not ask for it,
+    confirms nothing."""
+    token = token[:2000]
     try:
-        user, code = services.email_verify(token=token[:2000])
+        confirmation = services.email_confirmation_read(token=token)
+        if request.method == "GET":
+            return render(request, "accounts/verify_confirm.html", {"confirmation": confirmation})
+        user, code = services.email_verify(token=token)
     except services.AccountRefused as refused:
         return render(request, "accounts/verify_failed.html", {"message": refused.message}, status=400)
     messages.success(request, f"Your e-mail {user.email} is confirmed.")
@@ -107,24 +126,53 @@ def profile(request):
     form = ProfileForm(request.POST or None, instance=user)
     if request.method == "POST" and form.is_valid():
         new_email = form.cleaned_data["email"]
-        changed_email = new_email.lower() != old_email.lower()
-        if changed_email and services.verification_required():
-            form.instance.email = old_email  # replaced once the new address is confirmed
-            services.email_verification_send(request=request, user=user, email=new_email)
-            messages.info(request, f"We sent a link to {new_email}; your e-mail changes once you follow it.")
+        # Whatever ACCOUNT_EMAIL_VERIFICATION says: anyone can type anyone's address, so
+        # the new one replaces the old only once its owner follows the link sent to it.
+        form.instance.email = old_email
         form.save()
         messages.success(request, "Saved your profile.")
+        if email_normalise(new_email) != email_normalise(old_email):
+            try:
+                services.email_verification_send(request=request, user=user, email=new_email)
+            except services.AccountRefused as refused:
+                messages.error(request, refused.message)
+            else:
+                messages.info(
+                    request,
+                    f"We sent a link to {new_email}; your e-mail changes to it once you follow the link"
+                    + (f" (until then it stays {old_email})." if old_email else "."),
+                )
         return redirect("profile")
     user.refresh_from_db()
     return render(
         request, "accounts/profile.html",
         {
             "form": form,
+            "email_trust": selectors.email_trust(user=user),
             "enrolments": course_selectors.enrolments_for_user(user=user),
             "may_create_courses": course_selectors.may_create_courses(user=user),
         },
         status=422 if form.errors else 200,
     )
+
+
+@login_required
+@require_POST
+def email_confirmation_send(request):
+    """The profile's "send me a confirmation link" for the account's current address."""
+    user = request.user
+    if not user.email:
+        messages.error(request, "Your account has no e-mail address to confirm.")
+    elif (trust := selectors.email_trust(user=user)) is not None and trust.confirmed:
+        messages.info(request, f"Your e-mail {user.email} is confirmed already.")
+    else:
+        try:
+            services.email_verification_send(request=request, user=user, email=user.email)
+        except services.AccountRefused as refused:
+            messages.error(request, refused.message)
+        else:
+            messages.info(request, f"We sent a link to {user.email}: follow it to confirm your e-mail address.")
+    return redirect("profile")
 
 
 class InvitationAccept(auth_views.PasswordResetConfirmView):

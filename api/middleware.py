@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import logging
 
-from django.core.exceptions import PermissionDenied, SuspiciousOperation
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404
 
-from attnquiz.input_limits import UnstorableValue
+from attnquiz.input_limits import UnstorableValue, request_too_large_response
 
 from .problems import OUTAGE_ERRORS, json_problem, service_unavailable
 
@@ -35,6 +35,8 @@ class ApiProblemMiddleware:
             return service_unavailable(exception)
         if isinstance(exception, UnstorableValue):
             return json_problem(status_code=422, code=exception.code_name, detail=exception.messages[0])
+        if isinstance(exception, RequestDataTooBig):  # a body over DATA_UPLOAD_MAX_MEMORY_SIZE
+            return request_too_large_response(request)
         if isinstance(exception, SuspiciousOperation):
             return json_problem(status_code=400, code="bad_request", detail="The request was malformed.")
         logger.exception("unhandled error in %s %s", request.method, request.path)

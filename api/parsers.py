@@ -13,7 +13,8 @@ class BoundedJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
         if stream is None:
             return None
-        # The body is already bounded by DATA_UPLOAD_MAX_MEMORY_SIZE (Django's request.body).
+        # A body declared longer than DATA_UPLOAD_MAX_MEMORY_SIZE was answered 413 before any
+        # view ran (attnquiz.input_limits.RequestSizeMiddleware); the stream holds no more.
         raw = stream.read(settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)
         try:
             return json_loads_bounded(raw)

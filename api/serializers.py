@@ -19,7 +19,7 @@ from exercises.markdown_math import render_markdown_math
 from exercises.models import VersionStatus
 from grading.answer_input import MAX_GRID_SIDE
 from grading.models import SubmissionStatus
-from instructor.models import RegradeRequestStatus, RegradeStatus
+from instructor.models import RegradeOutcome, RegradeRequestStatus, RegradeStatus
 from grading.views import MAX_ANSWER_BYTES
 
 
@@ -221,7 +221,18 @@ class PartSerializer(serializers.Serializer):
     key = serializers.CharField()
     type = serializers.CharField(source="answer_type")
     prompt_html = HtmlField(source="prompt")
-    points = serializers.FloatField(source="spec.points")
+    points = serializers.FloatField(
+        allow_null=True,
+        help_text="What the part is worth in the assignment, as the exercise page labels it and the "
+        "gradebook counts it: the exercise's points split over its parts in proportion to their "
+        "weights (a 2-point exercise of three equal parts: 0.666…, shown as 2/3 point). Full "
+        "precision; the parts' points add up to the exercise's.",
+    )
+    weight = serializers.FloatField(
+        source="spec.points",
+        help_text="The part's weight in its exercise (the `points` of the exercise file): only the "
+        "ratio of the weights counts; `points` is what it makes the part worth.",
+    )
     shape = serializers.ListField(child=serializers.IntegerField(), allow_null=True,
                                   help_text="[rows, columns] of a grid answer.")
     choices = serializers.JSONField()
@@ -753,10 +764,25 @@ class RegradeRequestSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=RegradeRequestStatus.choices)
     reply = serializers.CharField(allow_blank=True)
     replied_by = serializers.CharField(source="replied_by.username", allow_null=True, default=None)
-    score_before = serializers.FloatField(allow_null=True)
-    score_after = serializers.FloatField(allow_null=True)
+    score_before = serializers.FloatField(allow_null=True, help_text="The score awarded when the student asked.")
+    score_after = serializers.FloatField(allow_null=True, help_text="The score awarded when the reply was sent.")
+    outcome = serializers.ChoiceField(
+        choices=RegradeOutcome.choices, read_only=True,
+        help_text="waiting for a reply; answered with the grade standing; answered with the grade changed.",
+    )
     created_at = serializers.DateTimeField()
     replied_at = serializers.DateTimeField(allow_null=True)
+
+
+class StudentRegradeRequestSerializer(RegradeRequestSerializer):
+    """A request as its student reads it: the scores only where the review policy shows
+    the score (``context["visibility"]``)."""
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if not self.context["visibility"].score:
+            data["score_before"] = data["score_after"] = None
+        return data
 
 
 class RegradeRequestQuerySerializer(serializers.Serializer):
@@ -771,3 +797,7 @@ class RegradeRequestCreateSerializer(serializers.Serializer):
 class RegradeReplySerializer(serializers.Serializer):
     reply = serializers.CharField(max_length=5000, validators=[_refuse_unencodable],
                                   help_text="The student reads it; replying answers (closes) the request.")
+    score = serializers.FloatField(
+        required=False, min_value=0.0, max_value=1.0,
+        help_text="A checked answer's new score (a fraction), set by hand with the reply; leave out to keep it.",
+    )

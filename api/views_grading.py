@@ -15,7 +15,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from courses.services import require_course_writable
-from exams.selectors import grade_withheld
 from instructor import selectors as teaching
 from instructor import selectors_rubrics, services_rubrics
 from instructor.services import InstructorRefused
@@ -25,9 +24,12 @@ from .problems import Problem
 from .schema import ProblemSerializer
 
 PROBLEM_409 = OpenApiResponse(ProblemSerializer, description="Refused by the state of things (see detail).")
+PROBLEM_403 = OpenApiResponse(ProblemSerializer, description="The review policy does not show this grade yet.")
 
 
 def _refusal(refused: InstructorRefused) -> Problem:
+    if isinstance(refused, services_rubrics.RegradeHidden):
+        return Problem(refused.message, status_code=status.HTTP_403_FORBIDDEN, code="grade_withheld")
     if isinstance(refused, services_rubrics.RubricConflict):
         return Problem(refused.message, status_code=status.HTTP_409_CONFLICT, code="conflict")
     return Problem(refused.message, status_code=status.HTTP_400_BAD_REQUEST, code="refused")
@@ -210,9 +212,11 @@ class AssignmentRegradeRequests(APIView):
     responses={200: serializers.RegradeRequestSerializer, 409: PROBLEM_409},
 )
 class RegradeRequestReply(APIView):
-    """Reply to a regrade request, which answers (resolves) it; regrade the answer first
-    (grades/) if the reply changes its score: the request records the score before and
-    after. 409 when it was answered already."""
+    """Reply to a regrade request, which answers (resolves) it. ``score`` (a fraction in
+    [0, 1]) sets a checked answer's score by hand with the reply, as the submission page's
+    hand grade does; an answer graded with a rubric is graded again with it first (grades/).
+    The request records the score awarded before and after. 409 when it was answered
+    already."""
 
     def post(self, request, course_slug: str, request_id: int):
         regrade_request, _role = selectors_rubrics.access_regrade_request(
@@ -220,47 +224,58 @@ class RegradeRequestReply(APIView):
         )
         data = _valid(serializers.RegradeReplySerializer, request.data)
         try:
-            services_rubrics.regrade_request_reply(request=regrade_request, replier=request.user, reply=data["reply"])
+            answered = services_rubrics.regrade_request_reply(
+                request=regrade_request, replier=request.user, reply=data["reply"], score=data.get("score"),
+            )
         except InstructorRefused as refused:
             raise _refusal(refused)
-        return Response(serializers.RegradeRequestSerializer(regrade_request).data)
+        return Response(serializers.RegradeRequestSerializer(answered).data)
 
 
 def _own_submission(request, submission_id: int):
-    """The caller's own answer whose grade they may see; anyone else's is a 404."""
-    submission = selectors_rubrics.access_own_graded_submission(user=request.user, submission_id=submission_id)
-    if grade_withheld(submission):
-        raise Problem("No such answer.", status_code=404, code="not_found")
-    return submission
+    """The caller's own answer and what the review policy shows them of it: anyone else's
+    is a 404; one whose score and verdict are both withheld a 403 saying so."""
+    submission, visibility = selectors_rubrics.access_own_answer(user=request.user, submission_id=submission_id)
+    if visibility.grade_hidden:
+        raise Problem(selectors_rubrics.REGRADE_HIDDEN, status_code=status.HTTP_403_FORBIDDEN, code="grade_withheld")
+    return submission, visibility
+
+
+def _student_requests(requests, visibility):
+    return serializers.StudentRegradeRequestSerializer(
+        requests, many=True, context={"visibility": visibility}
+    ).data
 
 
 @extend_schema(tags=["student"])
 class SubmissionRegradeRequests(APIView):
     """Your regrade requests about one of your answers, and the staff's replies."""
 
-    @extend_schema(responses=serializers.RegradeRequestSerializer(many=True))
+    @extend_schema(responses={200: serializers.StudentRegradeRequestSerializer(many=True), 403: PROBLEM_403})
     def get(self, request, submission_id: int):
-        submission = _own_submission(request, submission_id)
+        submission, visibility = _own_submission(request, submission_id)
         requests = selectors_rubrics.submission_regrade_requests(submission=submission)
-        return Response(serializers.RegradeRequestSerializer(requests, many=True).data)
+        return Response(_student_requests(requests, visibility))
 
     @extend_schema(
         request=serializers.RegradeRequestCreateSerializer,
-        responses={201: serializers.RegradeRequestSerializer, 409: PROBLEM_409},
+        responses={201: serializers.StudentRegradeRequestSerializer, 403: PROBLEM_403, 409: PROBLEM_409},
     )
     def post(self, request, submission_id: int):
-        """Ask for another look at your graded answer (one open request at a time). 409
-        while it has no grade, or while your earlier request waits for its reply."""
-        submission = _own_submission(request, submission_id)
+        """Ask for another look at your graded answer, checked or graded by a person (one
+        open request at a time). 403 while the review policy shows neither its score nor
+        its verdict; 409 while it has no grade, while your earlier request waits for its
+        reply, or in an archived course; 400 for a practice answer."""
+        submission, visibility = _own_submission(request, submission_id)
         item = submission.variant.assignment_item
         if item is not None:  # an archived course refuses before the body is read, as elsewhere
             require_course_writable(course=item.assignment.course)
         data = _valid(serializers.RegradeRequestCreateSerializer, request.data)
         try:
             created = services_rubrics.regrade_request_create(
-                submission=submission, student=request.user, message=data["message"]
+                submission=submission, student=request.user, message=data["message"], visibility=visibility
             )
         except InstructorRefused as refused:
             raise _refusal(refused)
         created = selectors_rubrics.submission_regrade_requests(submission=submission).get(pk=created.pk)
-        return Response(serializers.RegradeRequestSerializer(created).data, status=status.HTTP_201_CREATED)
+        return Response(_student_requests([created], visibility)[0], status=status.HTTP_201_CREATED)

@@ -76,17 +76,13 @@ def server_error(request, *args, **kwargs) -> HttpResponse:
 
 def bad_request(request, exception=None, *args, **kwargs) -> HttpResponse:
     """handler400: say what was wrong with the request (too large, too many fields)."""
-    from django.conf import settings
     from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 
-    if isinstance(exception, RequestDataTooBig):
-        limit_kb = settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 1000
-        status, title = 413, "That request is too large"
-        message = (
-            f"attnquiz accepts at most {limit_kb:,} kB in one form or request (files are "
-            "uploaded separately). Nothing was saved; shorten it and send it again."
-        )
-    elif isinstance(exception, TooManyFieldsSent):
+    from .input_limits import request_too_large_response
+
+    if isinstance(exception, RequestDataTooBig):  # rarely here: see input_limits.RequestSizeMiddleware
+        return request_too_large_response(request)
+    if isinstance(exception, TooManyFieldsSent):
         status, title = 400, "That form has too many fields"
         message = "Nothing was saved. Reload the page and send the form again."
     else:

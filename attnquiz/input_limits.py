@@ -20,6 +20,11 @@
   one; PostgreSQL refuses it in a query) is answered 400 before any view runs,
   and ``UnstorableValue`` raised from a save in any page's view is a 400 page instead of a
   500 (the API answers problem documents: 400 and 422).
+- ``RequestSizeMiddleware``: a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (a multipart
+  form's fields, its files apart) is answered 413 with ``request_too_large_message``, the
+  same for pages, htmx and the API (a problem document), under DEBUG=1 and DEBUG=0, and
+  logged as one line: before it, Django's ``RequestDataTooBig`` surfaced from the CSRF
+  check as a 400 with a traceback (DEBUG=1) and the API's as "The request was malformed."
 """
 
 from __future__ import annotations
@@ -271,4 +276,86 @@ class StorableTextMiddleware:
         if isinstance(exception, UnstorableValue):
             return unstorable_text_response(request, field=exception.field or exception.noun,
                                             reason=exception.reason, remedy=exception.remedy)
+        return None
+
+
+# --- Requests: a body over the size limit is a 413 that says so ---
+
+
+def request_too_large_message() -> str:
+    """The 413's message (README: DATA_UPLOAD_MAX_MEMORY_SIZE), for pages and the API."""
+    from django.conf import settings
+
+    limit_kb = settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 1000
+    return (
+        f"attnquiz accepts at most {limit_kb:,} kB in one form or request (files are uploaded "
+        "separately). Nothing was saved; shorten it and send it again."
+    )
+
+
+REQUEST_TOO_LARGE_TITLE = "That request is too large"
+
+
+def request_too_large_response(request):
+    """413: a problem document under /api/; ``{"error": …}`` to a page's JSON request (the
+    live answer preview); else the error page (which htmx's handler reads by its status:
+    "Your answer is too large to send")."""
+    if request.path.startswith("/api/"):
+        from attnquiz.problems import json_problem
+
+        return json_problem(status_code=413, code="too_large", detail=request_too_large_message())
+    from django.http import HttpResponse, JsonResponse
+    from django.template.loader import render_to_string
+
+    wants_json = request.headers.get("Accept", "").startswith("application/json")
+    if request.content_type == "application/json" or wants_json:
+        message = f"{REQUEST_TOO_LARGE_TITLE}. {request_too_large_message()}"
+        return JsonResponse({"error": message}, status=413)
+
+    context = {"status": 413, "title": REQUEST_TOO_LARGE_TITLE, "message": request_too_large_message()}
+    return HttpResponse(render_to_string("400.html", context), status=413)
+
+
+def body_over_limit(request) -> bool:
+    """Whether the declared body is larger than Django would read (``request.body`` refuses
+    it). A multipart form is not judged by its length: its files do not count, and Django
+    counts its fields while parsing it (see ``RequestSizeMiddleware.process_view``)."""
+    from django.conf import settings
+
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if limit is None or request.content_type == "multipart/form-data":
+        return False
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0) > limit
+    except ValueError:
+        return False
+
+
+class RequestSizeMiddleware:
+    """See the module's docstring. Placed before the CSRF check, which reads a form's body
+    first: a ``RequestDataTooBig`` raised there reaches no middleware's ``process_exception``."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if body_over_limit(request):
+            return request_too_large_response(request)  # nothing of the body was read
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        if request.method == "POST" and request.content_type == "multipart/form-data":
+            from django.core.exceptions import RequestDataTooBig
+
+            try:
+                request.POST  # parsed now rather than by the CSRF check; read once either way
+            except RequestDataTooBig:
+                return request_too_large_response(request)
+        return None
+
+    def process_exception(self, request, exception):
+        from django.core.exceptions import RequestDataTooBig
+
+        if isinstance(exception, RequestDataTooBig):  # read by a view (PUT, PATCH, the API's parser)
+            return request_too_large_response(request)
         return None

@@ -58,6 +58,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "attnquiz.input_limits.RequestSizeMiddleware",  # before the CSRF check reads a form: a body too large is a 413
     "django.middleware.csrf.CsrfViewMiddleware",
     "attnquiz.input_limits.StorableTextMiddleware",  # a NUL refused by a save is a 400, not a 500
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -187,10 +188,14 @@ AXES_LOCKOUT_CALLABLE = "attnquiz.lockout.lockout_response"
 AXES_USERNAME_CALLABLE = "attnquiz.lockout.lockout_username"  # e-mail and username are one account
 
 # --- Accounts and e-mail ---
-# Sign-up is open to anyone unless switched off; with verification on, a new account (and a
-# changed address) waits until the person follows the link e-mailed to them.
+# Sign-up is open to anyone unless switched off; with verification on, a new account waits
+# until the person follows the link e-mailed to them. A changed address always waits for its
+# link, and an address finds an account for others only once confirmed (accounts.models).
 ACCOUNT_SIGNUP_OPEN = env.bool("ACCOUNT_SIGNUP_OPEN", default=True)
 ACCOUNT_EMAIL_VERIFICATION = env.bool("ACCOUNT_EMAIL_VERIFICATION", default=False)
+# Confirmation links one account may have sent (sign-up, profile): a burst, then per hour.
+ACCOUNT_CONFIRMATION_LINKS_BURST = env.int("ACCOUNT_CONFIRMATION_LINKS_BURST", default=5)
+ACCOUNT_CONFIRMATION_LINKS_PER_HOUR = env.float("ACCOUNT_CONFIRMATION_LINKS_PER_HOUR", default=5.0)
 # Development prints e-mails (password resets) on the console; production speaks SMTP.
 EMAIL_BACKEND = env(
     "EMAIL_BACKEND",
@@ -467,6 +472,7 @@ SPECTACULAR_SETTINGS = {
         "SubmissionStatusEnum": "grading.models.SubmissionStatus",
         "RegradeStatusEnum": "instructor.models.RegradeStatus",
         "RegradeRequestStatusEnum": "instructor.models.RegradeRequestStatus",
+        "RegradeOutcomeEnum": "instructor.models.RegradeOutcome",
         "VersionStatusEnum": "exercises.models.VersionStatus",
         "TokenScopeEnum": "api.models.TokenScope",
     },
@@ -504,6 +510,21 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {"client_errors_plain": {"()": "attnquiz.log_filters.ClientErrorWithoutTraceback"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["client_errors_plain"]}},
+    "formatters": {
+        "django.server": {"()": "django.utils.log.ServerFormatter", "format": "[{server_time}] {message}", "style": "{"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["client_errors_plain"]},
+        "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"},
+    },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "loggers": {
+        # Django's own "django" logger brings a console handler that prints under DEBUG=1
+        # and keeps every traceback (a 403 printed its whole stack, and every refusal
+        # twice): it has no handler of its own here, so its records reach the console above.
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        # Configuring "django" resets its children: runserver's request lines keep their own
+        # handler and format, as Django's default logging has them.
+        "django.server": {"handlers": ["django.server"], "level": "INFO", "propagate": False},
+    },
 }

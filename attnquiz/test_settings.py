@@ -33,6 +33,7 @@ AXES_ENABLED = False
 # each xdist worker gets its own cache key space in a shared Redis.
 SUBMIT_RATE_BURST = int(os.environ.get("SUBMIT_RATE_BURST", "0"))
 JOIN_RATE_BURST = int(os.environ.get("JOIN_RATE_BURST", "0"))
+ACCOUNT_CONFIRMATION_LINKS_BURST = int(os.environ.get("ACCOUNT_CONFIRMATION_LINKS_BURST", "0"))
 # Nor deadline polls: the e2e tests' pages poll every 5 s, from ids reused between runs.
 EXAM_DEADLINE_POLL_BURST = int(os.environ.get("EXAM_DEADLINE_POLL_BURST", "0"))
 EXAM_DEADLINE_POLL_USER_BURST = int(os.environ.get("EXAM_DEADLINE_POLL_USER_BURST", "0"))

@@ -85,14 +85,14 @@ class PersonAddForm(forms.Form):
     )
 
 
-class RosterForm(forms.Form):
+class CsvUploadForm(forms.Form):
+    """A CSV, uploaded or pasted, within the import size limit and in UTF-8: the roster's
+    and the accommodations' imports take it."""
+
     file = forms.FileField(required=False, label="Roster CSV file")
     text = forms.CharField(
         required=False, max_length=MAX_ROSTER_BYTES, label="…or paste the CSV",
         widget=forms.Textarea(attrs={"rows": 8, "class": "source"}),
-    )
-    invite = forms.BooleanField(
-        required=False, label="Send each new account an invitation e-mail with a link to choose a password",
     )
 
     def clean(self):
@@ -108,6 +108,12 @@ class RosterForm(forms.Form):
         if not (cleaned.get("text") or "").strip():
             raise forms.ValidationError("Choose a CSV file or paste its lines.")
         return cleaned
+
+
+class RosterForm(CsvUploadForm):
+    invite = forms.BooleanField(
+        required=False, label="Send each new account an invitation e-mail with a link to choose a password",
+    )
 
 
 class JoinCodeForm(forms.Form):

@@ -83,7 +83,9 @@ def _message(*, course: Course, user, actor, base_url: str) -> EmailMessage:
         "link": invitation_link(user=user, base_url=base_url),
         "valid_days": max(1, settings.PASSWORD_RESET_TIMEOUT // 86400),
     }
-    subject = render_to_string("registration/invitation_subject.txt", context).strip().splitlines()[0]
+    # A subject is plain text on one line (its template does not escape HTML): a title's
+    # "<b>" stays "<b>", and a line break, which no header may hold, becomes a space.
+    subject = " ".join(render_to_string("registration/invitation_subject.txt", context).split())
     body = render_to_string("registration/invitation_email.txt", context)
     return EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [user.email])
 

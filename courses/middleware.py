@@ -102,6 +102,13 @@ def archived_response(request):
         from attnquiz.problems import json_problem
 
         return json_problem(status_code=409, code="archived", detail=CourseArchived.MESSAGE)
+    if request.headers.get("HX-Request") == "true":
+        # A fragment for the place the page shows the reply in: the page shows one as it is,
+        # where a whole page would read "the server did not take your answer, reload".
+        answering = getattr(request.resolver_match, "view_name", "") == "submit"
+        return HttpResponse(
+            render_to_string("courses/_archived_refusal.html", {"answering": answering}).strip(), status=409
+        )
     return HttpResponse(
         render_to_string("400.html", {
             "status": 409, "title": "This course is archived",

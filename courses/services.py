@@ -24,8 +24,14 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.identifiers import email_normalise, identifier_normalise
-from accounts.selectors import user_by_identifier
+from accounts.identifiers import email_normalise, identifier_normalise, username_scripts_refusal
+from accounts.models import EmailTrust
+from accounts.selectors import (
+    LookalikeUsernames, user_by_trusted_email, user_by_username_or_trusted_email, usernames_claiming_email,
+)
+from accounts.services import email_trust_record
+from attnquiz.confirmations import Confirmed, confirmation_require
+from exams.selectors_proctor import running_attempts_by_exam
 from exercises.models import ExerciseVersion, VersionStatus
 
 from . import selectors
@@ -260,14 +266,39 @@ def course_update(*, course: Course, **fields) -> Course:
     return course
 
 
-def course_archive(*, course: Course, archived: bool = True) -> Course:
-    """Archive (read-only, joining closed) or bring back a course. Idempotent."""
-    if archived and course.archived_at is None:
-        course.archived_at = timezone.now()
-    elif not archived:
-        course.archived_at = None
-    course.save(update_fields=["archived_at"])
+def course_archive(*, course: Course, archived: bool = True, confirmed: Confirmed = False) -> Course:
+    """Archive (read-only, joining closed) or bring back a course. Idempotent. Archiving
+    while students sit an exam of the course asks first, in numbers (ConfirmationNeeded,
+    nothing changed; ``confirmed`` as attnquiz.confirmations.Confirmed): their exam pages
+    stop taking answers at once."""
+    with transaction.atomic():
+        locked = Course.objects.select_for_update().get(pk=course.pk)
+        if archived and locked.archived_at is None:
+            confirmation_require(
+                scope=f"courses.archive:{locked.pk}", message=course_archive_question(course=locked),
+                confirmed=confirmed,
+            )
+            locked.archived_at = timezone.now()
+        elif not archived:
+            locked.archived_at = None
+        locked.save(update_fields=["archived_at"])
+    course.archived_at = locked.archived_at
     return course
+
+
+def course_archive_question(*, course: Course) -> str:
+    """What archiving does to the students sitting an exam now, in words: "2 students are
+    sitting an exam of this course now (Midterm: 2). …"; empty when nobody is."""
+    running = running_attempts_by_exam(course_id=course.pk)
+    total = sum(count for _, count in running)
+    if not total:
+        return ""
+    each = ", ".join(f"{exam.title}: {count}" for exam, count in running)
+    who = f"{total} student{'s are' if total != 1 else ' is'}"
+    return (
+        f"{who} sitting an exam of this course now ({each}). Archiving makes the course read-only at once: "
+        "their exam pages stop taking answers, and the answers they saved count."
+    )
 
 
 @transaction.atomic
@@ -277,7 +308,10 @@ def course_copy(
 ) -> Course:
     """A course for a new term: the same assignments, holding the same exercise versions, with
     every date moved by ``offset`` (in the course's local time); no students, no submissions.
-    The copy starts unarchived, with its own join code, and no assignment's grades released."""
+    The copy starts unarchived, with its own join code, and no assignment's grades released.
+    What belongs to one term stays behind: LMS links, exams' access codes (last term's
+    students know them) and grade releases, made or scheduled (templates/courses/copy.html
+    says so). Allowed networks and the other exam controls are copied."""
     copy = course_create(
         actor=actor, slug=slug, title=title, term=term, time_zone=source.time_zone,
         description=source.description,
@@ -299,6 +333,10 @@ def course_copy(
         assignment.course = copy
         assignment.has_lti_link = False  # the LMS links stay with the source course
         assignment.grades_released_at = None  # a new term's exam starts unreleased
+        # A release scheduled for last term's date would fire at once in the copy.
+        assignment.grades_release_scheduled_at = None
+        assignment.grades_release_scheduled_by = None
+        assignment.access_code = ""  # last term's students know it: set a new one
         for name in ("opens_at", "due_at", "closes_at"):
             value = getattr(assignment, name)
             if value is not None:
@@ -405,15 +443,26 @@ def enrolment_add(
     *, course: Course, identifier: str, role: str, actor, source: str = EnrolmentSource.MANUAL,
     student_id: str = "",
 ) -> EnrolmentChange:
-    """Add an existing account (by username or e-mail) with a role. Idempotent."""
+    """Add an existing account (by username, or by an e-mail address it has confirmed)
+    with a role. Idempotent. An address an account gives without having confirmed it
+    finds nobody (accounts.models): anyone can type anyone's address."""
     require_course_writable(course=course)
     if role not in Role.values:
         raise CourseRefused(f"'{role[:20]}' is not a role (instructor, ta or student).")
-    user = user_by_identifier(identifier=identifier)
+    user = user_by_username_or_trusted_email(identifier=identifier)
     if user is None:
+        identifier = identifier_normalise(identifier)[:254]
+        if "@" not in identifier:
+            raise CourseRefused(
+                f"No account has the username '{identifier}'. "
+                "They can sign up first, or you can import them with the roster."
+            )
+        claimed = usernames_claiming_email(email=identifier)
         raise CourseRefused(
-            f"No account has the username or e-mail '{identifier[:254]}'. "
-            "They can sign up first, or you can import them with the roster."
+            f"No account has confirmed the e-mail '{email_normalise(identifier)}'"
+            + (f" ({_claimed_by(claimed)} gives it without having confirmed it, so it is not used)" if claimed else "")
+            + ". Tick “Send an invitation e-mail” to make an account for that address and invite it, "
+            "or add them by username."
         )
     Course.objects.select_for_update().filter(pk=course.pk).first()
     return _enrol(course=course, user=user, role=role, source=source, student_id=student_id)
@@ -558,34 +607,52 @@ def _roster_clean(row) -> dict[str, str]:
     return values
 
 
-def _roster_account(values: dict[str, str]):
-    """(existing user or None, username to create). Raises _RowError when it is ambiguous."""
+def _claimed_by(usernames: list[str]) -> str:
+    names = ", ".join(f"'{name}'" for name in usernames)
+    return f"the account{'s' * (len(usernames) != 1)} {names}"
+
+
+@dataclass(frozen=True)
+class _RosterAccount:
+    user: object  # the existing account, or None: one is made
+    username: str
+    note: str = ""  # what the report adds to the line
+
+
+def _roster_account(values: dict[str, str], lookalikes: LookalikeUsernames) -> _RosterAccount:
+    """The account a row names, or the username of the one to make. Raises _RowError when it
+    is ambiguous. An e-mail finds only the account that has confirmed it (or was made for
+    it by staff): one merely giving it is not used, and the row makes a new account."""
     User = get_user_model()
     username, email = values["username"], values["email"]
-    by_email = list(User.objects.filter(email__iexact=email)[:2]) if email else []
+    by_email = user_by_trusted_email(email=email) if email else None
+    claimed = usernames_claiming_email(email=email) if email and by_email is None else []
+    note = f"; {_claimed_by(claimed)} also give{'s' * (len(claimed) == 1)} this e-mail without having confirmed it: not used" if claimed else ""
     if username:
         user = User.objects.filter(username=username).first()
         if user is not None:
-            if email and user.email and user.email.lower() != email.lower():
+            if email and user.email and email_normalise(user.email) != email:
                 raise _RowError(f"the account '{username}' has another e-mail address")
-            return user, username
-        if by_email:
-            raise _RowError(f"the e-mail belongs to the account '{by_email[0].username}'; use that username")
+            return _RosterAccount(user, username)
+        if by_email is not None:
+            raise _RowError(f"the e-mail belongs to the account '{by_email.username}'; use that username")
         if not email:
             raise _RowError(f"no account is called '{username}'; add an e-mail to create one")
-        return None, username
-    if len(by_email) > 1:
-        raise _RowError("several accounts share this e-mail; give the username instead")
-    if by_email:
-        return by_email[0], by_email[0].username
-    return None, _free_username(email.split("@", 1)[0])
+        if refusal := username_scripts_refusal(username):
+            raise _RowError(f"the username '{username[:40]}' {refusal}")
+        if (taken := lookalikes.taken_by(username)) is not None:
+            raise _RowError(f"the username '{username[:40]}' looks like the existing account '{taken}'; choose another")
+        return _RosterAccount(None, username, note)
+    if by_email is not None:
+        return _RosterAccount(by_email, by_email.username)
+    return _RosterAccount(None, _free_username(email.split("@", 1)[0], lookalikes), note)
 
 
-def _free_username(base: str) -> str:
-    User = get_user_model()
+def _free_username(base: str, lookalikes: LookalikeUsernames) -> str:
+    """A username made from ``base`` that looks like no existing one (a number added)."""
     base = re.sub(r"[^\w.@+-]", "", base)[:140] or "student"
     candidate, number = base, 1
-    while User.objects.filter(username=candidate).exists():
+    while lookalikes.taken_by(candidate) is not None:
         number += 1
         candidate = f"{base}{number}"
     return candidate
@@ -597,9 +664,23 @@ ROSTER_ACTION_OF_CHANGE = {
 }
 
 
+def _student_id_check(*, course: Course, user, student_id: str) -> None:
+    """A student id names one person of the course."""
+    holder = (
+        Enrolment.objects.filter(course=course, student_id=student_id).exclude(user=user)
+        .select_related("user").first()
+    )
+    if holder is not None:
+        raise CourseRefused(
+            f"The student id {student_id} already belongs to '{holder.user.get_username()}' in this course."
+        )
+
+
 def _enrol(*, course: Course, user, role: str, source: str, student_id: str = "") -> EnrolmentChange:
     """Enrol or update one account. Call inside a transaction holding the course row."""
     enrolment = Enrolment.objects.filter(course=course, user=user).first()
+    if student_id and (enrolment is None or enrolment.student_id != student_id):
+        _student_id_check(course=course, user=user, student_id=student_id)
     if enrolment is None:
         enrolment = Enrolment.objects.create(
             course=course, user=user, role=role, source=source, student_id=student_id
@@ -621,10 +702,20 @@ def _enrol(*, course: Course, user, role: str, source: str, student_id: str = ""
 
 
 NEW_ACCOUNT_PASSWORD = "they choose a password with “Forgot your password?” on the sign-in page"
+NEW_ACCOUNT_INVITED = "the invitation e-mail lets them choose a password"
+
+
+def _name_note(*, user, values: dict[str, str]) -> str:
+    """The roster's name is not written over an existing account's: the report says so."""
+    given = " ".join(part for part in (values["first_name"], values["last_name"]) if part)
+    if not given or (values["first_name"], values["last_name"]) == (user.first_name, user.last_name):
+        return ""
+    own = user.get_full_name()
+    return f"; the name “{given}” is not used: the account keeps " + (f"its own, “{own}”" if own else "no name")
 
 
 def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int = 2,
-                  source: str = EnrolmentSource.ROSTER) -> RosterReport:
+                  source: str = EnrolmentSource.ROSTER, invite: bool = False) -> RosterReport:
     """Bring a roster into the course: one report line per row, in order.
 
     ``rows`` are mappings with ``username`` and/or ``email``, and optionally ``name`` (or
@@ -632,10 +723,17 @@ def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int
     ``line`` (its line number; else its position counted from ``first_line``).
     A bad row is reported and changes nothing; the good rows are applied together in one
     transaction. A dry run computes exactly the same report and then rolls it all back.
-    Re-importing the same rows changes nothing (every line says "skip")."""
+    Re-importing the same rows changes nothing (every line says "skip").
+
+    An e-mail finds only an account that has confirmed it (accounts.models); a new account
+    is made for an address no account has, its address trusted as given by staff. A name
+    does not change an existing account (the line says so). ``invite``: the new accounts
+    are sent an invitation (by the caller, after the import), and their lines say so."""
     require_course_writable(course=course)
     report = RosterReport(dry_run=dry_run)
     seen: dict[str, int] = {}
+    student_ids: dict[str, int] = {}
+    lookalikes = LookalikeUsernames()
     with transaction.atomic():
         Course.objects.select_for_update().filter(pk=course.pk).first()
         for index, row in enumerate(rows):
@@ -643,10 +741,13 @@ def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int
             who = str(row.get("username") or row.get("email") or "").strip()[:254]
             try:
                 values = _roster_clean(row)
-                user, username = _roster_account(values)
+                account = _roster_account(values, lookalikes)
+                user, username = account.user, account.username
                 key = f"user:{user.pk}" if user else f"new:{username.lower()}"
                 if key in seen:
                     raise _RowError(f"the same person as line {seen[key]}")
+                if values["student_id"] in student_ids:
+                    raise _RowError(f"the student id {values['student_id']} is also on line {student_ids[values['student_id']]}")
                 seen[key] = line
                 with transaction.atomic():
                     if user is None:
@@ -657,15 +758,19 @@ def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int
                             # passwords) lets them choose their own.
                             password=secrets.token_urlsafe(32),
                         )
-                        seen[f"user:{user.pk}"] = line
-                        report.created_user_ids.append(user.pk)
+                        email_trust_record(user=user, email=values["email"], trust=EmailTrust.GIVEN_BY_STAFF)
                         _enrol(course=course, user=user, role=values["role"],
                                source=source, student_id=values["student_id"])
+                        lookalikes.add(username)
+                        seen[f"user:{user.pk}"] = line
+                        report.created_user_ids.append(user.pk)
                         report.lines.append(RosterLine(
                             line, who, "create",
                             f"new account '{username}', enrolled as {Role(values['role']).label.lower()}; "
-                            + NEW_ACCOUNT_PASSWORD,
+                            + (NEW_ACCOUNT_INVITED if invite else NEW_ACCOUNT_PASSWORD) + account.note,
                         ))
+                        if values["student_id"]:
+                            student_ids[values["student_id"]] = line
                         continue
                     change = _enrol(course=course, user=user, role=values["role"],
                                     source=source, student_id=values["student_id"])
@@ -675,6 +780,8 @@ def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int
             except CourseRefused as refused:
                 report.lines.append(RosterLine(line, who, "error", refused.message))
                 continue
+            if values["student_id"]:
+                student_ids[values["student_id"]] = line
             action = ROSTER_ACTION_OF_CHANGE[change.action]
             role_label = Role(values["role"]).label.lower()
             detail = {
@@ -684,7 +791,7 @@ def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int
                 "update": f"'{user.username}': student id set to {values['student_id']}",
                 "skip": f"'{user.username}' is already enrolled as {role_label}",
             }[action]
-            report.lines.append(RosterLine(line, who, action, detail))
+            report.lines.append(RosterLine(line, who, action, detail + _name_note(user=user, values=values)))
         if dry_run:
             transaction.set_rollback(True)
             report.created_user_ids = []

@@ -13,6 +13,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts import selectors as account_selectors
+from attnquiz.confirmations import ConfirmationNeeded, confirmed_of
+
 from .middleware import allowed_when_archived
 from . import invitations, selectors, services
 from .forms import CopyForm, CourseForm, JoinCodeForm, JoinSettingsForm, PersonAddForm, RosterForm
@@ -123,7 +126,14 @@ def join_settings(request, course_slug: str):
 def course_archive(request, course_slug: str):
     course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
     archived = request.POST.get("archived", "1") == "1"
-    services.course_archive(course=course, archived=archived)
+    try:
+        services.course_archive(course=course, archived=archived, confirmed=confirmed_of(request.POST))
+    except ConfirmationNeeded as needed:
+        # Students are sitting an exam: the settings page again with what archiving does to
+        # them and a button that confirms it (nothing is changed until then).
+        context = _settings_context(request, course, role)
+        context["archive_confirmation"] = {"message": needed.message, "token": needed.token, "stale": needed.stale}
+        return render(request, "courses/settings.html", context)
     messages.success(
         request,
         f"Archived {course.title}: it is read-only now, and its gradebooks can still be exported."
@@ -170,8 +180,10 @@ def people(request, course_slug: str):
 def _people_context(course, role, form) -> dict:
     enrolments = list(selectors.course_people(course=course))
     sent = invitations.invitations_of_course(course=course)
+    trusted = account_selectors.email_trust_of_users(users=[enrolment.user for enrolment in enrolments])
     for enrolment in enrolments:
         enrolment.invitation = invitations.invitation_status(sent.get(enrolment.user_id))
+        enrolment.email_trust = trusted.get(enrolment.user_id)
     return {
         "course": course,
         "is_instructor": role == Role.INSTRUCTOR,
@@ -191,7 +203,7 @@ def _add_by_invitation(request, course, form):
     data = form.cleaned_data
     report = services.roster_import(
         course=course, rows=[{"email": data["identifier"], "role": data["role"], "student_id": data["student_id"]}],
-        dry_run=False, actor=request.user, source=EnrolmentSource.MANUAL,
+        dry_run=False, actor=request.user, source=EnrolmentSource.MANUAL, invite=True,
     )
     line = report.lines[0]
     if line.action == "error":
@@ -199,8 +211,7 @@ def _add_by_invitation(request, course, form):
         return None
     users = get_user_model().objects.filter(pk__in=report.created_user_ids)
     invitations.invitations_send(course=course, users=users, actor=request.user, base_url=_site_url(request))
-    detail = line.detail.replace(f"; {services.NEW_ACCOUNT_PASSWORD}", "")
-    return f"{detail}; invitation sent: its link lets them choose a password"
+    return line.detail.replace(f"; {services.NEW_ACCOUNT_INVITED}", "; invitation sent: its link lets them choose a password")
 
 
 @login_required
@@ -300,7 +311,9 @@ def roster(request, course_slug: str):
         dry_run = request.POST.get("apply") != "1"
         try:
             rows = services.roster_rows_from_csv(text)
-            report = services.roster_import(course=course, rows=rows, dry_run=dry_run, actor=request.user)
+            report = services.roster_import(
+                course=course, rows=rows, dry_run=dry_run, actor=request.user, invite=form.cleaned_data["invite"],
+            )
         except services.CourseRefused as refused:
             problem = refused.message
         else:

@@ -14,8 +14,10 @@ from e2e.test_student_journey import fill_grid, submit_and_wait_for_grade, weigh
 
 def answer_weights(page, variant: Variant, *, scaled: bool, attempt: int):
     """On the open exercise page of ``variant``, type the attention weights of the student's
-    own query, right (``scaled``) or with the no-scaling slip, submit, and wait for the grade."""
-    fill_grid(page, "weights", weights_for_variant(variant, scaled=scaled))
+    own query, right (``scaled``) or with the no-scaling slip, submit, and wait for the grade.
+    Each attempt types the same numbers with one more trailing zero: the page does not send
+    an answer identical to the one it shows the grade of ("You already sent this answer")."""
+    fill_grid(page, "weights", weights_for_variant(variant, scaled=scaled), digits=3 + attempt)
     return submit_and_wait_for_grade(page, "weights", attempt=attempt)
 
 

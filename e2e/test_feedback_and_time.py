@@ -36,9 +36,15 @@ def test_wrong_weights_show_my_heatmap_with_off_cells_and_focus_lands_on_the_fee
     assert mine.locator("td.is-off").count() >= 1
     assert "sharper than expected" in result.inner_text()
     page.screenshot(path=artifacts / "heatmap-wrong-attempt.png", full_page=True)
+    # The history lists the attempts before the one in the result block, each with its heatmap.
+    expect(page.locator("#history-weights")).to_have_count(0)
+    fill_grid(page, "weights", [0.25, 0.25, 0.25, 0.25])
+    submit_and_wait_for_grade(page, "weights", attempt=2)
     page.reload()
-    page.locator("#history-weights summary").click()
+    page.locator("#history-weights > summary").click()
+    expect(page.locator("#history-weights > summary")).to_have_text("Earlier attempts at this part (1)")
     expect(page.locator("#history-weights figure.aq-heatmap")).to_have_count(1)
+    expect(page.locator("#history-weights [data-attempt]")).to_have_attribute("data-attempt", "1")
     expect(page.locator("#result-weights figure.aq-heatmap")).to_have_count(1)
 
 

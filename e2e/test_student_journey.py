@@ -34,11 +34,11 @@ def weights_for_variant(variant: Variant, *, scaled: bool) -> list[float]:
     return np.round(result.weights[params["q"]], 4).tolist()
 
 
-def fill_grid(page, part: str, values: list[float]) -> None:
+def fill_grid(page, part: str, values: list[float], *, digits: int = 4) -> None:
     cells = page.locator(f"#grid-{part} input")
     assert cells.count() == len(values)
     for index, value in enumerate(values):
-        cells.nth(index).fill(f"{value:.4f}")
+        cells.nth(index).fill(f"{value:.{digits}f}")
 
 
 def submit_and_wait_for_grade(page, part: str, attempt: int):

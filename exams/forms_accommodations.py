@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django import forms
 
-from courses.forms import DATE_TIME_FORMATS, DateTimeInput, RosterForm, StorableDateTimeField
+from courses.forms import DATE_TIME_FORMATS, CsvUploadForm, DateTimeInput, StorableDateTimeField
 
 from .services_accommodations import (
     COURSE_FIELDS,
@@ -120,7 +120,7 @@ class CourseAccommodationForm(forms.Form):
         return getattr(self, "student", None) or self.cleaned_data["student"]
 
 
-class AccommodationsCsvForm(RosterForm):
+class AccommodationsCsvForm(CsvUploadForm):
     """The same upload rules as the roster's (size, UTF-8), with this page's labels."""
 
     def __init__(self, *args, **kwargs):

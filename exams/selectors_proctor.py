@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
-from django.db.models import BooleanField, Count, FilteredRelation, Max, Min, Q, Value
+from django.db.models import BooleanField, Count, F, FilteredRelation, Max, Min, Q, Value
 from django.utils import timezone
 
 from courses.models import Assignment, AssignmentKind, Enrolment, EnrolmentStatus, Role
@@ -24,7 +24,9 @@ from .selectors_accommodations import (
     course_zone,
     limits_apply,
     with_course_accommodation_in,
+    with_own_accommodation,
 )
+from .window import end_due
 
 NOT_STARTED = "not started"
 IN_PROGRESS = "in progress"
@@ -162,3 +164,27 @@ def proctor_counts(rows: list[ProctorRow]) -> dict[str, int]:
     for row in rows:
         counts[row.state] += 1
     return counts
+
+
+def running_attempts_by_exam(*, course_id: int, now: datetime | None = None) -> list[tuple[Assignment, int]]:
+    """The course's exams with attempts running now (started, not ended, their time not
+    over), each with how many, by title: one query. An attempt over but not yet recorded
+    by the closer does not count: it takes no more answers anyway."""
+    now = now or timezone.now()
+    attempts = with_own_accommodation(
+        AssignmentAttempt.objects.filter(
+            assignment__course_id=course_id, assignment__kind=AssignmentKind.EXAM, finished_at__isnull=True
+        ).select_related("assignment"),
+        assignment_path="assignment", student=F("student"),
+    )
+    running: dict[int, list] = {}
+    for attempt in attempts:
+        limits = limits_apply(
+            assignment=attempt.assignment, accommodation=carried_accommodation(attempt),
+            started_at=attempt.started_at, now=now,
+        )
+        due = end_due(limits)
+        if due is not None and now >= due[0]:
+            continue
+        running.setdefault(attempt.assignment_id, [attempt.assignment, 0])[1] += 1
+    return sorted(((exam, count) for exam, count in running.values()), key=lambda pair: (pair[0].title, pair[0].pk))

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from courses.models import Assignment
+from courses.models import Assignment, AssignmentKind
 from courses.services import require_course_writable
 from grading import throttle
 from grading.events import grades_release_changed_publish, grades_visible_publish
@@ -27,7 +27,7 @@ from grading.events import grades_release_changed_publish, grades_visible_publis
 from .models import AssignmentAttempt, AttemptCloseReason, GradeRelease, GradeReleaseAction
 from .selectors import is_exam, student_window, submissions_made_visible, submissions_of_assignment
 from .selectors_accommodations import carried_accommodation, with_own_accommodation
-from .window import AttemptState, window_compute
+from .window import ARCHIVED_MESSAGE, AttemptState, window_compute
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +47,13 @@ class ExamRefused(Exception):
 # --- The attempt ---------------------------------------------------------------------------
 
 
+START_REFUSALS = {
+    "archived": ARCHIVED_MESSAGE,
+    "not_open": "This exam is not open yet.",
+    "closed": "This exam is closed.",
+}
+
+
 def attempt_start(*, assignment: Assignment, student) -> AssignmentAttempt:
     """Start the student's attempt (their clock starts now); the existing one if started.
 
@@ -58,12 +65,8 @@ def attempt_start(*, assignment: Assignment, student) -> AssignmentAttempt:
     window = student_window(assignment=assignment, student=student, now=now)
     if window.state != AttemptState.NOT_STARTED:
         return AssignmentAttempt.objects.get(assignment=assignment, student=student)
-    if window.refusal is not None and window.refusal[0] == "archived":
-        raise ExamRefused(window.refusal[1], code="archived")
-    if window.limits.is_not_open_yet(now):
-        raise ExamRefused("This exam is not open yet.", code="not_open")
-    if window.limits.closes_at and now >= window.limits.closes_at:
-        raise ExamRefused("This exam is closed.", code="closed")
+    if window.start_blocked:
+        raise ExamRefused(START_REFUSALS[window.start_blocked], code=window.start_blocked)
     try:
         with transaction.atomic():
             return AssignmentAttempt.objects.create(
@@ -213,6 +216,32 @@ def _closer_candidates(*, exam: Assignment, now):
     if exam.time_limit_minutes:
         may_be_over |= Q(started_at__lte=now - timedelta(minutes=exam.time_limit_minutes))
     return attempts.filter(may_be_over)
+
+
+def attempts_end_due(*, attempts, now=None) -> int:
+    """End, at their deadline as the closer would, the open exam attempts of ``attempts``
+    (an AssignmentAttempt queryset) whose time or close date is over, under their rows' lock;
+    returns how many.
+
+    Call inside the transaction that is about to change their limits (an accommodation, the
+    assignment's dates or time limit): more time given after an attempt's end must not
+    reopen it just because the closer had not come by yet. An ended attempt opens again only
+    through the proctor's extension, which asks first when the student has seen its review
+    (services_accommodations.accommodation_extend)."""
+    now = now or timezone.now()
+    locked = (
+        with_own_accommodation(
+            attempts.filter(finished_at__isnull=True, assignment__kind=AssignmentKind.EXAM)
+            .select_related("assignment"),
+            assignment_path="assignment", student=F("student"),
+        )
+        .select_for_update(of=("self",))
+        .order_by("pk")
+    )
+    counts = {"time_up": 0, "closed": 0}
+    for attempt in locked:
+        _attempt_close_if_over(attempt, now=now, counts=counts)
+    return sum(counts.values())
 
 
 def _attempt_close_if_over(attempt: AssignmentAttempt, *, now, counts: dict) -> None:

@@ -14,16 +14,18 @@ import io
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import SimpleNamespace
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Q
-from django.db.models.functions import Lower
+from django.db.models import F, Q
 from django.utils import timezone
 
+from accounts.identifiers import email_normalise
+from attnquiz.confirmations import Confirmed, confirmation_require
 from attnquiz.input_limits import unstorable_date_reason
 from courses.import_report import ImportLine, LineReport
-from courses.models import Assignment, EnrolmentStatus, Role
+from courses.models import Assignment, AssignmentKind, EnrolmentStatus, Role
 from courses.services import require_course_writable
 from courses.time_text import course_time_text
 
@@ -41,7 +43,9 @@ from .selectors_accommodations import (
     course_zone,
     limits_apply,
 )
-from .window import COURSE_WIDE_FIELDS
+from .selectors_reopen import reopen_sentence
+from .services import attempts_end_due
+from .window import COURSE_WIDE_FIELDS, AttemptState, window_compute
 
 LIMIT_FIELDS = (
     "opens_at", "due_at", "closes_at", "time_limit_minutes", "time_factor", "extra_minutes",
@@ -173,17 +177,49 @@ def _store(
     """Create, change or remove one accommodation; returns (what happened, in words).
     Call inside a transaction; the values are checked."""
     require_course_writable(course=assignment.course)
+    attempts = AssignmentAttempt.objects.filter(assignment=assignment, student_id=student_id)
+    # An attempt whose time is over is ended (at its deadline) before its limits change, so
+    # more time given here never reopens it; the proctor's extension does, asking first
+    # when the student has seen its review.
+    attempts_end_due(attempts=attempts)
+    tz = course_zone(assignment)
     rows = Accommodation.objects.filter(assignment=assignment, student_id=student_id)
     return _row_store(
         rows=rows, new=lambda: Accommodation(assignment=assignment, student_id=student_id), fields=FIELDS,
-        values=values, tz=course_zone(assignment), scope="", actor=actor, action=action,
+        values=values, tz=tz, scope="", actor=actor, action=action,
         log=lambda **line: _log(assignment=assignment, student_id=student_id, actor=actor, **line),
+        note=_stays_finished_note(assignment=assignment, attempt=attempts.first(), values=values, tz=tz),
     )
 
 
-def _row_store(*, rows, new, fields, values: dict, tz, scope: str, actor, action: str, log) -> tuple[str, str]:
+def _stays_finished_note(*, assignment: Assignment, attempt, values: dict, tz) -> str:
+    """Said of a change that would give time to an attempt the clock or the close date has
+    ended: it stays finished (an accommodation never reopens one)."""
+    if attempt is None or attempt.finished_at is None or attempt.close_reason not in (
+        AttemptCloseReason.TIME_UP, AttemptCloseReason.CLOSED,
+    ):
+        return ""
+    course_wide = CourseAccommodation.objects.filter(course_id=assignment.course_id, student_id=attempt.student_id).first()
+    own = SimpleNamespace(**{name: values.get(name) for name in LIMIT_FIELDS})
+    now = timezone.now()
+    limits = limits_apply(
+        assignment=assignment, accommodation=accommodation_merge(own=own, course_wide=course_wide),
+        started_at=attempt.started_at, now=now,
+    )
+    if limits.deadline is None or limits.deadline <= now:
+        return ""
+    return (
+        f"; their attempt ended at {course_time_text(attempt.finished_at, tz, short=True, now=now)} and stays "
+        "finished (extend their time on the proctor page to reopen it)"
+    )
+
+
+def _row_store(
+    *, rows, new, fields, values: dict, tz, scope: str, actor, action: str, log, note: str = ""
+) -> tuple[str, str]:
     """The one way an accommodation row (an assignment's or a course-wide one) is created,
-    changed or removed, and logged: ``scope`` prefixes what the log and the caller read."""
+    changed or removed, and logged: ``scope`` prefixes what the log and the caller read;
+    ``note`` follows the change in both."""
     current = rows.select_for_update().first()
     detail = _changes_text(before=current, values=values, tz=tz, fields=fields)
     if not detail:
@@ -191,15 +227,15 @@ def _row_store(*, rows, new, fields, values: dict, tz, scope: str, actor, action
     if _is_empty(values, fields):
         current.delete()
         removed = f"{scope} removed" if scope else "removed"
-        log(action=AccommodationAction.REMOVE, detail=f"{removed} ({detail})")
-        return "remove", f"{removed}: {detail}"
+        log(action=AccommodationAction.REMOVE, detail=f"{removed} ({detail}){note}")
+        return "remove", f"{removed}: {detail}{note}"
     outcome = "change" if current is not None else "add"
     row = current or new()
     for name in fields:
         setattr(row, name, values.get(name) if name != "note" else values.get("note") or "")
     row.updated_by = actor
     row.save()
-    detail = f"{scope}: {detail}" if scope else detail
+    detail = (f"{scope}: {detail}" if scope else detail) + note
     log(action=action, detail=detail)
     return outcome, detail
 
@@ -267,6 +303,8 @@ def _course_store(*, course, student_id: int, values: dict, actor, action: str) 
     """Create, change or remove one course-wide accommodation; returns (what happened, in
     words). Call inside a transaction; the values are checked."""
     require_course_writable(course=course)
+    # As for one assignment's (``_store``): on every exam of the course.
+    attempts_end_due(attempts=AssignmentAttempt.objects.filter(assignment__course=course, student_id=student_id))
     rows = CourseAccommodation.objects.filter(course=course, student_id=student_id)
     return _row_store(
         rows=rows, new=lambda: CourseAccommodation(course=course, student_id=student_id), fields=COURSE_FIELDS,
@@ -308,18 +346,36 @@ class Extension:
     accommodation: Accommodation
     deadline: datetime | None
     reopened: bool
+    started: bool  # the student's clock had started (an exam's attempt, homework's first exercise)
 
 
-def accommodation_extend(*, assignment: Assignment, student, minutes, actor) -> Extension:
+def _reopen_scope(*, assignment: Assignment, student, minutes: int) -> str:
+    return f"exams.reopen:{assignment.pk}:{student.pk}:{minutes}"
+
+
+def accommodation_extend(
+    *, assignment: Assignment, student, minutes, actor, confirmed: Confirmed = False
+) -> Extension:
     """Give one student ``minutes`` more, at once: added to their own time limit if they
     have one, else to their extra minutes. If their close date would cut the new time
-    short, their own close date moves with it. An attempt the clock (or the close date)
-    closed is opened again when the new deadline is still ahead; one the student finished
-    themselves, or an instructor closed, stays closed. Logged."""
+    short, their own close date moves with it. Logged.
+
+    A student whose time has run out (an exam's attempt the clock or the close date ended,
+    recorded or not yet by the closer; homework's time or close date) is given their time
+    again when the new deadline is still ahead: reopened. When the review policy has shown
+    them verdicts, scores or worked solutions since it ended, the reopening needs a
+    confirmation of that, in numbers (``ConfirmationNeeded``, nothing saved; ``confirmed``
+    as attnquiz.confirmations.Confirmed), decided here under the locks of the attempt and
+    the accommodation that store the extension. Refused (AccommodationRefused, nothing
+    saved) with the reason: an extension too short to reopen (with the least that does),
+    an attempt the student finished or an instructor closed, an exam closed for a student
+    who never started it."""
     if not isinstance(minutes, int) or not 1 <= minutes <= MAX_EXTEND_MINUTES:
         raise AccommodationRefused(f"Give between 1 and {MAX_EXTEND_MINUTES} minutes.")
     require_course_writable(course=assignment.course)
+    tz = course_zone(assignment)
     with transaction.atomic():
+        now = timezone.now()
         attempt = (
             AssignmentAttempt.objects.select_for_update()
             .filter(assignment=assignment, student=student)
@@ -335,19 +391,23 @@ def accommodation_extend(*, assignment: Assignment, student, minutes, actor) -> 
         def applied():
             return accommodation_merge(own=accommodation, course_wide=course_wide)
 
-        before = limits_apply(
-            assignment=assignment, accommodation=applied(),
-            started_at=_clock_start(assignment=assignment, student=student, attempt=attempt),
+        window = window_compute(
+            assignment=assignment, accommodation=applied(), attempt=attempt,
+            clock_started_at=_clock_start(assignment=assignment, student=student, attempt=attempt),
+            archived=False, now=now,
         )
+        before = window.limits
         if before.time_limit_seconds is None:
             raise AccommodationRefused("This assignment has no time limit to extend.")
+        _refuse_if_no_time_counts(window=window, student=student, tz=tz)
+        out_of_time = _out_of_time(window)
         if accommodation.time_limit_minutes:
             accommodation.time_limit_minutes += minutes
         else:
             # Added to the extra minutes in force, the course-wide ones included (the
             # assignment's own value replaces the course's, so it must carry them on).
             accommodation.extra_minutes = (applied().extra_minutes or 0) + minutes
-        after = limits_apply(assignment=assignment, accommodation=applied(), started_at=before.started_at)
+        after = limits_apply(assignment=assignment, accommodation=applied(), started_at=before.started_at, now=now)
         detail = f"{minutes} minute{'s' * (minutes != 1)} more"
         if (
             before.started_at is not None
@@ -355,25 +415,104 @@ def accommodation_extend(*, assignment: Assignment, student, minutes, actor) -> 
             and after.deadline == after.closes_at
         ):
             accommodation.closes_at = before.started_at + timedelta(seconds=after.time_limit_seconds)
-            after = limits_apply(assignment=assignment, accommodation=applied(), started_at=before.started_at)
-            detail += f"; closes {_shown(accommodation.closes_at, course_zone(assignment))} for them"
+            after = limits_apply(assignment=assignment, accommodation=applied(), started_at=before.started_at, now=now)
+            detail += f"; closes {_shown(accommodation.closes_at, tz)} for them"
+        reopened = out_of_time and after.deadline is not None and after.deadline > now
+        if out_of_time and not reopened:
+            raise AccommodationRefused(
+                _too_short_text(window=window, student=student, minutes=minutes, deadline=after.deadline, tz=tz)
+            )
+        if reopened:
+            question = reopen_sentence(assignment=assignment, student=student, window=window)
+            confirmation_require(
+                scope=_reopen_scope(assignment=assignment, student=student, minutes=minutes),
+                message=question, confirmed=confirmed,
+            )
         accommodation.updated_by = actor
         accommodation.save()
-        reopened = bool(
-            attempt is not None
-            and attempt.finished_at is not None
-            and attempt.close_reason in (AttemptCloseReason.TIME_UP, AttemptCloseReason.CLOSED)
-            and after.deadline is not None
-            and after.deadline > timezone.now()
-        )
-        if reopened:
+        if reopened and attempt is not None and attempt.finished_at is not None:
             attempt.finished_at = None
             attempt.close_reason = ""
             attempt.save(update_fields=["finished_at", "close_reason"])
-            detail += "; the attempt closed by the clock is open again"
+        if reopened:
+            detail += "; the attempt closed by the clock is open again" if window.is_exam else "; their time runs again"
+            if question:
+                detail += f" (confirmed: {question})"
         _log(assignment=assignment, student_id=student.pk, action=AccommodationAction.EXTEND,
              detail=detail, actor=actor)
-    return Extension(accommodation=accommodation, deadline=after.deadline, reopened=reopened)
+    return Extension(
+        accommodation=accommodation, deadline=after.deadline, reopened=reopened,
+        started=before.started_at is not None,
+    )
+
+
+def _out_of_time(window) -> bool:
+    """Whether the student's clock started and their time is over: an exam's attempt ended
+    by the clock or the close date (recorded, or due and not yet recorded by the closer);
+    homework whose time ran out or that closed for them after they began."""
+    if window.is_exam:
+        return window.state == AttemptState.TIMED_OUT and window.end_reason in (
+            AttemptCloseReason.TIME_UP, AttemptCloseReason.CLOSED,
+        )
+    limits = window.limits
+    return limits.started_at is not None and (limits.is_time_up(window.now) or limits.is_closed(window.now))
+
+
+def _refuse_if_no_time_counts(*, window, student, tz) -> None:
+    """Refuse an extension that no time can make count: an attempt the student finished or
+    an instructor closed (time does not reopen those), an exam that closed for a student who
+    never started it (their close date, not their time limit, keeps them out)."""
+    name = student.username
+    attempt = window.attempt
+    if window.is_exam and attempt is not None and attempt.finished_at is not None:
+        at = course_time_text(attempt.finished_at, tz, short=True, now=window.now)
+        if attempt.close_reason == AttemptCloseReason.FINISHED:
+            raise AccommodationRefused(
+                f"{name} finished their attempt at {at}: more time does not reopen it, so nothing was changed."
+            )
+        if attempt.close_reason == AttemptCloseReason.INSTRUCTOR:
+            raise AccommodationRefused(
+                f"An instructor closed {name}'s attempt at {at}: more time does not reopen it, "
+                "so nothing was changed."
+            )
+    if window.is_exam and attempt is None and window.limits.is_closed(window.now):
+        at = course_time_text(window.limits.closes_at, tz, short=True, now=window.now)
+        raise AccommodationRefused(
+            f"The exam closed for {name} at {at} before they started it: more time does not let them "
+            "start, so nothing was changed. Give them a later close date on the accommodations page."
+        )
+
+
+def _too_short_text(*, window, student, minutes: int, deadline, tz) -> str:
+    """Why an extension leaves the student's time over, and the least that reopens it: their
+    deadline moves by exactly the minutes given (the close date moves with it), so it must
+    pass now."""
+    limits = window.limits
+    base = limits.started_at + timedelta(seconds=limits.time_limit_seconds)
+    least = max(1, math.floor((window.now - base).total_seconds() / 60) + 1)
+    ends = course_time_text(deadline, tz, short=True, now=window.now)
+    stays = "their attempt stays finished" if window.is_exam else "their time stays up"
+    text = (
+        f"With {minutes} minute{'s' * (minutes != 1)} more, {student.username}'s time would end at {ends}, "
+        f"which has passed: {stays} and nothing was changed."
+    )
+    if least > MAX_EXTEND_MINUTES:
+        return text + f" Reopening it takes at least {least} minutes, more than one extension gives ({MAX_EXTEND_MINUTES})."
+    return text + f" Give at least {least} minutes to reopen it."
+
+
+def extension_text(extension: Extension, *, student, minutes: int, assignment: Assignment) -> str:
+    """What the proctor page says of an extension done: "sam has 5 minutes more. Their time
+    now ends at 10:15 CET." ("Their attempt is open again until …" when it reopened)."""
+    text = f"{student.username} has {minutes} minute{'s' * (minutes != 1)} more"
+    if extension.reopened:
+        ends = course_time_text(extension.deadline, course_zone(assignment), short=True)
+        again = "Their attempt is open again" if assignment.kind == AssignmentKind.EXAM else "Their time runs again"
+        return f"{text}. {again} until {ends}."
+    if extension.started and extension.deadline is not None:
+        ends = course_time_text(extension.deadline, course_zone(assignment), short=True)
+        return f"{text}. Their time now ends at {ends}."
+    return f"{text}."
 
 
 def _clock_start(*, assignment: Assignment, student, attempt):
@@ -486,13 +625,16 @@ def _row_values(row: dict, tz) -> tuple[dict, list[str]]:
 
 
 def _course_students(*, assignment: Assignment, rows: list[dict]) -> tuple[dict, dict]:
-    """The course's active students named by the rows, by username and by e-mail (lower
-    case): one query."""
+    """The course's active students named by the rows, by username and by e-mail: one
+    query. An e-mail finds a student only through the address their account has confirmed
+    (accounts.models.TrustedEmail, while it is still the account's e-mail): anyone can type
+    a classmate's address into their profile, and must not receive the classmate's
+    accommodation by it."""
     usernames = {str(row.get("username") or "").strip() for row in rows} - {""}
-    emails = {str(row.get("email") or "").strip() for row in rows} - {""}
+    emails = {email_normalise(str(row.get("email") or "")) for row in rows} - {""}
     User = get_user_model()
-    students = User.objects.annotate(email_lower=Lower("email")).filter(
-        Q(username__in=usernames) | Q(email_lower__in={email.lower() for email in emails}),
+    students = User.objects.annotate(trusted=F("trusted_email__email")).filter(
+        Q(username__in=usernames) | Q(trusted_email__email__in=emails),
         enrolments__course=assignment.course,
         enrolments__role=Role.STUDENT,
         enrolments__status=EnrolmentStatus.ACTIVE,
@@ -500,29 +642,29 @@ def _course_students(*, assignment: Assignment, rows: list[dict]) -> tuple[dict,
     by_username, by_email = {}, {}
     for student in students.only("pk", "username", "email"):
         by_username[student.username] = student
-        if student.email:
-            by_email.setdefault(student.email.lower(), []).append(student)
+        if student.trusted and student.trusted == email_normalise(student.email or ""):
+            by_email[student.trusted] = student
     return by_username, by_email
 
 
 def _row_student(row: dict, by_username: dict, by_email: dict):
     username = str(row.get("username") or "").strip()
-    email = str(row.get("email") or "").strip().lower()
+    email = email_normalise(str(row.get("email") or ""))
     if not username and not email:
         raise ValueError("needs a username or an e-mail")
     if username:
         student = by_username.get(username)
         if student is None:
             raise ValueError(f"'{username[:40]}' is not a student of this course")
-        if email and (student.email or "").lower() != email:
+        if email and email_normalise(student.email or "") != email:
             raise ValueError(f"'{username[:40]}' has another e-mail address")
         return student
-    matches = by_email.get(email, [])
-    if not matches:
-        raise ValueError(f"no student of this course has the e-mail '{email[:60]}'")
-    if len(matches) > 1:
-        raise ValueError("several students share this e-mail; give the username instead")
-    return matches[0]
+    student = by_email.get(email)
+    if student is None:
+        raise ValueError(
+            f"no student of this course has confirmed the e-mail '{email[:60]}'; give the username instead"
+        )
+    return student
 
 
 def accommodations_import(*, assignment: Assignment, rows: list[dict], dry_run: bool, actor) -> ImportReport:

@@ -18,6 +18,7 @@ from .access import ExamAccessRefused
 from .forms_release import ReleaseScheduleForm
 from .templatetags.course_time import course_time_text
 from .views_access import exam_gate_response
+from .window import duration_text
 
 
 def _access_exam(*, user, course_slug: str, assignment_slug: str):
@@ -186,6 +187,7 @@ def deadline_poll(request, course_slug: str, assignment_slug: str):
             status=403, headers={"Cache-Control": "no-store"},
         )
     deadline = window.deadline
+    limit_seconds = window.limits.time_limit_seconds
     services.attempt_deadline_seen(attempt=window.attempt, deadline=deadline)
     return JsonResponse(
         {
@@ -193,6 +195,8 @@ def deadline_poll(request, course_slug: str, assignment_slug: str):
             "seconds_left": window.seconds_left,
             "deadline": deadline.isoformat() if deadline else None,
             "deadline_text": course_time_text(deadline, course, short=True) if deadline else "",
+            # An extension lengthens the limit too: the page shows both and updates both.
+            "limit_text": duration_text(limit_seconds) if deadline and limit_seconds else "",
         },
         headers={"Cache-Control": "no-store"},
     )

@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from attnquiz.confirmations import ConfirmationNeeded, confirmed_of
 from courses.models import Role
 
 from . import selectors_accommodations as selectors
@@ -241,6 +242,9 @@ def proctor_rows(request, course_slug: str, assignment_slug: str):
 @login_required
 @require_POST
 def proctor_extend(request, course_slug: str, assignment_slug: str):
+    """Extend one student's time. Reopening an attempt after its review showed the student
+    verdicts, scores or solutions asks first: the proctor page again with the question and a
+    button that posts the same extension with its token (nothing is saved until then)."""
     assignment, role = selectors.access_accommodations(
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, change=True
     )
@@ -251,11 +255,22 @@ def proctor_extend(request, course_slug: str, assignment_slug: str):
     student, minutes = form.cleaned_data["student"], form.cleaned_data["minutes"]
     try:
         extension = services.accommodation_extend(
-            assignment=assignment, student=student, minutes=minutes, actor=request.user
+            assignment=assignment, student=student, minutes=minutes, actor=request.user,
+            confirmed=confirmed_of(request.POST),
         )
+    except ConfirmationNeeded as needed:
+        context = _proctor_context(assignment, role)
+        context["extend_form"] = form
+        context["bound_attempts"] = attempts_bound(assignment=assignment)
+        context["confirmation"] = {
+            "message": needed.message, "token": needed.token, "stale": needed.stale,
+            "fields": [("student", student.pk), ("minutes", minutes)],
+        }
+        return render(request, "exams/proctor.html", context)
     except services.AccommodationRefused as refused:
         messages.error(request, refused.message)
     else:
-        reopened = " Their attempt is open again." if extension.reopened else ""
-        messages.success(request, f"{student.username} has {minutes} minute{'s' * (minutes != 1)} more.{reopened}")
+        messages.success(
+            request, services.extension_text(extension, student=student, minutes=minutes, assignment=assignment)
+        )
     return redirect("proctor:view", course_slug, assignment_slug)

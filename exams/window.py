@@ -306,6 +306,7 @@ def visibility_decide(
 
 NOT_STARTED_MESSAGE = "Start the exam on its assignment page before answering."
 FINISHED_MESSAGE = "Your attempt is finished: it takes no more answers. The answers you saved count."
+ARCHIVED_MESSAGE = "This course was archived by its instructors; it takes no more answers."
 
 
 @dataclass(frozen=True)
@@ -326,6 +327,21 @@ class Window:
     visibility: FeedbackVisibility
     # The attempt record the window was computed from, for pages that link to it.
     attempt: object | None = field(default=None, compare=False, repr=False)
+    archived: bool = False  # the course is archived: read-only, for its pages to say so
+
+    @property
+    def start_blocked(self) -> str:
+        """Before an exam's Start, why it cannot be started now: "archived", "not_open" or
+        "closed" (their own dates); "" when it can, and once started."""
+        if self.state != AttemptState.NOT_STARTED:
+            return ""
+        if self.archived:
+            return "archived"
+        if self.limits.is_not_open_yet(self.now):
+            return "not_open"
+        if self.limits.closes_at is not None and self.now >= self.limits.closes_at:
+            return "closed"
+        return ""
 
     @property
     def running(self) -> bool:
@@ -412,6 +428,25 @@ def window_compute(
             assignment=assignment, exam=exam, ended_at=shown_from, closes_at=closes_at, now=now
         ),
         attempt=attempt,
+        archived=archived,
+    )
+
+
+# The feedback that tells a student answers (not hints, which help without telling).
+REVEALING_KINDS = ("solutions", "correctness", "score", "misconception", "heatmap")
+
+
+def shown_since_end(*, assignment, window: Window) -> tuple[str, ...]:
+    """The revealing kinds of feedback (``REVEALING_KINDS``) the review policy shows the
+    student now only because their attempt ended (or, of homework, their close date passed):
+    shown at ``window.now`` and hidden from an attempt still running. Reopening it would let
+    them answer with these in hand (pure)."""
+    running = visibility_decide(
+        assignment=assignment, exam=window.is_exam, ended_at=None, closes_at=window.limits.closes_at,
+        now=window.now,
+    )
+    return tuple(
+        kind for kind in REVEALING_KINDS if getattr(window.visibility, kind) and not getattr(running, kind)
     )
 
 
@@ -457,7 +492,7 @@ def _refusal(*, exam: bool, attempt, limits: StudentLimits, archived: bool, now)
     if exam and attempt.finished_at is not None:
         return ("attempt_finished", FINISHED_MESSAGE)
     if archived:
-        return ("archived", "This course is archived: it takes no more answers.")
+        return ("archived", ARCHIVED_MESSAGE)
     if limits.is_closed(now):
         return ("closed", "This assignment is closed.")
     if limits.is_not_open_yet(now):
@@ -481,9 +516,10 @@ def clock_sentence(*, exam: bool, has_limit: bool) -> str:
 def clock_view(window: Window) -> dict | None:
     """What a page shows of the student's time limit (None without one): before an exam's
     Start their own limit and latest finish; while it runs the server's seconds left (the
-    page only counts them down); once the attempt ended no clock at all (``ended``)."""
+    page only counts them down); once the attempt ended no clock at all (``ended``). An
+    archived course takes no answers however much time is left: no clock (None)."""
     limits = window.limits
-    if limits.time_limit_seconds is None:
+    if limits.time_limit_seconds is None or window.archived:
         return None
     view = {
         "limit_minutes": limits.time_limit_minutes,

@@ -40,6 +40,7 @@ from exams.selectors import (
 from grading.core.grades import AnswerFormatError
 from grading.core.matrix import parse_matrix
 from grading.core.misconceptions import ordinal_word
+from grading.core.score_rounding import score_decimal
 from grading.models import Submission, SubmissionStatus
 from grading.selectors import (
     assignment_variants_progress, part_progress, progress_of_part, variant_progress, variants_progress,
@@ -209,9 +210,9 @@ NOT_ANSWERED = "not answered"
 
 def assignment_over(window) -> bool:
     """Whether the student can answer nothing more on the assignment: their exam attempt
-    ended, or the assignment closed for them (its close date, or their own accommodated
-    one, passed)."""
-    return window.ended or window.limits.is_closed(window.now)
+    ended, the assignment closed for them (its close date, or their own accommodated
+    one, passed), or its course was archived."""
+    return window.ended or window.limits.is_closed(window.now) or window.archived
 
 
 def statuses_once_over(rows: list[dict]) -> list[dict]:
@@ -287,13 +288,32 @@ def courses_assignment_summaries(*, roles: dict[int, str], courses, student) -> 
             {
                 "assignment": assignment,
                 "limits": limits,
-                "score_percent": round(100 * earned / total_points) if visibility.score else None,
+                "score_percent": int(score_decimal(100 * earned / total_points, 0)) if visibility.score else None,
                 "solved": sum(1 for status in statuses if status["state"] == "solved") if visibility.correctness else None,
                 "answered": sum(1 for status in statuses if status["state"] != "not started"),
                 "total": pools.slot_count(assignment_items),
+                "not_taken": _not_taken(
+                    assignment=assignment, attempt=attempts.get(assignment.pk), statuses=statuses, limits=limits, now=now,
+                ),
             }
         )
     return summaries
+
+
+def _not_taken(*, assignment: Assignment, attempt, statuses: list[dict], limits, now) -> str:
+    """Of an assignment the student has not begun (an exam not started, homework with no
+    exercise answered): "closed" once it has closed for them, "not_open" before it opens
+    for them; else "" (the summary counts their progress)."""
+    begun = attempt is not None if assignment.kind == AssignmentKind.EXAM else any(
+        status["state"] != "not started" for status in statuses
+    )
+    if begun:
+        return ""
+    if limits.closes_at is not None and now >= limits.closes_at:
+        return "closed"
+    if limits.is_not_open_yet(now):
+        return "not_open"
+    return ""
 
 
 def _visible_assignments(*, roles: dict[int, str], student) -> list[Assignment]:

@@ -96,8 +96,10 @@ def exercise_page(request, item_id: int):
         window = exam_selectors.student_window(assignment=item.assignment, student=request.user)
         if window.state == AttemptState.NOT_STARTED and role not in STAFF_ROLES:
             # An exam's exercises open inside an attempt, started on the assignment page
-            # (the staff may look at them without one; answering takes an attempt).
-            messages.info(request, "Start the exam first.")
+            # (the staff may look at them without one; answering takes an attempt). Closed,
+            # not open yet or archived: the assignment page says so instead.
+            if not window.start_blocked:
+                messages.info(request, "Start the exam first.")
             return redirect("assignment", item.assignment.course.slug, item.assignment.slug)
     if variant is None:  # a first visit
         variant = services.variant_create_for_item(item=item, student=request.user)
@@ -117,8 +119,8 @@ def _render_exercise(request, *, variant: Variant, item, role: str, is_practice:
     visibility = exam_selectors.EVERYTHING if window is None else window.visibility
     page = selectors.exercise_page_context(variant=variant, limits=limits, visibility=visibility)
     for part in page["parts"]:
-        if window is not None and window.ended:
-            part["attempts_left"] = None  # an ended attempt has none "left"
+        if window is not None and (window.ended or window.archived):
+            part["attempts_left"] = None  # an ended attempt, or an archived course, has none "left"
         # Each attempt keeps its heatmap on reload, in the history and the latest result.
         reference = results.weights_reference(
             variant=variant, part_key=part["key"], progress=part["progress"], visibility=visibility

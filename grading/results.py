@@ -247,15 +247,14 @@ def heatmap_for(submission: Submission, *, reference: WeightsReference | None) -
 def _weights_behind_output_answer(
     submission: Submission, entered: np.ndarray, reference: WeightsReference, misconception: str | None
 ) -> tuple[np.ndarray | None, str | None]:
-    """(weights to draw, note) for an output answer, agreeing with its grade: the correct
-    weights for a right answer, the slip's for a diagnosed one; else the implied ones or a
-    note on the answer. While the policy hides whether it is right, only weights the answer
-    alone implies are drawn: no note, nothing that differs between a right and a wrong answer."""
+    """(weights to draw, note) for an output answer: always the answer's own weights
+    (``weights_behind_output``), whatever its grade, so a score a person set never draws
+    weights the answer does not give. While the policy hides whether it is right, only
+    weights the answer alone implies are drawn: no note, nothing that differs between a
+    right and a wrong answer."""
     if not reference.correctness_shown:
         return weights_implied_by_output(entered, reference.V), None
-    if submission.correct:
-        return reference.weights, None  # the correct weights, computed once
-    behind = weights_behind_output(entered, diagnose=reference.diagnose, correct=False, misconception=misconception)
+    behind = weights_behind_output(entered, diagnose=reference.diagnose, misconception=misconception)
     return behind.weights, behind.note
 
 

@@ -1,7 +1,12 @@
 """CSV (and XLSX) downloads: the teaching pages and the API export the same bytes.
 
 ``bom`` starts a CSV with the UTF-8 byte-order mark, which Excel on Windows needs to read
-it as UTF-8 (without it σ and · come out garbled); other programs ignore it."""
+it as UTF-8 (without it σ and · come out garbled); other programs ignore it.
+
+No cell is ever a formula. A text a spreadsheet would read as one (``FORMULA_STARTS``) is
+``formula_safe``: a ``NeutralisedText`` that the CSV writes with a leading ``'``, and the
+XLSX writes as typed, as a text cell (data type "s" with Excel's quote prefix), so it shows
+no apostrophe and is never evaluated. The XLSX writes every other text as a text cell too."""
 
 from __future__ import annotations
 
@@ -10,6 +15,36 @@ import io
 from collections.abc import Iterable
 
 from django.http import HttpResponse, StreamingHttpResponse
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+class NeutralisedText(str):
+    """A text cell that would read as a formula: as a ``str`` it is the CSV's form, the text
+    after a ``'``; ``text`` is the text itself, which the XLSX writes as a text cell."""
+
+    text: str
+
+    def __new__(cls, text: str):
+        value = super().__new__(cls, "'" + text)
+        value.text = text
+        return value
+
+
+def formula_safe(value) -> str | float | int:
+    """Neutralise spreadsheet formulas, but leave plain (e.g. negative) numbers alone."""
+    if value is None:
+        return ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    text = str(value)
+    if text[:1] in FORMULA_STARTS:
+        try:
+            float(text)
+        except ValueError:
+            return NeutralisedText(text)
+    return text
 
 
 class _Echo:
@@ -44,13 +79,14 @@ def wants_excel_bom(request) -> bool:
 
 
 def xlsx_response(rows: Iterable[list], filename: str, *, sheet_title: str = "Grades") -> HttpResponse:
-    """The rows as one XLSX sheet (openpyxl's write-only mode keeps memory to one row)."""
+    """The rows as one XLSX sheet (openpyxl's write-only mode keeps memory to one row).
+    Texts are text cells, never formulas (see the module's docstring)."""
     from openpyxl import Workbook
 
     workbook = Workbook(write_only=True)
     sheet = workbook.create_sheet(title=sheet_title[:31] or "Grades")
     for row in rows:
-        sheet.append(list(row))
+        sheet.append([_xlsx_cell(sheet, value) for value in row])
     buffer = io.BytesIO()
     workbook.save(buffer)
     response = HttpResponse(
@@ -59,3 +95,18 @@ def xlsx_response(rows: Iterable[list], filename: str, *, sheet_title: str = "Gr
     )
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+def _xlsx_cell(sheet, value):
+    """A text as a text cell (openpyxl would make one starting with "=" a formula), with the
+    quote prefix when a spreadsheet would otherwise read it as one; other values as they are."""
+    if not isinstance(value, str):
+        return value
+    from openpyxl.cell import WriteOnlyCell
+
+    text = value.text if isinstance(value, NeutralisedText) else value
+    cell = WriteOnlyCell(sheet, value=text)
+    cell.data_type = "s"
+    if text[:1] in FORMULA_STARTS:
+        cell.quotePrefix = True
+    return cell

@@ -13,6 +13,7 @@ from courses.pools import pool_points_problems
 from exams.access import networks_parse
 from exercises.models import ExerciseVersion, VersionStatus
 
+from .selectors import part_keys_of, unknown_parts_message
 from .selectors_picker import assignable_versions
 
 
@@ -327,12 +328,26 @@ class RegradeForm(forms.Form):
         help_text="Without this, an answer whose new score is lower keeps its old score.",
     )
 
-    def __init__(self, *args, item_choices=(), **kwargs):
+    def __init__(self, *args, item_choices=(), infos=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["items"].choices = list(item_choices)
+        self.infos = list(infos)  # selectors.ItemInfo of the assignment's items
+        if self.infos:
+            self.fields["parts"].help_text += f" This assignment's parts: {', '.join(part_keys_of(self.infos))}."
 
     def clean_parts(self) -> list[str]:
-        return [key.strip() for key in self.cleaned_data["parts"].split(",") if key.strip()]
+        return list(dict.fromkeys(key.strip() for key in self.cleaned_data["parts"].split(",") if key.strip()))
+
+    def clean(self):
+        """Refuse part keys that none of the ticked exercises (all, when none is ticked) has."""
+        cleaned = super().clean()
+        parts, items = cleaned.get("parts"), cleaned.get("items") or []
+        if parts and self.infos:
+            known = part_keys_of(self.infos, item_ids=items)
+            unknown = [part for part in parts if part not in known]
+            if unknown:
+                self.add_error("parts", unknown_parts_message(unknown=unknown, known=known, items_chosen=bool(items)))
+        return cleaned
 
 
 class GradeCategoryForm(forms.Form):

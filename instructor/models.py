@@ -217,6 +217,19 @@ class RegradeRequestStatus(models.TextChoices):
     ANSWERED = "answered", "Answered"
 
 
+class RegradeOutcome(models.TextChoices):
+    """Where a request stands, as the student reads it: the reply's effect on the grade is
+    told apart from the reply itself."""
+
+    WAITING = "waiting", "Waiting for a reply"
+    ANSWERED = "answered", "Answered: the grade stands"
+    CHANGED = "changed", "Answered: the grade changed"
+
+
+# Scores closer than this are the same grade (float noise from penalties).
+SCORE_CHANGE_EPSILON = 1e-9
+
+
 class RegradeRequest(models.Model):
     """A student's request to look at a grade again, and the staff's reply."""
 
@@ -247,3 +260,19 @@ class RegradeRequest(models.Model):
 
     def __str__(self):
         return f"regrade request {self.pk} on {self.submission_id} ({self.status})"
+
+    @property
+    def outcome(self) -> str:
+        """RegradeOutcome: waiting while open; once answered, whether the score awarded when
+        the reply was sent differs from the one awarded when the student asked."""
+        if self.status == RegradeRequestStatus.OPEN:
+            return RegradeOutcome.WAITING
+        before, after = self.score_before, self.score_after
+        if before is None or after is None:
+            changed = before != after
+        else:
+            changed = abs(after - before) > SCORE_CHANGE_EPSILON
+        return RegradeOutcome.CHANGED if changed else RegradeOutcome.ANSWERED
+
+    def get_outcome_display(self) -> str:
+        return RegradeOutcome(self.outcome).label

@@ -37,8 +37,10 @@ from exercises.models import Variant
 from exercises.specs import part_label, version_spec
 from grading.answer_input import answer_shown
 from grading.answer_input import answer_text  # noqa: F401  (views and CSV use it from here)
+from grading.core.score_rounding import EXPORT_PERCENT_PLACES, score_number, score_text
 from grading.models import Submission, SubmissionStatus
 
+from .csv_response import formula_safe
 from .models import ManualGrade, ManualGradeKind, RegradeJob
 
 MANUAL_ANSWER_TYPES = ("free_text",)
@@ -127,6 +129,23 @@ def assignment_items_info(*, assignment: Assignment) -> list[ItemInfo]:
         parts = tuple(PartInfo(p.key, p.type, float(p.points)) for p in spec.parts)
         infos.append(ItemInfo(item=item, slug=item.exercise_version.exercise.slug, title=spec.title, parts=parts))
     return infos
+
+
+def part_keys_of(infos: list[ItemInfo], *, item_ids=()) -> list[str]:
+    """The part keys of the items ``item_ids`` of ``infos`` (every item when none is
+    given), in the order they first appear, each once: the parts a regrade may name."""
+    chosen = set(item_ids)
+    keys = (part.key for info in infos if not chosen or info.item.pk in chosen for part in info.parts)
+    return list(dict.fromkeys(keys))
+
+
+def unknown_parts_message(*, unknown: list[str], known: list[str], items_chosen: bool) -> str:
+    """ "No part called 'x' or 'y' in this assignment. Its parts: product, total." Plain
+    text: the page escapes it."""
+    names = " or ".join(f"'{name}'" for name in unknown)
+    where, whose = ("the exercises ticked", "Their") if items_chosen else ("this assignment", "Its")
+    parts = f"{whose} parts: {', '.join(known)}." if known else f"{whose} exercises have no parts."
+    return f"No part called {names} in {where}. {parts}"
 
 
 def solutions_in_words(*, assignment: Assignment) -> str:
@@ -307,7 +326,7 @@ def score_shown(score: float | None, *, given: bool) -> str:
     another student drew."""
     if not given:
         return NOT_GIVEN
-    return "—" if score is None else f"{score:.2f}"
+    return "—" if score is None else score_text(score)
 
 
 def student_submissions(*, assignment: Assignment, student) -> QuerySet[Submission]:
@@ -330,18 +349,9 @@ def student_pool_draws(*, assignment: Assignment, student) -> QuerySet:
 
 
 def csv_safe(value) -> str | float | int:
-    """Neutralise spreadsheet formulas, but leave plain (e.g. negative) numbers alone."""
-    if value is None:
-        return ""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value
-    text = str(value)
-    if text[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        try:
-            float(text)
-        except ValueError:
-            return "'" + text
-    return text
+    """Neutralise spreadsheet formulas, but leave plain (e.g. negative) numbers alone: the
+    CSV writes such a text after a ``'``, the XLSX as a text cell (``csv_response.formula_safe``)."""
+    return formula_safe(value)
 
 
 WIDE_FIXED_COLUMNS = ["username", "student_id", "email", "first_name", "last_name"]
@@ -437,11 +447,11 @@ def gradebook_csv_rows(*, assignment: Assignment) -> Iterator[list]:
             yield (
                 [csv_safe(value) for value in person]
                 + [
-                    NOT_GIVEN if not is_given else NOT_ATTEMPTED if score is None else round(score, 4)
+                    NOT_GIVEN if not is_given else NOT_ATTEMPTED if score is None else score_number(score)
                     for score, is_given in zip(result.scores, result.given)
                 ]
                 + (
-                    [round(total, 4), round(100 * total / out_of if out_of else 0.0, 2)]
+                    [score_number(total), score_number(100 * total / out_of if out_of else 0.0, EXPORT_PERCENT_PLACES)]
                     if result.attempted else [NOT_ATTEMPTED, ""]
                 )
                 + [pending_words(info.slug for info, is_pending in zip(infos, result.pending) if is_pending)]

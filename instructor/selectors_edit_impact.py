@@ -2,26 +2,25 @@
 started it (an exam's Start; homework's first opened exercise), working now or finished,
 and what the edit does to them: which running attempts a shorter time limit or an earlier
 close date ends now or cuts short, who a lower number of attempts leaves without one,
-who a new kind, new pools or another version of an exercise touches. Decided at save
+who a new kind, new pools or another version of an exercise touches, who a more generous
+review or solution policy shows verdicts, scores, feedback or solutions now, and whose
+open pages a new address breaks. Decided at save
 time; the editing views ask for a confirmation whenever anyone is reached, and the
 sentences below name the effect in numbers. ``impact_token`` ties a confirmation to the
 sentence it answered: once the numbers differ, it no longer confirms."""
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from types import SimpleNamespace
 
-from django.core import signing
-from django.db.models import Count, F, Min
+from django.db.models import Count, F, Min, Q
 from django.utils import timezone
-from django.utils.crypto import constant_time_compare
 
 from courses import pools
-from courses.models import Assignment, AssignmentItem, AssignmentKind, Role
+from courses.models import Assignment, AssignmentItem, AssignmentKind, ReleaseMoment, Role, SolutionPolicy
 from exams.models import Accommodation, AssignmentAttempt, CourseAccommodation
 from exams.selectors_accommodations import (
     accommodation_merge,
@@ -29,14 +28,14 @@ from exams.selectors_accommodations import (
     course_zone,
     with_own_accommodation,
 )
-from exams.window import end_due, limits_apply
+from exams.window import POLICY_FIELDS, REVIEW_LATER_AFTER, end_due, limits_apply, window_compute
 from exercises.models import Variant
 from grading.models import Submission, SubmissionStatus
 
 LIMIT_FIELDS = ("opens_at", "due_at", "closes_at", "time_limit_minutes", "attempts_per_part")
-IMPACT_SALT = "instructor.edit-impact"
-
-
+# What a student sees of a graded answer, and from when: the review policy's six moments,
+# the solution policy that also bounds worked solutions, and the release they may wait for.
+REVIEW_FIELDS = (*(name for _, name in POLICY_FIELDS), "solution_policy")
 @dataclass(frozen=True)
 class AttemptsReached:
     """The students an edit reaches: ``working`` (attempt running now; of homework, opened
@@ -74,32 +73,6 @@ class Started:
 
 def kind_noun(kind: str) -> str:
     return "exam" if kind == AssignmentKind.EXAM else "homework"
-
-
-def _impact_digest(*, assignment: Assignment, message: str) -> str:
-    return hashlib.sha256(f"{assignment.pk}\n{message}".encode()).hexdigest()[:16]
-
-
-def impact_token(*, assignment: Assignment, message: str) -> str:
-    """A short signed hash of what a confirmation says (the change and its numbers) for
-    this assignment: the confirm form carries it back, and it confirms only that."""
-    return signing.Signer(salt=IMPACT_SALT).sign(_impact_digest(assignment=assignment, message=message))
-
-
-class TokenVerdict:
-    MATCHES = "matches"
-    STALE = "stale"  # ours, but of other numbers or another change
-    INVALID = "invalid"  # not a token we signed
-
-
-def impact_token_verdict(*, assignment: Assignment, message: str, token: str) -> str:
-    try:
-        digest = signing.Signer(salt=IMPACT_SALT).unsign(token)
-    except signing.BadSignature:
-        return TokenVerdict.INVALID
-    if constant_time_compare(digest, _impact_digest(assignment=assignment, message=message)):
-        return TokenVerdict.MATCHES
-    return TokenVerdict.STALE
 
 
 # --- Who has started ---------------------------------------------------------------------
@@ -393,6 +366,130 @@ def pools_change_reached(
     return PoolsReached(keep=keep, lose=lose, gain=gain, finished_gain=finished_gain)
 
 
+# --- What a new review policy shows them now ---------------------------------------------
+
+# The solution policy's reach, as a set of (variant id, part) whose worked solution shows;
+# ALL_PARTS stands for every part of the assignment.
+ALL_PARTS = None
+
+
+@dataclass(frozen=True)
+class ReviewGain:
+    """Of one kind of feedback (a POLICY_FIELDS kind: "correctness", "score", ...,
+    "solutions"), how many students still working and how many who have finished see it
+    now under the new settings where the stored ones kept it from them."""
+
+    kind: str
+    working: int
+    finished: int
+
+
+def review_fields_of(assignment: Assignment, *also: str) -> dict:
+    """The stored fields a student's window reads (limits, kind, review and solution
+    policies, the release), and the fields named in ``also``, read from the row: a
+    ModelForm has already copied new values onto the instance. One query."""
+    names = ("kind", *LIMIT_FIELDS, *REVIEW_FIELDS, "grades_released_at", *also)
+    return Assignment.objects.filter(pk=assignment.pk).values(*names).get()
+
+
+def _parts_progress(*, assignment: Assignment, student_ids: list[int]) -> dict[int, dict[tuple[int, str], tuple]]:
+    """student id -> (variant id, part) -> (solved, attempts used), as grading.selectors
+    counts them (a graded correct answer solves; an answer that could not be graded uses
+    no attempt). One query."""
+    rows = (
+        Submission.objects.filter(variant__assignment_item__assignment=assignment, student_id__in=student_ids)
+        .order_by()
+        .values("student_id", "variant_id", "part")
+        .annotate(
+            used=Count("id", filter=~Q(status=SubmissionStatus.COULD_NOT_GRADE)),
+            solved=Count("id", filter=Q(status=SubmissionStatus.GRADED, correct=True)),
+        )
+    )
+    progress: dict[int, dict] = {}
+    for row in rows:
+        progress.setdefault(row["student_id"], {})[(row["variant_id"], row["part"])] = (row["solved"] > 0, row["used"])
+    return progress
+
+
+def _solutions_shown(*, window, policy: str, progress: dict, now: datetime):
+    """The parts whose worked solution the student reads now (exercises.selectors.
+    part_extras): the review policy's moment for solutions must have come, and the solution
+    policy allow it: always, after their own due date, or on a part they solved (while
+    correctness shows) or used every attempt on. ALL_PARTS or a frozenset."""
+    if not window.visibility.solutions or policy == SolutionPolicy.NEVER:
+        return frozenset()
+    if policy == SolutionPolicy.ALWAYS:
+        return ALL_PARTS
+    if policy == SolutionPolicy.AFTER_DUE:
+        due = window.limits.due_at
+        return ALL_PARTS if due is not None and now > due else frozenset()
+    allowed = window.limits.attempts_per_part
+    return frozenset(
+        key for key, (solved, used) in progress.items()
+        if (solved and window.visibility.correctness) or (allowed and used >= allowed)
+    )
+
+
+def _more_solutions(*, before, after) -> bool:
+    if after is ALL_PARTS:
+        return before is not ALL_PARTS
+    return before is not ALL_PARTS and not after <= before
+
+
+def review_gains(
+    *, assignment: Assignment, started: list[Started], stored: dict, new: dict, now: datetime | None = None,
+) -> list[ReviewGain]:
+    """What new settings show the students who started that the stored ones did not, now:
+    for each kind of feedback (in POLICY_FIELDS order) that reaches anyone more, how many
+    still working and how many finished see it now and did not before.
+
+    Each student's window (exams.window.window_compute: their attempt, accommodation and
+    the release) is decided under ``stored`` (review_fields_of) and under ``new`` (stored
+    with the edit's values over it) at the same ``now``. Worked solutions count per part
+    (``_solutions_shown``): a student is counted when any part's solution shows that did
+    not. A kind that shows less, or only later (a moment yet to come, a release not yet
+    made), reaches nobody now and is left out. No query, or one when the solution policy
+    "once solved or used up" is involved (stored or new)."""
+    now = now or timezone.now()
+    if not started:
+        return []
+    before_settings, after_settings = SimpleNamespace(**stored), SimpleNamespace(**{**stored, **new})
+    solved_rule = SolutionPolicy.AFTER_SOLVED in (before_settings.solution_policy, after_settings.solution_policy)
+    progress = (
+        _parts_progress(assignment=assignment, student_ids=[start.student_id for start in started])
+        if solved_rule else {}
+    )
+    counts = {kind: [0, 0] for kind, _ in POLICY_FIELDS}
+    for start in started:
+        own = progress.get(start.student_id, {})
+        windows = [
+            window_compute(
+                assignment=settings, accommodation=start.accommodation, attempt=start.attempt,
+                clock_started_at=start.clock_started_at, archived=False, now=now,
+            )
+            for settings in (before_settings, after_settings)
+        ]
+        before, after = windows
+        for kind, _ in POLICY_FIELDS:
+            if kind == "solutions":
+                more = _more_solutions(
+                    before=_solutions_shown(
+                        window=before, policy=before_settings.solution_policy, progress=own, now=now
+                    ),
+                    after=_solutions_shown(
+                        window=after, policy=after_settings.solution_policy, progress=own, now=now
+                    ),
+                )
+            else:
+                more = getattr(after.visibility, kind) and not getattr(before.visibility, kind)
+            if more:
+                counts[kind][0 if start.working else 1] += 1
+    return [
+        ReviewGain(kind=kind, working=working, finished=finished)
+        for kind, (working, finished) in counts.items() if working or finished
+    ]
+
+
 # --- The sentences ---------------------------------------------------------------------
 
 
@@ -553,3 +650,101 @@ def limits_cut_sentence(reached: AttemptsReached, *, phrase: str) -> str:
         else:
             effects.append(f"shortens {reached.shortened} running attempt{'s' * (reached.shortened != 1)}")
     return f"{phrase} {' and '.join(effects)}."
+
+
+# What each kind of feedback is called in the sentences, and the pronoun that stands for it.
+REVIEW_KIND_WORDS = {
+    "correctness": ("right or wrong", "it"),
+    "score": ("the score", "it"),
+    "misconception": ("misconception feedback", "it"),
+    "hints": ("hints", "them"),
+    "heatmap": ("their heatmap", "it"),
+    "solutions": ("worked solutions", "them"),
+}
+SOLUTION_POLICY_WORDS = {
+    SolutionPolicy.ALWAYS: "always",
+    SolutionPolicy.AFTER_SOLVED: "once a part is solved or its attempts are used up",
+    SolutionPolicy.AFTER_DUE: "after the due date",
+    SolutionPolicy.NEVER: "never",
+}
+
+
+def moment_words(moment: str, *, noun: str, released: bool) -> str:
+    """A ReleaseMoment as the sentences say it: "during the attempt"."""
+    later = int(REVIEW_LATER_AFTER.total_seconds() // 60)
+    return {
+        ReleaseMoment.DURING: "during the attempt",
+        ReleaseMoment.AFTER_FINISH: "as soon as the attempt ends",
+        ReleaseMoment.LATER: f"from {later} minutes after the attempt ends",
+        ReleaseMoment.AFTER_CLOSE: f"after the {noun} closes",
+        ReleaseMoment.ON_RELEASE: "once the grades are released" + (" (they are)" if released else ""),
+    }.get(moment, "never")
+
+
+def _review_when(kind: str, *, settings: dict, noun: str) -> str:
+    """When the new settings show one kind of feedback; worked solutions under both the
+    solution policy and the review policy's moment ("always", "always, as soon as …")."""
+    field = dict(POLICY_FIELDS)[kind]
+    moment = moment_words(settings[field], noun=noun, released=bool(settings.get("grades_released_at")))
+    if kind != "solutions":
+        return moment
+    policy = SOLUTION_POLICY_WORDS.get(settings["solution_policy"], "never")
+    if settings[field] == ReleaseMoment.DURING:
+        return policy
+    if settings["solution_policy"] == SolutionPolicy.ALWAYS:
+        return moment
+    return f"{policy}, {moment}"
+
+
+def _gain_whom(gain: ReviewGain, reached: AttemptsReached) -> str:
+    """ "the 3 still working", "2 of the 3 still working and the 2 who have finished",
+    "all 5" (everyone, working and finished)."""
+    working, finished = gain.working, gain.finished
+    if working == reached.working and finished == reached.finished and working and finished:
+        return f"all {working + finished}"
+    whom = []
+    if working:
+        if working == reached.working:
+            whom.append("the student still working" if working == 1 else f"the {working} still working")
+        else:
+            whom.append(f"{working} of the {reached.working} still working")
+    if finished:
+        if finished == reached.finished:
+            whom.append("the student who has finished" if finished == 1 else f"the {finished} who have finished")
+        else:
+            whom.append(f"{finished} of the {reached.finished} who have finished")
+    return " and ".join(whom)
+
+
+def review_change_phrase(gains: list[ReviewGain], *, reached: AttemptsReached, settings: dict) -> str:
+    """ "Showing right or wrong during the attempt shows it to the 3 still working now;
+    showing worked solutions always shows them to all 5 now." ``settings``: the review and
+    solution policies (and the release) as the edit sets them; ``gains``: review_gains."""
+    clauses = []
+    for gain in gains:
+        label, pronoun = REVIEW_KIND_WORDS[gain.kind]
+        when = _review_when(gain.kind, settings=settings, noun=reached.noun)
+        clauses.append(f"showing {label} {when} shows {pronoun} to {_gain_whom(gain, reached)} now")
+    text = "; ".join(clauses)
+    return f"{text[0].upper()}{text[1:]}." if text else ""
+
+
+def slug_change_phrase(reached: AttemptsReached, *, before: str, after: str, lms_link: bool) -> str:
+    """ "Changing its address from 'midterm' to 'midterm-b' makes the old address answer
+    'not found': the 3 still working lose the page they have open …" No redirect is kept
+    from an old address, so the sentence says what breaks."""
+    text = f"Changing its address from '{before}' to '{after}' makes the old address answer 'not found'"
+    if reached.working:
+        whom = (
+            "the student still working loses" if reached.working == 1
+            else f"the {reached.working} still working lose"
+        )
+        text += (
+            f": {whom} the page they have open (their saved answers stay; they open the {reached.noun} "
+            "again from the course page), and links to the old address stop working."
+        )
+    else:
+        text += ": links to it stop working."
+    if lms_link:
+        text += f" An LMS link that names it '{before}' stops opening it until it names '{after}'."
+    return text

@@ -24,6 +24,7 @@ from courses import pools
 from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, PoolDraw, Role
 from exams.models import Accommodation, CourseAccommodation
 from exercises.specs import version_spec
+from grading.core.score_rounding import EXPORT_PERCENT_PLACES, score_number, score_text
 from grading.models import Submission
 
 from . import grade_totals
@@ -90,7 +91,7 @@ class GradebookCell:
 
     @property
     def shown(self) -> str:
-        return NOT_ATTEMPTED if self.earned is None else f"{self.earned:.2f}"
+        return NOT_ATTEMPTED if self.earned is None else score_text(self.earned)
 
 
 @dataclass
@@ -362,7 +363,7 @@ def course_gradebook_page(
 
 
 def _number(value: float | None, digits: int) -> float | str:
-    return "" if value is None else round(value, digits)
+    return "" if value is None else score_number(value, digits)
 
 
 def course_gradebook_table(*, book: CourseGradebook) -> list[list]:
@@ -383,10 +384,10 @@ def course_gradebook_table(*, book: CourseGradebook) -> list[list]:
             csv_safe(user.username), csv_safe(row.enrolment.student_id), csv_safe(user.email),
             csv_safe(user.first_name), csv_safe(user.last_name),
         ]
-        line += [NOT_ATTEMPTED if cell.earned is None else round(cell.earned, 4) for cell in row.cells]
+        line += [NOT_ATTEMPTED if cell.earned is None else score_number(cell.earned) for cell in row.cells]
         if book.categories[0].id is not None:
-            line += [_number(percent, 2) for percent in row.category_percents]
-        line.append(_number(row.total, 2))
+            line += [_number(percent, EXPORT_PERCENT_PLACES) for percent in row.category_percents]
+        line.append(_number(row.total, EXPORT_PERCENT_PLACES))
         waiting = (column.assignment.title for column, cell in zip(book.columns, row.cells) if cell.pending)
         line.append(pending_words(waiting))
         table.append(line)

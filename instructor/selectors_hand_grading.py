@@ -48,6 +48,7 @@ class HandGrading:
     allowed: bool  # a person may set its score now (the checker has finished, course open)
     part_points: float  # what the part is worth in the assignment, as the gradebook counts it
     grades: list[ManualGrade]  # newest first
+    status: str = ""  # the answer's SubmissionStatus
 
     @property
     def latest(self) -> ManualGrade | None:
@@ -59,6 +60,18 @@ class HandGrading:
         newest grade gave it back to the checker)."""
         latest = self.latest
         return latest if latest is not None and not latest.is_return else None
+
+    @property
+    def score_by(self) -> str:
+        """Who set the answer's standing score, as its score line says it: "by ta, by hand"
+        while a person's grade stands (on any part), "by the checker" for a checked answer
+        the checker graded (or was given back to), "" while nobody has."""
+        grade = self.in_force
+        if grade is not None:
+            return f"by {grader_name(grade)}, by hand"
+        if self.checked and self.status == SubmissionStatus.GRADED:
+            return "by the checker"
+        return ""
 
     @property
     def may_return(self) -> bool:
@@ -86,7 +99,13 @@ def hand_grading(*, submission: Submission, course: Course) -> HandGrading:
         allowed=checked and submission.status in HAND_GRADABLE_CHECKED_STATUSES and not course.is_archived,
         part_points=_part_points(submission),
         grades=list(submission.manual_grades.select_related("grader")),
+        status=submission.status,
     )
+
+
+def grader_name(grade: ManualGrade) -> str:
+    """The username of the person who gave ``grade`` (their account may be gone)."""
+    return grade.grader.get_username() if grade.grader is not None else "a former member of staff"
 
 
 def checker_verdict_shown(stored: dict) -> CheckerVerdict:

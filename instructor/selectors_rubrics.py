@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import BooleanField, Count, ExpressionWrapper, Prefetch, Q
 from django.http import Http404
 
+from attnquiz.prepared_reads import PreparedRead
 from courses.models import AssignmentItem, Course
-from exams.selectors import feedback_for_student, feedback_visibility_for
+from exams.selectors import FeedbackVisibility, feedback_for_student, feedback_visibility_for
 from exercises.specs import part_label, version_spec
 from grading.models import Submission, SubmissionStatus
 
@@ -175,6 +176,20 @@ def course_regrade_requests(*, course: Course, open_only: bool = True):
     return requests.filter(status=RegradeRequestStatus.OPEN) if open_only else requests
 
 
+def course_regrade_requests_shown(*, course: Course, open_only: bool = True, limit: int = 500) -> list[RegradeRequest]:
+    """The course's requests for its staff's page, newest first, each with ``checked``: a
+    checker grades its part, so the reply may set the answer's score (an answer graded with
+    a rubric is graded again with the rubric)."""
+    shown = list(course_regrade_requests(course=course, open_only=open_only)[:limit])
+    for request in shown:
+        submission = request.submission
+        spec = version_spec(submission.variant.exercise_version)
+        part = next((p for p in spec.parts if p.key == submission.part), None)
+        request.checked = part is not None and part.type not in MANUAL_ANSWER_TYPES
+        request.part_label = part_label(spec, submission.part)
+    return shown
+
+
 def assignment_regrade_requests(*, assignment, status: str = "open"):
     """The regrade requests on answers to the assignment, newest first; ``status`` open,
     answered or all."""
@@ -208,40 +223,180 @@ def access_regrade_request(*, user, course_slug: str, request_id: int) -> tuple[
     return request, role
 
 
-def student_manual_grades(*, student):
-    """The student's answers whose grade a person gave, newest first, with their requests
-    (an answer given back to the checker since is the checker's again)."""
-    return (
-        Submission.objects.filter(student=student, status=SubmissionStatus.GRADED)
-        .alias(newest_hand_grade_kind=newest_hand_grade_kind())
-        .filter(newest_hand_grade_kind=ManualGradeKind.BY_HAND)
-        .select_related("variant__assignment_item__assignment__course", "variant__exercise_version__exercise")
-        .prefetch_related("regrade_requests")
-        .order_by("-graded_at", "-id")[:200]
+# ---------------------------------------------------------------------------
+# A student's own graded answers and their requests (/grades/, the exercise page)
+# ---------------------------------------------------------------------------
+
+REGRADE_HIDDEN = (
+    "Your instructor's review policy does not show this answer's grade yet; "
+    "you can ask about it once it does."
+)
+REGRADE_PRACTICE = "A practice answer never counts toward your grades, so there is no grade to look at again."
+REGRADE_ARCHIVED = "This course is archived: its grades stay as they are."
+REGRADE_UNGRADED = "This answer has no grade yet."
+REGRADE_OPEN = "You already asked about this answer; wait for the reply."
+
+
+class RegradeRefusalKind:
+    HIDDEN = "hidden"  # the review policy shows neither the score nor the verdict
+    PRACTICE = "practice"
+    ARCHIVED = "archived"
+    UNGRADED = "ungraded"
+    OPEN = "open"  # an earlier request waits for its reply
+
+
+@dataclass(frozen=True)
+class RegradeRefusal:
+    kind: str  # RegradeRefusalKind
+    message: str
+
+
+def regrade_ask_refusal(
+    *, submission: Submission, visibility: FeedbackVisibility, has_open_request: bool
+) -> RegradeRefusal | None:
+    """Why the student may not ask for another look at their own answer now; None when they
+    may. The one rule of the pages, the API and ``services_rubrics.regrade_request_create``:
+    the review policy shows the answer's score or verdict; it answers an assignment (a
+    practice answer never counts); the course is not archived; the answer is graded (by
+    the checker or a person); no earlier request about it waits for its reply.
+
+    Reads the rows ``submission`` carries (variant, item, assignment, course): no query."""
+    if visibility.grade_hidden:
+        return RegradeRefusal(RegradeRefusalKind.HIDDEN, REGRADE_HIDDEN)
+    item = submission.variant.assignment_item
+    if item is None:
+        return RegradeRefusal(RegradeRefusalKind.PRACTICE, REGRADE_PRACTICE)
+    if item.assignment.course.archived_at is not None:
+        return RegradeRefusal(RegradeRefusalKind.ARCHIVED, REGRADE_ARCHIVED)
+    if submission.status != SubmissionStatus.GRADED:
+        return RegradeRefusal(RegradeRefusalKind.UNGRADED, REGRADE_UNGRADED)
+    if has_open_request:
+        return RegradeRefusal(RegradeRefusalKind.OPEN, REGRADE_OPEN)
+    return None
+
+
+@dataclass
+class GradedAnswer:
+    """One of the student's graded answers as they may see it, with their requests about it
+    (oldest first) and why they may not ask again (None: they may)."""
+
+    submission: Submission
+    visibility: FeedbackVisibility
+    feedback: dict
+    requests: list[RegradeRequest]
+    refusal: RegradeRefusal | None
+    by_hand: bool = False
+    part_label: str = ""
+    typed: str = ""  # a refused request's text, put back in its box
+
+    @property
+    def may_ask(self) -> bool:
+        return self.refusal is None
+
+    @property
+    def course(self) -> Course | None:
+        item = self.submission.variant.assignment_item
+        return item.assignment.course if item is not None else None
+
+
+def _graded_answer(*, submission, visibility, requests, by_hand=False, part_label="") -> GradedAnswer:
+    requests = sorted(requests, key=lambda r: (r.created_at, r.pk))
+    return GradedAnswer(
+        submission=submission,
+        visibility=visibility,
+        feedback=feedback_for_student(submission.feedback, visibility),
+        requests=requests,
+        refusal=regrade_ask_refusal(
+            submission=submission, visibility=visibility,
+            has_open_request=any(r.status == RegradeRequestStatus.OPEN for r in requests),
+        ),
+        by_hand=by_hand,
+        part_label=part_label,
     )
 
 
-def student_manual_grades_shown(*, student) -> list[dict]:
-    """The student's answers graded by a person as the review policy lets them see each now:
-    ``submission``, ``visibility`` (the score only where it is released) and ``feedback``
-    (the ticked rubric items only where score and verdict both are). Answers whose verdict
-    is still withheld are left out."""
-    shown = []
-    for submission in student_manual_grades(student=student):
-        item = submission.variant.assignment_item
-        visibility = feedback_visibility_for(
-            assignment=item.assignment if item is not None else None, student=submission.student_id
+# The exercise page's read of the viewer's requests about its answers: compiled once.
+_REQUESTS_OF_VARIANT = PreparedRead(
+    lambda *, student_id, variant_id: RegradeRequest.objects.filter(
+        student_id=student_id, submission__variant_id=variant_id
+    ).select_related("replied_by").order_by("created_at", "id"),
+    student_id=int,
+    variant_id=int,
+)
+
+
+def answer_regrade_requests(*, submission: Submission, visibility: FeedbackVisibility, memo: dict) -> GradedAnswer | None:
+    """What the exercise page shows under one of the viewer's own answers: their requests
+    about it with the replies, and the form to ask (``GradedAnswer``); None where there is
+    nothing to show or ask (a grade the policy hides, an answer not graded, practice).
+
+    ``memo`` (one per page, e.g. on the request) keeps the requests of the answer's variant:
+    every part and attempt of the page shares one query, and none is made for an answer
+    without a grade to show."""
+    if visibility.grade_hidden or submission.status != SubmissionStatus.GRADED:
+        return None
+    if submission.variant.assignment_item_id is None:
+        return None
+    by_submission = memo.get(submission.variant_id)
+    if by_submission is None:
+        by_submission = {}
+        for request in _REQUESTS_OF_VARIANT.all(student_id=submission.student_id, variant_id=submission.variant_id):
+            by_submission.setdefault(request.submission_id, []).append(request)
+        memo[submission.variant_id] = by_submission
+    return _graded_answer(submission=submission, visibility=visibility, requests=by_submission.get(submission.pk, []))
+
+
+def student_graded_answers(*, student, limit: int = 200) -> list[GradedAnswer]:
+    """The student's answers for /grades/, most recent activity first: those a person graded
+    (an answer given back to the checker since is the checker's again) and those they asked
+    about, each as the review policy lets them see it now. An answer whose score and verdict
+    are both withheld is left out, its requests with it."""
+    asked = RegradeRequest.objects.filter(student=student).values("submission_id")
+    submissions = list(
+        Submission.objects.filter(student=student)
+        .alias(newest_hand_grade_kind=newest_hand_grade_kind())
+        .filter(
+            Q(status=SubmissionStatus.GRADED, newest_hand_grade_kind=ManualGradeKind.BY_HAND) | Q(pk__in=asked)
         )
-        if visibility.correctness:
-            shown.append({
-                "submission": submission,
-                "visibility": visibility,
-                "feedback": feedback_for_student(submission.feedback, visibility),
-            })
+        .annotate(hand_graded=ExpressionWrapper(
+            Q(newest_hand_grade_kind=ManualGradeKind.BY_HAND), output_field=BooleanField()
+        ))
+        .select_related("variant__assignment_item__assignment__course", "variant__exercise_version__exercise")
+        .prefetch_related(Prefetch("regrade_requests", queryset=RegradeRequest.objects.select_related("replied_by")))
+        .order_by("-graded_at", "-id")[:limit]
+    )
+    visibilities: dict[int | None, FeedbackVisibility] = {}
+    shown = []
+    for submission in submissions:
+        item = submission.variant.assignment_item
+        assignment_id = item.assignment_id if item is not None else None
+        if assignment_id not in visibilities:
+            visibilities[assignment_id] = feedback_visibility_for(
+                assignment=item.assignment if item is not None else None, student=submission.student_id
+            )
+        visibility = visibilities[assignment_id]
+        if visibility.grade_hidden:
+            continue
+        shown.append(_graded_answer(
+            submission=submission, visibility=visibility,
+            requests=[r for r in submission.regrade_requests.all() if r.student_id == student.pk],
+            by_hand=bool(submission.hand_graded),
+            part_label=part_label(version_spec(submission.variant.exercise_version), submission.part),
+        ))
+    shown.sort(key=_last_activity, reverse=True)
     return shown
 
 
-def access_own_graded_submission(*, user, submission_id: int) -> Submission:
+def _last_activity(answer: GradedAnswer):
+    moments = [answer.submission.graded_at or answer.submission.created_at]
+    for request in answer.requests:
+        moments.append(request.replied_at or request.created_at)
+    return max(moments)
+
+
+def access_own_answer(*, user, submission_id: int) -> tuple[Submission, FeedbackVisibility]:
+    """The user's own answer with what the review policy shows them of it now; 404 for
+    anyone else's (staff included: they ask for nobody)."""
     submission = (
         Submission.objects.select_related("variant__assignment_item__assignment__course")
         .filter(pk=submission_id, student=user)
@@ -249,4 +404,6 @@ def access_own_graded_submission(*, user, submission_id: int) -> Submission:
     )
     if submission is None:
         raise Http404("No such answer.")
-    return submission
+    item = submission.variant.assignment_item
+    visibility = feedback_visibility_for(assignment=item.assignment if item is not None else None, student=user.pk)
+    return submission, visibility

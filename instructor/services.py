@@ -22,10 +22,13 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from attnquiz import confirmations
 from courses import services as courses_services
 from courses.models import Assignment, AssignmentItem, Course, PoolDraw
 from courses.pools import pool_points_problems
 from courses.services import CourseRefused
+from exams import services as exams_services
+from exams.models import AssignmentAttempt
 from exercises import engine
 from exercises.models import ExerciseVersion
 from exercises.specs import version_spec
@@ -34,7 +37,9 @@ from grading.events import GradeChange, grade_changed_publish, grades_changed_pu
 
 from . import selectors_edit_impact, selectors_picker
 from .models import ChangeOutcome, ManualGrade, ManualGradeKind, RegradeChange, RegradeJob, RegradeStatus
-from .selectors import newest_hand_grade_kind, rubric_for
+from .selectors import (
+    assignment_items_info, newest_hand_grade_kind, part_keys_of, rubric_for, unknown_parts_message,
+)
 from .selectors_hand_grading import HAND_GRADABLE_CHECKED_STATUSES
 
 logger = logging.getLogger(__name__)
@@ -64,25 +69,21 @@ class ConfirmationNeeded(InstructorRefused):
         self.stale = stale
 
 
-# ``confirmed`` of the editing services: True applies the edit whoever it reaches (scripts,
-# the shell); False asks whenever it reaches anyone; a string is the token of the
-# confirmation the instructor answered (selectors_edit_impact.impact_token), which applies
-# the edit only while its impact, computed again now, reads the same.
-Confirmed = bool | str
+# ``confirmed`` of the editing services, as attnquiz.confirmations.Confirmed: True applies
+# the edit whoever it reaches (scripts, the shell); a token applies it only while its
+# impact, computed again now, reads the same.
+Confirmed = confirmations.Confirmed
 
 
 def _require_confirmed(*, assignment: Assignment, confirmed: Confirmed, message: str) -> None:
-    """Refuse (ConfirmationNeeded) an edit whose impact ``message`` was not confirmed."""
-    if not message or confirmed is True:
-        return
-    token = confirmed if isinstance(confirmed, str) else ""
-    verdict = selectors_edit_impact.impact_token_verdict(assignment=assignment, message=message, token=token)
-    if verdict == selectors_edit_impact.TokenVerdict.MATCHES:
-        return
-    raise ConfirmationNeeded(
-        message, token=selectors_edit_impact.impact_token(assignment=assignment, message=message),
-        stale=verdict == selectors_edit_impact.TokenVerdict.STALE,
-    )
+    """Refuse (ConfirmationNeeded) an edit whose impact ``message`` was not confirmed for
+    this assignment (attnquiz.confirmations, the one token scheme of every confirmation)."""
+    try:
+        confirmations.confirmation_require(
+            scope=f"instructor.edit:{assignment.pk}", message=message, confirmed=confirmed
+        )
+    except confirmations.ConfirmationNeeded as needed:
+        raise ConfirmationNeeded(needed.message, token=needed.token, stale=needed.stale) from None
 
 
 def _require_items_change_confirmed(*, assignment: Assignment, confirmed: Confirmed, sentence) -> None:
@@ -97,34 +98,59 @@ def _require_items_change_confirmed(*, assignment: Assignment, confirmed: Confir
 
 def _settings_change_message(*, assignment: Assignment, fields: dict) -> str:
     """What new settings do to the students who started, in words ("" for nothing to ask):
-    a new kind, a shorter time limit or earlier close date that ends or cuts short a running
-    attempt, fewer attempts than some have used. Read from the stored row: a ModelForm has
-    already copied the new values onto the instance."""
+    a new kind, a review or solution policy that shows any of them more now, a shorter time
+    limit or earlier close date that ends or cuts short a running attempt, fewer attempts
+    than some have used, a new address (the old one answers "not found"). Read from the
+    stored row: a ModelForm has already copied the new values onto the instance."""
     names = selectors_edit_impact.LIMIT_FIELDS
-    stored = Assignment.objects.filter(pk=assignment.pk).values("kind", *names).get()
-    kind = stored.pop("kind")
+    stored = selectors_edit_impact.review_fields_of(assignment, "slug", "has_lti_link")
+    stored_slug, lms_link = stored.pop("slug"), stored.pop("has_lti_link")
+    kind = stored["kind"]
     new_kind = fields.get("kind") or kind
     new_limits = {name: fields[name] for name in names if name in fields}
+    # A limit may be cleared (None); a kind or policy left out keeps the stored one.
+    new_settings = {
+        **new_limits,
+        **{name: fields[name] for name in ("kind", *selectors_edit_impact.REVIEW_FIELDS) if fields.get(name)},
+    }
     limits_changed = any(stored[name] != value for name, value in new_limits.items())
-    if new_kind == kind and not limits_changed:
+    review_changed = any(
+        stored[name] != new_settings[name] for name in selectors_edit_impact.REVIEW_FIELDS if name in new_settings
+    )
+    new_slug = fields.get("slug") or stored_slug
+    if new_kind == kind and not limits_changed and not review_changed and new_slug == stored_slug:
         return ""
-    started = selectors_edit_impact.students_started(assignment=assignment, kind=kind, stored=stored)
+    limits = {name: stored[name] for name in names}
+    now = timezone.now()
+    started = selectors_edit_impact.students_started(assignment=assignment, kind=kind, stored=limits, now=now)
     if not started:
         return ""
     reached = selectors_edit_impact.attempts_reached(
-        assignment=assignment, stored=stored, new_limits=new_limits, kind=kind, started=started, new_kind=new_kind
+        assignment=assignment, stored=limits, new_limits=new_limits, kind=kind, started=started, new_kind=new_kind,
+        now=now,
     )
     sentences = []
     if new_kind != kind:
-        applied = {**stored, **new_limits}
+        applied = {**limits, **new_limits}
         count = selectors_edit_impact.kind_change_counts(
-            assignment=assignment, started=started, new_kind=new_kind, new_limits=applied
+            assignment=assignment, started=started, new_kind=new_kind, new_limits=applied, now=now
         )
         sentences.append(selectors_edit_impact.kind_change_sentence(
             reached, new_kind=new_kind, count=count, timed=bool(applied["time_limit_minutes"])
         ))
+    # Counted under every new setting at once (fewer attempts also end parts, and with them
+    # may show their solutions), asked about when the review or solution policy changes.
+    gains = selectors_edit_impact.review_gains(
+        assignment=assignment, started=started, stored=stored, new=new_settings, now=now
+    ) if review_changed else []
+    if gains:
+        if not sentences:
+            sentences.append(selectors_edit_impact.who_sentence(reached))
+        sentences.append(selectors_edit_impact.review_change_phrase(
+            gains, reached=reached, settings={**stored, **new_settings}
+        ))
     if reached.cut:
-        phrase = selectors_edit_impact.limits_change_phrase(assignment=assignment, stored=stored, new_limits=new_limits)
+        phrase = selectors_edit_impact.limits_change_phrase(assignment=assignment, stored=limits, new_limits=new_limits)
         sentences.append(selectors_edit_impact.limits_cut_sentence(reached, phrase=phrase))
     allowed = new_limits.get("attempts_per_part", stored["attempts_per_part"])
     groups = selectors_edit_impact.attempts_cut(
@@ -132,6 +158,12 @@ def _settings_change_message(*, assignment: Assignment, fields: dict) -> str:
     )
     if groups:
         sentences.append(selectors_edit_impact.attempts_cut_sentence(groups, allowed=allowed))
+    if new_slug != stored_slug:
+        if not sentences:
+            sentences.append(selectors_edit_impact.who_sentence(reached))
+        sentences.append(selectors_edit_impact.slug_change_phrase(
+            reached, before=stored_slug, after=new_slug, lms_link=lms_link
+        ))
     return " ".join(sentences)
 
 
@@ -157,19 +189,25 @@ def assignment_create(*, course: Course, **fields) -> Assignment:
 
 @transaction.atomic
 def assignment_update(*, assignment: Assignment, confirmed: Confirmed = True, **fields) -> Assignment:
-    """Save the assignment's settings. Unless ``confirmed`` (see Confirmed), a new kind
-    once students have started, a shorter time limit or an earlier close date that would
-    end or cut short a running attempt, and fewer attempts per part than a student still
-    working has used are refused with ConfirmationNeeded (nothing saved)."""
+    """Save the assignment's settings. Unless ``confirmed`` (see Confirmed), once students
+    have started: a new kind, a review or solution policy that shows any of them more now,
+    a shorter time limit or an earlier close date that would end or cut short a running
+    attempt, fewer attempts per part than a student still working has used, and a new
+    address (slug: the old one is not kept) are refused with ConfirmationNeeded (nothing
+    saved); the message says whom each reaches (_settings_change_message)."""
     _require_writable(assignment.course)
+    slug = fields.get("slug", assignment.slug)
+    # Compared with the other rows, not with the instance: a ModelForm has already copied
+    # the new slug onto it, so "changed?" would always read no. Refused before any question:
+    # confirming would only lead to this refusal.
+    if assignment.course.assignments.filter(slug=slug).exclude(pk=assignment.pk).exists():
+        raise InstructorRefused(f"This course already has an assignment called '{slug}'.")
     if confirmed is not True:
         message = _settings_change_message(assignment=assignment, fields=fields)
         _require_confirmed(assignment=assignment, confirmed=confirmed, message=message)
-    slug = fields.get("slug", assignment.slug)
-    # Compared with the other rows, not with the instance: a ModelForm has already copied
-    # the new slug onto it, so "changed?" would always read no.
-    if assignment.course.assignments.filter(slug=slug).exclude(pk=assignment.pk).exists():
-        raise InstructorRefused(f"This course already has an assignment called '{slug}'.")
+    # Attempts whose time is over end (at their deadline) before the limits change: a longer
+    # limit or a later close date does not reopen them.
+    exams_services.attempts_end_due(attempts=AssignmentAttempt.objects.filter(assignment_id=assignment.pk))
     for name in courses_services.ASSIGNMENT_FIELDS:
         if name in fields:
             setattr(assignment, name, fields[name])
@@ -613,9 +651,10 @@ def regrade_job_create(
     preview_of: RegradeJob | None = None, enqueue: bool = True,
 ) -> RegradeJob:
     """Store a regrade job and (unless ``enqueue`` is False) start it once the
-    transaction commits. A dry run only reads grades, so this service allows it in an
-    archived course (no page or API request reaches it there: archived is read-only at
-    every URL)."""
+    transaction commits. Refuses items not in the assignment and part keys none of the
+    chosen items (all, when none is chosen) has: a scope that matches nothing is a typo.
+    A dry run only reads grades, so this service allows it in an archived course (no page
+    or API request reaches it there: archived is read-only at every URL)."""
     if not dry_run:
         _require_writable(assignment.course)
     valid_items = set(assignment.items.values_list("pk", flat=True))
@@ -624,6 +663,11 @@ def regrade_job_create(
     if unknown:
         raise InstructorRefused(f"Items {unknown} are not in this assignment.")
     parts = sorted(set(parts or []))
+    if parts:
+        known = part_keys_of(assignment_items_info(assignment=assignment), item_ids=item_ids)
+        unknown = [part for part in parts if part not in known]
+        if unknown:
+            raise InstructorRefused(unknown_parts_message(unknown=unknown, known=known, items_chosen=bool(item_ids)))
     with transaction.atomic():
         if dry_run:
             waiting = _dry_run_waiting(assignment=assignment, allow_lower=allow_lower, item_ids=item_ids, parts=parts)

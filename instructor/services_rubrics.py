@@ -15,9 +15,15 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from courses.models import AssignmentItem, Course
-from grading.models import Submission, SubmissionStatus
+from exams.selectors import FeedbackVisibility, feedback_visibility_for
+from exercises.specs import version_spec
+from grading.models import Submission
 
-from .models import ManualGrade, RegradeRequest, RegradeRequestStatus, Rubric, RubricItem
+from .models import (
+    SCORE_CHANGE_EPSILON, ManualGrade, RegradeRequest, RegradeRequestStatus, Rubric, RubricItem,
+)
+from .selectors import MANUAL_ANSWER_TYPES
+from .selectors_rubrics import REGRADE_OPEN, RegradeRefusalKind, regrade_ask_refusal
 from .services import InstructorRefused, _require_writable, submission_grade_manually
 
 MAX_RUBRIC_ITEMS = 40
@@ -257,40 +263,114 @@ def _newest_comment(submission: Submission) -> str:
 # ---------------------------------------------------------------------------
 
 
-def regrade_request_create(*, submission: Submission, student, message: str) -> RegradeRequest:
-    """A student asks to look again at a graded answer of theirs (one open request each)."""
-    message = (message or "").strip()
+MAX_REGRADE_MESSAGE = 2000
+MAX_REGRADE_REPLY = 5000
+
+
+class RegradeHidden(InstructorRefused):
+    """The review policy does not show the answer's grade to its student yet."""
+
+
+def _plain_text(text: str, *, what: str, limit: int, empty: str) -> str:
+    """``text`` stripped, or refused: empty, too long, or holding what the database cannot
+    store (NUL, a lone surrogate)."""
+    text = (text or "").strip()
+    if not text:
+        raise InstructorRefused(empty)
+    if len(text) > limit:
+        raise InstructorRefused(f"Keep the {what} under {limit:,} characters.")
+    if "\x00" in text:
+        raise InstructorRefused(f"The {what} may not contain NUL characters.")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InstructorRefused(f"The {what} must be valid Unicode.") from None
+    return text
+
+
+def regrade_request_create(
+    *, submission: Submission, student, message: str, visibility: FeedbackVisibility | None = None
+) -> RegradeRequest:
+    """A student asks for another look at a graded answer of theirs: checked or graded by a
+    person, where ``selectors_rubrics.regrade_ask_refusal`` allows it (the review policy
+    shows its score or verdict, an assignment's answer, the course not archived, one open
+    request per answer). ``visibility``: what the policy shows the student now, when the
+    caller has it. Refused with RegradeHidden (the policy hides the grade), RubricConflict
+    (the state of things: archived, not graded, a request open) or InstructorRefused (a
+    practice answer, a message empty, too long or not text)."""
     if submission.student_id != student.pk:
         raise InstructorRefused("You can ask for a regrade of your own answers only.")
-    if submission.status != SubmissionStatus.GRADED:
-        raise RubricConflict("This answer has no grade yet.")
-    if not message:
-        raise InstructorRefused("Say what should be looked at again.")
-    if len(message) > 2000:
-        raise InstructorRefused("Keep the request under 2,000 characters.")
     item = submission.variant.assignment_item
-    if item is not None:
-        _require_writable(item.assignment.course)
+    if visibility is None:
+        visibility = feedback_visibility_for(
+            assignment=item.assignment if item is not None else None, student=submission.student_id
+        )
+    refusal = regrade_ask_refusal(
+        submission=submission, visibility=visibility,
+        has_open_request=RegradeRequest.objects.filter(
+            submission=submission, status=RegradeRequestStatus.OPEN
+        ).exists(),
+    )
+    if refusal is not None:
+        raise _REFUSALS[refusal.kind](refusal.message)
+    message = _plain_text(
+        message, what="request", limit=MAX_REGRADE_MESSAGE, empty="Say what should be looked at again."
+    )
     try:
         with transaction.atomic():
             return RegradeRequest.objects.create(
                 submission=submission, student=student, message=message, score_before=submission.awarded
             )
-    except IntegrityError:
-        raise RubricConflict("You already asked about this answer; wait for the reply.") from None
+    except IntegrityError:  # another request about it was stored meanwhile
+        raise RubricConflict(REGRADE_OPEN) from None
 
 
-def regrade_request_reply(*, request: RegradeRequest, replier, reply: str) -> RegradeRequest:
-    reply = (reply or "").strip()
-    if not reply:
-        raise InstructorRefused("Write a reply for the student.")
-    if request.status != RegradeRequestStatus.OPEN:
-        raise RubricConflict("This request was already answered.")
-    request.submission.refresh_from_db(fields=["awarded"])
-    request.reply = reply[:5000]
-    request.replied_by = replier
-    request.replied_at = timezone.now()
-    request.status = RegradeRequestStatus.ANSWERED
-    request.score_after = request.submission.awarded
-    request.save(update_fields=["reply", "replied_by", "replied_at", "status", "score_after"])
+_REFUSALS = {
+    RegradeRefusalKind.HIDDEN: RegradeHidden,
+    RegradeRefusalKind.PRACTICE: InstructorRefused,
+    RegradeRefusalKind.ARCHIVED: RubricConflict,
+    RegradeRefusalKind.UNGRADED: RubricConflict,
+    RegradeRefusalKind.OPEN: RubricConflict,
+}
+
+
+def regrade_request_reply(
+    *, request: RegradeRequest, replier, reply: str, score: float | None = None
+) -> RegradeRequest:
+    """Answer a student's request, which closes it. With ``score`` (a fraction in [0, 1]) the
+    reply also sets the answer's score by hand, through ``submission_grade_manually`` (its
+    penalties, history and events), in the same transaction: a checked answer only — an
+    answer graded with a rubric is graded again with the rubric first, so its ticked items
+    keep explaining the grade. The request records the score awarded before and after.
+    Refused: an empty or too long reply, a request answered already (RubricConflict), an
+    archived course."""
+    reply = _plain_text(reply, what="reply", limit=MAX_REGRADE_REPLY, empty="Write a reply for the student.")
+    submission = request.submission
+    item = submission.variant.assignment_item
+    if item is not None:
+        _require_writable(item.assignment.course)
+    if score is not None and version_spec(submission.variant.exercise_version).part(submission.part).type in (
+        MANUAL_ANSWER_TYPES
+    ):
+        raise InstructorRefused(
+            "This answer is graded with a rubric: grade it again with the rubric (Grade by question), then reply."
+        )
+    with transaction.atomic():
+        request = RegradeRequest.objects.select_for_update(of=("self",)).select_related(
+            "submission__variant__assignment_item__assignment__course", "submission__variant__exercise_version",
+        ).get(pk=request.pk)
+        if request.status != RegradeRequestStatus.OPEN:
+            raise RubricConflict("This request was already answered.")
+        submission = request.submission
+        if score is not None and (submission.score is None or abs(score - submission.score) > SCORE_CHANGE_EPSILON):
+            submission_grade_manually(
+                submission=submission, grader=replier, score=score, comment=_newest_comment(submission)
+            )
+        submission.refresh_from_db(fields=["awarded"])
+        request.reply = reply
+        request.replied_by = replier
+        request.replied_at = timezone.now()
+        request.status = RegradeRequestStatus.ANSWERED
+        request.score_after = submission.awarded
+        request.save(update_fields=["reply", "replied_by", "replied_at", "status", "score_after"])
     return request

@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from attnquiz import confirmations
 from authoring.selectors import published_versions
 from courses.models import Role
 from grading.core.misconceptions import MISCONCEPTION_LABELS
@@ -24,16 +25,11 @@ def _assignment_redirect(assignment, name: str = "instructor:assignment"):
     return redirect(name, assignment.course.slug, assignment.slug)
 
 
-IMPACT_FIELD = "impact"
-
-
-def edit_confirmed(request) -> str | bool:
+def edit_confirmed(request) -> confirmations.Confirmed:
     """What the instructor confirmed of an edit that reaches students who started the
-    assignment: the token of the confirmation they answered (services.Confirmed), or
-    False. A token is checked against the impact computed again, never trusted."""
-    if request.POST.get("confirm") != "yes":
-        return False
-    return request.POST.get(IMPACT_FIELD, "").strip()[:200] or False
+    assignment: the token of the confirmation they answered, or False; the service checks
+    it against the impact computed again, never trusting it."""
+    return confirmations.confirmed_of(request.POST)
 
 
 def edit_confirmation(needed) -> dict:
@@ -48,7 +44,7 @@ def render_edit_confirmation(request, *, assignment, role: str, needed, button: 
     confirmed. Nothing is saved."""
     fields = [
         (name, value)
-        for name, values in request.POST.lists() if name not in ("csrfmiddlewaretoken", "confirm", IMPACT_FIELD)
+        for name, values in request.POST.lists() if name not in ("csrfmiddlewaretoken", confirmations.CONFIRM_FIELD, confirmations.TOKEN_FIELD)
         for value in values
     ]
     confirmation = {
@@ -491,7 +487,7 @@ def regrade_new(request, course_slug: str, assignment_slug: str):
     )
     infos = selectors.assignment_items_info(assignment=assignment)
     choices = [(info.item.pk, f"{info.slug} (v{info.item.exercise_version.number})") for info in infos]
-    form = RegradeForm(request.POST or None, item_choices=choices)
+    form = RegradeForm(request.POST or None, item_choices=choices, infos=infos)
     if request.method == "POST" and form.is_valid():
         try:
             job = services.regrade_job_create(

@@ -12,9 +12,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from exams.selectors import grade_withheld
-
 from . import selectors, selectors_rubrics, services_rubrics
+from .forms_regrade import RegradeReplyForm
 from .services import InstructorRefused
 
 
@@ -207,60 +206,100 @@ def grading_apply(request, course_slug: str, item_id: int, part: str):
 # ---------------------------------------------------------------------------
 
 
+def _regrade_requests_page(request, course, *, refusal: str | None = None, status: int = 200, refused_reply=None):
+    """The course's requests; ``refused_reply`` (request id, reply, score typed) puts a
+    refused reply back in its form."""
+    show_all = request.GET.get("all") == "1"
+    shown = selectors_rubrics.course_regrade_requests_shown(course=course, open_only=not show_all)
+    for regrade_request in shown:
+        if refused_reply is not None and regrade_request.pk == refused_reply[0]:
+            regrade_request.typed_reply, regrade_request.typed_score = refused_reply[1:]
+    return render(
+        request,
+        "instructor/regrade_requests.html",
+        {"course": course, "requests": shown, "show_all": show_all, "refusal": refusal},
+        status=status,
+    )
+
+
+def _refusal_status(refused: InstructorRefused) -> int:
+    if isinstance(refused, services_rubrics.RegradeHidden):
+        return 403
+    if isinstance(refused, services_rubrics.RubricConflict):
+        return 409
+    return 400
+
+
 @login_required
 @require_GET
 def regrade_requests(request, course_slug: str):
     course, role = selectors.access_teaching(user=request.user, course_slug=course_slug)
-    show_all = request.GET.get("all") == "1"
-    return render(
-        request,
-        "instructor/regrade_requests.html",
-        {
-            "course": course,
-            "requests": selectors_rubrics.course_regrade_requests(course=course, open_only=not show_all)[:500],
-            "show_all": show_all,
-        },
-    )
+    return _regrade_requests_page(request, course)
 
 
 @login_required
 @require_POST
 def regrade_request_reply(request, course_slug: str, request_id: int):
+    """Answer a request; with a new score (a checked answer) the reply grades it by hand."""
     regrade_request, role = selectors_rubrics.access_regrade_request(
         user=request.user, course_slug=course_slug, request_id=request_id
     )
-    try:
-        services_rubrics.regrade_request_reply(
-            request=regrade_request, replier=request.user, reply=request.POST.get("reply", "")
-        )
-    except InstructorRefused as refused:
-        messages.error(request, refused.message)
+    form = RegradeReplyForm(request.POST)
+    refusal, status = None, 400
+    if not form.is_valid():
+        refusal = next(iter(form.errors.values()))[0]
     else:
-        messages.success(request, "Sent the reply.")
+        try:
+            answered = services_rubrics.regrade_request_reply(
+                request=regrade_request, replier=request.user, reply=form.cleaned_data["reply"],
+                score=form.cleaned_data["fraction"],
+            )
+        except InstructorRefused as refused:
+            refusal, status = refused.message, _refusal_status(refused)
+    if refusal is not None:
+        course = regrade_request.submission.variant.assignment_item.assignment.course
+        typed = (regrade_request.pk, request.POST.get("reply", "")[:5000], request.POST.get("score", "")[:20])
+        return _regrade_requests_page(request, course, refusal=refusal, status=status, refused_reply=typed)
+    messages.success(request, f"Sent the reply ({answered.get_outcome_display().lower()}).")
     return redirect("instructor:regrade_requests", course_slug)
+
+
+def _my_grades_page(request, *, refusal: str | None = None, status: int = 200, typed: dict | None = None):
+    answers = selectors_rubrics.student_graded_answers(student=request.user)
+    for answer in answers:
+        answer.typed = (typed or {}).get(answer.submission.pk, "")
+    return render(
+        request, "instructor/my_manual_grades.html", {"answers": answers, "refusal": refusal}, status=status
+    )
 
 
 @login_required
 @require_GET
 def my_manual_grades(request):
-    """A student's answers graded by a person, the replies to their requests, and the form
-    to ask for another look."""
-    graded = selectors_rubrics.student_manual_grades_shown(student=request.user)
-    return render(request, "instructor/my_manual_grades.html", {"graded": graded})
+    """A student's graded answers and their requests: the answers a person graded and those
+    they asked about, the replies, and the form to ask for another look."""
+    return _my_grades_page(request)
 
 
 @login_required
 @require_POST
 def my_regrade_request(request, submission_id: int):
-    submission = selectors_rubrics.access_own_graded_submission(user=request.user, submission_id=submission_id)
-    if grade_withheld(submission):
-        raise Http404("No such answer.")
+    """Ask for another look at one's own graded answer, from /grades/ or the exercise page
+    (``back=exercise`` returns there). A refusal is the page again with its message: 403
+    while the review policy hides the grade, 409 by the state of things, 400 otherwise."""
+    submission, visibility = selectors_rubrics.access_own_answer(user=request.user, submission_id=submission_id)
+    message = request.POST.get("message", "")
     try:
         services_rubrics.regrade_request_create(
-            submission=submission, student=request.user, message=request.POST.get("message", "")
+            submission=submission, student=request.user, message=message, visibility=visibility
         )
     except InstructorRefused as refused:
-        messages.error(request, refused.message)
-    else:
-        messages.success(request, "Sent your request; the reply will appear here.")
-    return redirect("grades:mine")
+        return _my_grades_page(
+            request, refusal=refused.message, status=_refusal_status(refused), typed={submission.pk: message[:2000]}
+        )
+    item = submission.variant.assignment_item
+    if request.POST.get("back") == "exercise" and item is not None:
+        messages.success(request, "Sent your request; the reply will appear under your answer.")
+        return redirect(reverse("exercise", args=[item.pk]) + f"#regrade-{submission.pk}")
+    messages.success(request, "Sent your request; the reply will appear here.")
+    return redirect(reverse("grades:mine") + f"#graded-{submission.pk}")

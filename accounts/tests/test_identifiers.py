@@ -8,7 +8,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from accounts.identifiers import email_normalise, identifier_normalise
+from accounts.identifiers import email_normalise, identifier_normalise, username_scripts_refusal, username_skeleton
+from accounts.tests.helpers import email_confirmed
 from authoring.tests.factories import PASSWORD
 
 NEW_PASSWORD = "a-long-unusual-passphrase-42"
@@ -42,8 +43,7 @@ def signup(client, *, username, email):
     f"sam@example.org{ZWSP}", f"sam@exam{ZWSP}ple.org", "SAM@example.org", "ｓａｍ@example.org",
 ])
 def test_sign_up_refuses_an_e_mail_that_differs_only_by_invisible_characters_or_case(client, people, lookalike):
-    people.student.email = "sam@example.org"
-    people.student.save()
+    email_confirmed(people.student, "sam@example.org")
     response = signup(client, username="newcomer", email=lookalike)
     assert response.status_code == 422
     assert "An account already uses this e-mail" in response.content.decode()
@@ -56,8 +56,7 @@ def test_a_new_e_mail_is_stored_in_its_normal_form(client, db):
 
 
 def test_the_profile_refuses_another_accounts_e_mail_with_a_zero_width_space(client, people):
-    people.student2.email = "sue@example.org"
-    people.student2.save()
+    email_confirmed(people.student2, "sue@example.org")
     assert client.login(username=people.student.username, password=PASSWORD)
     response = client.post(reverse("profile"), {"first_name": "S", "last_name": "S", "email": f"sue{ZWSP}@example.org"})
     assert "Another account already uses this e-mail." in response.content.decode()
@@ -73,11 +72,83 @@ def test_sign_in_finds_the_account_through_a_lookalike_e_mail(client, people):
 def test_a_roster_import_matches_the_existing_account_through_a_lookalike_e_mail(people):
     from courses import services
 
-    people.student.email = "sam@example.org"
-    people.student.save()
+    email_confirmed(people.student, "sam@example.org")
     accounts_before = get_user_model().objects.count()
     report = services.roster_import(
         course=people.course, rows=[{"email": f"Sam@Example.org{ZWSP}"}], dry_run=False, actor=people.instructor,
     )
     assert get_user_model().objects.count() == accounts_before
     assert [line.action for line in report.lines] == ["skip"]  # already enrolled: the same account
+
+
+# ---------------------------------------------------------------------------
+# Look-alike usernames
+# ---------------------------------------------------------------------------
+
+CYRILLIC_DZE = "\u0455"  # "ѕ"
+
+
+@pytest.mark.parametrize("one, other, alike", [
+    ("student1", f"{CYRILLIC_DZE}tudent1", True),
+    ("student1", "studentl", True),  # 1 and l
+    ("student1", "studentI", True),  # capital i
+    ("student1", "STUDENT1", True),  # usernames are unique whatever their case
+    ("paypal", "\u0440\u0430\u0443\u0440\u0430l", True),  # Cyrillic р а у р а
+    ("scope", "\u0455\u0441\u043e\u0440\u0435", True),  # all Cyrillic
+    ("arnie", "amie", True),  # rn and m
+    ("student1", "student2", False),
+    ("jozef", "józef", False),
+    ("ada", "adam", False),
+])
+def test_a_username_skeleton_is_equal_for_names_that_look_alike(one, other, alike):
+    assert (username_skeleton(one) == username_skeleton(other)) is alike
+
+
+@pytest.mark.parametrize("username, refusal", [
+    (f"{CYRILLIC_DZE}tudent1", "mixes letters of different scripts (Cyrillic and Latin); use the letters of one script"),
+    ("\u03b1lpha", "mixes letters of different scripts (Greek and Latin); use the letters of one script"),
+    ("\u0455\u0441\u043e\u0440\u0435", ""),  # one script (Cyrillic): its look-alike is found by its skeleton
+    ("田中たろう", ""),  # Japanese writes Han and Hiragana together
+    ("tanaka_田中", ""),
+    ("김민준", ""),
+    ("student_1.x@y", ""),
+    ("", ""),
+])
+def test_mixed_scripts_are_refused_unless_written_together(username, refusal):
+    assert username_scripts_refusal(username) == refusal
+
+
+@pytest.mark.parametrize("username, message", [
+    (f"{CYRILLIC_DZE}tudent1", "This username mixes letters of different scripts (Cyrillic and Latin); use the letters of one script."),
+    ("studentl", "This username looks like an existing one (some letters of other alphabets, or 1, l and I, look the same); choose another."),
+    ("\u0455\u0441\u043e\u0440\u0435", "This username looks like an existing one (some letters of other alphabets, or 1, l and I, look the same); choose another."),
+    ("Student1", "A user with that username already exists."),
+])
+def test_sign_up_refuses_a_username_that_looks_like_an_existing_one(client, people, username, message):
+    from authoring.tests.factories import user_create
+
+    user_create("student1")
+    user_create("scope")
+    response = signup(client, username=username, email="new@example.org")
+    assert response.status_code == 422
+    assert response.context["form"].errors["username"] == [message]
+    assert get_user_model().objects.count() == 8
+    assert signup(client, username="student4", email="new@example.org").status_code == 302
+
+
+def test_a_roster_import_makes_no_look_alike_account(people):
+    from authoring.tests.factories import user_create
+    from courses import services
+
+    user_create("student1")
+    rows = [
+        {"username": f"{CYRILLIC_DZE}tudent1", "email": "a@example.org"},
+        {"username": "STUDENT1", "email": "b@example.org"},
+        {"email": "studentl@example.org"},  # the name made from the address gets a number
+    ]
+    report = services.roster_import(course=people.course, rows=rows, dry_run=True, actor=people.instructor, first_line=1)
+    assert [(line.action, line.detail) for line in report.lines] == [
+        ("error", f"the username '{CYRILLIC_DZE}tudent1' mixes letters of different scripts (Cyrillic and Latin); use the letters of one script"),
+        ("error", "the username 'STUDENT1' looks like the existing account 'student1'; choose another"),
+        ("create", "new account 'studentl2', enrolled as student; they choose a password with “Forgot your password?” on the sign-in page"),
+    ]

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 from django.urls import reverse
 
+from accounts.tests.helpers import email_confirmed
 from authoring.tests.factories import PASSWORD, ROLES, request_as
 from courses import services as course_services
 from courses.models import Enrolment, Role
@@ -19,6 +20,7 @@ def urls():
     return [
         ("signup", reverse("signup"), (200, 302, 302, 302, 302)),
         ("profile", reverse("profile"), (302, 200, 200, 200, 200)),
+        ("email_confirmation_send", reverse("email_confirmation_send"), (302, 405, 405, 405, 405)),
         ("verify_email", reverse("verify_email", args=["not-a-token"]), (400, 400, 400, 400, 400)),
         ("password_change", reverse("password_change"), (302, 200, 200, 200, 200)),
         ("password_change_done", reverse("password_change_done"), (302, 200, 200, 200, 200)),
@@ -54,8 +56,7 @@ def sign_up(client, **fields):
 
 
 def test_sign_up_checks_passwords_with_djangos_validators_and_e_mails_are_unique(client, people):
-    people.student.email = "sam@example.org"
-    people.student.save()
+    email_confirmed(people.student, "sam@example.org")
     weak = sign_up(client, password1="12345678", password2="12345678")
     text = weak.content.decode()
     assert weak.status_code == 422
@@ -65,6 +66,9 @@ def test_sign_up_checks_passwords_with_djangos_validators_and_e_mails_are_unique
     assert get_user_model().objects.filter(username="newbie").exists() is False
     ok = sign_up(client)
     assert (ok.status_code, ok["Location"], signed_in_as(client)) == (302, reverse("dashboard"), "newbie")
+    # Usable at once; the address is only claimed until the link sent to it is followed.
+    assert [m.to for m in mail.outbox] == [["newbie@example.org"]]
+    assert "/accounts/verify/" in mail.outbox[0].body
 
 
 def test_a_visitor_from_a_join_link_signs_up_and_lands_enrolled(client, people):
@@ -144,16 +148,23 @@ def test_password_change(client, people):
 
 
 def test_profile_edits_names_and_email(client, people):
-    people.student2.email = "sue@example.org"
-    people.student2.save()
+    email_confirmed(people.student2, "sue@example.org")
     client.login(username="sam", password=PASSWORD)
     page = client.get(reverse("profile")).content.decode()
     assert "Attention: student" in page
     taken = client.post(reverse("profile"), {"first_name": "S", "last_name": "T", "email": "SUE@example.org"})
     assert taken.status_code == 422 and "Another account already uses this e-mail." in taken.content.decode()
-    client.post(reverse("profile"), {"first_name": "Samuel", "last_name": "Stone", "email": "samuel@example.org"})
+    saved = client.post(reverse("profile"), {"first_name": "Samuel", "last_name": "Stone", "email": "samuel@example.org"}, follow=True)
+    assert [str(m) for m in saved.context["messages"]] == [
+        "Saved your profile.",
+        "We sent a link to samuel@example.org; your e-mail changes to it once you follow the link.",
+    ]
     people.student.refresh_from_db()
-    assert (people.student.first_name, people.student.email) == ("Samuel", "samuel@example.org")
+    assert (people.student.first_name, people.student.email) == ("Samuel", "")
+    link = re.search(r"http://testserver(/accounts/verify/\S+/)", mail.outbox[-1].body).group(1)
+    client.post(link)
+    people.student.refresh_from_db()
+    assert people.student.email == "samuel@example.org"
 
 
 def test_with_verification_on_the_account_waits_for_the_link_and_then_joins(client, people, settings):
@@ -168,7 +179,10 @@ def test_with_verification_on_the_account_waits_for_the_link_and_then_joins(clie
     link = re.search(r"http://testserver(/accounts/verify/\S+/)", mail.outbox[0].body).group(1)
     tampered = client.get(link.replace("/verify/", "/verify/x"))
     assert tampered.status_code == 400
-    confirmed = client.get(link)
+    asked = client.get(link)  # the link asks; it confirms nothing by being opened
+    assert "Confirm <strong>newbie@example.org</strong> as the e-mail address of the account <strong>newbie</strong>?" in asked.content.decode()
+    assert get_user_model().objects.get(username="newbie").is_active is False
+    confirmed = client.post(link)
     assert confirmed["Location"] == "/login/?next=/courses/attn/"  # then to the course joined
     user.refresh_from_db()
     assert user.is_active is True
@@ -179,7 +193,7 @@ def test_with_verification_on_the_account_waits_for_the_link_and_then_joins(clie
     user.refresh_from_db()
     assert user.email == "newbie@example.org"
     link = re.search(r"http://testserver(/accounts/verify/\S+/)", mail.outbox[-1].body).group(1)
-    client.get(link)
+    client.post(link)
     user.refresh_from_db()
     assert user.email == "moved@example.org"
 

@@ -38,3 +38,13 @@ def test_docs_page_has_no_inline_script_and_no_cdn(client, db):
 @pytest.mark.parametrize("path", ["/api/schema/", "/api/docs/"])
 def test_schema_and_docs_need_no_login(client, db, path):
     assert client.get(path).status_code == 200
+
+
+def test_a_parts_points_and_weight_are_described_apart(db):
+    out = io.StringIO()
+    call_command("spectacular", stdout=out)
+    part = yaml.safe_load(out.getvalue())["components"]["schemas"]["Part"]["properties"]
+    assert part["points"]["type"] == ["number", "null"]
+    assert part["points"]["description"].startswith("What the part is worth in the assignment, as the exercise page")
+    assert part["weight"]["type"] == "number"
+    assert part["weight"]["description"].startswith("The part's weight in its exercise")

@@ -6,6 +6,7 @@ import dataclasses
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from api.tests.conftest import api_client
@@ -61,6 +62,27 @@ def test_the_variant_gives_the_prompt_as_sanitised_html_and_my_inputs(world, stu
     assert body["parts"][0]["submit_url"] == f"/api/v1/exercises/{world.item.pk}/parts/product/submissions/"
     # Opening it again gives the same variant.
     assert student.get(f"/api/v1/exercises/{world.item.pk}/").json()["inputs"] == {"a": a, "b": b}
+
+
+def test_a_parts_points_are_what_the_page_labels_and_the_gradebook_counts(world, student):
+    """A 2-point exercise whose parts weigh 2 and 1: the parts are worth 4/3 and 2/3 point
+    (the page's labels, the gradebook's maxima); the weights stay apart as ``weight``."""
+    from authoring.tests.factories import product_yaml, published_version
+    from instructor.selectors import assignment_items_info, gradebook_part_points
+
+    world.item.exercise_version = published_version(source=product_yaml(slug="weighted", points=2))
+    world.item.points = 2.0
+    world.item.save()
+    body = student.get(f"/api/v1/exercises/{world.item.pk}/").json()
+    assert [(p["key"], p["points"], p["weight"]) for p in body["parts"]] == [
+        ("product", 1.3333333333333333, 2.0), ("total", 0.6666666666666666, 1.0),
+    ]
+    (info,) = assignment_items_info(assignment=world.assignment)
+    assert gradebook_part_points(info) == {p["key"]: p["points"] for p in body["parts"]}
+    page = Client()
+    page.force_login(world.people.student)
+    html = page.get(f"/exercises/{world.item.pk}/").content.decode()
+    assert "<em>(4/3 points)</em>" in html and "<em>(2/3 point)</em>" in html
 
 
 def test_derived_parameters_are_not_given_away(world, student, monkeypatch):

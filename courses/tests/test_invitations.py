@@ -11,6 +11,7 @@ from django.core import mail
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.tests.helpers import email_confirmed
 from authoring.tests.factories import PASSWORD, user_create
 from courses import invitations
 from courses.models import Enrolment, EnrolmentSource, Invitation, Role
@@ -30,8 +31,7 @@ def instructor(client, people):
 
 def test_a_roster_import_invites_the_new_accounts_only(client, people, instructor, django_capture_on_commit_callbacks):
     text = "email,name,student_id\nada@example.org,Ada Lovelace,S-1\nsam@example.org,,\n"
-    people.student.email = "sam@example.org"
-    people.student.save()
+    email_confirmed(people.student, "sam@example.org")
     url = reverse("courses:roster", args=["attn"])
     with django_capture_on_commit_callbacks(execute=True):
         dry = client.post(url, {"text": text, "invite": "on"})
@@ -216,3 +216,19 @@ def test_a_plain_reset_link_at_the_invitation_address_signs_nobody_in(client, pe
     done = _set_password(client, link)
     assert (done.status_code, done["Location"]) == (302, reverse("password_reset_complete"))
     assert signed_in_as(client) is None
+
+
+@pytest.mark.parametrize("title, subject", [
+    ("Transformers 2027 <b>bold</b>", "You are invited to Transformers 2027 <b>bold</b> on attnquiz"),
+    ("Ada & Alan's \"seminar\"", "You are invited to Ada & Alan's \"seminar\" on attnquiz"),
+    ("Two\nlines\r\nof title", "You are invited to Two lines of title on attnquiz"),
+])
+def test_the_invitation_subject_is_plain_text_on_one_line(people, django_capture_on_commit_callbacks, title, subject):
+    people.course.title = title
+    people.course.save()
+    user = user_create("zed", email="zed@example.org")
+    Enrolment.objects.create(course=people.course, user=user, role=Role.STUDENT)
+    with django_capture_on_commit_callbacks(execute=True):
+        invitations.invitations_send(course=people.course, users=[user], actor=people.instructor, base_url="http://x/")
+    assert [m.subject for m in mail.outbox] == [subject]
+    assert f'the course "{title}"' in mail.outbox[0].body  # the body was never escaped

@@ -1,8 +1,12 @@
-"""Roster import: a table of good, bad and repeated rows, the dry run, and re-importing."""
+"""Roster import: a table of good, bad and repeated rows, the dry run, and re-importing;
+student ids, names of existing accounts, and what the lines say of invitations."""
+
+import re
 
 import pytest
 from django.contrib.auth import get_user_model
 
+from accounts.tests.helpers import email_confirmed
 from authoring.tests.factories import user_create
 from courses import services
 from courses.models import Enrolment, EnrolmentSource, EnrolmentStatus, Role
@@ -43,10 +47,8 @@ EXPECTED = [
 
 @pytest.fixture
 def roster_people(people):
-    people.student.email = "sam@example.org"
-    people.student.save()
-    people.student2.email = "sue@example.org"
-    people.student2.save()
+    email_confirmed(people.student, "sam@example.org")
+    email_confirmed(people.student2, "sue@example.org")
     return people
 
 
@@ -128,3 +130,86 @@ def test_a_username_taken_by_an_email_derived_name_gets_a_number(people):
     user_create("ada")
     report = roster_import(course=people.course, rows=[{"email": "ada@example.org"}], dry_run=False, actor=people.instructor)
     assert report.lines[0].detail.startswith("new account 'ada2'")
+
+
+def test_a_student_id_names_one_person_of_the_course(roster_people):
+    Enrolment.objects.filter(user=roster_people.student2).update(student_id="S-2")
+    rows = [
+        {"username": "sam", "student_id": "S-2"},  # sue's
+        {"email": "ada@example.org", "student_id": "S-7"},
+        {"email": "bo@example.org", "student_id": "S-7"},  # ada's, a line above
+        {"username": "sue", "student_id": "S-2"},  # her own
+    ]
+    report = roster_import(course=roster_people.course, rows=rows, dry_run=True, actor=roster_people.instructor, first_line=1)
+    assert report_rows(report) == [
+        (1, "error", "The student id S-2 already belongs to 'sue' in this course."),
+        (2, "create", "new account 'ada', enrolled as student; they choose a password with “Forgot your password?” on the sign-in page"),
+        (3, "error", "the student id S-7 is also on line 2"),
+        (4, "skip", "'sue' is already enrolled as student"),
+    ]
+    # Adding someone by hand follows the same rule.
+    with pytest.raises(CourseRefused, match="The student id S-2 already belongs to 'sue' in this course."):
+        services.enrolment_add(course=roster_people.course, identifier="sam", role=Role.STUDENT, actor=roster_people.instructor, student_id="S-2")
+    # In another course the id is free.
+    Enrolment.objects.create(course=roster_people.other_course, user=roster_people.student, role=Role.STUDENT)
+    other = roster_import(course=roster_people.other_course, rows=[{"username": "sam", "student_id": "S-2"}], dry_run=False, actor=roster_people.outsider)
+    assert report_rows(other) == [(2, "update", "'sam': student id set to S-2")]
+
+
+def test_the_name_of_an_existing_account_is_kept_and_the_report_says_so(roster_people):
+    user_create("nameless", email="")
+    rows = [
+        {"username": "sam", "name": "Samuel Other"},
+        {"username": "sue", "name": "Sue Shaw"},  # the same: nothing to say
+        {"username": "nameless", "first_name": "Nia", "last_name": "Ewe"},
+    ]
+    report = roster_import(course=roster_people.course, rows=rows, dry_run=False, actor=roster_people.instructor, first_line=1)
+    assert report_rows(report) == [
+        (1, "skip", "'sam' is already enrolled as student; the name “Samuel Other” is not used: the account keeps its own, “Sam Stone”"),
+        (2, "skip", "'sue' is already enrolled as student"),
+        (3, "enrol", "'nameless' enrolled as student; the name “Nia Ewe” is not used: the account keeps no name"),
+    ]
+    assert sorted(get_user_model().objects.filter(username__in=["sam", "nameless"]).values_list("first_name", "last_name")) == [
+        ("", ""), ("Sam", "Stone"),
+    ]
+
+
+def test_with_invitations_ticked_the_dry_run_says_the_invitation_sets_the_password(client, roster_people):
+    from django.urls import reverse
+
+    from authoring.tests.factories import PASSWORD
+
+    client.login(username="ines", password=PASSWORD)
+    url = reverse("courses:roster", args=["attn"])
+    text = "email,name\nada@example.org,Ada Lovelace\n"
+    for extra, detail in (
+        ({"invite": "on"}, "new account 'ada', enrolled as student; the invitation e-mail lets them choose a password"),
+        ({}, "new account 'ada', enrolled as student; they choose a password with “Forgot your password?” on the sign-in page"),
+    ):
+        page = client.post(url, {"text": text, **extra})
+        assert [line.detail for line in page.context["report"].lines] == [detail]
+        assert detail in page.content.decode().replace("&#x27;", "'")
+        checkbox = re.search(r'<input type="checkbox" name="invite" id="apply-invite"[^>]*>', page.content.decode()).group(0)
+        assert ("checked" in checkbox) is bool(extra)
+
+
+def test_the_accommodations_import_takes_the_same_upload_without_an_invitation_box(client, roster_people):
+    from datetime import datetime, timezone as dt_timezone
+
+    from django.urls import reverse
+
+    from authoring.tests.factories import assignment_create, product_yaml, published_version
+    from courses.forms import RosterForm
+    from exams.forms_accommodations import AccommodationsCsvForm
+
+    assert list(AccommodationsCsvForm().fields) == ["file", "text"]
+    assert list(RosterForm().fields) == ["file", "text", "invite"]
+    assignment = assignment_create(
+        roster_people.course, [published_version(source=product_yaml())], time_limit_minutes=30,
+        opens_at=datetime(2026, 3, 2, 8, 0, tzinfo=dt_timezone.utc),
+    )
+    client.force_login(roster_people.instructor)
+    page = client.get(reverse("proctor:accommodations_import", args=["attn", assignment.slug])).content.decode()
+    assert 'name="text"' in page and 'name="invite"' not in page and "invitation" not in page
+    roster_page = client.get(reverse("courses:roster", args=["attn"])).content.decode()
+    assert 'name="invite"' in roster_page

@@ -1,15 +1,19 @@
 """Course services: creating, copying, archiving, join codes, staff and dropping."""
 
+import re
 from datetime import datetime, timedelta, timezone as dt_timezone
 
 import pytest
 
-from exams.access import access_code_matches
+from exams.access import access_code_hash, access_code_matches
 from django.utils import timezone
 
+from accounts.tests.helpers import email_confirmed
 from authoring.tests.factories import assignment_create, product_yaml, published_version, submission_add, variant_for, user_create
 from courses import services
-from courses.models import Assignment, AssignmentKind, Course, Enrolment, EnrolmentSource, EnrolmentStatus, ReleaseMoment, Role
+from courses.models import (
+    Assignment, AssignmentKind, Course, Enrolment, EnrolmentSource, EnrolmentStatus, ReleaseMoment, Role, SessionPolicy,
+)
 from courses.services import CourseRefused
 
 
@@ -53,20 +57,29 @@ def test_copy_for_a_new_term_keeps_assignments_and_versions_shifts_dates_and_bri
     assert list(alone.enrolments.values_list("user__username", flat=True)) == ["ines"]
 
 
-def test_a_copied_exam_keeps_its_policy_and_controls_but_starts_unreleased(people, creator):
+def test_a_copied_exam_keeps_its_policy_and_controls_but_starts_unreleased_without_its_code(people, creator):
+    """Last term's students know the access code, and a release scheduled for last term's
+    date would fire at once: neither is copied. The source keeps both."""
     version = published_version(source=product_yaml())
     exam = assignment_create(people.course, [version])
     released = datetime(2026, 10, 2, 12, 0, tzinfo=dt_timezone.utc)
     Assignment.objects.filter(pk=exam.pk).update(
         kind=AssignmentKind.EXAM, show_score=ReleaseMoment.ON_RELEASE, grades_released_at=released,
-        access_code="owl-42", allowed_networks="10.0.0.0/8", shuffle_items=True)
+        grades_release_scheduled_at=released, grades_release_scheduled_by=people.instructor,
+        access_code=access_code_hash("s3cret"), allowed_networks="10.0.0.0/8", shuffle_items=True,
+        has_lti_link=True, session_policy=SessionPolicy.REFUSE_SECOND)
+    Course.objects.filter(pk=people.course.pk).update(join_code="SRC23456", join_open=True)
     copy = services.course_copy(source=people.course, actor=creator, slug="exam-2027", title="Exam copy")
     copied = copy.assignments.get()
-    assert (copied.kind, copied.show_score, copied.allowed_networks, copied.shuffle_items) == (
-        AssignmentKind.EXAM, ReleaseMoment.ON_RELEASE, "10.0.0.0/8", True)
-    assert access_code_matches(stored=copied.access_code, given="owl-42")  # copied, hashed
-    assert copied.grades_released_at is None
-    assert Assignment.objects.get(pk=exam.pk).grades_released_at == released
+    assert (copied.kind, copied.show_score, copied.allowed_networks, copied.shuffle_items, copied.session_policy) == (
+        AssignmentKind.EXAM, ReleaseMoment.ON_RELEASE, "10.0.0.0/8", True, SessionPolicy.REFUSE_SECOND)
+    assert (copied.access_code, copied.has_lti_link) == ("", False)
+    assert (copied.grades_released_at, copied.grades_release_scheduled_at, copied.grades_release_scheduled_by) == (
+        None, None, None)
+    assert copy.join_code not in (None, "SRC23456") and len(copy.join_code) == 8
+    source = Assignment.objects.get(pk=exam.pk)
+    assert access_code_matches(stored=source.access_code, given="s3cret")
+    assert (source.grades_released_at, source.grades_release_scheduled_at) == (released, released)
 
 
 def test_an_archived_course_refuses_writes_and_joining_until_brought_back(people, creator):
@@ -122,11 +135,19 @@ def test_a_dropped_student_cannot_come_back_by_code_but_can_be_added_again(peopl
 
 def test_staff_are_added_by_username_or_email_and_a_course_keeps_one_instructor(people, creator):
     course = services.course_create(actor=creator, slug="s", title="S")
-    user_create("ella", email="Ella@Example.org")
-    assert services.enrolment_add(course=course, identifier="ella@example.org", role=Role.TEACHING_ASSISTANT, actor=creator).action == "enrolled"
+    ella = user_create("ella", email="Ella@Example.org")
+    # An address the account has only typed finds nobody: anyone may type anyone's.
+    with pytest.raises(CourseRefused, match=re.escape(
+        "No account has confirmed the e-mail 'ella@example.org' (the account 'ella' gives it without having "
+        "confirmed it, so it is not used). Tick “Send an invitation e-mail” to make an account for that address "
+        "and invite it, or add them by username."
+    )):
+        services.enrolment_add(course=course, identifier="ella@example.org", role=Role.TEACHING_ASSISTANT, actor=creator)
+    email_confirmed(ella, "ella@example.org")
+    assert services.enrolment_add(course=course, identifier="ELLA@example.org", role=Role.TEACHING_ASSISTANT, actor=creator).action == "enrolled"
     assert services.enrolment_add(course=course, identifier="ella", role=Role.TEACHING_ASSISTANT, actor=creator).action == "unchanged"
     assert services.enrolment_add(course=course, identifier="ella", role=Role.INSTRUCTOR, actor=creator).action == "role changed"
-    with pytest.raises(CourseRefused, match="No account has the username or e-mail 'nobody@example.org'"):
+    with pytest.raises(CourseRefused, match="No account has confirmed the e-mail 'nobody@example.org'. Tick"):
         services.enrolment_add(course=course, identifier="nobody@example.org", role=Role.STUDENT, actor=creator)
     with pytest.raises(CourseRefused, match="not a role"):
         services.enrolment_add(course=course, identifier="ella", role="owner", actor=creator)

@@ -147,7 +147,7 @@ def test_the_dashboard_box_joins_and_says_why_not(client, people, world):
 def test_people_page_adds_drops_and_refuses_with_messages(client, people, world):
     client.login(username="ines", password=PASSWORD)
     bad = client.post(reverse("courses:person_add", args=["attn"]), {"identifier": "ghost@example.org", "role": "ta"})
-    assert bad.status_code == 422 and "No account has the username or e-mail" in bad.content.decode()
+    assert bad.status_code == 422 and "No account has confirmed the e-mail &#x27;ghost@example.org&#x27;." in bad.content.decode()
     page = client.post(reverse("courses:person_remove", args=["attn", world["sue"].pk]), follow=True).content.decode()
     assert "Dropped sue: hidden from the gradebook, every submission kept." in page
     assert Enrolment.objects.get(pk=world["sue"].pk).status == EnrolmentStatus.DROPPED

@@ -10,6 +10,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from accounts.tests.helpers import email_confirmed
 from authoring.tests.factories import (
     assignment_create, people_create, product_yaml, published_version, user_create,
 )
@@ -179,8 +180,7 @@ GOOD_CSV = (
 
 @pytest.fixture
 def emails(people):
-    people.student2.email = "Sue@Example.org"
-    people.student2.save()
+    email_confirmed(people.student2, "Sue@Example.org")
 
 
 def import_post(client, assignment, text=None, *, apply=False, upload=None):
@@ -272,7 +272,7 @@ def test_bad_rows_are_reported_one_by_one_and_the_good_ones_applied(people, assi
         (3, "add", "time factor — → 1.5"),
         (4, "error", "'tariq' is not a student of this course"),
         (5, "error", "'stella' is not a student of this course"),
-        (6, "error", "no student of this course has the e-mail 'nobody@example.org'"),
+        (6, "error", "no student of this course has confirmed the e-mail 'nobody@example.org'; give the username instead"),
         (7, "error", "the same student as line 3"),
         (8, "error", "'ines' is not a student of this course"),
         (9, "error", "needs a username or an e-mail"),
@@ -389,3 +389,28 @@ def test_the_gradebook_marks_accommodated_students_and_lists_them(instructor, pe
     ) in page
     assert page.count("aq-accommodation-marker") == 1  # sue has none
     assert f'<li><a href="{anchor}">sam</a>: time ×1.5; note: DSO</li>' in page
+
+
+def test_an_e_mail_a_classmate_only_typed_finds_nobody(people, assignment, emails):
+    # sam types sue's address into his profile: the import still finds sue by it, and only her.
+    people.student.email = "sue@example.org"
+    people.student.save(update_fields=["email"])
+    report = services.accommodations_import(
+        assignment=assignment, rows=services.accommodation_rows_from_csv("email,time_factor\nSUE@example.org,2\n"),
+        dry_run=False, actor=people.instructor,
+    )
+    assert [(line.action, line.detail) for line in report.lines] == [("add", "time factor — → 2")]
+    assert stored(assignment) == {"sue": (2.0, None, None, None, None, "")}
+
+
+def test_an_unconfirmed_e_mail_finds_nobody(people, assignment):
+    people.student2.email = "sue@example.org"
+    people.student2.save(update_fields=["email"])
+    report = services.accommodations_import(
+        assignment=assignment, rows=services.accommodation_rows_from_csv("email,time_factor\nsue@example.org,2\n"),
+        dry_run=False, actor=people.instructor,
+    )
+    assert [(line.action, line.detail) for line in report.lines] == [
+        ("error", "no student of this course has confirmed the e-mail 'sue@example.org'; give the username instead"),
+    ]
+    assert stored(assignment) == {}

@@ -167,8 +167,8 @@ def every_record(berlin_exam, berlin_site, student, django_user_model, clock, dj
     from courses.models import Invitation
     from exams.models import Accommodation, AccommodationChange
     from exams.services_accommodations import accommodation_set
-    from instructor.models import ManualGrade
-    from instructor.services_rubrics import regrade_request_create, regrade_request_reply
+    from instructor.models import ManualGrade, RegradeRequest
+    from instructor.services_rubrics import regrade_request_reply
     from lti.models import LtiContext, Passback, PassbackStatus, Platform, ResourceLink
 
     exam, submission = berlin_exam["exam"], berlin_exam["submission"]
@@ -185,7 +185,8 @@ def every_record(berlin_exam, berlin_site, student, django_user_model, clock, dj
     assert Accommodation.objects.filter(assignment=exam).count() == 1
     submission.refresh_from_db()
     ManualGrade.objects.create(submission=submission, grader=instructor, score=0.5, comment="half")
-    request = regrade_request_create(submission=submission, student=student, message="Look again")
+    # Stored as it is: the exam's grades are not released yet, so the student could not ask.
+    request = RegradeRequest.objects.create(submission=submission, student=student, message="Look again")
     regrade_request_reply(request=request, replier=instructor, reply="Looked")
 
     platform = Platform.objects.create(

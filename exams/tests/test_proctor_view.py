@@ -1,6 +1,7 @@
 """The proctor view on a frozen clock: each student's state, time left (their own limit),
 answers saved, last seen and finish; the fragment the page polls; extending one
-student's time (at once, logged, re-opening an attempt the clock closed); and the
+student's time (at once, logged, re-opening an attempt the clock closed: more in
+test_extend_reopen); and the
 fragment's queries not growing with the students."""
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ def test_extending_counts_at_once_and_is_logged(client, people, exam, clock):
         reverse("proctor:extend", args=["attn", exam.slug]), {"student": people.student.pk, "minutes": "5"},
         follow=True,
     )
-    assert "sam has 5 minutes more." in response.content.decode()
+    assert "sam has 5 minutes more. Their time now ends at 09:15 UTC." in response.content.decode()
     limits = student_limits(assignment=exam, student=people.student)
     assert limits.deadline == START + timedelta(minutes=15)
     assert Accommodation.objects.get().extra_minutes == 5
@@ -196,10 +197,15 @@ def test_extending_too_little_to_matter_leaves_the_attempt_closed(people, exam, 
     AssignmentAttempt.objects.filter(pk=attempt.pk).update(
         finished_at=START + timedelta(minutes=10), close_reason=AttemptCloseReason.TIME_UP
     )
-    extension = services.accommodation_extend(assignment=exam, student=people.student, minutes=5, actor=people.instructor)
+    with pytest.raises(services.AccommodationRefused) as refused:
+        services.accommodation_extend(assignment=exam, student=people.student, minutes=5, actor=people.instructor)
+    assert refused.value.message == (
+        "With 5 minutes more, sam's time would end at 09:15 UTC, which has passed: their attempt stays finished "
+        "and nothing was changed. Give at least 11 minutes to reopen it."
+    )
     attempt.refresh_from_db()
-    assert extension.reopened is False
     assert attempt.close_reason == AttemptCloseReason.TIME_UP
+    assert not Accommodation.objects.exists()
 
 
 @pytest.mark.parametrize("reason", [AttemptCloseReason.FINISHED, AttemptCloseReason.INSTRUCTOR])
@@ -207,9 +213,11 @@ def test_an_attempt_the_student_or_an_instructor_ended_stays_closed(people, exam
     attempt = start(exam, people.student, clock)
     AssignmentAttempt.objects.filter(pk=attempt.pk).update(finished_at=START + timedelta(minutes=3), close_reason=reason)
     clock.advance(minutes=4)
-    extension = services.accommodation_extend(assignment=exam, student=people.student, minutes=30, actor=people.instructor)
+    with pytest.raises(services.AccommodationRefused):  # the exact messages: test_extend_reopen
+        services.accommodation_extend(assignment=exam, student=people.student, minutes=30, actor=people.instructor)
     attempt.refresh_from_db()
-    assert (extension.reopened, attempt.close_reason) == (False, reason)
+    assert attempt.close_reason == reason
+    assert not Accommodation.objects.exists()
 
 
 def test_the_students_close_date_moves_when_it_would_cut_the_new_time(people, exam, clock):
@@ -218,12 +226,14 @@ def test_the_students_close_date_moves_when_it_would_cut_the_new_time(people, ex
     exam.closes_at = START + timedelta(minutes=12)
     exam.save()
     attempt = start(exam, people.student, clock)
-    clock.advance(minutes=11)
+    clock.advance(minutes=11)  # over at 10:10 CET, before the closer came by
     services.accommodation_extend(assignment=exam, student=people.student, minutes=10, actor=people.instructor)
     accommodation = Accommodation.objects.get()
     assert accommodation.closes_at == START + timedelta(minutes=20)
     assert student_limits(assignment=exam, student=people.student).deadline == START + timedelta(minutes=20)
-    assert AccommodationChange.objects.get().detail == "10 minutes more; closes Mon 2 Mar 2026, 10:20 CET for them"
+    assert AccommodationChange.objects.get().detail == (
+        "10 minutes more; closes Mon 2 Mar 2026, 10:20 CET for them; the attempt closed by the clock is open again"
+    )
     assert student_limits(assignment=exam, student=people.student2).closes_at == START + timedelta(minutes=12)
     attempt.refresh_from_db()
 

@@ -52,12 +52,12 @@ def test_the_deadline_poll_learns_an_extension(timed_exam, student, clock):
         same = client.get(url).json()
     assert same == {
         "ended": False, "seconds_left": 480, "deadline": (START + timedelta(minutes=10)).isoformat(),
-        "deadline_text": "09:10 UTC",
+        "deadline_text": "09:10 UTC", "limit_text": "10 minutes",
     }
     accommodation_extend(assignment=timed_exam, student=student, minutes=5, actor=None)
     with queries(4):  # ... and the one write: the page has the new deadline
         moved = client.get(url).json()
-    assert (moved["seconds_left"], moved["deadline_text"]) == (780, "09:15 UTC")
+    assert (moved["seconds_left"], moved["deadline_text"], moved["limit_text"]) == (780, "09:15 UTC", "15 minutes")
     attempt = AssignmentAttempt.objects.get()
     assert (attempt.deadline_seen, attempt.deadline_seen_at) == (START + timedelta(minutes=15), clock.now)
 
@@ -68,7 +68,9 @@ def test_the_deadline_poll_says_an_ended_attempt_has_no_clock(timed_exam, studen
     client.force_login(student)
     url = reverse("exams:deadline", args=[timed_exam.course.slug, timed_exam.slug])
     services.attempt_finish(assignment=timed_exam, student=student)
-    assert client.get(url).json() == {"ended": True, "seconds_left": None, "deadline": None, "deadline_text": ""}
+    assert client.get(url).json() == {
+        "ended": True, "seconds_left": None, "deadline": None, "deadline_text": "", "limit_text": "",
+    }
     stranger = Client()
     stranger.force_login(other_student)  # no attempt of their own
     assert stranger.get(url).status_code == 404

@@ -175,15 +175,19 @@ def test_history_lists_my_attempts_with_what_i_entered_and_the_feedback(client, 
             {"cell-0-0": "0.1", "cell-0-1": "0.2", "cell-0-2": "0.3", "cell-0-3": "0.4"},
         )
     html = client.get(reverse("exercise", args=[item.pk])).content.decode()
-    assert "My attempts at this part (2)" in html
+    # The latest attempt is the result block's; the history holds the ones before it.
+    history = html.split('id="history-weights"')[1].split("</details>")[0]
+    assert "Earlier attempts at this part (1)" in history
+    assert history.count('class="aq-history__attempt"') == 1 and 'data-attempt="1"' in history
     # Each answer typeset as the student's preview read it, never the stored JSON.
-    assert "I entered: <span class=\"aq-answer-typeset__line\">$\\begin{bmatrix} 0.25 &amp; 0.25 &amp; 0.25 &amp; 0.25 \\end{bmatrix}$</span>" in html
-    assert "I entered: <span class=\"aq-answer-typeset__line\">$\\begin{bmatrix} 0.1 &amp; 0.2 &amp; 0.3 &amp; 0.4 \\end{bmatrix}$</span>" in html
-    assert "[[&quot;0.1&quot;" not in html
-    assert "entries are outside the accepted tolerance" in html
+    assert "I entered: <span class=\"aq-answer-typeset__line\">$\\begin{bmatrix} 0.25 &amp; 0.25 &amp; 0.25 &amp; 0.25 \\end{bmatrix}$</span>" in history
+    assert "0.1 &amp; 0.2" not in history
+    assert "[[&quot;0.1&quot;" not in history
+    result = html.split('id="result-weights"')[1].split("</section>")[0]
+    assert "entries are outside the accepted tolerance" in result
     login(client, "student2")
     client.get(reverse("exercise", args=[item.pk]))
-    assert "My attempts at this part" not in client.get(reverse("exercise", args=[item.pk])).content.decode()
+    assert "attempts at this part" not in client.get(reverse("exercise", args=[item.pk])).content.decode()
 
 
 def test_assignment_page_shows_attempts_left_and_exercise_page_the_penalties(client, item):
@@ -233,8 +237,10 @@ def test_a_right_answer_after_a_wrong_one_shows_its_score_and_what_the_penalty_l
     assert (wrong.score, right.score, right.awarded) == (0.0, 1.0, pytest.approx(0.9))
     result = client.get(reverse("submission", args=[right.pk])).content.decode()
     assert "score 100% (90% after penalties), attempt 2" in result
-    history = client.get(reverse("exercise", args=[item.pk])).content.decode()
-    assert "\n        score 0%</p>" in history and "\n        correct</p>" in history
+    page = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    history = page.split('id="history-weights"')[1].split("</details>")[0]
+    assert "\n        score 0%</p>" in history and "correct</p>" not in history  # the earlier attempt
+    assert "score 100% (90% after penalties), attempt 2" in page.split('id="result-weights"')[1]
 
 
 @pytest.mark.parametrize(("shape", "labels"), [
@@ -264,3 +270,52 @@ def test_weights_of_1e30_are_graded_and_every_page_showing_them_still_opens(
     page = client.get(reverse("exercise", args=[item.pk]))
     assert (result.status_code, page.status_code) == (200, 200)
     assert ">1e+30<" in page.content.decode()
+
+
+def test_one_attempt_has_no_history_its_result_block_says_it_all(client, item, django_capture_on_commit_callbacks):
+    login(client, "student1")
+    client.get(reverse("exercise", args=[item.pk]))
+    variant = Variant.objects.get(student__username="student1", assignment_item=item)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("submit", args=[variant.pk, "weights"]), {"answer": "[0.25, 0.25, 0.25, 0.25]"})
+    html = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    assert 'id="history-weights"' not in html
+    assert html.count("entries are outside the accepted tolerance") == 1
+
+
+def test_the_page_marks_what_its_script_needs_for_answers_not_sent(client, item, django_capture_on_commit_callbacks):
+    """Each part's key for its draft (variant and part), the stored answer on its result
+    (to tell an answer already sent), and no closing reason while answers are taken."""
+    login(client, "student1")
+    client.get(reverse("exercise", args=[item.pk]))
+    variant = Variant.objects.get(student__username="student1", assignment_item=item)
+    html = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    assert f'data-draft-key="{variant.pk}:weights"' in html
+    assert f'data-draft-key="{variant.pk}:output"' in html
+    assert "data-answer=" not in html  # nothing stored yet
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            reverse("submit", args=[variant.pk, "weights"]),
+            {"cell-0-0": "0.1", "cell-0-1": "0.2", "cell-0-2": "0.3", "cell-0-3": " 0.4 "},
+        )
+    html = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    # As stored: the cells trimmed, as JSON (escaped for the attribute).
+    assert 'data-answer="[[&quot;0.1&quot;,&quot;0.2&quot;,&quot;0.3&quot;,&quot;0.4&quot;]]"' in html
+    assert '<div class="aq-unsent-drafts" id="unsent-drafts" data-unsent-drafts hidden>' in html
+    assert "data-unsent-warning" not in html  # no time limit, no clock
+
+
+def test_once_the_time_is_up_the_page_says_why_it_takes_no_answers(client, item):
+    item.assignment.time_limit_minutes = 1
+    item.assignment.save()
+    login(client, "student1")
+    html = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    assert 'data-unsent-warning' in html and "data-closed-by" not in html
+    assert '<span data-countdown-limit>Time limit: 1 minute.</span>' in html
+    assert '(about <span data-countdown-minutes>1 minute</span>; ends at' in html
+    Variant.objects.filter(student__username="student1", assignment_item=item).update(
+        created_at=timezone.now() - timedelta(minutes=2)
+    )
+    html = client.get(reverse("exercise", args=[item.pk])).content.decode()
+    assert 'data-unsent-drafts data-closed-by="time" hidden' in html
+    assert 'class="answer-form"' not in html and "data-unsent-warning" not in html

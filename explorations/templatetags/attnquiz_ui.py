@@ -18,6 +18,7 @@ from django.urls import get_script_prefix, reverse
 
 from exercises import engine
 from exercises.specs import variant_part_options
+from grading.core.score_rounding import percent_text
 
 register = template.Library()
 
@@ -133,15 +134,15 @@ def as_sentence(text) -> str:
 
 @register.filter
 def score_percent(value) -> str:
-    """A part's score (0..1) as a percent: 1 -> "100%", 0.9 -> "90%", 0.125 -> "12.5%".
+    """A part's score (0..1) as a percent: 1 -> "100%", 0.9 -> "90%", 0.125 -> "12.5%",
+    rounded by the one rule for scores (``grading.core.score_rounding``: 0.0125 -> "1.3%").
 
     Students see points beside each part; a bare fraction such as "score 0.90" next to
     "(0.5 points)" read as points."""
     try:
-        percent = round(float(value) * 100, 1)
+        return percent_text(value)
     except (TypeError, ValueError):
         return ""
-    return f"{percent:g}%"
 
 
 @register.filter

@@ -4,10 +4,17 @@ Accepted text forms: ``[[1,2],[3,4]]``, ``[1, 2, 3]``, ``[1 2; 3 4]``, one row p
 rows separated by ``;``, entries by commas and/or spaces; entries may be fractions.
 A list of lists from a grid widget is accepted too (entries as strings or numbers).
 A wrong shape is a format problem (invalid), a wrong entry is a wrong answer.
+
+Option ``shape: true`` marks a part whose answer *is* a shape, ``[rows, columns]`` (or one
+size per dimension, e.g. ``[heads, tokens, width]``): sizes must be whole numbers of at
+least 1 and there must be one per dimension (else a format error, no attempt used), and a
+wrong answer is told its shape is wrong, which size is, or that rows and columns are the
+wrong way round; never "outside the accepted tolerance", and never the expected shape.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -235,8 +242,12 @@ def entries_correct(expected: np.ndarray, answer: np.ndarray, options: dict) -> 
 def check(expected, answer, options: dict) -> Grade:
     target = read_expected(expected)
     entries_correct(target, target, options)  # validate tolerance options
+    is_shape = _is_shape_part(target, options)
     try:
-        values = conform_shape(target, parse_matrix(answer))
+        values = parse_matrix(answer)
+        if is_shape:
+            values = shape_answer(target, values)
+        values = conform_shape(target, values)
     except AnswerFormatError as problem:
         return invalid(str(problem))
     grid = entries_correct(target, values, options)
@@ -244,6 +255,8 @@ def check(expected, answer, options: dict) -> Grade:
     if grid.all():
         return right("Correct: every entry matches.", **details)
     score = float(grid.mean()) if options.get("partial_credit") else 0.0
+    if is_shape:
+        return wrong(_wrong_shape_feedback(target, values, grid), score=score, **details)
     feedback = _wrong_matrix_feedback(target, values, grid, options)
     grade = wrong(feedback, score=score, **details)
     return _with_diagnosis(grade, values, options)
@@ -259,6 +272,66 @@ def _wrong_matrix_feedback(target, values, grid, options) -> str:
                 "[rows, columns]: the transposed shape is not the same matrix.")
     verb = "is" if wrong_count == 1 else "are"
     return f"Not quite: {wrong_count} of the {grid.size} entries {verb} outside the accepted tolerance (see the highlighted cells)."
+
+
+# --- Shape answers (option ``shape``) ---
+
+_DIMENSIONS_OF_TWO = ("rows", "columns")
+
+
+def _is_shape_part(target: np.ndarray, options: dict) -> bool:
+    """Whether the part's answer is a shape; InvalidRequest when the option is set on a part
+    whose expected value is not one (whole numbers of at least 1, one row of them)."""
+    if not options.get("shape"):
+        return False
+    sizes = target.reshape(-1)
+    one_row = target.ndim == 1 or target.shape[0] == 1
+    if not one_row or not np.all((sizes >= 1) & (sizes == np.round(sizes))):
+        raise InvalidRequest(
+            "option 'shape' needs an expected value of whole numbers of at least 1, e.g. [n, d_k]"
+        )
+    return True
+
+
+def _shape_layout(count: int) -> str:
+    return "two whole numbers, [rows, columns]" if count == 2 else "one whole number per dimension"
+
+
+def shape_answer(target: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """A shape answer as a row of sizes; AnswerFormatError (no attempt used) when it is not
+    a shape of as many dimensions as the expected one."""
+    count = target.size
+    if (values.ndim == 2 and 1 not in values.shape) or values.size != count:
+        typed = f"{values.size} number{'s' if values.size != 1 else ''}"
+        raise AnswerFormatError(f"a shape here is {_shape_layout(count)}; yours has {typed}")
+    sizes = values.reshape(-1)
+    for size in sizes:
+        if not (math.isfinite(size) and size >= 1 and size == round(size)):
+            raise AnswerFormatError(
+                f"a shape is made of whole numbers of at least 1 (how many rows, how many columns); "
+                f"{size:g} is not one"
+            )
+    return sizes.reshape(target.shape)
+
+
+def _wrong_shape_feedback(target: np.ndarray, values: np.ndarray, grid: np.ndarray) -> str:
+    """What a wrong shape is told: which size is wrong, or that rows and columns are the
+    wrong way round. It never names the expected shape (a solution policy may hide it)."""
+    sizes, right_sizes = values.reshape(-1), grid.reshape(-1)
+    yours = "×".join(f"{size:g}" for size in sizes)
+    if sizes.size == 2 and np.array_equal(sizes[::-1], target.reshape(-1)):
+        return (f"Not quite: your shape {yours} has the rows and columns the wrong way round: a shape is "
+                "written [rows, columns], and the transposed shape is not the same matrix.")
+    if sizes.size == 2:
+        wrong_names = [name for name, ok in zip(_DIMENSIONS_OF_TWO, right_sizes) if not ok]
+        which = " and ".join(f"the number of {name}" for name in wrong_names)
+    else:
+        wrong_names = [ordinal_word(index + 1) for index, ok in enumerate(right_sizes) if not ok]
+        which = f"the {' and '.join(wrong_names)} size{'s' if len(wrong_names) > 1 else ''}"
+    verb = "are" if len(wrong_names) > 1 else "is"
+    cells = "cells" if len(wrong_names) > 1 else "cell"
+    return (f"Not quite: a shape is {_shape_layout(sizes.size)}, and yours, {yours}, is not this one: "
+            f"{which} {verb} wrong (see the highlighted {cells}).")
 
 
 def _with_diagnosis(grade: Grade, values: np.ndarray, options: dict) -> Grade:

@@ -4,11 +4,12 @@ Used for the heatmap feedback after each graded attempt of a weights or output p
 
 - ``weights_implied_by_output``: the weights an output row o stands for, solving o = w V
   (unique when the rows of V are independent, or else when adding Σ w = 1 pins them down);
-- ``weights_behind_output``: what the heatmap of an output answer may show, kept coherent
-  with the grade: the correct weights for a right answer, the slip's weights for a
-  diagnosed one, else the implied weights or, when none are unique, a sentence about the
-  answer itself (never about the method: that the weights cannot be recovered from an
-  output is our limitation, not the student's mistake);
+- ``weights_behind_output``: what the heatmap of an output answer may show, always read
+  from the answer itself, whatever its grade (a person may have set it): the correct
+  weights or the diagnosed slip's when they give the answer, else the implied weights or,
+  when none are unique, a sentence about the answer itself (never about the method: that
+  the weights cannot be recovered from an output is our limitation, not the student's
+  mistake);
 - ``compare_weights``: which cells are off, and whether the student's distribution is
   sharper or flatter than the correct one, judged by its entropy. Both can be shown
   before the correct values may be revealed: they point at the slip (a missing
@@ -176,33 +177,48 @@ class OutputWeights:
     note: str | None
 
 
-def weights_behind_output(
-    output, *, diagnose: dict, correct: bool, misconception: str | None
-) -> OutputWeights:
-    """The weights behind a graded output answer, consistent with its grade.
+def weights_behind_output(output, *, diagnose: dict, misconception: str | None) -> OutputWeights:
+    """The weights behind an output answer, read from the answer alone.
 
     ``diagnose`` is the part's resolved diagnosis (Q, K, V, query_index, optional d_model, as
-    ``exercises.engine.part_options`` gives it); ``correct`` and ``misconception`` are the
-    grade's. A right answer gets the correct weights and a diagnosed slip the slip's own
-    weights (they give the answer, whatever V), with no note. A slip made in the product
-    (V on the left) gets nothing: its weights are the right ones. An undiagnosed wrong
-    answer gets the weights it implies, or, when those are not unique, a note on the answer.
+    ``exercises.engine.part_options`` gives it); ``misconception`` is the checker's diagnosis
+    of this very answer (None when there is none or it may not be shown). The grade's
+    verdict is not an input: a person may set any score, and the weights drawn must still
+    be the answer's. A diagnosed slip's weights give the answer (the checker matched its
+    output), and the correct weights are drawn only when they give it too (``_gives``);
+    otherwise the weights the answer implies, or, when those are not unique, a note on the
+    answer. A slip made in the product (V on the left) gets nothing: its weights are the
+    right ones, and another weighting would tell a wrong story.
 
     output: (n, d_v) or (d_v,)  ->  weights (n, m), n = 1 for one query's row
     """
     output = np.atleast_2d(np.asarray(output, dtype=float))
     V = np.asarray(diagnose["V"], dtype=float)
-    if correct:
-        return OutputWeights(weights=_query_weights(diagnose, None), note=None)
     if misconception is not None:
         slip = None if misconception in PRODUCT_SLIPS else _query_weights(diagnose, misconception)
         return OutputWeights(weights=slip, note=None)
+    if not _fits_value_columns(output, V):
+        return OutputWeights(weights=None, note=None)  # the grade already says its shape is wrong
+    correct = _query_weights(diagnose, None)
+    if correct is not None and _gives(correct, V, output):
+        return OutputWeights(weights=correct, note=None)
     implied = weights_implied_by_output(output, V)
     if implied is not None:
         return OutputWeights(weights=implied, note=None)
-    if not _fits_value_columns(output, V):
-        return OutputWeights(weights=None, note=None)  # the grade already says its shape is wrong
     return OutputWeights(weights=None, note=output_note(output, V))
+
+
+# How close w V must be to a typed output for w to count as the weights behind it: the
+# checker's default tolerance, tight enough that a near miss never draws the correct weights.
+GIVES_RTOL, GIVES_ATOL = 1e-3, 5e-5
+
+
+def _gives(weights: np.ndarray, V: np.ndarray, output: np.ndarray) -> bool:
+    """Whether (n, m) ``weights`` give the (n, d_v) ``output``, up to a typed answer's rounding."""
+    if weights.shape[0] != output.shape[0]:
+        return False
+    product = weights @ V  # (n, m) x (m, d_v) -> (n, d_v)
+    return bool(np.allclose(product, output, rtol=GIVES_RTOL, atol=GIVES_ATOL))
 
 
 def _fits_value_columns(output: np.ndarray, V: np.ndarray) -> bool:

@@ -56,7 +56,7 @@ def shown(V, answer) -> tuple:
     expected = attention(Q, K, np.asarray(V, dtype=float)).output[0].tolist()
     grade = answers.check("matrix", expected, answer, options)
     behind = weights_behind_output(
-        answer, diagnose=options["diagnose"], correct=grade.correct, misconception=grade.misconception
+        answer, diagnose=options["diagnose"], misconception=grade.misconception
     )
     weights = None if behind.weights is None else [round(float(w), 4) for w in behind.weights[0]]
     return grade.feedback, grade.misconception, weights, behind.note
@@ -168,7 +168,7 @@ def test_a_right_or_diagnosed_answer_never_gets_a_note(seed):
         grade = answers.check("matrix", expected, answer, options)
         if not grade.correct and grade.misconception is None:
             continue  # this variant's unscaled output is too close to the right one to name
-        behind = weights_behind_output(answer, diagnose=diagnose, correct=grade.correct, misconception=grade.misconception)
+        behind = weights_behind_output(answer, diagnose=diagnose, misconception=grade.misconception)
         assert behind.note is None
         assert behind.weights is not None
         assert np.allclose(behind.weights @ V, answer, atol=5e-4)  # the weights shown give the answer
@@ -199,6 +199,6 @@ def test_weights_adding_up_to_one_are_not_used_when_rounding_could_move_them():
 def test_an_output_of_another_shape_gets_neither_weights_nor_a_note(answer):
     """A 2×2 or 1×2 answer to a 1×3 output part: the grade names the shape; the heatmap
     draws nothing (it raised LinAlgError and the exercise page answered 500)."""
-    behind = weights_behind_output(answer, diagnose=diagnose_options(WIDE), correct=False, misconception=None)
+    behind = weights_behind_output(answer, diagnose=diagnose_options(WIDE), misconception=None)
     assert (behind.weights, behind.note) == (None, None)
     assert output_note(answer, WIDE) == NOTE_NOT_FROM_V

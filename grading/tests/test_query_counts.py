@@ -83,8 +83,9 @@ def test_result_fragment_is_three_queries(student_client, variant, student):
         variant=variant, student=student, part="weights", raw_answer=as_text(reference(variant, "weights"))
     )
     services.submission_grade(submission_id=submission.pk)
-    # the session's user, the access-checked submission, the part's attempts
-    with queries(3):
+    # the session's user, the access-checked submission, the part's attempts, the student's
+    # regrade requests about the variant's answers (a graded answer offers to ask about it)
+    with queries(4):
         response = student_client.get(reverse("submission", args=[submission.pk]), HTTP_HX_REQUEST="true")
     assert 'data-result="graded"' in response.content.decode()
 
@@ -97,8 +98,9 @@ def test_exercise_page_is_four_queries_with_earlier_attempts(student_client, var
         )
         services.submission_grade(submission_id=submission.pk)
     # the session's user; the variant with its item, assignment, course, version and the
-    # accommodation; the role; every part's attempts
-    with queries(4):
+    # accommodation; the role; every part's attempts; the student's regrade requests about
+    # the variant's answers, once for every part and attempt
+    with queries(5):
         response = student_client.get(reverse("exercise", args=[variant.assignment_item_id]))
     assert response.status_code == 200
 

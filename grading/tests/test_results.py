@@ -98,9 +98,10 @@ def test_solving_the_part_reveals_the_correct_weights_beside_mine(variant, answe
     html = answer(variant, "weights", scaled)
     assert cells(html, "Correct attention weights") == [f"{w:.4f}" for w in scaled]
     assert off_marks(html, "Your attention weights") == 0
-    # The earlier wrong attempt, in the history, now has the correct weights beside it too.
+    # The earlier wrong attempt, in the history, now has the correct weights beside it too
+    # (the solving attempt is the result block's, not the history's).
     history = html.split('id="history-wrap-weights"')[1]
-    assert history.count("Correct attention weights") == 2
+    assert history.count("Correct attention weights") == 1
 
 
 def test_the_always_policy_reveals_the_correct_weights_after_a_wrong_answer(item, variant, answer):
@@ -122,8 +123,8 @@ def test_reloading_the_page_keeps_each_attempts_heatmap(client, item, variant, a
     answer(variant, "weights", weights(variant, scaled=False))
     page = client.get(reverse("exercise", args=[item.pk])).content.decode()
     history = page.split('id="history-weights"')[1].split("</details>")[0]
-    assert history.count("Your attention weights") == 2
-    assert history.count('data-sharpness="flatter"') == 1 and history.count('data-sharpness="sharper"') == 1
+    assert history.count("Your attention weights") == 1  # the earlier attempt; the latest is the result's
+    assert history.count('data-sharpness="flatter"') == 1 and history.count('data-sharpness="sharper"') == 0
     latest = page.split('id="result-weights"')[1]
     assert 'data-sharpness="sharper"' in latest.split("</section>")[0]
 
@@ -174,6 +175,7 @@ def test_practice_mode_shows_the_heatmap_after_a_wrong_answer(client, item, vari
 
 def test_the_history_shows_a_matrix_answer_typeset_not_as_stored_json(client, item, variant, answer):
     answer(variant, "weights", [0.25, 0.25, 0.25, 0.25])
+    answer(variant, "weights", [0.5, 0.5, 0.5, 0.5])  # the first is history now
     page = client.get(reverse("exercise", args=[item.pk])).content.decode()
     history = page.split('id="history-weights"')[1].split("</details>")[0]
     entered = history.split('class="aq-history__answer"')[1].split("</p>")[0]
@@ -187,12 +189,15 @@ def test_the_history_names_a_chosen_choice_by_its_text_not_its_key(client, demo,
     client.force_login(django_user_model.objects.get(username="student1"))
     client.get(reverse("exercise", args=[item.pk]))
     variant = Variant.objects.get(student__username="student1", assignment_item=item)
+    right = engine.reference_answers(engine.spec_from_json(variant.exercise_version.spec), variant.params)["equal_pair"]
+    first, then = ("02", right) if right != "02" else ("03", "02")  # a wrong one first, so another follows
     with django_capture_on_commit_callbacks(execute=True):
-        client.post(reverse("submit", args=[variant.pk, "equal_pair"]), {"answer": "02"})
+        client.post(reverse("submit", args=[variant.pk, "equal_pair"]), {"answer": first})
+        client.post(reverse("submit", args=[variant.pk, "equal_pair"]), {"answer": then})
     page = client.get(reverse("exercise", args=[item.pk])).content.decode()
     history = page.split('id="history-equal_pair"')[1].split("</details>")[0]
-    assert "I entered: tokens 0 and 2</p>" in history
-    assert "I entered: 02" not in history and "<code>02</code>" not in history
+    assert f"I entered: tokens {first[0]} and {first[1]}</p>" in history
+    assert f"I entered: {first}" not in history and f"<code>{first}</code>" not in history
 
 
 def test_the_reference_weights_are_computed_only_once_an_attempt_is_graded(variant, answer):
@@ -317,3 +322,45 @@ def test_entered_weights_outside_zero_and_one_are_named_not_their_sum(variant, a
         "Softmax weights always lie between 0 and 1; some of yours do not.",
         NOT_YET_SHOWN,
     ]
+
+
+@pytest.mark.parametrize("V, drawn", [
+    # An invertible V: the weights [1, 2, 3, 4] implies (w V = o), drawn whatever the grade.
+    (V_DENSE, [-1.0, 1.0, 1.0, 2.0]),
+    # The chapter's V (dependent rows): no weights are unique, so only a note on the answer.
+    (None, None),
+])
+def test_a_wrong_output_graded_right_by_a_person_still_shows_the_weights_it_implies(
+    client, variant, answer, V, drawn,
+):
+    """Staff set a wrong output answer to 100 %: the verdict says "Correct" (a person
+    decided), but the table titled "The weights your output implies" is read from the
+    answer, never the correct weights."""
+    from django.contrib.auth import get_user_model
+
+    from grading.results import heatmap_for, weights_reference
+    from instructor.services import submission_grade_manually
+
+    if V is not None:
+        Variant.objects.filter(pk=variant.pk).update(params={**variant.params, "V": V})
+        variant.refresh_from_db()
+    answer(variant, "output", [1.0, 2.0, 3.0, 4.0])
+    submission = Submission.objects.get(variant=variant, part="output")
+    assert submission.correct is False
+    submission_grade_manually(
+        submission=submission, grader=get_user_model().objects.get(username="instructor"), score=1.0,
+    )
+    submission.refresh_from_db()
+    assert (submission.correct, submission.score) == (True, 1.0)
+    heatmap = heatmap_for(submission, reference=weights_reference(variant=variant, part_key="output"))
+    html = client.get(reverse("submission", args=[submission.pk]), HTTP_HX_REQUEST="true").content.decode()
+    assert "Correct" in result_text(html)
+    if drawn is None:
+        assert set(heatmap) == {"unavailable"}
+        assert "aq-heatmap" not in html
+        return
+    assert heatmap["student"] == [drawn]
+    assert heatmap["off"] == [[True, True, True, True]]
+    figure = html.split('<caption class="aq-heatmap__title">The weights your output implies</caption>')[1].split("</figure>")[0]
+    assert re.findall(r'<td class="aq-heatmap__cell[^"]*">(-?[0-9.]+)', figure) == ["-1.0000", "1.0000", "1.0000", "2.0000"]
+    assert "The weights your output implies add up to 3.0" in html

@@ -395,6 +395,9 @@ def _flows(exam):
     fourth = published_version(source=product_yaml(slug="fourth"))
     v2 = published_version(source=product_yaml(slug="first"), number=2, exercise=item.exercise_version.exercise)
     teach = lambda name, *args: reverse(f"instructor:{name}", args=["attn", exam.slug, *args])  # noqa: E731
+    # The score shows once an attempt ends: showing it during the attempt shows more.
+    type(exam).objects.filter(pk=exam.pk).update(show_score="after_finish")
+    exam.refresh_from_db()
     return {
         "points": (teach("item_update", item.pk), {"points": "2", "position": "1", "version": item.exercise_version_id},
                    lambda: AssignmentItem.objects.get(pk=item.pk).points == 2),
@@ -411,10 +414,14 @@ def _flows(exam):
                        lambda: type(exam).objects.get(pk=exam.pk).time_limit_minutes == 10),
         "kind": (teach("assignment_edit"), _settings(exam, kind="homework"),
                  lambda: type(exam).objects.get(pk=exam.pk).kind == "homework"),
+        "review": (teach("assignment_edit"), _settings(exam, show_score="during"),
+                   lambda: type(exam).objects.get(pk=exam.pk).show_score == "during"),
+        "address": (teach("assignment_edit"), _settings(exam, slug="week1-b"),
+                    lambda: type(exam).objects.filter(pk=exam.pk, slug="week1-b").exists()),
     }
 
 
-FLOWS = ["points", "version", "remove", "add", "picker", "pools", "time limit", "kind"]
+FLOWS = ["points", "version", "remove", "add", "picker", "pools", "time limit", "kind", "review", "address"]
 
 
 @pytest.mark.parametrize("flow", FLOWS)

@@ -131,7 +131,7 @@ def test_the_page_says_a_person_set_the_score_and_keeps_the_checkers_verdict(cli
     shown = text_of(page)
     assert response.status_code == 200
     assert "Score set by a person: tariq gave 75% on" in shown
-    assert "75% / 37.5% · correct: no · set by tariq" in shown
+    assert "75% / 37.5% · correct: no · by tariq, by hand" in shown
     assert 'id="checker-verdict"' in page
     verdict = text_of(re.search(r'<table class="data" id="checker-verdict">(.*?)</table>', page, re.S)[1])
     assert "Status Graded" in verdict and "0% / 0% · correct: no" in verdict
@@ -139,6 +139,50 @@ def test_the_page_says_a_person_set_the_score_and_keeps_the_checkers_verdict(cli
     assert "0.75 by tariq — Slip at the end." in text_of(re.search(r'<ul id="hand-grades">(.*?)</ul>', page, re.S)[1])
     # The form stays, to change the score again.
     assert 'action="' + grade_url(answer) + '"' in page
+
+
+def _score_line(client, submission) -> str:
+    page = client.get(page_url(submission)).content.decode()
+    return text_of(re.search(r'<td id="score-awarded">(.*?)</td>', page, re.S)[1]).strip()
+
+
+def test_the_score_line_says_who_set_the_score_and_how(client, people):
+    """1.5 of a part's 2 points, set by hand, read as a person's (it once read "by the
+    checker"); given back to the checker, as the checker's again; a grader whose account
+    is gone, as a former member of staff's."""
+    version = published_version(source=product_yaml())
+    assignment = assignment_create(people.course, [version])
+    item = assignment.items.get()
+    item.points = 4
+    item.save()
+    answer = graded(variant_for(item, people.student, params={"a": 3, "b": 4}), "product", "13")
+    client.login(username="tariq", password=PASSWORD)
+    assert _score_line(client, answer) == "0% / 0% · correct: no · by the checker"
+    assert client.post(grade_url(answer), {"score": "1.5", "unit": "points"}).status_code == 302
+    assert _score_line(client, answer) == "75% / 75% · correct: no · by tariq, by hand"
+    client.post(reverse("instructor:submission_grade_return_to_checker", args=["attn", answer.pk]))
+    assert _score_line(client, answer) == "0% / 0% · correct: no · by the checker"
+    client.login(username="ines", password=PASSWORD)
+    client.post(grade_url(answer), {"score": "100", "unit": "percent"})
+    assert _score_line(client, answer) == "100% / 100% · correct: yes · by ines, by hand"
+    people.instructor.delete()
+    client.login(username="tariq", password=PASSWORD)
+    assert _score_line(client, answer) == "100% / 100% · correct: yes · by a former member of staff, by hand"
+
+
+def test_a_free_text_answer_graded_by_a_person_names_them_and_one_waiting_names_nobody(client, people):
+    from authoring.tests.factories import FREE_TEXT_YAML
+
+    assignment = assignment_create(people.course, [published_version(source=FREE_TEXT_YAML)], slug="essay")
+    variant = variant_for(assignment.items.get(), people.student, params={"d": 64})
+    answer = Submission.objects.create(
+        variant=variant, student=people.student, part="why", raw_answer="Because.", attempt=1,
+        status=SubmissionStatus.MANUAL,
+    )
+    client.login(username="tariq", password=PASSWORD)
+    assert _score_line(client, answer) == "— / — · correct: —"
+    services.submission_grade_manually(submission=answer, grader=people.ta, score=0.5)
+    assert _score_line(client, answer) == "50% / 50% · correct: no · by tariq, by hand"
 
 
 def test_an_answer_the_checker_could_not_grade_can_be_graded_by_hand(client, people, checked):

@@ -132,7 +132,7 @@ def test_a_students_regrade_request_and_the_reply(client, people, essays):
     services_rubrics.submission_grade_with_rubric(submission=first, rubric=rubric, grader=people.ta, item_ids=[])
     client.login(username="sam", password=PASSWORD)
     mine = client.get(reverse("grades:mine")).content.decode()
-    assert "Ask for a regrade" in mine
+    assert "Ask for another look" in mine
     url = reverse("grades:regrade_request", args=[first.pk])
     assert client.post(url, {"message": "I did say it saturates."}).status_code == 302
     client.post(url, {"message": "Again"})

@@ -9,10 +9,15 @@
  *     including format errors (HTTP 422), which htmx would otherwise drop;
  *   - an answer the server did not take (busy, too soon, no reply, signed out, form
  *     expired, refused) is said so, with whether it was stored; when the server asks to
- *     wait it is sent again with the same key (stored once), and so is a result's poll.
+ *     wait it is sent again with the same key (stored once), and so is a result's poll;
+ *   - an answer typed and not sent is kept as a draft in the tab (never sent anywhere),
+ *     restored after a reload, named before the time runs out and listed once the page
+ *     takes no answers; an answer already sent and graded is not sent again;
+ *   - every text of the clock moves together when the page learns a new deadline.
  *
- * Pure helpers (parseMatrixText, splitDerivationSteps) are exported on
- * window.attnquiz so browser tests can call them directly.
+ * Pure helpers (parseMatrixText, splitDerivationSteps, answerFromFields, answerKey,
+ * unsentSentence, minutesText) are exported on window.attnquiz so browser tests can call
+ * them directly.
  */
 (function () {
   "use strict";
@@ -172,7 +177,11 @@
     }
     rows.forEach(function (row, r) {
       row.forEach(function (value, c) {
-        cells[startRow + r][startCol + c].value = value;
+        var cell = cells[startRow + r][startCol + c];
+        if (cell.value === value) return;
+        cell.value = value;
+        // An edit as if typed: the answer's key is renewed and its draft kept.
+        cell.dispatchEvent(new Event("input", { bubbles: true }));
       });
     });
     return null;
@@ -589,14 +598,23 @@
      signal reaches screen readers too. entry_correct is flat or nested by row. An empty
      cell is never marked: a mark says "this entry was wrong", and a reloaded page whose
      grid could not be refilled with the answer has no entry to point at. */
-  function markGridEntries(form, entryCorrect) {
-    var grid = form.querySelector(".matrix-grid");
-    if (!grid || !Array.isArray(entryCorrect)) return;
-    var flat = [].concat.apply([], entryCorrect.map(function (entry) {
+  function flatten(list) {
+    return [].concat.apply([], list.map(function (entry) {
       return Array.isArray(entry) ? entry : [entry];
     }));
+  }
+
+  function markGridEntries(form, entryCorrect, gradedAnswer) {
+    var grid = form.querySelector(".matrix-grid");
+    if (!grid || !Array.isArray(entryCorrect)) return;
+    var flat = flatten(entryCorrect);
+    // A cell holding something other than the graded entry (a draft restored after a
+    // reload) is not what the grade was about.
+    var graded = Array.isArray(gradedAnswer) ? flatten(gradedAnswer) : null;
     grid.querySelectorAll("input").forEach(function (input, index) {
-      var wrong = flat[index] === false && input.value.trim() !== "";
+      var typed = input.value.trim();
+      var wrong = flat[index] === false && typed !== "" &&
+        (!graded || normalText(graded[index] === undefined ? "" : graded[index]) === normalText(typed));
       input.classList.toggle("is-wrong-cell", wrong);
       if (wrong) input.setAttribute("aria-invalid", "true");
       else input.removeAttribute("aria-invalid");
@@ -645,8 +663,12 @@
 
   function applyResult(result) {
     var form = formForPart(partOfResult(result));
-    if (!form) return;
+    if (!form) {
+      storedAnswerOutsideForm(result);
+      return;
+    }
     var state = result.dataset.result;
+    storedAnswerLearned(form, result);
     if (state === "pending") {
       setSubmitDisabled(form, true); // one answer in flight at a time
       return;
@@ -665,7 +687,7 @@
     if (state !== "graded") return;
     if (result.dataset.entryCorrect) {
       try {
-        markGridEntries(form, JSON.parse(result.dataset.entryCorrect));
+        markGridEntries(form, JSON.parse(result.dataset.entryCorrect), storedAnswerOf(result));
       } catch (error) {
         /* malformed details only lose the highlighting */
       }
@@ -724,31 +746,117 @@
     result.focus({ preventScroll: false });
   }
 
-  document.addEventListener("submit", function (event) {
-    if (event.target.matches && event.target.matches("form.answer-form")) {
-      event.target.dataset.awaitingFeedback = "1";
-      answerSent(event.target);
-    }
-  }, true);
-
   // ------------------------------------------------ unsent answers
 
-  /* Leaving (or reloading) a page whose answer box holds something other than what the
-     page last sent, or restored on load, asks first: the typed answer would be lost. A
-     form that can take no answer (finished, time up, taken over) never asks, nor does a
-     page without answer forms, nor a reload the page makes itself. */
+  /*
+   * What a part's answer form holds is compared with what the server stored, as the server
+   * would store it (grading.answer_input): a grid's cells as rows of trimmed entries, one
+   * "answer" field as its text, several (or a multiple choice) as a list. Spaces and blank
+   * lines do not make two answers differ. Each form knows two answers:
+   *   aqKnownKey   what the page restored on load, or last sent and saw stored;
+   *   aqStoredKey  the part's latest stored answer (its result's data-answer), and whether its
+   *                grade is in (aqStoredFinal): sending it again would only use an attempt.
+   * An answer that is neither is unsent: it is kept as a draft in this tab's sessionStorage
+   * (never sent anywhere), restored after a reload, named before the time runs out and,
+   * once the page takes no answers, listed so the student can tell their instructor.
+   */
+  var CELL_FIELD = /^cell-(\d{1,3})-(\d{1,3})$/;
+  var DRAFT_PREFIX = "attnquiz.draft:";
+  var DRAFT_RESTORED = "Restored what you typed before the reload; it is not sent yet.";
+  var SAME_ANSWER = "You already sent this answer; change it to try again.";
+  var CLOSED_PHRASES = {
+    time: "before the time ran out",
+    you: "before you finished your attempt",
+    instructor: "before your instructor closed the exam",
+    close: "before the assignment closed",
+  };
   var leavingOnPurpose = false;
 
-  function answerText(form) {
+  /* [name, value] of every answer field (not the form's token or the answer's key). */
+  function formFields(form) {
     var pairs = [];
     new FormData(form).forEach(function (value, name) {
       if (name !== "csrfmiddlewaretoken" && name !== "submission_key") pairs.push([name, String(value)]);
     });
-    return JSON.stringify(pairs);
+    return pairs;
   }
 
-  function answerSent(form) {
-    form.aqSentAnswer = answerText(form);
+  /* The answer the fields make, as the server stores it; null without any answer field. */
+  function answerFromFields(pairs) {
+    var cells = [];
+    var answers = [];
+    var multiple = false;
+    pairs.forEach(function (pair) {
+      var cell = CELL_FIELD.exec(pair[0]);
+      if (cell) cells.push([Number(cell[1]), Number(cell[2]), pair[1].trim()]);
+      else if (pair[0] === "answer") answers.push(pair[1]);
+      else if (pair[0] === "multiple") multiple = pair[1] === "1";
+    });
+    if (cells.length) {
+      var rows = 1 + Math.max.apply(null, cells.map(function (cell) { return cell[0]; }));
+      var cols = 1 + Math.max.apply(null, cells.map(function (cell) { return cell[1]; }));
+      var grid = [];
+      for (var r = 0; r < rows; r++) {
+        grid.push([]);
+        for (var c = 0; c < cols; c++) grid[r].push("");
+      }
+      cells.forEach(function (cell) { grid[cell[0]][cell[1]] = cell[2]; });
+      return grid;
+    }
+    if (!answers.length) return null;
+    return answers.length === 1 && !multiple ? answers[0] : answers;
+  }
+
+  /* A text with its lines trimmed, inner runs of spaces made one and blank lines dropped. */
+  function normalText(text) {
+    return String(text)
+      .replace(/\r\n?/g, "\n")
+      .split("\n")
+      .map(function (line) { return line.trim().replace(/\s+/g, " "); })
+      .filter(function (line) { return line !== ""; })
+      .join("\n");
+  }
+
+  /* One string per answer, equal for answers that differ only in spaces; null for an
+     answer with nothing in it (an empty box, an empty grid, nothing chosen). */
+  function answerKey(answer) {
+    var typed = false;
+    function normal(value) {
+      if (Array.isArray(value)) return value.map(normal);
+      if (value === null || value === undefined) return "";
+      var text = normalText(typeof value === "object" ? JSON.stringify(value) : value);
+      if (text !== "") typed = true;
+      return text;
+    }
+    if (answer === null || answer === undefined) return null;
+    var normalised = normal(answer);
+    return typed ? JSON.stringify(normalised) : null;
+  }
+
+  function formAnswerKey(form) {
+    return answerKey(answerFromFields(formFields(form)));
+  }
+
+  /* The answer a result element is about (its data-answer), or undefined. */
+  function storedAnswerOf(result) {
+    if (!result || result.dataset.answer === undefined) return undefined;
+    try {
+      return JSON.parse(result.dataset.answer);
+    } catch (error) {
+      return undefined;
+    }
+  }
+
+  /* Graded, or saved while the review policy hides the grade: the same answer again would
+     be graded the same and use an attempt. A pending or ungradable one may be sent again. */
+  function isFinalResult(result) {
+    var state = result.dataset.result;
+    return state === "saved" || (state === "graded" && result.classList.contains("status-graded"));
+  }
+
+  function resultOfForm(form) {
+    var target = document.querySelector(form.getAttribute("hx-target") || "");
+    return target && target.querySelector("[data-result][data-answer]");
   }
 
   function takesAnswers(form) {
@@ -757,10 +865,14 @@
     });
   }
 
+  function isUnsent(form) {
+    if (!takesAnswers(form)) return false;
+    var key = formAnswerKey(form);
+    return key !== null && key !== form.aqKnownKey && key !== form.aqStoredKey;
+  }
+
   function hasUnsentAnswer() {
-    return Array.prototype.some.call(document.querySelectorAll("form.answer-form"), function (form) {
-      return form.aqSentAnswer !== undefined && takesAnswers(form) && answerText(form) !== form.aqSentAnswer;
-    });
+    return Array.prototype.some.call(document.querySelectorAll("form.answer-form"), isUnsent);
   }
 
   function reloadPage() {
@@ -773,6 +885,377 @@
     event.preventDefault();
     event.returnValue = ""; // older browsers ask only when this is set
   });
+
+  // Drafts: in this tab only (sessionStorage), so a shared computer does not keep them once
+  // the tab is closed; signing out removes them at once.
+  function draftStorage() {
+    try {
+      return window.sessionStorage || null;
+    } catch (error) {
+      return null; // storage switched off: the page works without drafts
+    }
+  }
+
+  function draftKeyOf(element) {
+    var section = element.closest("section[data-draft-key]");
+    return section ? DRAFT_PREFIX + section.dataset.draftKey : null;
+  }
+
+  function readDraft(key) {
+    var storage = draftStorage();
+    if (!storage || !key) return null;
+    try {
+      var draft = JSON.parse(storage.getItem(key) || "null");
+      return draft && Array.isArray(draft.fields) ? draft : null;
+    } catch (error) {
+      return null;
+    }
+  }
+
+  function writeDraft(key, draft) {
+    var storage = draftStorage();
+    if (!storage || !key) return;
+    try {
+      storage.setItem(key, JSON.stringify(draft));
+    } catch (error) { /* full or refused: the typed answer is still on the page */ }
+  }
+
+  function removeDraft(key) {
+    var storage = draftStorage();
+    if (!storage || !key) return;
+    try {
+      storage.removeItem(key);
+    } catch (error) { /* nothing to do */ }
+  }
+
+  function removeAllDrafts() {
+    var storage = draftStorage();
+    if (!storage) return;
+    try {
+      Object.keys(storage).forEach(function (key) {
+        if (key.indexOf(DRAFT_PREFIX) === 0) storage.removeItem(key);
+      });
+    } catch (error) { /* nothing to do */ }
+  }
+
+  /* The answer as a person reads it: a grid's rows on lines, a choice by its words. */
+  function draftText(form, answer) {
+    if (Array.isArray(answer) && answer.length && Array.isArray(answer[0])) {
+      return answer.map(function (row) {
+        return row.map(function (entry) { return entry === "" ? "(empty)" : entry; }).join(", ");
+      }).join("\n");
+    }
+    var chosen = form.querySelectorAll("input[type=radio]:checked, input[type=checkbox]:checked");
+    if (chosen.length) {
+      return Array.prototype.map.call(chosen, function (input) {
+        var label = input.closest("label");
+        return (label && label.dataset.choiceText) || input.value;
+      }).join("\n");
+    }
+    return Array.isArray(answer) ? answer.join("\n") : String(answer);
+  }
+
+  /* Keep what the form holds as its part's draft while it is unsent; drop it otherwise. */
+  function syncDraft(form) {
+    if (!takesAnswers(form) || form.aqFilling) return; // disabled controls read as empty: keep the draft
+    var key = draftKeyOf(form);
+    if (!isUnsent(form)) {
+      removeDraft(key);
+      setFormNote(form, "[data-draft-note]", "");
+      return;
+    }
+    var fields = formFields(form);
+    var answer = answerFromFields(fields);
+    writeDraft(key, {
+      fields: fields,
+      answer: answer,
+      text: draftText(form, answer),
+      label: form.dataset.partLabel || "",
+    });
+  }
+
+  /* Put a draft's fields back into its form, as if typed (previews read them again). */
+  function fillForm(form, pairs) {
+    var used = {};
+    Array.prototype.forEach.call(form.elements, function (control) {
+      var name = control.name;
+      if (!name || name === "csrfmiddlewaretoken" || name === "submission_key" || control.type === "hidden") return;
+      if (control.type === "radio" || control.type === "checkbox") {
+        var checked = pairs.some(function (pair) { return pair[0] === name && pair[1] === control.value; });
+        if (control.checked !== checked) {
+          control.checked = checked;
+          control.dispatchEvent(new Event("change", { bubbles: true }));
+        }
+        return;
+      }
+      if (!("value" in control) || control.tagName === "BUTTON") return;
+      var values = pairs.filter(function (pair) { return pair[0] === name; });
+      var index = used[name] || 0;
+      used[name] = index + 1;
+      var value = values[index] ? values[index][1] : "";
+      if (control.value !== value) {
+        control.value = value;
+        control.dispatchEvent(new Event("input", { bubbles: true }));
+      }
+    });
+  }
+
+  /* A note of the form's own, beside its Send button (created empty: a live region is heard
+     when its text changes, not when it is added). */
+  function formNote(form, selector, className, role) {
+    var note = form.querySelector(selector);
+    if (note) return note;
+    note = document.createElement("p");
+    note.className = className;
+    note.setAttribute(selector.slice(1, -1), "");
+    note.setAttribute("role", role);
+    var button = form.querySelector("button[type=submit]");
+    if (button) button.insertAdjacentElement("afterend", note);
+    else form.appendChild(note);
+    return note;
+  }
+
+  function setFormNote(form, selector, text) {
+    var note = form.querySelector(selector);
+    if (note) note.textContent = text;
+  }
+
+  /* On load: what the page restored is known; a draft of this tab that differs from it and
+     from the stored answer is put back, with a note that it is not sent. */
+  function startDraft(form) {
+    formNote(form, "[data-draft-note]", "aq-form-note aq-draft-note", "status");
+    formNote(form, "[data-same-answer]", "aq-form-note aq-same-answer", "status");
+    form.querySelectorAll("label.aq-choice").forEach(function (label) {
+      label.dataset.choiceText = label.textContent.replace(/\s+/g, " ").trim(); // before KaTeX
+    });
+    form.aqKnownKey = formAnswerKey(form);
+    var result = resultOfForm(form);
+    form.aqStoredKey = result ? answerKey(storedAnswerOf(result)) : null;
+    form.aqStoredFinal = Boolean(result && isFinalResult(result));
+    var key = draftKeyOf(form);
+    var draft = readDraft(key);
+    if (!draft) return;
+    var draftKey = answerKey(draft.answer);
+    if (draftKey === null || draftKey === form.aqKnownKey || draftKey === form.aqStoredKey) {
+      removeDraft(key);
+      return;
+    }
+    form.aqFilling = true; // one draft, not each field on its way
+    fillForm(form, draft.fields);
+    form.aqFilling = false;
+    syncDraft(form);
+    setFormNote(form, "[data-draft-note]", DRAFT_RESTORED);
+  }
+
+  /* A result arrived (or was on the page): its answer is stored. The answer this page sent
+     is then known; a draft of the same answer is no longer unsent. */
+  function storedAnswerLearned(form, result) {
+    var answer = storedAnswerOf(result);
+    if (answer === undefined) return;
+    var key = answerKey(answer);
+    form.aqStoredKey = key;
+    form.aqStoredFinal = isFinalResult(result);
+    if (key !== null && key === form.aqSentKey) form.aqKnownKey = key;
+    var draftStorageKey = draftKeyOf(form);
+    var draft = readDraft(draftStorageKey);
+    if (draft && answerKey(draft.answer) === key) {
+      removeDraft(draftStorageKey);
+      setFormNote(form, "[data-draft-note]", "");
+    }
+    syncDraft(form);
+    refreshUnsentDrafts();
+  }
+
+  /* A part without a form (time up, attempt ended): a stored answer settles its draft. */
+  function storedAnswerOutsideForm(result) {
+    var key = draftKeyOf(result);
+    var draft = readDraft(key);
+    var answer = storedAnswerOf(result);
+    if (draft && answer !== undefined && answerKey(draft.answer) === answerKey(answer)) removeDraft(key);
+  }
+
+  function sameAsStored(form) {
+    if (!form.aqStoredFinal) return false;
+    var key = formAnswerKey(form);
+    return key !== null && key === form.aqStoredKey;
+  }
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!isAnswerForm(form)) return;
+    if (sameAsStored(form)) {
+      // Not sent: htmx listens on the form, so stopping the event here keeps it from htmx.
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      var note = form.querySelector("[data-same-answer]");
+      if (note) {
+        note.textContent = "";
+        note.textContent = SAME_ANSWER; // said again on a second click
+      }
+      return;
+    }
+    form.dataset.awaitingFeedback = "1";
+    form.aqSentKey = formAnswerKey(form);
+    setFormNote(form, "[data-same-answer]", "");
+  }, true);
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (form && form.matches && form.matches("form[action$='/logout/']")) removeAllDrafts();
+  }, true);
+
+  /* "Part (a) and part (b) have answers you have not sent." as pieces: texts, and each
+     part's name with its index in ``labels`` (the page makes those links to the part). */
+  function unsentSentencePieces(labels) {
+    var pieces = [];
+    labels.forEach(function (label, index) {
+      if (index) pieces.push({ text: index === labels.length - 1 ? " and " : ", " });
+      pieces.push({ text: (index ? "part " : "Part ") + label, part: index });
+    });
+    pieces.push({ text: labels.length > 1 ? " have answers you have not sent." : " has an answer you have not sent." });
+    return pieces;
+  }
+
+  function unsentSentence(labels) {
+    return unsentSentencePieces(labels).map(function (piece) { return piece.text; }).join("");
+  }
+
+  function partLink(section, text) {
+    var link = document.createElement("a");
+    link.href = "#" + section.id;
+    link.textContent = text;
+    return link;
+  }
+
+  function unsentSentenceElement(forms) {
+    var sentence = document.createElement("span");
+    unsentSentencePieces(forms.map(function (form) { return form.dataset.partLabel; })).forEach(function (piece) {
+      if (piece.part === undefined) {
+        sentence.appendChild(document.createTextNode(piece.text));
+        return;
+      }
+      var form = forms[piece.part];
+      sentence.appendChild(partLink(form.closest("section") || form, piece.text));
+    });
+    return sentence;
+  }
+
+  function unsentForms() {
+    return Array.prototype.filter.call(document.querySelectorAll("form.answer-form"), isUnsent);
+  }
+
+  function leftPhrase(seconds) {
+    if (seconds >= 60) return "1 minute left.";
+    return seconds + (seconds === 1 ? " second left." : " seconds left.");
+  }
+
+  /*
+   * Before the time runs out (60 s, then 10 s): the parts whose answer is typed and not sent,
+   * said in the clock's alert region. Their Send buttons work until the end. A part sent
+   * meanwhile leaves the list; the list is said again only at the next mark.
+   */
+  function unsentWarning(clock) {
+    var region = clock.querySelector("[data-unsent-warning]");
+    var marks = { 60: false, 10: false };
+    var named = [];
+    function show(forms, secondsLeft) {
+      named = forms;
+      region.replaceChildren();
+      if (!forms.length) return;
+      var strong = document.createElement("strong");
+      strong.textContent = leftPhrase(secondsLeft) + " ";
+      region.appendChild(strong);
+      region.appendChild(unsentSentenceElement(forms));
+      region.appendChild(document.createTextNode(
+        " Send " + (forms.length > 1 ? "them" : "it") + " now: an answer not sent when the time runs out is not stored."));
+    }
+    return function update(secondsLeft) {
+      if (!region) return;
+      if (secondsLeft > 60 || secondsLeft <= 0) {
+        marks[60] = marks[10] = false;
+        if (named.length) show([], secondsLeft);
+        return;
+      }
+      var mark = secondsLeft <= 10 ? 10 : 60;
+      if (!marks[mark]) {
+        marks[60] = true;
+        marks[mark] = true;
+        show(unsentForms(), secondsLeft);
+        return;
+      }
+      var still = named.filter(isUnsent);
+      if (still.length !== named.length) show(still, secondsLeft);
+    };
+  }
+
+  /* Once the page takes no answers (the time ran out, the attempt ended): the drafts of its
+     parts, shown as text (never HTML), read-only, and not sent. */
+  function refreshUnsentDrafts() {
+    var box = document.querySelector("[data-unsent-drafts]");
+    if (!box || !box.dataset.closedBy) return;
+    var drafts = [];
+    document.querySelectorAll("section[data-draft-key]").forEach(function (section) {
+      var form = section.querySelector("form.answer-form");
+      if (form && takesAnswers(form)) return;
+      var key = DRAFT_PREFIX + section.dataset.draftKey;
+      var draft = readDraft(key);
+      if (!draft) return;
+      var result = section.querySelector("[data-result][data-answer]");
+      var draftKey = answerKey(draft.answer);
+      if (draftKey === null || (result && draftKey === answerKey(storedAnswerOf(result)))) {
+        removeDraft(key);
+        return;
+      }
+      drafts.push({ section: section, draft: draft, key: key });
+    });
+    box.replaceChildren();
+    box.hidden = !drafts.length;
+    if (!drafts.length) return;
+    var intro = document.createElement("p");
+    var strong = document.createElement("strong");
+    strong.textContent = "These answers were typed but not sent " +
+      (CLOSED_PHRASES[box.dataset.closedBy] || CLOSED_PHRASES.close) + ":";
+    intro.appendChild(strong);
+    box.appendChild(intro);
+    var list = document.createElement("dl");
+    list.className = "aq-unsent-drafts__list";
+    drafts.forEach(function (entry) {
+      var term = document.createElement("dt");
+      term.appendChild(partLink(entry.section, "Part " + (entry.section.dataset.partLabel || entry.draft.label)));
+      var text = document.createElement("pre");
+      text.className = "aq-unsent-drafts__text";
+      text.setAttribute("data-draft-text", entry.section.id.replace(/^part-/, ""));
+      text.textContent = String(entry.draft.text);
+      var detail = document.createElement("dd");
+      detail.appendChild(text);
+      list.appendChild(term);
+      list.appendChild(detail);
+    });
+    box.appendChild(list);
+    var after = document.createElement("p");
+    after.textContent = "They were not stored and do not count. They stay in this browser tab only, " +
+      "so you can copy them for your instructor.";
+    box.appendChild(after);
+    var remove = document.createElement("button");
+    remove.type = "button";
+    remove.className = "aq-secondary";
+    remove.textContent = "Remove them from this browser";
+    remove.addEventListener("click", function () {
+      drafts.forEach(function (entry) { removeDraft(entry.key); });
+      box.replaceChildren();
+      box.hidden = true;
+    });
+    box.appendChild(remove);
+  }
+
+  /* A part with no form and no reason to list its draft (solved, no attempts left): drop it. */
+  function dropDraftsOfClosedParts() {
+    var box = document.querySelector("[data-unsent-drafts]");
+    if (box && box.dataset.closedBy) return;
+    document.querySelectorAll("section[data-draft-key]").forEach(function (section) {
+      if (!section.querySelector("form.answer-form")) removeDraft(DRAFT_PREFIX + section.dataset.draftKey);
+    });
+  }
 
   // --------------------------------------- answers the server did not take
 
@@ -839,6 +1322,8 @@
 
   function answerEdited(form) {
     renewAnswerKey(form);
+    setFormNote(form, "[data-same-answer]", "");
+    syncDraft(form);
     if (cancelPendingResend(form)) {
       showAnswerNotice(form, "You changed the answer before it was sent again: the earlier one was not " +
         "stored. Send this one when it is ready.");
@@ -853,9 +1338,9 @@
     field.name = "submission_key";
     form.appendChild(field);
     renewAnswerKey(form);
-    answerSent(form); // what the page restored counts as sent
     form.addEventListener("input", function () { answerEdited(form); });
     form.addEventListener("change", function () { answerEdited(form); });
+    startDraft(form); // what the page restored counts as sent; a draft of this tab comes back
   }
 
   function isAnswerForm(element) {
@@ -1053,6 +1538,12 @@
     return (hours ? hours + ":" : "") + mm + ":" + String(secs).padStart(2, "0");
   }
 
+  /* "about 32 minutes", rounded up as the server rounds it (exams.window.clock_view). */
+  function minutesText(seconds) {
+    var minutes = Math.ceil(seconds / 60);
+    return minutes + (minutes === 1 ? " minute" : " minutes");
+  }
+
   function expireAnswerForms(className) {
     document.querySelectorAll("form.answer-form").forEach(function (form) {
       form.querySelectorAll("input, textarea, button, select").forEach(function (control) {
@@ -1071,11 +1562,15 @@
     clock.dataset.enhanced = "1";
     var endsAt = Date.now() + Number(clock.dataset.secondsLeft) * 1000;
     var text = clock.querySelector("[data-countdown-text]");
+    var minutes = clock.querySelector("[data-countdown-minutes]");
+    var warnUnsent = unsentWarning(clock);
     var timer = null;
     var askDeadline = null;
     function tick() {
       var left = Math.max(0, Math.ceil((endsAt - Date.now()) / 1000));
       if (text) text.textContent = clockText(left);
+      if (minutes) minutes.textContent = minutesText(left);
+      warnUnsent(left);
       if (left > 0) return;
       clearInterval(timer);
       timer = null;
@@ -1085,7 +1580,15 @@
       clock.dataset.expired = "1";
       var alert = clock.querySelector("[data-countdown-alert]");
       if (alert) alert.textContent = "Your time for this assignment is up; answers are no longer accepted.";
+      // Each unsent answer is kept (read before its controls are disabled) and listed; none
+      // is sent: the server refuses answers after the deadline, and the student chose none.
+      document.querySelectorAll("form.answer-form").forEach(syncDraft);
       expireAnswerForms();
+      var drafts = document.querySelector("[data-unsent-drafts]");
+      if (drafts) {
+        drafts.dataset.closedBy = "time";
+        refreshUnsentDrafts();
+      }
     }
     timer = setInterval(tick, 1000);
     tick();
@@ -1129,6 +1632,7 @@
     var url = clock.dataset.deadlineUrl;
     var everyMs = Math.max(1, Number(clock.dataset.deadlinePollSeconds) || 30) * 1000;
     var deadlineText = clock.querySelector("[data-countdown-deadline]");
+    var limitText = clock.querySelector("[data-countdown-limit]");
     var polls = 0;
     var stopped = false;
     var timer = null;
@@ -1175,7 +1679,10 @@
             if (data.seconds_left > 0) { stop(); reloadPage(); }
             return;
           }
+          // Every text tied to the deadline at once: the end, the limit (an extension
+          // lengthens it), then the time and minutes left (moveTo ticks).
           if (deadlineText && data.deadline_text) deadlineText.textContent = data.deadline_text;
+          if (limitText && data.limit_text) limitText.textContent = "Time limit: " + data.limit_text + ".";
           clock.dataset.deadline = data.deadline || "";
           moveTo(Number(data.seconds_left));
         })
@@ -1201,6 +1708,10 @@
     scope.querySelectorAll("form.answer-form").forEach(enhanceAnswerForm);
     if (scope.matches && scope.matches("[data-result]")) applyResult(scope);
     scope.querySelectorAll("[data-result]").forEach(applyResult);
+    if (scope.querySelector && scope.querySelector("[data-unsent-drafts]")) {
+      dropDraftsOfClosedParts();
+      refreshUnsentDrafts();
+    }
     renderMath(root && root.nodeType === 1 ? root : document.body);
     updateScrollBoxes(document);
   }
@@ -1232,6 +1743,10 @@
 
   window.attnquiz = {
     parseMatrixText: parseMatrixText,
+    answerFromFields: answerFromFields,
+    answerKey: answerKey,
+    unsentSentence: unsentSentence,
+    minutesText: minutesText,
     asciiFromMathfield: asciiFromMathfield,
     splitDerivationSteps: splitDerivationSteps,
     renderMath: renderMath,
