@@ -2,10 +2,12 @@
 before it is stored, looked up or checked for uniqueness, on every path (sign-up, profile,
 sign-in, roster import, the API).
 
-NFKC folds look-alike forms (full-width letters, ligatures) into one; Unicode format
-characters (category Cf: zero-width spaces and joiners, bidi marks, soft hyphens) are
-invisible, so they are removed; an e-mail address is case-folded, since no mail system
-tells two addresses apart by case.
+NFKC folds look-alike forms (full-width letters, ligatures) into one; invisible characters
+are removed: Unicode format characters (category Cf: zero-width spaces and joiners, bidi
+marks, soft hyphens) and every Default_Ignorable_Code_Point, which also counts letters and
+marks that show nothing (the Hangul fillers, variation selectors, the combining grapheme
+joiner), so "\u3164student1" is "student1"; an e-mail address is case-folded, since no
+mail system tells two addresses apart by case.
 
 Look-alike usernames: ``username_skeleton`` is what a name looks like (Unicode TR39's
 confusable skeleton), so a new name whose skeleton equals an existing one's ("ѕtudent1"
@@ -19,9 +21,28 @@ import unicodedata
 from functools import lru_cache
 
 
+# Unicode's Default_Ignorable_Code_Point property (DerivedCoreProperties.txt), which
+# ``unicodedata`` does not expose: code points a renderer shows as nothing.
+DEFAULT_IGNORABLE_RANGES = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)
+
+
+def _invisible(char: str) -> bool:
+    if unicodedata.category(char) == "Cf":
+        return True
+    code = ord(char)
+    return any(low <= code <= high for low, high in DEFAULT_IGNORABLE_RANGES)
+
+
 def identifier_normalise(text: str) -> str:
     text = unicodedata.normalize("NFKC", str(text or ""))
-    return "".join(char for char in text if unicodedata.category(char) != "Cf").strip()
+    text = "".join(char for char in text if not _invisible(char))
+    # Once more: a mark removed (the combining grapheme joiner) may let neighbours compose.
+    return unicodedata.normalize("NFKC", text).strip()
 
 
 def email_normalise(text: str) -> str:

@@ -43,3 +43,22 @@ class TrustedEmail(models.Model):
     @property
     def confirmed(self) -> bool:
         return self.trust != EmailTrust.GIVEN_BY_STAFF
+
+
+class EmailRequest(models.Model):
+    """The address the account last asked to confirm, until a link confirms an address: a
+    confirmation link is bound to it (accounts.services), so asking again, or following any
+    link, leaves every earlier link without effect."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="email_request"
+    )
+    email = models.CharField(max_length=254, help_text="In its normal form (accounts.identifiers).")
+    key = models.CharField(max_length=32, help_text="Random, new with every link sent.")
+    requested_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "requested e-mail address"
+
+    def __str__(self) -> str:
+        return self.email

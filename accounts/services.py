@@ -3,7 +3,10 @@ address may find an account (accounts.models).
 
 The confirmation link is a value signed by ``django.core.signing`` (time-stamped, with its
 own salt), so no token is stored or hand-made; following it shows the address and the
-account, and a button confirms (a mail scanner that opens links confirms nothing). A
+account, and a button confirms (a mail scanner that opens links confirms nothing). Like
+Django's password-reset token, it carries a hash of the account's state: its e-mail, its
+trusted address and its latest requested address (``EmailRequest``, with a key new for
+every link), so a link works once, and only while it is the latest one sent. A
 changed address only replaces the old one once confirmed, whatever
 ``ACCOUNT_EMAIL_VERIFICATION`` says; with that setting on, a new account also stays
 inactive until its address is confirmed."""
@@ -22,9 +25,10 @@ from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, get_random_string, salted_hmac
 
 from .identifiers import email_normalise
-from .models import EmailTrust, TrustedEmail
+from .models import EmailRequest, EmailTrust, TrustedEmail
 from .selectors import users_with_trusted_email
 
 logger = logging.getLogger(__name__)
@@ -52,9 +56,31 @@ def account_create(*, form) -> object:
     return user
 
 
+def _account_state_hash(*, user_pk: int) -> str:
+    """A hash of what a confirmation link is bound to: the account's e-mail, its trusted
+    address and its latest requested address. Any of them changing (another link asked
+    for, a link followed, the e-mail changed) changes it."""
+    User = get_user_model()
+    email = User._default_manager.filter(pk=user_pk).values_list("email", flat=True).first() or ""
+    trusted = TrustedEmail.objects.filter(user_id=user_pk).values_list("email", "trust").first() or ("", "")
+    requested = EmailRequest.objects.filter(user_id=user_pk).values_list("email", "key", "requested_at").first()
+    requested = (requested[0], requested[1], requested[2].isoformat()) if requested else ("", "", "")
+    value = "\x1f".join([str(user_pk), email_normalise(email), *trusted, *requested])
+    return salted_hmac(VERIFY_SALT + ".state", value, algorithm="sha256").hexdigest()
+
+
+@transaction.atomic
 def email_verification_token(*, user, email: str, join_code: str = "", signup: bool = False) -> str:
+    """The token of a link confirming ``email`` for ``user``. It records ``email`` as the
+    account's latest requested address, so every link sent before stops working."""
+    email = email_normalise(email)
+    EmailRequest.objects.update_or_create(
+        user_id=user.pk,
+        defaults={"email": email, "key": get_random_string(32), "requested_at": timezone.now()},
+    )
     return signing.dumps(
-        {"u": user.pk, "e": email_normalise(email), "j": join_code, "s": int(signup)}, salt=VERIFY_SALT, compress=True,
+        {"u": user.pk, "e": email, "j": join_code, "s": int(signup), "h": _account_state_hash(user_pk=user.pk)},
+        salt=VERIFY_SALT, compress=True,
     )
 
 
@@ -99,8 +125,16 @@ class EmailConfirmation:
     signup: bool
 
 
+LINK_SPENT = (
+    "This confirmation link has been used already, or a newer one was sent since; "
+    "only the latest link sent for an account works, once."
+)
+
+
 def email_confirmation_read(*, token: str) -> EmailConfirmation:
-    """What a confirmation link confirms, without changing anything (the page that asks)."""
+    """What a confirmation link confirms, without changing anything (the page that asks).
+    Refused (``AccountRefused``) when it is not valid, has expired, or has been used or
+    replaced by a newer link."""
     try:
         data = signing.loads(token, salt=VERIFY_SALT, max_age=VERIFY_MAX_AGE)
     except signing.SignatureExpired:
@@ -113,17 +147,30 @@ def email_confirmation_read(*, token: str) -> EmailConfirmation:
     email = email_normalise(str(data.get("e") or ""))
     if user is None or not email:
         raise AccountRefused("This confirmation link is not valid.")
+    if not constant_time_compare(str(data.get("h") or ""), _account_state_hash(user_pk=user.pk)):
+        raise AccountRefused(LINK_SPENT)
+    requested = EmailRequest.objects.filter(user=user).values_list("email", flat=True).first()
+    if requested != email:  # bound by the hash already; said plainly
+        raise AccountRefused(LINK_SPENT)
     return EmailConfirmation(user, email, str(data.get("j") or ""), bool(data.get("s")))
 
 
 @transaction.atomic
 def email_verify(*, token: str) -> tuple[object, str]:
     """Set the confirmed address as the account's e-mail, trusted to find it (and activate
-    an account waiting for its first confirmation). Returns (user, join code)."""
-    confirmation = email_confirmation_read(token=token)
+    an account waiting for its first confirmation). Returns (user, join code). The link is
+    spent: it, and any other sent before, confirms nothing more."""
+    try:
+        user_pk = signing.loads(token, salt=VERIFY_SALT, max_age=VERIFY_MAX_AGE).get("u")
+    except (signing.BadSignature, AttributeError):
+        user_pk = None
     User = get_user_model()
-    user = User._default_manager.select_for_update().get(pk=confirmation.user.pk)
+    if isinstance(user_pk, int):  # the account first, then its state, read again under the lock
+        User._default_manager.select_for_update().filter(pk=user_pk).first()
+    confirmation = email_confirmation_read(token=token)
+    user = User._default_manager.get(pk=confirmation.user.pk)
     email = confirmation.email
+    EmailRequest.objects.filter(user=user).delete()
     if users_with_trusted_email(email=email).exclude(pk=user.pk).exists():
         raise AccountRefused(
             "Another account has confirmed this e-mail address; sign in to it, or reset its password."

@@ -103,11 +103,23 @@ def verify_email(request, token: str):
         user, code = services.email_verify(token=token)
     except services.AccountRefused as refused:
         return render(request, "accounts/verify_failed.html", {"message": refused.message}, status=400)
+    if request.user.is_authenticated and request.user.pk != user.pk:
+        # Signed in to another account: say whose address it was, and stay off the profile,
+        # which is the signed-in account's.
+        messages.success(request, f"The e-mail {user.email} of the account {user.get_username()} is confirmed.")
+        if code:
+            try:
+                enrolment = course_join(code=code, user=user)
+            except CourseRefused as refused:
+                messages.error(request, refused.message)
+            else:
+                messages.success(request, f"The account {user.get_username()} is enrolled in {enrolment.course.title}.")
+        return redirect("dashboard")
     messages.success(request, f"Your e-mail {user.email} is confirmed.")
     # Came through a join link: the course it joined, after signing in if need be.
     enrolment = join_after_sign_in(request, user=user, code=code) if code else None
     if request.user.is_authenticated:
-        return redirect(_course_url(enrolment) if enrolment and request.user.pk == user.pk else "profile")
+        return redirect(_course_url(enrolment) if enrolment else "profile")
     if enrolment is not None:
         return redirect(f"{reverse('login')}?next={_course_url(enrolment)}")
     return redirect("login")

@@ -252,3 +252,138 @@ def test_a_roster_made_account_is_found_again_by_its_address(people):
     assert first.lines[0].action == "create"
     again = course_services.roster_import(course=people.other_course, rows=[{"email": "ADA@example.org", "role": "ta"}], dry_run=False, actor=people.outsider)
     assert [(line.action, line.detail) for line in again.lines] == [("enrol", "'ada' enrolled as teaching assistant")]
+
+
+# ---------------------------------------------------------------------------
+# A link works once, and only while it is the latest one sent for the account
+# ---------------------------------------------------------------------------
+
+LINK_SPENT = (
+    "This confirmation link has been used already, or a newer one was sent since; "
+    "only the latest link sent for an account works, once."
+)
+
+
+def ask_for_address(client, email: str) -> str:
+    client.post(reverse("profile"), {"first_name": "Sam", "last_name": "Stone", "email": email})
+    assert mail.outbox[-1].to == [email]
+    return VERIFY_LINK.search(mail.outbox[-1].body).group(1)
+
+
+def refused_as_spent(client, link: str):
+    for method in (client.get, client.post):
+        response = method(link)
+        assert response.status_code == 400
+        assert LINK_SPENT in response.content.decode()
+
+
+def addresses(user):
+    user.refresh_from_db()
+    trust = email_trust(user=user)
+    return user.email, (trust.email if trust else None)
+
+
+@pytest.fixture
+def sam_signed_in(client, people):
+    from django.core.cache import cache
+
+    cache.delete(f"token-bucket:verify-email:{people.student.pk}")  # ids are reused between tests
+    assert client.login(username="sam", password=PASSWORD)
+    return people.student
+
+
+def test_an_earlier_link_is_refused_once_another_address_is_asked_for(client, sam_signed_in):
+    first = ask_for_address(client, "victim@example.org")
+    second = ask_for_address(client, "second@example.org")
+    refused_as_spent(client, first)  # before the second is confirmed
+    assert addresses(sam_signed_in) == ("", None)
+    assert client.post(second)["Location"] == reverse("profile")
+    assert addresses(sam_signed_in) == ("second@example.org", "second@example.org")
+    refused_as_spent(client, first)  # and after
+    assert addresses(sam_signed_in) == ("second@example.org", "second@example.org")
+
+
+def test_a_confirmed_link_is_refused_the_second_time(client, sam_signed_in):
+    link = ask_for_address(client, "victim@example.org")
+    assert client.get(link).status_code == 200
+    assert client.post(link)["Location"] == reverse("profile")
+    assert addresses(sam_signed_in) == ("victim@example.org", "victim@example.org")
+    other = ask_for_address(client, "second@example.org")
+    assert client.post(other)["Location"] == reverse("profile")
+    refused_as_spent(client, link)  # would have taken the account back to victim@
+    refused_as_spent(client, other)
+    assert addresses(sam_signed_in) == ("second@example.org", "second@example.org")
+
+
+def test_asking_again_for_the_same_address_replaces_the_earlier_link(client, sam_signed_in):
+    first = ask_for_address(client, "victim@example.org")
+    client.post(reverse("profile"), {"first_name": "Sam", "last_name": "Stone", "email": "victim@example.org"})
+    second = VERIFY_LINK.search(mail.outbox[-1].body).group(1)
+    assert len(mail.outbox) == 2 and first != second
+    refused_as_spent(client, first)
+    assert client.post(second)["Location"] == reverse("profile")
+    assert addresses(sam_signed_in) == ("victim@example.org", "victim@example.org")
+
+
+def test_a_link_is_refused_once_the_account_e_mail_changed_otherwise(client, sam_signed_in):
+    link = ask_for_address(client, "victim@example.org")
+    email_confirmed(sam_signed_in, "staff@example.org")  # e.g. a password link, or staff
+    refused_as_spent(client, link)
+    assert addresses(sam_signed_in) == ("staff@example.org", "staff@example.org")
+
+
+def test_a_sign_up_link_works_once(client, people, settings):
+    settings.ACCOUNT_EMAIL_VERIFICATION = True
+    sign_up(client, "newbie", "newbie@example.org")
+    link = VERIFY_LINK.search(mail.outbox[-1].body).group(1)
+    assert client.post(link)["Location"] == reverse("login")
+    refused_as_spent(client, link)
+
+
+# ---------------------------------------------------------------------------
+# Confirming another account's link while signed in
+# ---------------------------------------------------------------------------
+
+def test_a_link_confirmed_while_signed_in_to_another_account_names_that_account(client, sam_signed_in, people):
+    link = ask_for_address(client, "victim@example.org")
+    client.logout()
+    assert client.login(username="sue", password=PASSWORD)
+    page = client.get(link)
+    assert "Confirm <strong>victim@example.org</strong> as the e-mail address of the account <strong>sam</strong>?" in page.content.decode()
+    confirmed = client.post(link)
+    assert confirmed["Location"] == reverse("dashboard")
+    landed = client.get(confirmed["Location"])
+    assert [str(m) for m in landed.context["messages"]] == ["The e-mail victim@example.org of the account sam is confirmed."]
+    assert addresses(sam_signed_in) == ("victim@example.org", "victim@example.org")
+    assert addresses(people.student2) == ("", None)
+    assert signed_in_as(client) == "sue"
+
+
+def test_a_link_confirmed_by_its_own_account_says_your_e_mail(client, sam_signed_in):
+    link = ask_for_address(client, "victim@example.org")
+    confirmed = client.post(link, follow=True)
+    assert confirmed.redirect_chain == [(reverse("profile"), 302)]
+    assert "Your e-mail victim@example.org is confirmed." in [str(m) for m in confirmed.context["messages"]]
+
+
+def test_a_sign_up_link_with_a_join_code_confirmed_by_another_account_enrols_its_own(client, people, settings):
+    from courses.models import Course
+
+    settings.ACCOUNT_EMAIL_VERIFICATION = True
+    Course.objects.filter(pk=people.course.pk).update(join_code="JOIN2345", join_open=True)
+    people.course.refresh_from_db()
+    client.post(reverse("signup"), {
+        "username": "newbie", "email": "newbie@example.org", "password1": NEW_PASSWORD, "password2": NEW_PASSWORD,
+        "join": people.course.join_code,
+    })
+    link = VERIFY_LINK.search(mail.outbox[-1].body).group(1)
+    assert client.login(username="sue", password=PASSWORD)
+    confirmed = client.post(link, follow=True)
+    assert confirmed.redirect_chain == [(reverse("dashboard"), 302)]
+    assert [str(m) for m in confirmed.context["messages"]] == [
+        "The e-mail newbie@example.org of the account newbie is confirmed.",
+        "The account newbie is enrolled in Attention.",
+    ]
+    newbie = get_user_model().objects.get(username="newbie")
+    assert newbie.is_active and Enrolment.objects.get(course=people.course, user=newbie).role == Role.STUDENT
+    assert signed_in_as(client) == "sue"

@@ -152,3 +152,84 @@ def test_a_roster_import_makes_no_look_alike_account(people):
         ("error", "the username 'STUDENT1' looks like the existing account 'student1'; choose another"),
         ("create", "new account 'studentl2', enrolled as student; they choose a password with “Forgot your password?” on the sign-in page"),
     ]
+
+
+# ---------------------------------------------------------------------------
+# Invisible characters: every Default_Ignorable_Code_Point, whatever its category
+# ---------------------------------------------------------------------------
+
+# One of each range of Unicode's Default_Ignorable_Code_Point list (and both ends of some).
+DEFAULT_IGNORABLES = [
+    "\u00ad",  # soft hyphen (Cf)
+    "\u034f",  # combining grapheme joiner (Mn)
+    "\u061c",  # Arabic letter mark (Cf)
+    "\u115f", "\u1160",  # Hangul choseong / jungseong fillers (Lo)
+    "\u17b4", "\u17b5",  # Khmer inherent vowels (Mn)
+    "\u180b", "\u180e", "\u180f",  # Mongolian variation selectors, vowel separator
+    "\u200b", "\u200f",  # zero-width space .. right-to-left mark
+    "\u202a", "\u202e",  # bidi embeddings and overrides
+    "\u2060", "\u2065", "\u206f",  # word joiner, an unassigned one, nominal digit shapes
+    "\u3164",  # Hangul filler (Lo)
+    "\ufe00", "\ufe0f",  # variation selectors (Mn)
+    "\ufeff",  # zero-width no-break space
+    "\uffa0",  # half-width Hangul filler (Lo)
+    "\ufff0", "\ufff8",  # unassigned
+    "\U0001bca0", "\U0001bca3",  # shorthand format controls
+    "\U0001d173", "\U0001d17a",  # musical symbol begin beam .. end phrase
+    "\U000e0000", "\U000e0001", "\U000e0041", "\U000e0100", "\U000e0fff",  # tags, variation selectors supplement
+]
+
+
+@pytest.mark.parametrize("invisible", DEFAULT_IGNORABLES, ids=lambda char: f"U+{ord(char):04X}")
+def test_every_default_ignorable_code_point_is_removed(invisible):
+    assert identifier_normalise(f"{invisible}student1") == "student1"
+    assert identifier_normalise(f"stu{invisible}dent1{invisible}") == "student1"
+    assert email_normalise(f"sam{invisible}@example.org") == "sam@example.org"
+    assert username_skeleton(f"student1{invisible}") == username_skeleton("student1")
+
+
+@pytest.mark.parametrize("visible, normal", [
+    ("김민준", "김민준"),  # Hangul syllables keep their letters
+    ("e\u034f\u0301", "é"),  # marks left apart by the joiner compose once it is removed
+    ("student\u00a01", "student 1"),  # a no-break space is a space (which usernames refuse)
+])
+def test_removing_invisible_characters_keeps_what_shows(visible, normal):
+    assert identifier_normalise(visible) == normal
+
+
+@pytest.mark.parametrize("username, message", [
+    ("\u3164student1", "A user with that username already exists."),
+    ("student1\u115f", "A user with that username already exists."),
+    ("student2\u115f", "A user with that username already exists."),
+    ("\uffa0student2", "A user with that username already exists."),
+    ("\u3164studentl", "This username looks like an existing one (some letters of other alphabets, or 1, l and I, look the same); choose another."),
+    ("student1\u2800", "This username mixes letters of different scripts (Braille and Latin); use the letters of one script."),
+])
+def test_sign_up_refuses_a_username_that_differs_only_by_invisible_letters(client, people, username, message):
+    from authoring.tests.factories import user_create
+
+    user_create("student1")
+    user_create("student2")
+    response = signup(client, username=username, email="new@example.org")
+    assert response.status_code == 422
+    assert response.context["form"].errors["username"] == [message]
+    assert get_user_model().objects.count() == 8  # six people and the two above
+
+
+def test_a_username_of_invisible_letters_only_is_refused(client, db):
+    response = signup(client, username="\u3164\u115f", email="new@example.org")
+    assert response.status_code == 422
+    assert "username" in response.context["form"].errors
+    assert not get_user_model().objects.exists()
+
+
+def test_a_roster_import_takes_a_username_with_invisible_letters_for_the_account_it_shows(people):
+    from authoring.tests.factories import user_create
+    from courses import services
+
+    user_create("student1")
+    report = services.roster_import(
+        course=people.course, rows=[{"username": "\u3164student1", "email": "a@example.org"}],
+        dry_run=True, actor=people.instructor, first_line=1,
+    )
+    assert [(line.action, line.detail) for line in report.lines] == [("enrol", "'student1' enrolled as student")]
