@@ -20,6 +20,7 @@ from exercises.models import VersionStatus
 from grading.answer_input import MAX_GRID_SIDE
 from grading.models import SubmissionStatus
 from instructor.models import RegradeOutcome, RegradeRequestStatus, RegradeStatus
+from instructor.selectors_rubrics import regrade_outcome_for_student
 from grading.views import MAX_ANSWER_BYTES
 
 
@@ -768,19 +769,23 @@ class RegradeRequestSerializer(serializers.Serializer):
     score_after = serializers.FloatField(allow_null=True, help_text="The score awarded when the reply was sent.")
     outcome = serializers.ChoiceField(
         choices=RegradeOutcome.choices, read_only=True,
-        help_text="waiting for a reply; answered with the grade standing; answered with the grade changed.",
+        help_text="waiting for a reply; answered with the grade standing; answered with the grade changed. "
+                  "To a student whose score is hidden: answered, changed or not.",
     )
     created_at = serializers.DateTimeField()
     replied_at = serializers.DateTimeField(allow_null=True)
 
 
 class StudentRegradeRequestSerializer(RegradeRequestSerializer):
-    """A request as its student reads it: the scores only where the review policy shows
-    the score (``context["visibility"]``)."""
+    """A request as its student reads it: the scores, and whether the reply changed the
+    grade, only where the review policy shows the score (``context["visibility"]``); else
+    an answered request's outcome is "answered", changed or not."""
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
-        if not self.context["visibility"].score:
+        visibility = self.context["visibility"]
+        data["outcome"] = regrade_outcome_for_student(request=instance, visibility=visibility)[0]
+        if not visibility.score:
             data["score_before"] = data["score_after"] = None
         return data
 

@@ -397,7 +397,7 @@ def version_test(request, course_slug: str, slug: str, number: int):
                 stopped = problem.message
             finally:
                 services.variant_test_finish(run=run)
-    return render(
+    response = render(
         request,
         "authoring/variant_test.html",
         {
@@ -409,8 +409,9 @@ def version_test(request, course_slug: str, slug: str, number: int):
             "report": report,
             "stopped": stopped,
         },
-        status=429 if busy else (400 if form.errors else 200),
+        status=400 if form.errors else 200,
     )
+    return _busy(response) if busy else response
 
 
 @login_required
@@ -435,14 +436,14 @@ def version_preflight(request, course_slug: str, slug: str, number: int):
                 stopped = problem.message
             finally:
                 services.variant_test_finish(run=run)
-    return render(
+    response = render(
         request,
         "authoring/preflight.html",
         {"access": access, "course": access.course, "role": access.role, "version": access.version,
          "spread": spread, "stopped": stopped,
          "seeds": selectors.PREFLIGHT_SEEDS},
-        status=429 if busy else 200,
     )
+    return _busy(response) if busy else response
 
 
 @login_required

@@ -100,6 +100,47 @@ def test_a_typed_answer_comes_back_after_a_reload_until_it_is_sent(student_page,
     assert page.evaluate(DRAFT_KEYS) == []
 
 
+DRAFT_OWNERS = """() => Object.keys(sessionStorage).filter((key) => key.startsWith("attnquiz.draft:"))
+  .sort().map((key) => [key, JSON.parse(sessionStorage.getItem(key)).owner])"""
+
+
+def test_a_draft_is_kept_for_its_account_only_after_the_session_ends(student_page, demo_site):
+    """The session ends without "Log out" (it expired, another tab signed out): the same
+    student signing in again gets the draft back; another account signing in in the tab
+    removes it."""
+    page = student_page
+    page.on("dialog", lambda dialog: dialog.accept())  # "leave the page?": yes
+    item = item_for(demo_site)
+    exercise = reverse("exercise", args=[item.pk])
+    page.goto(exercise)
+    variant = Variant.objects.get(assignment_item=item, student__username="student1")
+    student1 = variant.student
+    assert page.evaluate("() => document.body.dataset.draftOwner") == str(student1.pk)
+    page.locator("#answer-visible_keys").fill("7")
+    assert page.evaluate(DRAFT_OWNERS) == [[f"attnquiz.draft:{variant.pk}:visible_keys", str(student1.pk)]]
+
+    page.context.clear_cookies()  # the session is gone; the tab stays
+    page.goto(exercise)
+    assert re.search(r"/login/", page.url)
+    assert page.evaluate("() => document.body.dataset.draftOwner") is None  # no account: kept
+    assert page.evaluate(DRAFT_OWNERS) == [[f"attnquiz.draft:{variant.pk}:visible_keys", str(student1.pk)]]
+    log_in(page, "student1")
+    page.goto(exercise)
+    expect(page.locator("#answer-visible_keys")).to_have_value("7")
+    expect(page.locator("#form-visible_keys [data-draft-note]")).to_have_text(RESTORED)
+
+    page.context.clear_cookies()
+    page.evaluate("""() => sessionStorage.setItem("attnquiz.draft:0:old", '{"fields": [["answer", "1"]]}')""")
+    log_in(page, "student2")  # the same tab, another account
+    assert page.evaluate(DRAFT_KEYS) == []
+    page.goto(exercise)
+    other = Variant.objects.get(assignment_item=item, student__username="student2")
+    expect(page.locator("#answer-visible_keys")).to_have_value("")
+    expect(page.locator("#form-visible_keys [data-draft-note]")).to_be_hidden()
+    page.locator("#answer-visible_keys").fill("5")
+    assert page.evaluate(DRAFT_OWNERS) == [[f"attnquiz.draft:{other.pk}:visible_keys", str(other.student.pk)]]
+
+
 def test_an_answer_already_sent_is_not_sent_again(student_page, demo_site):
     page = student_page
     item = item_for(demo_site)

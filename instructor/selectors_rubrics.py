@@ -15,7 +15,9 @@ from exams.selectors import FeedbackVisibility, feedback_for_student, feedback_v
 from exercises.specs import part_label, version_spec
 from grading.models import Submission, SubmissionStatus
 
-from .models import ManualGrade, ManualGradeKind, RegradeRequest, RegradeRequestStatus, Rubric, RubricItem
+from .models import (
+    ManualGrade, ManualGradeKind, RegradeOutcome, RegradeRequest, RegradeRequestStatus, Rubric, RubricItem,
+)
 from .selectors import (
     MANUAL_ANSWER_TYPES, access_teaching, assignment_submissions, newest_hand_grade_kind, rubric_for,
 )
@@ -299,8 +301,22 @@ class GradedAnswer:
         return item.assignment.course if item is not None else None
 
 
+def regrade_outcome_for_student(*, request: RegradeRequest, visibility: FeedbackVisibility) -> tuple[str, str]:
+    """(RegradeOutcome value, words) of a request as its student may read them. Whether the
+    grade changed tells of the score: where the review policy hides the score, an answered
+    request is "answered" ("Answered"), changed or not, and the reply says the rest."""
+    outcome = request.outcome
+    if visibility.score or outcome == RegradeOutcome.WAITING:
+        return outcome, RegradeOutcome(outcome).label
+    return RegradeOutcome.ANSWERED.value, RegradeRequestStatus.ANSWERED.label
+
+
 def _graded_answer(*, submission, visibility, requests, by_hand=False, part_label="") -> GradedAnswer:
     requests = sorted(requests, key=lambda r: (r.created_at, r.pk))
+    for request in requests:
+        request.shown_outcome, request.shown_outcome_label = regrade_outcome_for_student(
+            request=request, visibility=visibility
+        )
     return GradedAnswer(
         submission=submission,
         visibility=visibility,

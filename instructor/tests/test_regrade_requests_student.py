@@ -143,10 +143,44 @@ def test_a_verdict_or_a_score_alone_is_enough_to_ask(people, released, correctne
     request = RegradeRequest.objects.get()
     services_rubrics.regrade_request_reply(request=request, replier=people.ta, reply="Now 1.", score=1.0)
     data = api(people.student, "get", f"/api/v1/submissions/{released['answer'].pk}/regrade-requests/").json()
-    assert [(r["outcome"], r["reply"]) for r in data] == [("changed", "Now 1.")]
+    assert [(r["outcome"], r["reply"]) for r in data] == [("changed" if score_shown else "answered", "Now 1.")]
     assert (data[0]["score_before"], data[0]["score_after"]) == ((0.0, 1.0) if score_shown else (None, None))
     box = box_of(exercise_page(client, released["item"]), released["answer"])
     assert ("awarded 0% before, 100% now" in text_of(box)) is score_shown
+    assert states(box) == ["Answered: the grade changed" if score_shown else "Answered"]
+
+
+@pytest.mark.parametrize("score", [1.0, None])  # a new score, or the grade kept
+def test_with_the_score_hidden_the_outcome_does_not_say_whether_the_grade_changed(people, released, score):
+    """show_score=never, the verdict shown: the student reads "Answered" and the reply on both
+    pages and "answered" in the API, whether or not the reply changed the score."""
+    assignment = released["assignment"]
+    assignment.show_correctness, assignment.show_score = ReleaseMoment.DURING, ReleaseMoment.NEVER
+    assignment.save()
+    answer = released["answer"]
+    client = as_user("sam")
+    assert client.post(ask_url(answer), {"message": "Why 0?"}).status_code == 302
+    request = RegradeRequest.objects.get()
+    services_rubrics.regrade_request_reply(request=request, replier=people.ta, reply="Looked again.", score=score)
+    request.refresh_from_db()
+    assert request.outcome == (RegradeOutcome.CHANGED if score is not None else RegradeOutcome.ANSWERED)
+
+    box = box_of(exercise_page(client, released["item"]), answer)
+    assert states(box) == ["Answered"]
+    assert re.findall(r'data-regrade-request="([^"]*)"', box) == ["answered"]
+    assert "changed" not in box and "stands" not in box and "awarded" not in text_of(box)
+    assert '<blockquote class="regrade-reply" data-regrade-reply>Looked again.</blockquote>' in box
+    mine = client.get(reverse("grades:mine")).content.decode()
+    card = re.search(rf'<section class="card" id="graded-{answer.pk}">(.*?)</section>', mine, re.S)[1]
+    assert states(card) == ["Answered"] and "Looked again." in card
+    assert "changed" not in card and "stands" not in card
+    data = api(people.student, "get", f"/api/v1/submissions/{answer.pk}/regrade-requests/").json()
+    assert [(r["status"], r["outcome"], r["reply"], r["score_before"], r["score_after"]) for r in data] == [
+        ("answered", "answered", "Looked again.", None, None)
+    ]
+    # The staff still read what happened.
+    listing = as_user("tariq").get(reverse("instructor:regrade_requests", args=["attn"]), {"all": "1"})
+    assert ("Answered: the grade changed" if score is not None else "Answered: the grade stands") in listing.content.decode()
 
 
 # --- Ask, reply, read ---------------------------------------------------------------------

@@ -887,7 +887,13 @@
   });
 
   // Drafts: in this tab only (sessionStorage), so a shared computer does not keep them once
-  // the tab is closed; signing out removes them at once.
+  // the tab is closed; signing out removes them at once. Each draft names the account that
+  // typed it (the page's <body data-draft-owner>): a page of another account removes it, so
+  // a session that ended without signing out leaves nothing for the next person in the tab.
+  function draftOwner() {
+    return (document.body && document.body.dataset.draftOwner) || "";
+  }
+
   function draftStorage() {
     try {
       return window.sessionStorage || null;
@@ -906,7 +912,7 @@
     if (!storage || !key) return null;
     try {
       var draft = JSON.parse(storage.getItem(key) || "null");
-      return draft && Array.isArray(draft.fields) ? draft : null;
+      return draft && Array.isArray(draft.fields) && draft.owner === draftOwner() ? draft : null;
     } catch (error) {
       return null;
     }
@@ -914,7 +920,9 @@
 
   function writeDraft(key, draft) {
     var storage = draftStorage();
-    if (!storage || !key) return;
+    var owner = draftOwner();
+    if (!storage || !key || !owner) return;
+    draft.owner = owner;
     try {
       storage.setItem(key, JSON.stringify(draft));
     } catch (error) { /* full or refused: the typed answer is still on the page */ }
@@ -934,6 +942,24 @@
     try {
       Object.keys(storage).forEach(function (key) {
         if (key.indexOf(DRAFT_PREFIX) === 0) storage.removeItem(key);
+      });
+    } catch (error) { /* nothing to do */ }
+  }
+
+  /* A page of a signed-in account: every draft another account left in this tab goes (a
+     page without an account, such as the sign-in page, keeps them for their owner). */
+  function removeDraftsOfOthers() {
+    var storage = draftStorage();
+    var owner = draftOwner();
+    if (!storage || !owner) return;
+    try {
+      Object.keys(storage).forEach(function (key) {
+        if (key.indexOf(DRAFT_PREFIX) !== 0) return;
+        var draft = null;
+        try {
+          draft = JSON.parse(storage.getItem(key) || "null");
+        } catch (error) { /* unreadable: not this account's */ }
+        if (!draft || draft.owner !== owner) storage.removeItem(key);
       });
     } catch (error) { /* nothing to do */ }
   }
@@ -1754,6 +1780,7 @@
   };
 
   function start() {
+    removeDraftsOfOthers();
     configureHtmx();
     enhance(document); // idempotent: htmx's own load event may enhance the body again
   }
