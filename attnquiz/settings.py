@@ -323,6 +323,9 @@ EXAM_DEADLINE_POLL_BURST = env.int("EXAM_DEADLINE_POLL_BURST", default=10)
 EXAM_DEADLINE_POLL_PER_SECOND = env.float("EXAM_DEADLINE_POLL_PER_SECOND", default=0.5)
 EXAM_DEADLINE_POLL_USER_BURST = env.int("EXAM_DEADLINE_POLL_USER_BURST", default=20)
 EXAM_DEADLINE_POLL_USER_PER_SECOND = env.float("EXAM_DEADLINE_POLL_USER_PER_SECOND", default=1.0)
+# How long a confirmation's token holds (attnquiz.confirmations): an instructor who leaves
+# the question open longer is asked again, with the numbers as they are then.
+CONFIRMATION_MAX_AGE_SECONDS = env.int("CONFIRMATION_MAX_AGE_SECONDS", default=1800)
 CELERY_BEAT_SCHEDULE = {
     "requeue-stale-submissions": {
         "task": "grading.tasks.requeue_stale_submissions",

@@ -60,13 +60,15 @@ class InstructorRefused(Exception):
 class ConfirmationNeeded(InstructorRefused):
     """The edit reaches students who have started the assignment: nothing was saved, and
     the message says whom it reaches and how. Repeat it with ``confirmed=token`` to apply
-    it as long as the message stays the same; ``stale``: the token given was one we showed,
-    but for other numbers (another student started meanwhile) or another change."""
+    it as long as the message stays the same; ``stale``: the token given was one we showed
+    for this same edit, but for other numbers (another student started meanwhile);
+    ``expired``: it was shown for this edit too long ago (the message says so)."""
 
-    def __init__(self, message: str, *, token: str, stale: bool = False):
+    def __init__(self, message: str, *, token: str, stale: bool = False, expired: bool = False):
         super().__init__(message)
         self.token = token
         self.stale = stale
+        self.expired = expired
 
 
 # ``confirmed`` of the editing services, as attnquiz.confirmations.Confirmed: True applies
@@ -75,25 +77,33 @@ class ConfirmationNeeded(InstructorRefused):
 Confirmed = confirmations.Confirmed
 
 
-def _require_confirmed(*, assignment: Assignment, confirmed: Confirmed, message: str) -> None:
+def _require_confirmed(*, assignment: Assignment, confirmed: Confirmed, message: str, change: dict) -> None:
     """Refuse (ConfirmationNeeded) an edit whose impact ``message`` was not confirmed for
-    this assignment (attnquiz.confirmations, the one token scheme of every confirmation)."""
+    this edit of this assignment: ``change`` names the edit and its parameters (which items
+    go to which pool, the new points, the new settings), so that a confirmation of one edit
+    never confirms another whose message reads the same (attnquiz.confirmations, the one
+    token scheme of every confirmation)."""
     try:
         confirmations.confirmation_require(
-            scope=f"instructor.edit:{assignment.pk}", message=message, confirmed=confirmed
+            scope=confirmations.scope_of("instructor.edit", assignment.pk, change=change),
+            message=message, confirmed=confirmed,
         )
     except confirmations.ConfirmationNeeded as needed:
-        raise ConfirmationNeeded(needed.message, token=needed.token, stale=needed.stale) from None
+        raise ConfirmationNeeded(
+            needed.message, token=needed.token, stale=needed.stale, expired=needed.expired
+        ) from None
 
 
-def _require_items_change_confirmed(*, assignment: Assignment, confirmed: Confirmed, sentence) -> None:
+def _require_items_change_confirmed(
+    *, assignment: Assignment, confirmed: Confirmed, sentence, change: dict
+) -> None:
     """Refuse an unconfirmed change of the assignment's exercises once students have
-    started it (``sentence`` puts who is reached into words)."""
+    started it (``sentence`` puts who is reached into words; ``change`` as _require_confirmed)."""
     if confirmed is True:
         return
     reached = selectors_edit_impact.attempts_reached(assignment=assignment)
     if reached.anyone:
-        _require_confirmed(assignment=assignment, confirmed=confirmed, message=sentence(reached))
+        _require_confirmed(assignment=assignment, confirmed=confirmed, message=sentence(reached), change=change)
 
 
 def _settings_change_message(*, assignment: Assignment, fields: dict) -> str:
@@ -204,7 +214,10 @@ def assignment_update(*, assignment: Assignment, confirmed: Confirmed = True, **
         raise InstructorRefused(f"This course already has an assignment called '{slug}'.")
     if confirmed is not True:
         message = _settings_change_message(assignment=assignment, fields=fields)
-        _require_confirmed(assignment=assignment, confirmed=confirmed, message=message)
+        _require_confirmed(
+            assignment=assignment, confirmed=confirmed, message=message,
+            change={"edit": "settings", "fields": fields},
+        )
     # Attempts whose time is over end (at their deadline) before the limits change: a longer
     # limit or a later close date does not reopen them.
     exams_services.attempts_end_due(attempts=AssignmentAttempt.objects.filter(assignment_id=assignment.pk))
@@ -232,6 +245,7 @@ def assignment_item_add(
         sentence=lambda reached: selectors_edit_impact.item_add_sentence(
             reached, titles=[version.title], points=points
         ),
+        change={"edit": "item_add", "version": version.pk, "points": points},
     )
     try:
         return courses_services.assignment_item_add(assignment=assignment, version=version, points=points)
@@ -276,6 +290,7 @@ def assignment_items_add(
         _require_items_change_confirmed(
             assignment=assignment, confirmed=confirmed,
             sentence=lambda reached: selectors_edit_impact.item_add_sentence(reached, titles=new_titles, points=points),
+            change={"edit": "items_add", "versions": list(version_ids), "points": points},
         )
     added, skipped = [], []
     for version_id in version_ids:
@@ -340,7 +355,13 @@ def _require_item_update_confirmed(
             reached=selectors_edit_impact.version_switch_reached(item=item, started=started),
         ))
     message = selectors_edit_impact.item_update_sentence(reached, phrases=phrases)
-    _require_confirmed(assignment=item.assignment, confirmed=confirmed, message=message)
+    _require_confirmed(
+        assignment=item.assignment, confirmed=confirmed, message=message,
+        change={
+            "edit": "item_update", "item": item.pk, "points": points,
+            "version": version.pk if version is not None else None,
+        },
+    )
 
 
 def _items_order_for_move(*, item: AssignmentItem, index: int) -> list[int]:
@@ -393,7 +414,11 @@ def assignment_pools_set(
         )
     changed = [item for item in items if chosen[item.pk] != item.pool]
     if changed and confirmed is not True:
-        _require_pools_change_confirmed(assignment=assignment, items=items, chosen=chosen, confirmed=confirmed)
+        _require_pools_change_confirmed(
+            assignment=assignment, items=items, chosen=chosen, confirmed=confirmed,
+            # The pools asked for (every item the form names, with the pool it gives it).
+            change={"edit": "pools", "pools": {pk: chosen[pk] for pk in pools if pk in chosen}},
+        )
     for item in changed:
         item.pool = chosen[item.pk]
     AssignmentItem.objects.bulk_update(changed, ["pool"])
@@ -401,17 +426,18 @@ def assignment_pools_set(
 
 
 def _require_pools_change_confirmed(
-    *, assignment: Assignment, items: list[AssignmentItem], chosen: dict[int, str], confirmed: Confirmed
+    *, assignment: Assignment, items: list[AssignmentItem], chosen: dict[int, str], confirmed: Confirmed,
+    change: dict,
 ) -> None:
     started = selectors_edit_impact.students_started(assignment=assignment)
     if not started:
         return
-    change = selectors_edit_impact.pools_change_reached(
+    pools_change = selectors_edit_impact.pools_change_reached(
         assignment=assignment, items=items, chosen=chosen, started=started
     )
     reached = selectors_edit_impact.reached_of(started, kind=assignment.kind)
-    message = selectors_edit_impact.pools_change_sentence(reached, change=change)
-    _require_confirmed(assignment=assignment, confirmed=confirmed, message=message)
+    message = selectors_edit_impact.pools_change_sentence(reached, change=pools_change)
+    _require_confirmed(assignment=assignment, confirmed=confirmed, message=message, change=change)
 
 
 def assignment_item_remove(*, item: AssignmentItem, confirmed: Confirmed = True) -> None:
@@ -428,6 +454,7 @@ def assignment_item_remove(*, item: AssignmentItem, confirmed: Confirmed = True)
         sentence=lambda reached: selectors_edit_impact.item_remove_sentence(
             reached, title=item.exercise_version.title
         ),
+        change={"edit": "item_remove", "item": item.pk},
     )
     item.variants.all().delete()
     item.delete()

@@ -37,6 +37,9 @@ def assignment_pool_add(
         sentence=lambda reached: selectors_edit_impact.pool_add_sentence(
             reached, pool=pool, count=len(versions), points=points
         ),
+        change={
+            "edit": "pool_add", "pool": pool, "versions": [version.pk for version in versions], "points": points,
+        },
     )
     items = []
     for version in versions:

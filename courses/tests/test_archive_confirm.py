@@ -4,12 +4,14 @@ again. With nobody sitting an exam it archives at once."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
+from django.core import signing
 from django.urls import reverse
 
-from attnquiz.confirmations import ConfirmationNeeded
+from attnquiz.confirmations import ConfirmationNeeded, confirmation_token, scope_of
 from attnquiz.testing import CLOCK_START
 from authoring.tests.factories import assignment_create, product_yaml, published_version, user_create
 from courses import services
@@ -94,3 +96,28 @@ def test_the_settings_page_asks_then_archives_on_confirm(client, people, midterm
     # Bringing it back never asks.
     client.post(url, {"archived": "0"})
     assert archived_at(people) is None
+
+
+def test_a_token_of_an_assignment_edit_is_asked_again_plainly(people, midterm):
+    """A token we made for another change (an edit of the midterm), even for the very same
+    sentence, confirms nothing here, and the page does not say "the numbers changed"."""
+    edit = scope_of("instructor.edit", midterm.pk, change={"edit": "item_remove", "item": 1})
+    with pytest.raises(ConfirmationNeeded) as again:
+        services.course_archive(course=people.course, confirmed=confirmation_token(scope=edit, message=ASKED))
+    assert (again.value.message, again.value.stale, again.value.expired) == (ASKED, False, False)
+    assert archived_at(people) is None
+
+
+def test_an_expired_confirmation_says_so_and_archives_nothing(people, midterm, settings, monkeypatch):
+    settings.CONFIRMATION_MAX_AGE_SECONDS = 60
+    with pytest.raises(ConfirmationNeeded) as asked:
+        services.course_archive(course=people.course)
+    later = time.time() + 61
+    monkeypatch.setattr(signing.time, "time", lambda: later)
+    with pytest.raises(ConfirmationNeeded) as again:
+        services.course_archive(course=people.course, confirmed=asked.value.token)
+    assert again.value.message == f"This confirmation expired; check the numbers again. {ASKED}"
+    assert (again.value.stale, again.value.expired) == (False, True)
+    assert archived_at(people) is None
+    services.course_archive(course=people.course, confirmed=again.value.token)
+    assert archived_at(people) is not None

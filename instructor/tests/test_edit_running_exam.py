@@ -68,7 +68,7 @@ def _confirmation(response) -> str:
 
 def _token(response) -> str:
     """The impact token the confirmation's button sends back."""
-    found = re.findall(r'<input type="hidden" name="impact" value="([0-9a-f]{16}:[\w-]+)">', response.content.decode())
+    found = re.findall(r'<input type="hidden" name="impact" value="([0-9a-f]{16}:[0-9a-f]{16}:[\w-]+:[\w-]+)">', response.content.decode())
     assert len(found) == 1
     return found[0]
 

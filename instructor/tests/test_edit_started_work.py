@@ -132,6 +132,41 @@ def test_taking_an_undrawn_exercise_out_of_its_pool_gives_it_to_everyone(client,
     assert [item.pk for item in pools.student_items(assignment=exam, student=sam)] == [first.pk, second.pk]
 
 
+def test_a_pools_confirmation_does_not_confirm_another_pools_change_that_reads_the_same(client, exam):
+    """{first, second -> p1} asks with token T; {third, fourth -> p2} reads the same word for
+    word, yet T does not confirm it: asked again (plainly, not "the numbers changed"), nothing
+    saved. T still confirms its own change."""
+    for slug, position in (("third", 2), ("fourth", 3)):
+        AssignmentItem.objects.create(
+            assignment=exam, exercise_version=published_version(source=product_yaml(slug=slug)), position=position,
+        )
+    _login(client)
+    url = reverse("instructor:item_pools", args=["attn", exam.slug])
+    one = _pools_data(exam, first="p1", second="p1")
+    other = _pools_data(exam, third="p2", fourth="p2")
+    expected = (
+        f"{WHO} Exercises already drawn for them stay theirs; with the new pools 5 of them lose an "
+        "exercise they were given, with its points."
+    )
+    asked = client.post(url, one)
+    assert asked.status_code == 200
+    assert _confirmation(asked).endswith(expected)
+
+    swapped = client.post(url, {**other, "confirm": "yes", "impact": _token(asked)})
+    assert swapped.status_code == 200
+    shown = _confirmation(swapped)
+    assert shown.endswith(f"<p><strong>Nothing is changed yet.</strong> {expected}")
+    assert _token(swapped) != _token(asked)
+    assert sorted(exam.items.values_list("pool", flat=True)) == ["", "", "", ""]
+
+    # Its own token confirms the other change; T confirms only {first, second -> p1}.
+    done = client.post(url, {**one, "confirm": "yes", "impact": _token(asked)})
+    assert done.status_code == 302
+    assert dict(exam.items.values_list("exercise_version__exercise__slug", "pool")) == {
+        "first": "p1", "second": "p1", "third": "", "fourth": "",
+    }
+
+
 def test_the_pools_sentence_counts_each_kind_of_change():
     reached = AttemptsReached(working=1, finished=3)
     assert selectors_edit_impact.pools_change_sentence(
