@@ -138,3 +138,10 @@ def confirmed_of(data) -> Confirmed:
     if data.get(CONFIRM_FIELD) != "yes":
         return False
     return str(data.get(TOKEN_FIELD, "")).strip()[:200] or False
+
+
+def confirmation_shown(needed) -> dict:
+    """What a page shows of a ConfirmationNeeded (this module's or a service's own): the
+    message, the token its confirm button sends back, and whether the numbers changed
+    since the confirmation answered."""
+    return {"message": needed.message, "token": needed.token, "stale": needed.stale}

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import selectors as account_selectors
-from attnquiz.confirmations import ConfirmationNeeded, confirmed_of
+from attnquiz.confirmations import ConfirmationNeeded, confirmation_shown, confirmed_of
 
 from .middleware import allowed_when_archived
 from . import invitations, selectors, services
@@ -132,7 +132,7 @@ def course_archive(request, course_slug: str):
         # Students are sitting an exam: the settings page again with what archiving does to
         # them and a button that confirms it (nothing is changed until then).
         context = _settings_context(request, course, role)
-        context["archive_confirmation"] = {"message": needed.message, "token": needed.token, "stale": needed.stale}
+        context["archive_confirmation"] = confirmation_shown(needed)
         return render(request, "courses/settings.html", context)
     messages.success(
         request,

@@ -10,7 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from attnquiz.confirmations import ConfirmationNeeded, confirmed_of
+from attnquiz.confirmations import ConfirmationNeeded, confirmation_shown, confirmed_of
 from courses.models import Role
 
 from . import selectors_accommodations as selectors
@@ -263,8 +263,7 @@ def proctor_extend(request, course_slug: str, assignment_slug: str):
         context["extend_form"] = form
         context["bound_attempts"] = attempts_bound(assignment=assignment)
         context["confirmation"] = {
-            "message": needed.message, "token": needed.token, "stale": needed.stale,
-            "fields": [("student", student.pk), ("minutes", minutes)],
+            **confirmation_shown(needed), "fields": [("student", student.pk), ("minutes", minutes)],
         }
         return render(request, "exams/proctor.html", context)
     except services.AccommodationRefused as refused:

@@ -32,12 +32,6 @@ def edit_confirmed(request) -> confirmations.Confirmed:
     return confirmations.confirmed_of(request.POST)
 
 
-def edit_confirmation(needed) -> dict:
-    """What a page shows of a ConfirmationNeeded: the message, the token its confirm
-    button sends back, and whether the numbers changed since the last confirmation."""
-    return {"message": needed.message, "token": needed.token, "stale": needed.stale}
-
-
 def render_edit_confirmation(request, *, assignment, role: str, needed, button: str):
     """The assignment page with a confirmation on top: what ``needed`` says (who the edit
     reaches and how) and a button that posts the same fields again with its token,
@@ -48,7 +42,7 @@ def render_edit_confirmation(request, *, assignment, role: str, needed, button: 
         for value in values
     ]
     confirmation = {
-        **edit_confirmation(needed), "action": request.get_full_path(), "fields": fields, "button": button,
+        **confirmations.confirmation_shown(needed), "action": request.get_full_path(), "fields": fields, "button": button,
     }
     return _render_assignment_detail(request, assignment=assignment, role=role, confirmation=confirmation)
 
@@ -101,7 +95,7 @@ def assignment_edit(request, course_slug: str, assignment_slug: str):
         try:
             services.assignment_update(assignment=assignment, confirmed=edit_confirmed(request), **form.cleaned_data)
         except services.ConfirmationNeeded as needed:
-            confirmation = edit_confirmation(needed)
+            confirmation = confirmations.confirmation_shown(needed)
         except services.InstructorRefused as refused:
             form.add_error("slug", refused.message)
         else:
