@@ -2,7 +2,9 @@
 started it (an exam's Start; homework's first opened exercise), working now or finished,
 and what the edit does to them: which running attempts a shorter time limit or an earlier
 close date ends now or cuts short, who a lower number of attempts leaves without one,
-who a new kind, new pools or another version of an exercise touches, who a more generous
+who a new kind, new pools or another version of an exercise touches (of an exam made
+homework: what those it lets answer again were shown after their attempt ended, counted as
+the proctor's reopening counts it, exams.selectors_reopen.review_seen), who a more generous
 review or solution policy shows verdicts, scores, feedback or solutions now, and whose
 open pages a new address breaks. Decided at save
 time; the editing views ask for a confirmation whenever anyone is reached, and the
@@ -28,7 +30,8 @@ from exams.selectors_accommodations import (
     course_zone,
     with_own_accommodation,
 )
-from exams.window import POLICY_FIELDS, REVIEW_LATER_AFTER, end_due, limits_apply, window_compute
+from exams.selectors_reopen import ReviewSeen, StoredAnswer, answered_specs, review_seen, specs_needed
+from exams.window import POLICY_FIELDS, REVIEW_LATER_AFTER, end_due, limits_apply, shown_since_end, window_compute
 from exercises.models import Variant
 from grading.models import Submission, SubmissionStatus
 
@@ -262,30 +265,134 @@ def attempts_cut(*, assignment: Assignment, started: list[Started], old: int, ne
     return sorted(Counter(highest.values()).items(), reverse=True)
 
 
+# What a student who has finished was shown after their attempt ended, by kind, in the
+# order the sentence names them: every worked solution or those of some parts, the verdicts
+# and scores of their answers, the diagnoses of their mistakes, the correct weights.
+SEEN_KINDS = ("solutions", "some solutions", "verdicts", "scores", "diagnoses", "weights")
+
+
+def seen_kinds(seen: ReviewSeen) -> tuple[str, ...]:
+    """The SEEN_KINDS of one student's ReviewSeen (exams.selectors_reopen)."""
+    answered = bool(seen.graded)
+    shown = {
+        "solutions": seen.all_solutions,
+        "some solutions": bool(seen.solution_parts) and not seen.all_solutions,
+        "verdicts": answered and seen.verdicts,
+        "scores": answered and seen.scores,
+        "diagnoses": bool(seen.diagnoses),
+        "weights": bool(seen.weight_parts),
+    }
+    return tuple(kind for kind in SEEN_KINDS if shown[kind])
+
+
+@dataclass(frozen=True)
+class KindChange:
+    """What a new kind does to those who started: ``count`` students reached (see
+    kind_change_counts) and, of an exam made homework, what those it lets answer again
+    were shown after their attempt ended: ``seen``, (SEEN_KINDS shown, how many students)
+    for each different set of kinds, most students first, then most kinds. Nobody shown
+    anything: empty."""
+
+    count: int
+    seen: tuple[tuple[tuple[str, ...], int], ...] = ()
+
+
+def _opened_and_answers(
+    *, assignment: Assignment, student_ids: list[int]
+) -> tuple[dict[int, datetime], dict[int, list[StoredAnswer]]]:
+    """_first_opened of each student and their stored answers to the assignment (practice
+    left out), read together: one query, each variant with its answers."""
+    if not student_ids:
+        return {}, {}
+    rows = (
+        Variant.objects.filter(assignment_item__assignment=assignment, student_id__in=student_ids)
+        .order_by()
+        .values_list(
+            "student_id", "created_at", "context", "pk", "exercise_version_id",
+            "submissions__part", "submissions__status", "submissions__correct", "submissions__misconception",
+        )
+    )
+    opened: dict[int, datetime] = {}
+    answers: dict[int, list[StoredAnswer]] = {}
+    for student_id, created_at, context, variant_id, version_id, part, status, correct, misconception in rows:
+        if student_id not in opened or created_at < opened[student_id]:
+            opened[student_id] = created_at
+        if part is not None and context.startswith("assignment:"):
+            answers.setdefault(student_id, []).append(
+                StoredAnswer(variant_id, part, status, correct, misconception, version_id)
+            )
+    return opened, answers
+
+
+def _seen_groups(
+    *, settings, shown: dict[int, tuple], answers: dict[int, list[StoredAnswer]]
+) -> tuple[tuple[tuple[str, ...], int], ...]:
+    """KindChange.seen of the students in ``shown`` (student id -> (window, kinds shown
+    since the end)), counted by exams.selectors_reopen.review_seen over their ``answers``.
+    One query for the exercises' specs when the correct weights are shown, else none."""
+    own = {student_id: answers.get(student_id, []) for student_id in shown}
+    needs_specs = any(specs_needed(kinds=kinds, answers=own[student_id]) for student_id, (_, kinds) in shown.items())
+    specs = answered_specs([answer for rows in own.values() for answer in rows]) if needs_specs else None
+    groups: Counter = Counter()
+    for student_id, (window, kinds) in shown.items():
+        seen = review_seen(assignment=settings, window=window, answers=own[student_id], specs=specs, kinds=kinds)
+        if seen.anything:
+            groups[seen_kinds(seen)] += 1
+    order = {kind: position for position, kind in enumerate(SEEN_KINDS)}
+    # Most students first; of as many, who was shown the most first.
+    return tuple(sorted(
+        groups.items(), key=lambda group: (-group[1], -len(group[0]), [order[kind] for kind in group[0]])
+    ))
+
+
 def kind_change_counts(
-    *, assignment: Assignment, started: list[Started], new_kind: str, new_limits: dict, now: datetime | None = None,
-) -> int:
-    """What a new kind does to those who started, in one number.
+    *, assignment: Assignment, started: list[Started], new_kind: str, new_limits: dict, stored: dict,
+    now: datetime | None = None,
+) -> KindChange:
+    """What a new kind does to those who started.
 
     Exam to homework: how many who have finished could answer again (homework takes
     answers until it closes for the student or their time, counted from the first
-    exercise they opened, runs out; a finished attempt does not stop it). Homework to
-    exam: how many still working have no attempt yet, so must press Start before their
-    next answer. One query at most."""
+    exercise they opened, runs out; a finished attempt does not stop it), and what the
+    exam's review policy has shown them since their attempt ended (``seen``: they would
+    answer again with it in hand). Homework to exam: how many still working have no
+    attempt yet, so must press Start before their next answer. ``stored``: the settings as
+    saved (review_fields_of), which decide what they were shown. One query at most, and one
+    more when the exam shows the correct attention weights only after an attempt ends."""
     now = now or timezone.now()
     if new_kind == AssignmentKind.EXAM:
-        return sum(1 for start in started if start.working and start.attempt is None)
+        return KindChange(count=sum(1 for start in started if start.working and start.attempt is None))
     finished = [start for start in started if not start.working]
-    opened = _first_opened(assignment=assignment, student_ids=[start.student_id for start in finished])
+    # What each was shown since their attempt ended is decided by their window under the
+    # stored exam settings (no query); their answers are read only when it shows anything.
+    settings = SimpleNamespace(**stored)
+    shown = {}
+    for start in finished:
+        window = window_compute(
+            assignment=settings, accommodation=start.accommodation, attempt=start.attempt,
+            clock_started_at=start.clock_started_at, archived=False, now=now,
+        )
+        kinds = shown_since_end(assignment=settings, window=window)
+        if kinds:
+            shown[start.student_id] = (window, kinds)
+    ids = [start.student_id for start in finished]
+    if shown:
+        opened, answers = _opened_and_answers(assignment=assignment, student_ids=ids)
+    else:
+        opened, answers = _first_opened(assignment=assignment, student_ids=ids), {}
     limits = SimpleNamespace(**new_limits)
-    reopened = 0
+    reopened = []
     for start in finished:
         own = limits_apply(
             assignment=limits, accommodation=start.accommodation, started_at=opened.get(start.student_id), now=now
         )
         if not (own.is_closed(now) or own.is_not_open_yet(now) or own.is_time_up(now)):
-            reopened += 1
-    return reopened
+            reopened.append(start.student_id)
+    seen = _seen_groups(
+        settings=settings, shown={student_id: shown[student_id] for student_id in reopened if student_id in shown},
+        answers=answers,
+    )
+    return KindChange(count=len(reopened), seen=seen)
 
 
 @dataclass(frozen=True)
@@ -600,9 +707,44 @@ def pools_change_sentence(reached: AttemptsReached, *, change: PoolsReached) -> 
     return f"{text}{_joined(clauses)}.{finished}"
 
 
-def kind_change_sentence(reached: AttemptsReached, *, new_kind: str, count: int, timed: bool) -> str:
+def _seen_words(kinds: tuple[str, ...]) -> str:
+    """SEEN_KINDS in words: "the worked solutions, verdicts and scores of their answers"."""
+    items = [{"solutions": "worked solutions", "some solutions": "worked solutions of some parts"}[kind]
+             for kind in kinds if kind in ("solutions", "some solutions")]
+    answered = [kind for kind in kinds if kind in ("verdicts", "scores")]
+    if answered:
+        items += answered
+        items[-1] += " of their answers"
+    if "diagnoses" in kinds:
+        items.append("diagnoses of their mistakes")
+    if "weights" in kinds:
+        items.append("correct attention weights")
+    return f"the {_joined(items)}"
+
+
+def _seen_clause(seen: tuple[tuple[tuple[str, ...], int], ...], *, count: int) -> str:
+    """ "; 1 of them has been shown the worked solutions, verdicts and scores of their
+    answers" ("" when nobody was shown anything). ``count``: the students it is about."""
+    clauses = []
+    for position, (kinds, students) in enumerate(seen):
+        if position:
+            who = f"{students} {_have(students)}"
+        elif students == count:
+            who = {1: "they have", 2: "both have"}.get(count, f"all {count} have")
+        else:
+            who = f"{students} of them {_have(students)}"
+        clauses.append(f"{who} been shown {_seen_words(kinds)}")
+    return f"; {_joined(clauses)}" if clauses else ""
+
+
+def kind_change_sentence(
+    reached: AttemptsReached, *, new_kind: str, count: int, timed: bool,
+    seen: tuple[tuple[tuple[str, ...], int], ...] = (),
+) -> str:
     """ "… Making it homework keeps every saved answer and lets 2 students who have
-    finished answer again while it is open to them." ``count``: kind_change_counts."""
+    finished answer again while it is open to them; 1 of them has been shown the worked
+    solutions, verdicts and scores of their answers." ``count``, ``seen``: KindChange
+    (kind_change_counts)."""
     if new_kind == AssignmentKind.EXAM:
         text = "Making it an exam keeps every saved answer"
         if count:
@@ -613,6 +755,7 @@ def kind_change_sentence(reached: AttemptsReached, *, new_kind: str, count: int,
         text = "Making it homework keeps every saved answer"
         if count:
             text += f" and lets {_students(count)} who {_have(count)} finished answer again while it is open to them"
+            text += _seen_clause(seen, count=count)
     return f"{who_sentence(reached)} {text}."
 
 

@@ -142,11 +142,12 @@ def _settings_change_message(*, assignment: Assignment, fields: dict) -> str:
     sentences = []
     if new_kind != kind:
         applied = {**limits, **new_limits}
-        count = selectors_edit_impact.kind_change_counts(
-            assignment=assignment, started=started, new_kind=new_kind, new_limits=applied, now=now
+        change = selectors_edit_impact.kind_change_counts(
+            assignment=assignment, started=started, new_kind=new_kind, new_limits=applied, stored=stored, now=now
         )
         sentences.append(selectors_edit_impact.kind_change_sentence(
-            reached, new_kind=new_kind, count=count, timed=bool(applied["time_limit_minutes"])
+            reached, new_kind=new_kind, count=change.count, seen=change.seen,
+            timed=bool(applied["time_limit_minutes"]),
         ))
     # Counted under every new setting at once (fewer attempts also end parts, and with them
     # may show their solutions), asked about when the review or solution policy changes.
