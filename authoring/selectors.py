@@ -17,6 +17,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import Http404
@@ -345,6 +346,53 @@ def version_preview_limited(
         )
     except SourceCheckStopped as stopped:
         return {"seed": seed, "variant_name": variant_name or "", "error": stopped.message}
+
+
+# A published version's content never changes and a preview's draw is seeded, so its preview
+# is the same every time; only the code that renders it may change, on a deploy: bump the
+# key's version when a preview's content changes, and a day bounds what an unbumped change
+# leaves behind.
+PUBLISHED_PREVIEW_CACHE_SECONDS = 24 * 3600
+_PUBLISHED_PREVIEW_CACHE_VERSION = 1
+
+
+def published_preview_cache_key(*, version: ExerciseVersion, seed: int) -> str:
+    """The content hash is in the key, so an id handed out again (a restored or test
+    database) never reads another version's preview."""
+    content = version.content_hash[:16]
+    return f"published-preview:{_PUBLISHED_PREVIEW_CACHE_VERSION}:{version.pk}:{content}:{seed}"
+
+
+def published_version_preview(*, version: ExerciseVersion, seed: int, place) -> dict:
+    """``version_preview_limited`` of a published (or retired) version, from the cache when
+    it is there: the instructor's picker and pool pages preview the same versions again and
+    again, and each miss runs the sandbox.
+
+    ``place`` is called, and the context manager it returns entered, around the sandbox run
+    only, on a miss: the caller passes the person's one place for sandbox runs
+    (``services.source_check_place``), whose AuthoringRefused (code ``busy``) passes through
+    with nothing run. A hit runs nothing and takes no place. The cache fails open: with Redis
+    down every call is a miss.
+
+    Only a preview without ``error`` is kept. A stop (time or memory limit, a crashed
+    checker) depends on the machine's load and must not stick. A draw that fails for this
+    seed would fail again, but a version is checked on seeds 0–9 when saved (the bank's
+    files by their tests), so such a failure points at engine code changed since: it is
+    shown fresh once that is fixed, and its reruns still hold the person's place.
+    """
+    from exercises.specs import version_spec
+
+    if version.status not in LIBRARY_STATUSES:
+        raise ValueError(f"{version} is not published: its preview may change, so it is not cached.")
+    key = published_preview_cache_key(version=version, seed=seed)
+    preview = cache.get(key)
+    if preview is not None:
+        return preview
+    with place():
+        preview = version_preview_limited(spec=version_spec(version), seed=seed)
+    if not preview.get("error"):
+        cache.set(key, preview, PUBLISHED_PREVIEW_CACHE_SECONDS)
+    return preview
 
 
 def version_test_variants_limited(*, spec: engine.ExerciseSpec, first_seed: int = 0) -> dict:

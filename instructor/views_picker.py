@@ -3,12 +3,15 @@ that adds several exercises at once, in the order they were ticked."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from authoring.selectors import version_preview_limited
+from authoring.selectors import published_version_preview
+from authoring.services import SOURCE_CHECK_RETRY_SECONDS, AuthoringRefused, source_check_place
 from exercises.engine.skills import SKILLS
 from exercises.specs import part_label, version_spec
 
@@ -81,22 +84,37 @@ def _report_added(request, outcome: services.ItemsAdded) -> None:
 @require_GET
 def exercise_preview(request, course_slug: str, assignment_slug: str, version_id: int):
     """What a student would see of one assignable version, for a sample variant (seed 0);
-    the picker loads it into its row, and without scripts it is a page of its own."""
+    the picker loads it into its row, and without scripts it is a page of its own.
+
+    Drawn once per version (then cached), in the sandbox, holding the person's one place
+    for it: while another run of theirs holds it, 429 with Retry-After and the reason,
+    and the row (authoring_check.js) or the page asks again after the wait."""
     assignment, role = selectors.access_staff_assignment(
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, instructor_only=True
     )
     version = selectors_picker.access_assignable_version(version_id=version_id)
     spec = version_spec(version)
-    preview = version_preview_limited(spec=spec, seed=PREVIEW_SEED)
+    preview, busy = None, {}
+    try:
+        preview = published_version_preview(
+            version=version, seed=PREVIEW_SEED,
+            place=partial(source_check_place, user=request.user, action="preview"),
+        )
+    except AuthoringRefused as refused:
+        busy = {"busy": refused.message, "retry_after": SOURCE_CHECK_RETRY_SECONDS}
     fragment = request.headers.get("HX-Request") == "true"
-    return render(
+    response = render(
         request,
         "instructor/_exercise_preview.html" if fragment else "instructor/exercise_preview.html",
         {
             "course": assignment.course, "assignment": assignment, "version": version, "preview": preview,
-            "choice_parts": _choice_parts(spec, preview),
+            "choice_parts": _choice_parts(spec, preview) if preview else [], **busy,
         },
+        status=429 if busy else 200,
     )
+    if busy:
+        response["Retry-After"] = str(SOURCE_CHECK_RETRY_SECONDS)
+    return response
 
 
 def _choice_parts(spec, preview: dict) -> list[tuple[str, list[str]]]:

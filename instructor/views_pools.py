@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from authoring.selectors import version_preview_limited
-from exercises.specs import version_spec
+from authoring.selectors import published_version_preview
+from authoring.services import AuthoringRefused, source_check_place
 
 from . import selectors, selectors_pools, services, services_pools, views
 from .forms_pools import SkillPoolForm
@@ -18,7 +20,10 @@ from .forms_pools import SkillPoolForm
 @require_http_methods(["GET", "POST"])
 def pool_by_skill(request, course_slug: str, assignment_slug: str):
     """GET: the exercises a pool of N for skill S would hold, with titles and previews.
-    POST: add exactly the previewed exercises (refused if the bank's suggestion changed)."""
+    POST: add exactly the previewed exercises (refused if the bank's suggestion changed).
+
+    A preview that another sandbox run of the person's keeps from being drawn is left out,
+    saying why; the page itself is not refused, as its list is what matters."""
     assignment, role = selectors.access_staff_assignment(
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, instructor_only=True
     )
@@ -49,9 +54,7 @@ def pool_by_skill(request, course_slug: str, assignment_slug: str):
                 else:
                     messages.success(request, f"Added pool “{form.pool_name()}” of {len(items)} exercises.")
                     return redirect("instructor:assignment", course_slug, assignment_slug)
-        previews = [
-            version_preview_limited(spec=version_spec(candidate.version), seed=0) for candidate in candidates
-        ]
+        previews = [_candidate_preview(request.user, candidate.version) for candidate in candidates]
     if form.errors:
         status = 422
     return render(
@@ -64,6 +67,19 @@ def pool_by_skill(request, course_slug: str, assignment_slug: str):
         },
         status=status,
     )
+
+
+def _candidate_preview(user, version) -> dict:
+    """Seed 0 of one candidate, cached, or ``{"busy": why}``. Each miss takes the person's one
+    sandbox place for its own run only: the person never runs two sandbox processes at once,
+    and a Check of theirs sent meanwhile is refused for one preview's run at most, not the
+    whole page's. A hit takes no place."""
+    try:
+        return published_version_preview(
+            version=version, seed=0, place=partial(source_check_place, user=user, action="preview")
+        )
+    except AuthoringRefused as refused:
+        return {"busy": refused.message}
 
 
 def _skill_options(assignment) -> list[tuple[str, str, int]]:
