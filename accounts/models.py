@@ -6,6 +6,9 @@ confirmation link sent to it, or by setting their password through a link sent t
 password reset, an invitation). An address a course's staff gave when they created the
 account for it (roster import, "add by e-mail") counts too: nobody but the owner of the
 mailbox can sign in to that account (its password is random until set through the mailbox).
+So does the address an LMS gives at a launch when an administrator has marked that LMS
+as verifying its users' addresses (``lti.models.Platform.verifies_emails``), for the
+account that LMS launched only.
 
 Only such an address finds an account for someone else: the roster import, "add by
 e-mail" on the people page, granting course creation, and the password-reset e-mail when
@@ -21,6 +24,7 @@ class EmailTrust(models.TextChoices):
     CONFIRMED_BY_LINK = "link", "confirmed through the link sent to it"
     CONFIRMED_BY_PASSWORD = "password", "confirmed by setting the password through a link sent to it"
     GIVEN_BY_STAFF = "staff", "given by a course's staff when they created the account"
+    GIVEN_BY_LMS = "lms", "given at a launch by an LMS that verifies its users' addresses"
 
 
 class TrustedEmail(models.Model):

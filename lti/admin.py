@@ -21,7 +21,8 @@ class DeploymentInline(admin.TabularInline):
 
 @admin.register(Platform)
 class PlatformAdmin(LabelledTimesAdmin):
-    list_display = ["name", "issuer", "client_id", "created_at"]
+    list_display = ["name", "issuer", "client_id", "verifies_emails", "created_at"]
+    list_filter = ["verifies_emails"]
     search_fields = ["name", "issuer", "client_id"]
     inlines = [DeploymentInline]
 

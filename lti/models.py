@@ -2,8 +2,10 @@
 
 A platform is one LMS registration (issuer + client_id). Launches from it map its
 contexts to courses, its resource links to assignments and its users (``sub``) to
-Django users. ``LoginState`` is the server-side half of an OIDC login: it makes each
-state and nonce usable for exactly one launch.
+Django users; a platform marked ``verifies_emails`` also vouches for the e-mail address
+of the users it launches (``lti.services.lti_email_vouch``). ``LoginState`` is the
+server-side half of an OIDC login: it makes each state and nonce usable for exactly one
+launch.
 """
 
 from django.conf import settings
@@ -34,6 +36,21 @@ class Platform(models.Model):
         blank=True,
         help_text="Optional. When set, an unknown key id makes attnquiz fetch this URL once "
         "and store the result in 'jwks'.",
+    )
+    verifies_emails = models.BooleanField(
+        "This LMS verifies its users' e-mail addresses",
+        default=False,
+        help_text="Turn on only if no user of this LMS can set an address without proving they "
+        "receive mail there. Then the 'email' of a launch from this LMS is trusted to find the "
+        "account of the user it launched (the account linked to this registration and the "
+        "launch's 'sub'), as a confirmed address is: roster imports and 'add by e-mail' find it. "
+        "Never an address another account holds already (confirmed, given by staff or by any "
+        "LMS): the first account keeps it, and this one only gives it. Every launch sets the "
+        "account's e-mail to the LMS's, as without this, so a new address takes the trust "
+        "with it, and an address the person confirmed in attnquiz gives way to the LMS's at "
+        "their next launch. A launch saying 'email_verified': false trusts nothing. Turning "
+        "this off trusts no new address; those trusted already stay until the account's "
+        "e-mail changes.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -29,6 +29,8 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from accounts.identifiers import email_normalise
+from accounts.models import EmailTrust
+from accounts.services import email_trust_record
 from attnquiz.enqueue import registered_task, task_send
 from attnquiz.input_limits import unstorable_reason
 from courses.models import Assignment, Course, EnrolmentSource, Role
@@ -460,6 +462,7 @@ def launch_accept(*, launch: Launch, course_choice: str | None = None) -> Launch
     if launch.is_deep_linking and role != Role.INSTRUCTOR:
         raise LtiRefused("Only the course's instructors can add attnquiz content.", status=403)
     user = lti_user_ensure(platform=launch.platform, sub=launch.sub, claims=launch.claims)
+    lti_email_vouch(platform=launch.platform, user=user, claims=launch.claims)
     context = (
         LtiContext.objects.select_related("course")
         .filter(platform=launch.platform, context_id=str(launch.context["id"]))
@@ -616,6 +619,25 @@ def lti_user_ensure(*, platform: Platform, sub: str, claims: dict):
     if changed:
         user.save(update_fields=changed)
     return user
+
+
+def lti_email_vouch(*, platform: Platform, user, claims: dict) -> bool:
+    """Trust the launch's ``email`` to find ``user`` when ``platform`` verifies its users'
+    addresses (``Platform.verifies_emails``); True when it is trusted now.
+
+    ``user`` must be the account ``lti_user_ensure`` gave for this platform and the
+    launch's ``sub``, its e-mail just set from these claims: a platform vouches only for
+    the people it launches, and only from a verified launch (never from a roster sync).
+    ``email_trust_record`` keeps the rule of every trusted address: an address another
+    account holds stays with it (nothing is taken, whichever LMS or person gave it), and
+    this account's trust moves to a new address the LMS gives. A launch whose
+    ``email_verified`` claim says false trusts nothing. Call inside the launch's transaction."""
+    if not platform.verifies_emails or claims.get("email_verified") in (False, "false"):
+        return False
+    email = names_from_claims(claims).get("email", "")
+    if not email or email_normalise(user.email) != email:  # trust only the account's own e-mail
+        return False
+    return email_trust_record(user=user, email=email, trust=EmailTrust.GIVEN_BY_LMS)
 
 
 def lti_context_create(
