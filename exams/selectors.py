@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from django.db.models import BooleanField, DateTimeField, FilteredRelation, Min, OuterRef, Q, Subquery, Value
+from django.http import Http404
 from django.utils import timezone
 
 from attnquiz.prepared_reads import PreparedRead
@@ -160,18 +161,27 @@ SESSION_TAKEN_OVER = (
 )
 
 
+class NoOwnAttempt(Http404):
+    """The student has no attempt on the exam at these slugs: never started, removed by
+    staff, or the slugs name no exam (the live-deadline poll's 404)."""
+
+    message = "No attempt of yours on this exam."
+
+    def __init__(self):
+        super().__init__(self.message)
+
+
 def access_own_deadline(*, course_slug: str, assignment_slug: str, student, session=None) -> tuple[Window, object]:
     """The window of a student's own running or ended exam attempt, and its course, found
-    by its slugs in one query (the live-deadline poll's read); Http404 without an attempt. Reveals only
-    the student's own clock, so the exam's access gate is not repeated here; but a browser
-    ``session`` whose one-session attempt another session has taken over is refused
-    (``ExamAccessRefused``, code ``session_replaced``), as the gate refuses its next request,
-    so its open page learns it at its next poll."""
-    from django.http import Http404
-
+    by its slugs in one query (the live-deadline poll's read); ``NoOwnAttempt`` (an Http404)
+    without an attempt. Reveals only the student's own clock, so the exam's access gate is
+    not repeated here; but a browser ``session`` whose one-session attempt another session
+    has taken over is refused (``ExamAccessRefused``, code ``session_replaced``), as the gate
+    refuses its next request, so its open page learns it at its next poll. The window of an
+    archived course says so (``window.archived``): its pages keep no clock."""
     row = _OWN_DEADLINE_ROW.first(course_slug=course_slug, assignment_slug=assignment_slug, student_id=student.pk)
     if row is None or vars(row).get("window_attempt") is None:
-        raise Http404("No attempt of yours on this exam.")
+        raise NoOwnAttempt()
     if session is not None and session_taken_over(session=session, assignment=row, attempt=row.window_attempt):
         raise ExamAccessRefused(SESSION_TAKEN_OVER, code="session_replaced")
     window = window_compute(

@@ -18,7 +18,7 @@ from .access import ExamAccessRefused
 from .forms_release import ReleaseScheduleForm
 from .templatetags.course_time import course_time_text
 from .views_access import exam_gate_response
-from .window import duration_text
+from .window import ARCHIVED_MESSAGE, duration_text
 
 
 def _access_exam(*, user, course_slug: str, assignment_slug: str):
@@ -163,10 +163,29 @@ def deadline_poll(request, course_slug: str, assignment_slug: str):
     """The student's own deadline now, for the open pages of their attempt to poll (an
     extension, an accommodation edited or an early close reaches them within seconds).
     Outside the grading path: one read of the window, one write when the deadline the
-    page learns has changed. A page whose attempt another browser session has taken over
-    gets a 403 that says so ({"taken_over": true, "message": ...}): it disables its forms.
-    Asked faster than any page asks, a 429 with Retry-After ({"rate_limited": true,
-    "retry_after": seconds}): the page asks again after it, and shows nothing."""
+    page learns has changed. Every reply to a signed-in student is JSON, never cached:
+
+    - the course is archived (a page opened before that polls): {"archived": true, "message",
+      and no clock: "seconds_left" and "deadline" null}; the page reloads into its read-only self
+      (an archived course's pages keep no clock, ``exams.window.clock_view``). Nothing is
+      recorded: an archived course takes no writes.
+    - no attempt of the student's at these slugs (removed by staff, never started, a forged
+      URL): a 404 {"not_started": true, "message"}; the page reloads once, to its Start.
+    - a page whose attempt another browser session has taken over: a 403 that says so
+      ({"taken_over": true, "message"}); it disables its forms.
+    - asked faster than any page asks: a 429 with Retry-After ({"rate_limited": true,
+      "retry_after": seconds}); the page asks again after it, and shows nothing.
+
+    The limit is asked first, then the attempt is looked up, so a 404 takes tokens too, and
+    that is the order wanted. The per-exam bucket is keyed by the slugs asked for: a 404
+    never spends the bucket of the exam the student is running (they have an attempt
+    there). The per-student bucket is the one bound on a flood over made-up slugs (each
+    gets a fresh per-exam bucket), and only a bucket asked before the read spares a refused
+    poll the read. A page stops at its first 404, so a 404 takes one token of the student's
+    burst of 20, which refills at one a second against a page's one ask every 30 s (the
+    defaults); only a flood from the student's own session can empty it, and then the
+    running exam's page merely asks again after Retry-After. Looking the attempt up first
+    would make every refused poll cost that read and leave 404s unbounded."""
     wait = services.deadline_poll_wait(
         student=request.user, course_slug=course_slug, assignment_slug=assignment_slug
     )
@@ -181,10 +200,21 @@ def deadline_poll(request, course_slug: str, assignment_slug: str):
             course_slug=course_slug, assignment_slug=assignment_slug, student=request.user,
             session=getattr(request, "session", None),
         )
+    except selectors.NoOwnAttempt as missing:
+        return JsonResponse(
+            {"not_started": True, "message": missing.message},
+            status=404, headers={"Cache-Control": "no-store"},
+        )
     except ExamAccessRefused as refused:
         return JsonResponse(
             {"taken_over": refused.code == "session_replaced", "message": refused.message},
             status=403, headers={"Cache-Control": "no-store"},
+        )
+    if window.archived:
+        return JsonResponse(
+            {"archived": True, "message": ARCHIVED_MESSAGE, "ended": window.ended,
+             "seconds_left": None, "deadline": None, "deadline_text": "", "limit_text": ""},
+            headers={"Cache-Control": "no-store"},
         )
     deadline = window.deadline
     limit_seconds = window.limits.time_limit_seconds

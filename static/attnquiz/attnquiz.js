@@ -1650,10 +1650,14 @@
      own clock reaches zero, and when the tab is shown again, so an extension, an
      accommodation edited or an early close reaches an open page without a reload. A page
      whose clock already ran out, or whose attempt ended meanwhile, reloads instead: the
-     server draws the forms and the attempt's state. A 403 {"taken_over": true, message}
-     (another browser session has the attempt now) stops the polls and calls onTakenOver.
-     A 429 (asked too often: many tabs, a flurry of tab switches) shows the student nothing:
-     the page asks again after the reply's Retry-After seconds. */
+     server draws the forms and the attempt's state. So does a page whose course was archived
+     ({"archived": true}: it reloads read-only, without a clock). A 404 {"not_started": true}
+     (the attempt was removed by staff) stops the polls and reloads once, to the Start button;
+     a page reloaded for it that gets another 404 before any answered poll only stops. A 403
+     {"taken_over": true, message} (another browser session has the attempt now) stops the
+     polls and calls onTakenOver. A 429 (asked too often: many tabs, a flurry of tab
+     switches) shows the student nothing: the page asks again after the reply's Retry-After
+     seconds. */
   function pollDeadline(clock, moveTo, onTakenOver) {
     var url = clock.dataset.deadlineUrl;
     var everyMs = Math.max(1, Number(clock.dataset.deadlinePollSeconds) || 30) * 1000;
@@ -1663,7 +1667,24 @@
     var stopped = false;
     var timer = null;
     var lastAsked = Date.now();
+    var reloadedKey = "attnquiz.deadline-404:" + url;
     function stop() { stopped = true; clearTimeout(timer); }
+    // The one reload a 404 may cause: remembered in this tab until a poll is answered, so
+    // a server that still draws the clock without an attempt cannot reload it every poll.
+    function reloadOnceForNoAttempt() {
+      var storage = draftStorage();
+      try {
+        if (storage && storage.getItem(reloadedKey)) return;
+        if (storage) storage.setItem(reloadedKey, "1");
+      } catch (error) { /* storage refused: reload anyway */ }
+      reloadPage();
+    }
+    function forgetReloadForNoAttempt() {
+      var storage = draftStorage();
+      try {
+        if (storage) storage.removeItem(reloadedKey);
+      } catch (error) { /* nothing to do */ }
+    }
     function scheduleNext() {
       askAfter(everyMs);
     }
@@ -1685,7 +1706,9 @@
             askAfter(deadlineRetryAfterSeconds(response) * 1000);
             return null;
           }
-          if (response.status === 403) return response.json().catch(function () { return null; });
+          if (response.status === 403 || response.status === 404) {
+            return response.json().catch(function () { return null; });
+          }
           return null;
         })
         .then(function (data) {
@@ -1695,7 +1718,18 @@
             onTakenOver(String(data.message || ""));
             return;
           }
+          if (data.not_started) {
+            stop();
+            reloadOnceForNoAttempt();
+            return;
+          }
           if (data.seconds_left === undefined) return; // another refusal: the next poll asks again
+          forgetReloadForNoAttempt();
+          if (data.archived) {
+            stop();
+            reloadPage();
+            return;
+          }
           if (data.ended || data.seconds_left === null) {
             stop();
             reloadPage();
