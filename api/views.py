@@ -37,6 +37,7 @@ REFUSAL_STATUS = {
     "time_up": status.HTTP_409_CONFLICT,
     "not_started": status.HTTP_409_CONFLICT,  # an exam answered before its Start
     "key_reused": status.HTTP_409_CONFLICT,  # an Idempotency-Key already names another answer
+    "unchanged": status.HTTP_409_CONFLICT,  # the same answer as the part's latest one that counts
     "attempt_finished": status.HTTP_409_CONFLICT,  # an exam answered after its attempt ended
     "rate_limited": status.HTTP_429_TOO_MANY_REQUESTS,  # the per-student answer rate limit
 }
@@ -46,6 +47,13 @@ PROBLEM_409 = OpenApiResponse(
     ProblemSerializer,
     description="Not accepted now: solved, no attempts left, closed, not open yet, time up, "
     "or (an exam) not started or already finished.",
+)
+SUBMIT_PROBLEM_409 = OpenApiResponse(
+    ProblemSerializer,
+    description="Not accepted, nothing stored and no attempt used: solved, no attempts left, closed, "
+    "not open yet, time up, (an exam) not started or already finished, an Idempotency-Key that names "
+    "another answer (key_reused), or the same answer as the part's latest one that counts (unchanged: "
+    "an answer that could not be graded may be sent again).",
 )
 
 
@@ -125,7 +133,7 @@ class ExerciseDetail(APIView):
         description="Your name for this answer, new for each answer and the same when you resend it "
         "(its response lost): an answer already stored under it is answered again, not stored twice.",
     )],
-    responses={202: serializers.SubmitAcceptedSerializer, 409: PROBLEM_409, 422: PROBLEM_422},
+    responses={202: serializers.SubmitAcceptedSerializer, 409: SUBMIT_PROBLEM_409, 422: PROBLEM_422},
 )
 class SubmitAnswer(APIView):
     """Submit an answer to one part. The format is checked at once (a format error, 422,

@@ -9,8 +9,10 @@ worker still holds it) stores exactly one grade.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import math
+import re
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -108,7 +110,8 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer, clien
     """Check the answer's format, store it as ``queued`` and enqueue grading on commit.
 
     Raises SubmissionRefused (storing nothing) for answers sent too fast, a format error,
-    a solved part, a closed assignment or no attempts left.
+    a solved part, a closed assignment, no attempts left, or the same answer as the part's
+    latest one that counts (``unchanged``, see ``_refuse_if_unchanged``).
 
     ``client_key`` (optional) names this answer on the sender's side: a retry with the key
     of an answer already stored (its response lost on the way) returns that submission and
@@ -147,6 +150,7 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer, clien
             # "Already solved" would tell a student what the review policy hides.
             solved_shown=window.visibility.correctness if window else True,
         )
+        _refuse_if_unchanged(variant=variant, part=part, raw_answer=raw_answer, attempts=attempts)
         submission = Submission.objects.create(
             variant=variant,
             student=student,
@@ -190,6 +194,87 @@ def _stored_for_key(*, variant: Variant, part: str, raw_answer, client_key: str)
         )
     stored.replayed = True
     return stored
+
+
+# An answer to a part answered before reads that part's latest answer that counts: compiled
+# once. The first answer on a part (the exam load's hot path) never runs it.
+_LATEST_COUNTED_ANSWER = PreparedRead(
+    lambda *, variant_id, part: Submission.objects.filter(variant_id=variant_id, part=part)
+    .exclude(status=SubmissionStatus.COULD_NOT_GRADE)
+    .order_by("-attempt")
+    .values_list("raw_answer", flat=True)[:1],
+    variant_id=int,
+    part=str,
+)
+
+UNCHANGED_ANSWER = (
+    "This is the answer you sent last on this part; it was not stored again. "
+    "Change it to try again."
+)
+
+
+def _refuse_if_unchanged(*, variant: Variant, part: str, raw_answer, attempts: dict) -> None:
+    """Refuse the same answer as the part's latest one that counts: it would be graded the
+    same and only use an attempt. An answer we could not grade does not count, so it may
+    be sent again (a retry); one queued, being graded, graded or waiting for a person does.
+    (The page's script holds the same answer back only once its grade, or "Answer saved",
+    is shown; this is the rule for every client, the API and a page without script too.)
+
+    Call under the variant's lock, after the key's replay (a retry of the stored answer
+    under its own key is returned, not refused). Reads that answer only when the part has
+    one (``attempts["used"]``): the first answer on a part costs no query here.
+    """
+    if not attempts["used"]:
+        return
+    key = answer_key(raw_answer)
+    if key is None:
+        return
+    latest = _LATEST_COUNTED_ANSWER.first(variant_id=variant.pk, part=part)
+    if answer_key(latest) == key:
+        raise SubmissionRefused(UNCHANGED_ANSWER, code="unchanged")
+
+
+# JavaScript's white space (what String.prototype.trim removes and \s matches), so the
+# server's rule is the page's to the character.
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_SPACE_RUN = re.compile(f"[{_JS_SPACE}]+")
+_JS_LINE_BREAK = re.compile(r"\r\n?")
+
+
+def _normal_text(text: str) -> str:
+    """The page's ``normalText``: lines trimmed, inner runs of spaces made one space,
+    blank lines dropped (``\\r\\n`` and ``\\r`` are line breaks)."""
+    lines = (_JS_SPACE_RUN.sub(" ", line).strip(" ") for line in _JS_LINE_BREAK.sub("\n", text).split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+def answer_key(raw_answer):
+    """What decides whether two stored answers are the same answer, or None for an answer
+    with nothing in it (which is never "the same").
+
+    Exactly the exercise page's rule (``answerKey`` in static/attnquiz/attnquiz.js, which
+    keeps the page from sending an answer again): a text, each cell of a grid and each
+    choice of a list compared after ``_normal_text`` (spaces around a line or a cell, runs
+    of spaces and blank lines make no difference to grading); the shape (text, list,
+    rows of cells) must match; nothing else is normalised. "1.0" and "1.00" differ, as
+    does a text from the same text in a list: they are different answers as typed.
+    """
+    typed = False
+
+    def normal(value):
+        nonlocal typed
+        if isinstance(value, list):
+            return [normal(item) for item in value]
+        if value is None:
+            return ""
+        if not isinstance(value, str):  # not stored by the form or the API; as JSON.stringify
+            value = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        text = _normal_text(value)
+        typed = typed or text != ""
+        return text
+
+    normalised = normal(raw_answer)
+    return normalised if typed else None
 
 
 def _refuse_if_too_fast(*, student) -> None:

@@ -60,9 +60,9 @@ def assignment_set(assignment, **fields):
     return assignment
 
 
-def submit(item, student, part="weights"):
+def submit(item, student, part="weights", answer=UNIFORM):
     variant = variant_get_or_create_for_item(item=item, student=student)
-    return services.submission_create(variant=variant, student=student, part=part, raw_answer=UNIFORM)
+    return services.submission_create(variant=variant, student=student, part=part, raw_answer=answer)
 
 
 def refusal(item, student, part="weights") -> str:
@@ -336,9 +336,9 @@ def test_attempts_override(item, assignment, student, other_student, clock, own_
     assignment_set(assignment, attempts_per_part=3)
     accommodate(assignment, student, attempts_per_part=own_attempts)
     codes = []
-    for _ in range(8):
-        try:
-            submit(item, student)
+    for n in range(8):
+        try:  # each answer new: the same one again is refused as unchanged
+            submit(item, student, answer=f"[0.25, 0.25, 0.25, {0.25 + n / 10_000:.4f}]")
             codes.append("stored")
         except services.SubmissionRefused as refused:
             codes.append(refused.code)

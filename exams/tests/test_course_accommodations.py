@@ -87,9 +87,9 @@ def test_the_countdown_counts_the_course_wide_time(client, timed_exam, item, stu
     assert 'data-countdown data-seconds-left="840"' in page
 
 
-def submit(item, student):
+def submit(item, student, answer=UNIFORM):
     variant = variant_get_or_create_for_item(item=item, student=student)
-    return grading.submission_create(variant=variant, student=student, part="weights", raw_answer=UNIFORM)
+    return grading.submission_create(variant=variant, student=student, part="weights", raw_answer=answer)
 
 
 @pytest.mark.parametrize(
@@ -106,9 +106,9 @@ def test_submit_counts_the_course_wide_attempts_in_its_lock(
     if own_attempts is not None:
         Accommodation.objects.create(assignment=assignment, student=student, attempts_per_part=own_attempts)
     codes = []
-    for _ in range(6):
-        try:
-            submit(item, student)
+    for n in range(6):
+        try:  # each answer new: the same one again is refused as unchanged
+            submit(item, student, answer=f"[0.25, 0.25, 0.25, {0.25 + n / 10_000:.4f}]")
             codes.append("stored")
         except grading.SubmissionRefused as refused:
             codes.append(refused.code)

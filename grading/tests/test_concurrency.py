@@ -43,20 +43,25 @@ def pg_variant(transactional_db, demo, django_user_model, monkeypatch, settings)
     return variant_get_or_create_for_item(item=item, student=student)
 
 
-def wrong_answer(variant) -> str:
+def wrong_answer(variant, offset: float = 0.1) -> str:
     spec = engine.spec_from_json(variant.exercise_version.spec)
     values = np.asarray(engine.reference_answers(spec, variant.params)["weights"], dtype=float)
-    return "[" + ", ".join(f"{v + 0.1:.4f}" for v in values) + "]"
+    return "[" + ", ".join(f"{v + offset:.4f}" for v in values) + "]"
 
 
-def post_at_once(variant, answer: str, *, posts: int = POSTS) -> list[int]:
-    """``posts`` submit requests in parallel threads; their status codes."""
+def wrong_answers(variant, posts: int = POSTS) -> list[str]:
+    """A different wrong answer per post (the same one again is refused as unchanged)."""
+    return [wrong_answer(variant, 0.2 + n / 10_000) for n in range(posts)]
+
+
+def post_at_once(variant, answers: list[str]) -> list[int]:
+    """One submit request per answer, in parallel threads; their status codes."""
     url = reverse("submit", args=[variant.pk, "weights"])
-    barrier = threading.Barrier(posts)
+    barrier = threading.Barrier(len(answers))
     statuses: list[int] = []
     errors: list[BaseException] = []
 
-    def post() -> None:
+    def post(answer: str) -> None:
         client = Client()
         client.force_login(variant.student)
         try:
@@ -68,7 +73,7 @@ def post_at_once(variant, answer: str, *, posts: int = POSTS) -> list[int]:
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=post) for _ in range(posts)]
+    threads = [threading.Thread(target=post, args=(answer,)) for answer in answers]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -91,7 +96,7 @@ def test_ten_posts_on_the_last_attempt_store_exactly_one(pg_variant):
             raw_answer=wrong_answer(pg_variant), attempt=attempt,
             status=SubmissionStatus.GRADED, score=0.0, correct=False, queued_at=timezone.now(),
         )
-    statuses = post_at_once(pg_variant, wrong_answer(pg_variant))
+    statuses = post_at_once(pg_variant, wrong_answers(pg_variant))
     stored = Submission.objects.filter(variant=pg_variant, part="weights")
     assert sorted(stored.values_list("attempt", flat=True)) == [1, 2, 3]
     assert statuses == [200] + [422] * (POSTS - 1)
@@ -99,7 +104,17 @@ def test_ten_posts_on_the_last_attempt_store_exactly_one(pg_variant):
 
 def test_ten_posts_with_five_attempts_store_exactly_five(pg_variant):
     set_attempts(pg_variant, 5)
-    statuses = post_at_once(pg_variant, wrong_answer(pg_variant))
+    statuses = post_at_once(pg_variant, wrong_answers(pg_variant))
     stored = Submission.objects.filter(variant=pg_variant, part="weights")
     assert sorted(stored.values_list("attempt", flat=True)) == [1, 2, 3, 4, 5]
     assert statuses == [200] * 5 + [422] * 5
+
+
+def test_ten_posts_of_the_same_answer_at_once_store_it_once(pg_variant):
+    """"The same as the latest" is decided under the variant's lock: the copies that wait
+    for it see the one stored first and are refused as unchanged."""
+    set_attempts(pg_variant, 5)
+    statuses = post_at_once(pg_variant, [wrong_answer(pg_variant)] * POSTS)
+    stored = Submission.objects.filter(variant=pg_variant, part="weights")
+    assert list(stored.values_list("attempt", "raw_answer")) == [(1, wrong_answer(pg_variant))]
+    assert statuses == [200] + [422] * (POSTS - 1)

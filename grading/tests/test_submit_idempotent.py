@@ -49,17 +49,19 @@ def test_a_retry_of_the_last_attempt_is_not_refused(submit, variant, student):
 
 
 def test_a_new_key_is_a_new_attempt(submit, variant, student):
-    wrong = as_text(reference(variant, "weights") + 0.1)
-    submit(variant=variant, student=student, part="weights", raw_answer=wrong, client_key=KEY)
-    second = submit(variant=variant, student=student, part="weights", raw_answer=wrong, client_key="answer-0002")
+    submit(variant=variant, student=student, part="weights",
+           raw_answer=as_text(reference(variant, "weights") + 0.1), client_key=KEY)
+    second = submit(variant=variant, student=student, part="weights",
+                    raw_answer=as_text(reference(variant, "weights") + 0.2), client_key="answer-0002")
     assert second.attempt == 2
     assert Submission.objects.filter(variant=variant, part="weights").count() == 2
 
 
-def test_without_a_key_every_post_is_a_new_attempt(submit, variant, student):
-    wrong = as_text(reference(variant, "weights") + 0.1)
-    submit(variant=variant, student=student, part="weights", raw_answer=wrong)
-    assert submit(variant=variant, student=student, part="weights", raw_answer=wrong).attempt == 2
+def test_without_a_key_every_new_answer_is_a_new_attempt(submit, variant, student):
+    # (The same answer again is refused whatever its key: test_submit_unchanged.)
+    submit(variant=variant, student=student, part="weights", raw_answer=as_text(reference(variant, "weights") + 0.1))
+    assert submit(variant=variant, student=student, part="weights",
+                  raw_answer=as_text(reference(variant, "weights") + 0.2)).attempt == 2
 
 
 @pytest.mark.parametrize(

@@ -55,7 +55,7 @@ def test_worker_keeps_consuming_across_broker_restarts(production_worker, broker
         # A student's answer after the restart: stored, sent, and graded by the same worker.
         probe = services.submission_create(
             variant=variant, student=student, part=parts[cycle],
-            raw_answer=wrong_answer(variant, parts[cycle]),
+            raw_answer=wrong_answer(variant, parts[cycle], offset=0.5 + cycle / 10),  # each new
         )
         wait_until(
             lambda: Submission.objects.get(pk=probe.pk).status

@@ -19,6 +19,8 @@ def answer(django_capture_on_commit_callbacks):
 
     def post(variant, student, kind: str):
         text = {"right": as_text(reference(variant, "weights")), "no_scaling": as_text(unscaled_weights(variant)),
+                # the same slip typed again otherwise (the same text twice is refused as unchanged)
+                "no_scaling_retyped": as_text(unscaled_weights(variant)).replace(", ", ","),
                 "wrong": as_text(UNDIAGNOSED)}[kind]
         with django_capture_on_commit_callbacks(execute=True):
             submission = grading_services.submission_create(

@@ -75,7 +75,7 @@ def grid(course):
 def test_each_course_keeps_its_own_history_and_p_known(answer, demo, variant, student, second):
     course_b, item_b, _ = second
     answer(variant, student, "no_scaling")
-    answer(variant, student, "no_scaling")
+    answer(variant, student, "no_scaling_retyped")
     answer(variant_get_or_create_for_item(item=item_b, student=student), student, "right")
     assert stored(demo.course, student) == {"scaling": (round(TWO_SLIPS, 12), 2)}
     assert stored(course_b, student) == {
@@ -90,7 +90,7 @@ def test_each_course_keeps_its_own_history_and_p_known(answer, demo, variant, st
 def test_each_instructor_sees_only_their_courses_answers(answer, client, demo, variant, student, second):
     course_b, item_b, bea = second
     answer(variant, student, "no_scaling")
-    answer(variant, student, "no_scaling")
+    answer(variant, student, "no_scaling_retyped")
     answer(variant_get_or_create_for_item(item=item_b, student=student), student, "right")
     # course A: only the two slips (pooled with B's right answer it would be 5337/7360 = 0.7251)
     assert grid(demo.course) == (
@@ -167,7 +167,7 @@ def test_the_refit_pools_the_courses_and_stores_each_courses_mastery(answer, dem
 def test_the_dashboard_shows_each_courses_map_under_that_course(answer, client, demo, variant, student, second):
     course_b, item_b, _ = second
     answer(variant, student, "no_scaling")
-    answer(variant, student, "no_scaling")
+    answer(variant, student, "no_scaling_retyped")
     answer(variant_get_or_create_for_item(item=item_b, student=student), student, "right")
     client.force_login(student)
     page = client.get(reverse("dashboard")).content.decode()

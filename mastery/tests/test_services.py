@@ -96,7 +96,7 @@ def test_evidence_of_a_manual_grade(credit, correct, expected):
 
 def test_two_no_scaling_slips_leave_scaling_shaky_and_touch_nothing_else(answer, variant, student):
     first = answer(variant, student, "no_scaling")
-    second = answer(variant, student, "no_scaling")
+    second = answer(variant, student, "no_scaling_retyped")
     assert (first.misconception, second.misconception) == ("no_scaling", "no_scaling")
     assert observations(student) == [
         (first.pk, "scaling", False, "no_scaling"),

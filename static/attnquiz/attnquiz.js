@@ -754,8 +754,10 @@
    * "answer" field as its text, several (or a multiple choice) as a list. Spaces and blank
    * lines do not make two answers differ. Each form knows two answers:
    *   aqKnownKey   what the page restored on load, or last sent and saw stored;
-   *   aqStoredKey  the part's latest stored answer (its result's data-answer), and whether its
-   *                grade is in (aqStoredFinal): sending it again would only use an attempt.
+   *   aqStoredKey  the part's latest stored answer (its result's data-answer), and whether it
+   *                counts (aqStoredCounts: saved, waiting for its grade or graded; not one we
+   *                could not grade): the server refuses it again ("unchanged",
+   *                grading.services), so the page does not send it.
    * An answer that is neither is unsent: it is kept as a draft in this tab's sessionStorage
    * (never sent anywhere), restored after a reload, named before the time runs out and,
    * once the page takes no answers, listed so the student can tell their instructor.
@@ -849,9 +851,13 @@
 
   /* Graded, or saved while the review policy hides the grade: the same answer again would
      be graded the same and use an attempt. A pending or ungradable one may be sent again. */
-  function isFinalResult(result) {
+  /* The stored answer counts as an attempt, as the server decides "unchanged": saved,
+     waiting for its grade (pending, or for a person) or graded; an answer we could not
+     grade may be sent again. */
+  function storedAnswerCounts(result) {
     var state = result.dataset.result;
-    return state === "saved" || (state === "graded" && result.classList.contains("status-graded"));
+    if (state === "saved" || state === "pending") return true;
+    return state === "graded" && !result.classList.contains("status-could_not_grade");
   }
 
   function resultOfForm(form) {
@@ -1057,7 +1063,7 @@
     form.aqKnownKey = formAnswerKey(form);
     var result = resultOfForm(form);
     form.aqStoredKey = result ? answerKey(storedAnswerOf(result)) : null;
-    form.aqStoredFinal = Boolean(result && isFinalResult(result));
+    form.aqStoredCounts = Boolean(result && storedAnswerCounts(result));
     var key = draftKeyOf(form);
     var draft = readDraft(key);
     if (!draft) return;
@@ -1080,7 +1086,7 @@
     if (answer === undefined) return;
     var key = answerKey(answer);
     form.aqStoredKey = key;
-    form.aqStoredFinal = isFinalResult(result);
+    form.aqStoredCounts = storedAnswerCounts(result);
     if (key !== null && key === form.aqSentKey) form.aqKnownKey = key;
     var draftStorageKey = draftKeyOf(form);
     var draft = readDraft(draftStorageKey);
@@ -1101,7 +1107,7 @@
   }
 
   function sameAsStored(form) {
-    if (!form.aqStoredFinal) return false;
+    if (!form.aqStoredCounts) return false;
     var key = formAnswerKey(form);
     return key !== null && key === form.aqStoredKey;
   }

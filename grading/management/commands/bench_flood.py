@@ -69,23 +69,25 @@ class Command(BaseCommand):
             practice = variant_create_practice(
                 item=flooder_variant.assignment_item, student=flooder, named=None
             )
-            flood_answer = right_weights(practice, offset=0.05)  # wrong: never "solved"
-            outcome = self.run(practice, flooder, flood_answer, flood, flood_threads, graded_answers, interval)
+            # Wrong (never "solved") and each different: the server refuses an answer the
+            # same as the part's latest ("unchanged") without grading it.
+            flood_answers = [right_weights(practice, offset=0.05 + index / 10_000) for index in range(flood)]
+            outcome = self.run(practice, flooder, flood_answers, flood_threads, graded_answers, interval)
         finally:
             for worker in workers:
                 worker.stop()
             redis.cleanup()
         self.report(outcome, single_queue=single_queue, no_rate_limit=no_rate_limit)
 
-    def run(self, practice, flooder, flood_answer, flood, flood_threads, graded_answers, interval) -> dict:
+    def run(self, practice, flooder, flood_answers, flood_threads, graded_answers, interval) -> dict:
         outcome = {"stored": [], "refused": 0, "latencies": [], "graded_ids": [], "flood_seconds": 0.0}
         flood_started = time.perf_counter()
 
-        def post_flood(count: int):
-            for _ in range(count):
+        def post_flood(answers: list[str]):
+            for answer in answers:
                 try:
                     submission = services.submission_create(
-                        variant=practice, student=flooder, part="weights", raw_answer=flood_answer
+                        variant=practice, student=flooder, part="weights", raw_answer=answer
                     )
                     outcome["stored"].append(submission.pk)
                 except services.SubmissionRefused:
@@ -103,7 +105,7 @@ class Command(BaseCommand):
             outcome["graded_ids"].append(submission.pk)
             connections.close_all()
 
-        shares = [flood // flood_threads + (i < flood % flood_threads) for i in range(flood_threads)]
+        shares = [flood_answers[index::flood_threads] for index in range(flood_threads)]
         flooder_threads = [threading.Thread(target=post_flood, args=(share,)) for share in shares]
         for thread in flooder_threads:
             thread.start()
