@@ -696,6 +696,20 @@ class RubricItemInputSerializer(serializers.Serializer):
     points = serializers.FloatField(min_value=-100, max_value=100)
 
 
+CONFIRMED_HELP = (
+    "The ``confirmation`` of the 409 ``confirmation_needed`` this change answered: it makes the change "
+    "while the numbers it said still hold."
+)
+
+
+class RubricItemAddSerializer(RubricItemInputSerializer):
+    confirmed = serializers.CharField(max_length=200, required=False, allow_blank=True, help_text=CONFIRMED_HELP)
+
+
+class RubricChangeConfirmQuerySerializer(serializers.Serializer):
+    confirmed = serializers.CharField(max_length=200, required=False, allow_blank=True, help_text=CONFIRMED_HELP)
+
+
 class RubricCreateSerializer(serializers.Serializer):
     criteria = RubricItemInputSerializer(
         many=True, required=False, max_length=40,
@@ -707,11 +721,12 @@ class RubricItemUpdateSerializer(serializers.Serializer):
     text = serializers.CharField(max_length=300, required=False, validators=[_refuse_unencodable])
     points = serializers.FloatField(
         min_value=-100, max_value=100, required=False,
-        help_text="Only while no answer was graded with this item.",
+        help_text="Answers graded with the rubric are scored again with them (asked first: 409 confirmation_needed).",
     )
+    confirmed = serializers.CharField(max_length=200, required=False, allow_blank=True, help_text=CONFIRMED_HELP)
 
     def validate(self, data):
-        if not data:
+        if "text" not in data and "points" not in data:
             raise serializers.ValidationError("Send text, points or both.")
         return data
 

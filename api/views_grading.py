@@ -5,7 +5,10 @@ assignment with the staff's reply, and a student's request about their own grade
 
 Course staff (TAs and instructors) for all but the last; a student gets 403, another
 course 404. A body that is not valid is a 400 naming the field; a request refused by the
-state of things (a rubric that exists, a request already answered) is a 409."""
+state of things (a rubric that exists, a request already answered) is a 409. A change of a
+rubric's criteria that changes the scores of answers graded with it is asked first, as on
+the grading page: 409 ``confirmation_needed`` with the question and a ``confirmation``,
+then the same request with ``confirmed`` makes it."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from rest_framework.views import APIView
 from courses.services import require_course_writable
 from instructor import selectors as teaching
 from instructor import selectors_rubrics, services_rubrics
-from instructor.services import InstructorRefused
+from instructor.services import ConfirmationNeeded, InstructorRefused
 
 from . import serializers
 from .problems import Problem
@@ -25,9 +28,29 @@ from .schema import ProblemSerializer
 
 PROBLEM_409 = OpenApiResponse(ProblemSerializer, description="Refused by the state of things (see detail).")
 PROBLEM_403 = OpenApiResponse(ProblemSerializer, description="The review policy does not show this grade yet.")
+CONFIRM_409 = OpenApiResponse(
+    ProblemSerializer,
+    description="Refused by the state of things; or ``confirmation_needed``: the change scores answers graded with "
+    "the rubric again, nothing changed, ``detail`` says how in numbers, and the same request with "
+    "``confirmed`` set to the body's ``confirmation`` makes it (``stale``: the numbers moved since that "
+    "confirmation was made; ``expired``: it is too old).",
+)
+
+
+def _confirmed(value) -> str | bool:
+    """The confirmation a client sends back (checked by the service, never trusted here);
+    False when none. Never True: through the API a change that changes scores is asked."""
+    return str(value or "").strip()[:200] or False
 
 
 def _refusal(refused: InstructorRefused) -> Problem:
+    if isinstance(refused, ConfirmationNeeded):
+        # Nothing changed: the detail is the question, in numbers; the same request again
+        # with ``"confirmed": <confirmation>`` makes the change while the numbers hold.
+        return Problem(
+            refused.message, status_code=status.HTTP_409_CONFLICT, code="confirmation_needed",
+            confirmation=refused.token, stale=refused.stale, expired=refused.expired,
+        )
     if isinstance(refused, services_rubrics.RegradeHidden):
         return Problem(refused.message, status_code=status.HTTP_403_FORBIDDEN, code="grade_withheld")
     if isinstance(refused, services_rubrics.RubricConflict):
@@ -87,23 +110,28 @@ class QuestionRubric(APIView):
 
 
 @extend_schema(
-    tags=["grading"], request=serializers.RubricItemInputSerializer,
-    responses={201: serializers.RubricItemSerializer, 409: PROBLEM_409},
+    tags=["grading"], request=serializers.RubricItemAddSerializer,
+    responses={201: serializers.RubricItemSerializer, 409: CONFIRM_409},
 )
 class RubricCriteria(APIView):
     """Add a criterion to the part's rubric (made from the author's criteria first if it
-    has none yet)."""
+    has none yet). One worth points changes what the answers graded with the rubric are
+    scored out of: 409 ``confirmation_needed`` with the numbers, then the same body with
+    ``confirmed`` scores them all again with it."""
 
     def post(self, request, course_slug: str, exercise_id: int, part_key: str):
         course, item, _part, _role = _question(request, course_slug, exercise_id, part_key)
-        data = _valid(serializers.RubricItemInputSerializer, request.data)
+        data = _valid(serializers.RubricItemAddSerializer, request.data)
         rubric = selectors_rubrics.question_rubric(course=course, item=item, part=part_key)
         try:
             rubric = rubric or services_rubrics.rubric_for_part(
                 course=course, item=item, part=part_key,
                 seed_criteria=selectors_rubrics.author_criteria(item=item, part=part_key),
             )
-            added = services_rubrics.rubric_item_add(rubric=rubric, text=data["text"], points=data["points"])
+            added = services_rubrics.rubric_item_add(
+                rubric=rubric, text=data["text"], points=data["points"], actor=request.user,
+                confirmed=_confirmed(data.get("confirmed")),
+            )
         except InstructorRefused as refused:
             raise _refusal(refused)
         return Response(serializers.RubricItemSerializer(added).data, status=status.HTTP_201_CREATED)
@@ -115,24 +143,38 @@ class RubricCriterion(APIView):
 
     @extend_schema(
         request=serializers.RubricItemUpdateSerializer,
-        responses={200: serializers.RubricItemSerializer, 409: PROBLEM_409},
+        responses={200: serializers.RubricItemSerializer, 409: CONFIRM_409},
     )
     def patch(self, request, course_slug: str, criterion_id: int):
-        """Reword it, or change its points while no answer was graded with it (409 after)."""
+        """Reword it, or give it other points: when that changes the scores of answers graded
+        with the rubric, 409 ``confirmation_needed`` first, then with ``confirmed`` they are
+        all scored again."""
         item, _role = selectors_rubrics.access_rubric_item(user=request.user, course_slug=course_slug, item_id=criterion_id)
         data = _valid(serializers.RubricItemUpdateSerializer, request.data)
         try:
-            services_rubrics.rubric_item_update(item=item, text=data.get("text"), points=data.get("points"))
+            services_rubrics.rubric_item_update(
+                item=item, text=data.get("text"), points=data.get("points"), actor=request.user,
+                confirmed=_confirmed(data.get("confirmed")),
+            )
         except InstructorRefused as refused:
             raise _refusal(refused)
         return Response(serializers.RubricItemSerializer(item).data)
 
-    @extend_schema(request=None, responses={204: None, 409: PROBLEM_409})
+    @extend_schema(
+        request=None, responses={204: None, 409: CONFIRM_409},
+        parameters=[serializers.RubricChangeConfirmQuerySerializer],
+    )
     def delete(self, request, course_slug: str, criterion_id: int):
-        """Remove it while no answer was graded with it (409 after: their grades stay explained)."""
+        """Remove it: when that changes the scores of answers graded with the rubric, 409
+        ``confirmation_needed`` first, then with ``?confirmed=`` they are all scored again
+        without it. 409 ``conflict`` when it is the last item worth points of a rubric that
+        graded answers."""
         item, _role = selectors_rubrics.access_rubric_item(user=request.user, course_slug=course_slug, item_id=criterion_id)
+        query = _valid(serializers.RubricChangeConfirmQuerySerializer, request.query_params)
         try:
-            services_rubrics.rubric_item_remove(item=item)
+            services_rubrics.rubric_item_remove(
+                item=item, actor=request.user, confirmed=_confirmed(query.get("confirmed")),
+            )
         except InstructorRefused as refused:
             raise _refusal(refused)
         return Response(status=status.HTTP_204_NO_CONTENT)

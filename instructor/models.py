@@ -38,6 +38,26 @@ class ManualGrade(models.Model):
     rubric_items = models.ManyToManyField(
         "RubricItem", blank=True, related_name="grades", help_text="The course rubric's items ticked."
     )
+    rubric = models.ForeignKey(
+        "Rubric", null=True, blank=True, on_delete=models.SET_NULL, related_name="grades",
+        help_text="The course rubric the grade was given with (none for a typed score): a change of its "
+        "items scores the answer again.",
+    )
+    rubric_ticked = models.JSONField(
+        default=list, blank=True,
+        help_text="The rubric's items ticked as they read and counted then: [{text, points}], in the "
+        "rubric's order (the items may be reworded, given other points or removed later).",
+    )
+    rubric_maximum = models.FloatField(
+        null=True, blank=True,
+        help_text="The rubric's positive points then: the score is the ticked points over these "
+        "(none for a typed score, and for rubric grades given before it was recorded).",
+    )
+    reason = models.CharField(
+        max_length=500, blank=True,
+        help_text="Why the grade was recorded when nobody graded the answer anew: the change of its "
+        "rubric's items that scored it again, in words. Empty for a person's grade.",
+    )
     comment = models.TextField(blank=True)
     checker_verdict = models.JSONField(
         default=dict, blank=True,

@@ -12,6 +12,7 @@ from django.http import Http404
 from attnquiz.prepared_reads import PreparedRead
 from courses.models import AssignmentItem, Course
 from exams.selectors import FeedbackVisibility, feedback_for_student, feedback_visibility_for
+from exercises import engine
 from exercises.specs import part_label, version_spec
 from grading.models import Submission, SubmissionStatus
 
@@ -83,6 +84,12 @@ def access_question(*, user, course_slug: str, item_id: int, part: str):
     if spec_part is None or spec_part.type not in MANUAL_ANSWER_TYPES:
         raise Http404("No such hand-graded part.")
     return course, item, spec_part, role
+
+
+def question_part_points(*, item: AssignmentItem, part: str) -> float:
+    """What the part is worth in the assignment, as the gradebook counts it: the exercise's
+    points split over its parts by their weights (``selectors.gradebook_part_points``)."""
+    return float(engine.part_points(version_spec(item.exercise_version), item.points).get(part, 0.0))
 
 
 def question_rubric(*, course: Course, item: AssignmentItem, part: str) -> Rubric | None:

@@ -4,7 +4,9 @@ regrade requests with the staff's reply.
 
 A rubric's score is the points of the ticked items over the rubric's positive points,
 kept within [0, 1]; the assignment's penalties then apply as for any manual grade. Two
-items of one rubric never say the same thing (compared ignoring case and spacing).
+items of one rubric never say the same thing (compared ignoring case and spacing). A
+change of the items that changes scores (an item added, given other points or removed)
+scores every answer graded with the rubric again, after asking with the numbers.
 """
 
 from __future__ import annotations
@@ -14,17 +16,19 @@ import unicodedata
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from attnquiz import confirmations
 from courses.models import AssignmentItem, Course
 from exams.selectors import FeedbackVisibility, feedback_visibility_for
 from exercises.specs import version_spec
 from grading.models import Submission
 
+from . import selectors_rubric_change as rubric_change
 from .models import (
     SCORE_CHANGE_EPSILON, ManualGrade, RegradeRequest, RegradeRequestStatus, Rubric, RubricItem,
 )
 from .selectors import MANUAL_ANSWER_TYPES
 from .selectors_rubrics import REGRADE_OPEN, RegradeRefusalKind, regrade_ask_refusal
-from .services import InstructorRefused, _require_writable, submission_grade_manually
+from .services import ConfirmationNeeded, Confirmed, InstructorRefused, _require_writable, submission_grade_manually
 
 MAX_RUBRIC_ITEMS = 40
 MAX_BULK_ANSWERS = 1000
@@ -102,18 +106,20 @@ def _refuse_duplicate_texts(texts: list[str]) -> None:
         seen[key] = text
 
 
-def _refuse_text_in_rubric(*, rubric: Rubric, text: str, other_than: int | None = None) -> None:
-    """Refused when another item of ``rubric`` says ``text`` (ignoring case and spacing)."""
+def _refuse_text_in_rubric(*, items, text: str, other_than: int | None = None) -> None:
+    """Refused when another of ``items`` says ``text`` (ignoring case and spacing)."""
     key = _same_text_key(text)
-    for pk, existing in rubric.items.values_list("pk", "text"):
-        if pk != other_than and _same_text_key(existing) == key:
-            raise InstructorRefused(duplicate_item_message(existing))
+    for item in items:
+        if item.pk != other_than and _same_text_key(item.text) == key:
+            raise InstructorRefused(duplicate_item_message(item.text))
 
 
-def _lock_rubric(rubric: Rubric) -> None:
-    """Hold the rubric's row to the end of the transaction, so that two people adding the
-    same item at once cannot both pass the duplicate check."""
+def _rubric_items_locked(rubric: Rubric) -> list[RubricItem]:
+    """Hold the rubric's row to the end of the transaction and read its items under it: two
+    people changing it at once (adding the same item, or a change while an answer is graded
+    with it) are decided one after the other, each on the items the other left."""
     Rubric.objects.select_for_update().filter(pk=rubric.pk).first()
+    return list(RubricItem.objects.filter(rubric=rubric).order_by("position", "id"))
 
 
 def _item_points(points: float) -> float:
@@ -122,57 +128,216 @@ def _item_points(points: float) -> float:
     return points
 
 
-def rubric_item_update(*, item: RubricItem, text: str | None = None, points: float | None = None) -> RubricItem:
-    """Reword an item at any time; change its points only while no grade ticked it (a
-    stored grade keeps the score it was given, so its items must keep their points)."""
+# ---------------------------------------------------------------------------
+# Changing a rubric's items: the answers graded with it are scored again
+# ---------------------------------------------------------------------------
+#
+# A rubric's score is out of its positive points, so adding an item, giving one other
+# points or removing one changes every answer graded with it. Each change is decided under
+# the rubric's lock with the graded answers' rows locked: what it does to them is put in
+# numbers and asked first (ConfirmationNeeded, nothing changed), and once confirmed the
+# rubric changes and every answer whose score or ticked items change is graded again from
+# its ticked items, in the same transaction, as a new grade in its history. TAs change a
+# rubric as instructors do (they grade with it): the same question, the same confirmation.
+
+
+def _require_rescore_confirmed(
+    *, rubric: Rubric, rescore: rubric_change.RubricRescore, question: str, change: dict, confirmed: Confirmed
+) -> None:
+    """Refuse a change that leaves graded answers without an item worth points, and ask
+    (ConfirmationNeeded) before one that changes scores, unless ``confirmed`` holds for this
+    very change of this rubric with the same numbers (attnquiz.confirmations)."""
+    if rescore.graded and rescore.maximum_after <= 0:
+        raise RubricConflict(
+            f"{rescore.graded} answer{'s' * (rescore.graded != 1)} {'were' if rescore.graded != 1 else 'was'} "
+            "graded with this rubric: it keeps at least one item worth points."
+        )
+    message = rubric_change.rubric_change_question(rescore, change=question)
+    try:
+        confirmations.confirmation_require(
+            scope=confirmations.scope_of("instructor.rubric", rubric.pk, change=change),
+            message=message, confirmed=confirmed,
+        )
+    except confirmations.ConfirmationNeeded as needed:
+        raise ConfirmationNeeded(
+            needed.message, token=needed.token, stale=needed.stale, expired=needed.expired
+        ) from None
+
+
+def _rubric_rescore_locked(
+    *, rubric: Rubric, lines_before, lines_after, touched: int | None = None
+) -> rubric_change.RubricRescore:
+    """What ``lines_after`` does to the answers graded with ``rubric``, read with their rows
+    locked (in id order, as every grading path locks them). Call inside the transaction,
+    holding the rubric's lock: no answer is graded with it meanwhile, and one graded since
+    with a typed score is read as such (read again once its row is locked)."""
+    candidates = list(rubric_change.rubric_graded_submissions(rubric=rubric).values_list("pk", flat=True))
+    list(Submission.objects.select_for_update(of=("self",)).filter(pk__in=candidates).order_by("pk").values_list("pk"))
+    submissions = list(
+        rubric_change.rubric_graded_submissions(rubric=rubric).filter(pk__in=candidates)
+        .select_related("variant__assignment_item__assignment", "student")
+    )
+    return rubric_change.rubric_rescore(
+        submissions=submissions, lines_before=lines_before, lines_after=lines_after, touched=touched
+    )
+
+
+def _grade_again(*, rubric: Rubric, rescore: rubric_change.RubricRescore, actor, reason: str) -> None:
+    """Grade each answer of ``rescore`` again from its ticked items, by ``actor``, keeping its
+    comment: a new grade in its history that says why (``reason``). Call in the change's
+    transaction, after the rubric's items are changed."""
+    for answer in rescore.answers:
+        graded = submission_grade_manually(
+            submission=answer.submission, grader=actor, score=answer.score_after,
+            comment=_newest_comment(answer.submission),
+            rubric_ticked=[(line.text, line.points) for line in answer.ticked],
+        )
+        _record_rubric_grade(
+            submission=graded, rubric=rubric, ticked=answer.ticked, maximum=rescore.maximum_after, reason=reason
+        )
+
+
+def _record_rubric_grade(*, submission: Submission, rubric: Rubric, ticked, maximum: float, reason: str = "") -> None:
+    """Keep on the answer's newest grade what it was given with: the rubric, its items ticked
+    as they read and counted, the rubric's positive points, and (a rescore) why."""
+    grade = submission.manual_grades.order_by("-created_at", "-id").first()
+    grade.rubric = rubric
+    grade.rubric_ticked = [{"id": line.pk, "text": line.text, "points": line.points} for line in ticked]
+    grade.rubric_maximum = maximum
+    grade.reason = reason
+    grade.save(update_fields=["rubric", "rubric_ticked", "rubric_maximum", "reason"])
+    grade.rubric_items.set([line.pk for line in ticked])
+
+
+def rubric_item_update(
+    *, item: RubricItem, text: str | None = None, points: float | None = None, actor=None,
+    confirmed: Confirmed = True,
+) -> RubricItem:
+    """Reword an item, or give it other points: the answers graded with the rubric are then
+    scored again (asked first, see ``rubric_item_add``)."""
     _require_writable(item.rubric.course)
-    with transaction.atomic():
-        return _rubric_item_update(item=item, text=text, points=points)
-
-
-def _rubric_item_update(*, item: RubricItem, text: str | None, points: float | None) -> RubricItem:
-    fields = []
     if text is not None:
         text = _item_text(text)
-        _lock_rubric(item.rubric)
-        _refuse_text_in_rubric(rubric=item.rubric, text=text, other_than=item.pk)
-        item.text = text
-        fields.append("text")
-    if points is not None and points != item.points:
+    if points is not None:
         points = _item_points(points)
-        if item.grades.exists():
-            raise RubricConflict(
-                "Answers were graded with this item; its points stay so their grades stay explained. "
-                "Add a new item instead."
+    with transaction.atomic():
+        items = _rubric_items_locked(item.rubric)
+        stored = next((i for i in items if i.pk == item.pk), None)
+        if stored is None:
+            raise RubricConflict("This item was removed from the rubric meanwhile.")
+        fields = []
+        if text is not None:
+            _refuse_text_in_rubric(items=items, text=text, other_than=item.pk)
+            stored.text = text
+            fields.append("text")
+        rescore = None
+        if points is not None and points != stored.points:
+            before = rubric_change.rubric_lines(items)
+            after = [
+                rubric_change.RubricLine(line.pk, stored.text, points) if line.pk == item.pk else line
+                for line in before
+            ]
+            rescore = _rubric_rescore_locked(
+                rubric=item.rubric, lines_before=before, lines_after=after, touched=item.pk
             )
-        item.points = points
-        fields.append("points")
-    if fields:
-        item.save(update_fields=fields)
+            _require_rescore_confirmed(
+                rubric=item.rubric, rescore=rescore, confirmed=confirmed,
+                question=f"with “{stored.text}” worth {points:+g} instead of {stored.points:+g}",
+                change={"edit": "item_points", "item": item.pk, "points": points},
+            )
+            what = f"“{stored.text}” worth {points:+g} instead of {stored.points:+g}"
+            stored.points = points
+            fields.append("points")
+        if fields:
+            stored.save(update_fields=fields)
+        if rescore is not None:
+            _grade_again(rubric=item.rubric, rescore=rescore, actor=actor, reason=rubric_change.rubric_change_reason(
+                what=what, maximum_before=rescore.maximum_before, maximum_after=rescore.maximum_after,
+            ))
+    item.text, item.points = stored.text, stored.points
     return item
 
 
-@transaction.atomic
-def rubric_item_add(*, rubric: Rubric, text: str, points: float) -> RubricItem:
+def rubric_item_add(
+    *, rubric: Rubric, text: str, points: float, actor=None, confirmed: Confirmed = True
+) -> RubricItem:
     """A new item at the end of the rubric; refused when the rubric already has an item of
-    that description (ignoring case and spacing)."""
+    that description (ignoring case and spacing).
+
+    An item worth points changes what the rubric's scores are out of: every answer graded
+    with the rubric (its newest grade ticked its items; not a typed score, not one given
+    back to the checker) is scored again from its ticked items, graded by ``actor``. Asked
+    first: ConfirmationNeeded says how many answers and scores change, in numbers, and
+    whether their students see them now; nothing changes until ``confirmed`` is the token
+    of that question, younger than the confirmation's age limit, for this change with the
+    same numbers. ``confirmed=True`` (scripts) changes it without asking."""
     _require_writable(rubric.course)
     text = _item_text(text)
     points = _item_points(points)
-    _lock_rubric(rubric)
-    if rubric.items.count() >= MAX_RUBRIC_ITEMS:
-        raise InstructorRefused(f"A rubric has at most {MAX_RUBRIC_ITEMS} items.")
-    _refuse_text_in_rubric(rubric=rubric, text=text)
-    position = (rubric.items.order_by("-position").values_list("position", flat=True).first() or 0) + 1
-    return RubricItem.objects.create(rubric=rubric, text=text[:300], points=points, position=position)
+    with transaction.atomic():
+        items = _rubric_items_locked(rubric)
+        if len(items) >= MAX_RUBRIC_ITEMS:
+            raise InstructorRefused(f"A rubric has at most {MAX_RUBRIC_ITEMS} items.")
+        _refuse_text_in_rubric(items=items, text=text)
+        before = rubric_change.rubric_lines(items)
+        rescore = _rubric_rescore_locked(
+            rubric=rubric, lines_before=before, lines_after=[*before, rubric_change.RubricLine(None, text, points)]
+        )
+        words = rubric_change.item_words(text, points)
+        _require_rescore_confirmed(
+            rubric=rubric, rescore=rescore, question=f"with {words}", confirmed=confirmed,
+            change={"edit": "item_add", "text": text, "points": points},
+        )
+        position = max((item.position for item in items), default=0) + 1
+        added = RubricItem.objects.create(rubric=rubric, text=text[:300], points=points, position=position)
+        _grade_again(rubric=rubric, rescore=rescore, actor=actor, reason=rubric_change.rubric_change_reason(
+            what=f"{words} added", maximum_before=rescore.maximum_before, maximum_after=rescore.maximum_after,
+        ))
+    return added
 
 
-def rubric_item_remove(*, item: RubricItem) -> None:
-    """Grades that ticked it keep their score; the item leaves the rubric."""
+def rubric_item_remove(*, item: RubricItem, actor=None, confirmed: Confirmed = True) -> None:
+    """The item leaves the rubric; the answers graded with the rubric are scored again without
+    it (asked first, see ``rubric_item_add``). Their earlier grades keep the items they
+    ticked as they read and counted then (``ManualGrade.rubric_ticked``)."""
     _require_writable(item.rubric.course)
-    if item.grades.exists():
-        raise RubricConflict("Answers were graded with this item; it stays so their grades stay explained.")
-    item.delete()
+    with transaction.atomic():
+        items = _rubric_items_locked(item.rubric)
+        stored = next((i for i in items if i.pk == item.pk), None)
+        if stored is None:
+            return  # removed meanwhile: what was asked is done
+        before = rubric_change.rubric_lines(items)
+        after = [line for line in before if line.pk != item.pk]
+        rescore = _rubric_rescore_locked(rubric=item.rubric, lines_before=before, lines_after=after, touched=item.pk)
+        words = rubric_change.item_words(stored.text, stored.points)
+        _require_rescore_confirmed(
+            rubric=item.rubric, rescore=rescore, question=f"without {words}", confirmed=confirmed,
+            change={"edit": "item_remove", "item": item.pk},
+        )
+        stored.delete()
+        _grade_again(rubric=item.rubric, rescore=rescore, actor=actor, reason=rubric_change.rubric_change_reason(
+            what=f"{words} removed", maximum_before=rescore.maximum_before, maximum_after=rescore.maximum_after,
+        ))
+
+
+def rubric_rescore(*, rubric: Rubric, actor, confirmed: Confirmed = True) -> int:
+    """Score again, from their ticked items under the rubric as it stands, the answers graded
+    with it whose score is not what those items give now (graded before an item was added,
+    given other points or removed, when such a change did not score them again). Asked
+    first as a change of items is. Returns how many answers were graded again."""
+    _require_writable(rubric.course)
+    with transaction.atomic():
+        lines = rubric_change.rubric_lines(_rubric_items_locked(rubric))
+        rescore = _rubric_rescore_locked(rubric=rubric, lines_before=lines, lines_after=lines)
+        if not rescore.changed:
+            raise RubricConflict("Every answer graded with this rubric already has the score its ticked items give.")
+        _require_rescore_confirmed(
+            rubric=rubric, rescore=rescore, question="", confirmed=confirmed, change={"edit": "rescore"}
+        )
+        _grade_again(rubric=rubric, rescore=rescore, actor=actor, reason=rubric_change.rubric_change_reason(
+            what="", maximum_before=rescore.maximum_before, maximum_after=rescore.maximum_after,
+        ))
+    return len(rescore.answers)
 
 
 def rubric_score(*, rubric_items: list[RubricItem], ticked: list[RubricItem]) -> float:
@@ -186,22 +351,26 @@ def rubric_score(*, rubric_items: list[RubricItem], ticked: list[RubricItem]) ->
 def submission_grade_with_rubric(
     *, submission: Submission, rubric: Rubric, grader, item_ids: list[int], comment: str = ""
 ) -> Submission:
-    """Grade one answer by the ticked items of ``rubric`` (ids of other rubrics refused)."""
-    items = list(rubric.items.all())
-    by_id = {item.pk: item for item in items}
-    unknown = [item_id for item_id in item_ids if item_id not in by_id]
-    if unknown:
-        raise InstructorRefused("Tick items of this part's rubric only.")
-    ticked = [by_id[item_id] for item_id in dict.fromkeys(item_ids)]
-    score = rubric_score(rubric_items=items, ticked=ticked)
-    ticked_ids = {item.pk for item in ticked}
-    in_rubric_order = [(item.text, item.points) for item in items if item.pk in ticked_ids]
+    """Grade one answer by the ticked items of ``rubric`` (ids of other rubrics refused),
+    read under the rubric's lock: a change of its items waits for this grade, and scores it
+    again with the others."""
     with transaction.atomic():
+        items = _rubric_items_locked(rubric)
+        by_id = {item.pk: item for item in items}
+        unknown = [item_id for item_id in item_ids if item_id not in by_id]
+        if unknown:
+            raise InstructorRefused("Tick items of this part's rubric only.")
+        ticked_ids = set(item_ids)
+        ticked = [item for item in items if item.pk in ticked_ids]  # in the rubric's order
+        score = rubric_score(rubric_items=items, ticked=ticked)
         graded = submission_grade_manually(
-            submission=submission, grader=grader, score=score, comment=comment, rubric_ticked=in_rubric_order
+            submission=submission, grader=grader, score=score, comment=comment,
+            rubric_ticked=[(item.text, item.points) for item in ticked],
         )
-        grade = graded.manual_grades.order_by("-created_at", "-id").first()
-        grade.rubric_items.set(ticked)
+        _record_rubric_grade(
+            submission=graded, rubric=rubric, ticked=rubric_change.rubric_lines(ticked),
+            maximum=rubric_change.rubric_maximum(rubric_change.rubric_lines(items)),
+        )
     return graded
 
 
@@ -231,6 +400,7 @@ def rubric_items_apply(
     chosen = [item.pk for item in items]
     graded = []
     with transaction.atomic():
+        _rubric_items_locked(rubric)  # first the rubric, then the answers: the order of every rubric write
         locked = list(
             Submission.objects.select_for_update(of=("self",)).filter(pk__in=[s.pk for s in submissions]).order_by("pk")
         )

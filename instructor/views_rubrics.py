@@ -12,9 +12,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from . import selectors, selectors_rubrics, services_rubrics
+from attnquiz import confirmations
+
+from . import selectors, selectors_rubric_change, selectors_rubrics, services_rubrics
 from .forms_regrade import RegradeReplyForm
-from .services import InstructorRefused
+from .services import ConfirmationNeeded, InstructorRefused
 
 
 def _anonymous(request, course) -> bool:
@@ -66,8 +68,15 @@ def grading_question(request, course_slug: str, item_id: int, part: str):
     course, item, spec_part, role = selectors_rubrics.access_question(
         user=request.user, course_slug=course_slug, item_id=item_id, part=part
     )
+    return _question_page(request, course=course, item=item, part=part)
+
+
+def _question_page(request, *, course, item, part: str, confirmation: dict | None = None):
+    """The question's page; ``confirmation``: a change of the rubric asking first (nothing
+    changed yet), shown on top with its confirm button."""
     answers = selectors_rubrics.question_answers(item=item, part=part)
     spec = selectors.version_spec(item.exercise_version)
+    rubric = _rubric(course, item, part)
     return render(
         request,
         "instructor/grading_question.html",
@@ -76,12 +85,15 @@ def grading_question(request, course_slug: str, item_id: int, part: str):
             "item": item,
             "part": part,
             "part_label": selectors_rubrics.part_label(spec, part),
+            "part_points": selectors_rubrics.question_part_points(item=item, part=part),
             "spec": spec,
-            "rubric": _rubric(course, item, part),
+            "rubric": rubric,
+            "out_of_step": selectors_rubric_change.rubric_out_of_step(rubric=rubric),
             "answers": answers,
             "next_waiting": selectors_rubrics.next_waiting(answers),
             "waiting": sum(1 for answer in answers if answer.waiting),
             "anonymous": _anonymous(request, course),
+            "confirmation": confirmation,
         },
     )
 
@@ -116,8 +128,20 @@ def grading_answer(request, course_slug: str, item_id: int, part: str, submissio
                 messages.info(request, "Every answer to this part is graded.")
                 return redirect(_question_url(course, item, part))
             return redirect("instructor:grading_answer", course.slug, item.pk, part, following.submission.pk)
+    return _answer_page(
+        request, course=course, item=item, part=part, answers=answers, answer=answer, rubric=rubric,
+        refusal=refusal, posted=request.method == "POST",
+    )
+
+
+def _answer_page(
+    request, *, course, item, part: str, answers, answer, rubric, refusal=None, posted=False, confirmation=None
+):
+    """One answer's grading page; ``posted``: a refused grade, its ticks and comment put back;
+    ``confirmation`` as on the question's page."""
     spec = selectors.version_spec(item.exercise_version)
     index = answers.index(answer)
+    submission_id = answer.submission.pk
     return render(
         request,
         "instructor/grading_answer.html",
@@ -126,51 +150,111 @@ def grading_answer(request, course_slug: str, item_id: int, part: str, submissio
             "item": item,
             "part": part,
             "part_label": selectors_rubrics.part_label(spec, part),
+            "part_points": selectors_rubrics.question_part_points(item=item, part=part),
             "spec": spec,
-            "spec_part": spec_part,
+            "spec_part": spec.part(part),
             "rubric": rubric,
             "answer": answer,
+            "history": answer.submission.manual_grades.select_related("grader"),
             "shown": selectors.submission_answer_shown(submission=answer.submission),
-            "comment": request.POST.get("comment", "") if request.method == "POST" else
+            "comment": request.POST.get("comment", "") if posted else
             (answer.submission.feedback or {}).get("grader_comment", ""),
-            "ticked": set(_int_list(request.POST.getlist("items"))) if request.method == "POST" else set(answer.ticked),
+            "ticked": set(_int_list(request.POST.getlist("items"))) if posted else set(answer.ticked),
             "previous": answers[index - 1] if index > 0 else None,
             "following": answers[index + 1] if index + 1 < len(answers) else None,
             "next_waiting": selectors_rubrics.next_waiting(answers, after=submission_id),
             "count": len(answers),
             "anonymous": _anonymous(request, course),
             "refusal": refusal,
+            "confirmation": confirmation,
         },
         status=422 if refusal else 200,
     )
 
 
+def _points_posted(value) -> float:
+    try:
+        points = float(value if value is not None else "")
+    except ValueError:
+        raise InstructorRefused("An item's points are a number, e.g. 2 or -1.") from None
+    if points != points:  # NaN
+        raise InstructorRefused("An item's points are a number, e.g. 2 or -1.")
+    return points
+
+
+def _rubric_item_posted(rubric, value):
+    found = rubric.items.filter(pk=(_int_list([value]) or [0])[0]).first()
+    if found is None:
+        raise InstructorRefused("No such rubric item.")
+    return found
+
+
+# What each change of the rubric's items does, and the confirm button of its question.
+_CONFIRM_BUTTONS = {
+    "remove": "Remove the item and score the answers again",
+    "update": "Change the points and score the answers again",
+    "rescore": "Score the answers again",
+    "add": "Add the item and score the answers again",
+}
+
+
 @login_required
 @require_POST
 def grading_rubric_edit(request, course_slug: str, item_id: int, part: str):
+    """Add an item (``text``, ``points``), give one other points (``update``: its id,
+    ``points``), remove one (``remove``: its id), or score the graded answers again under
+    the rubric as it stands (``rescore``). A change that changes scores asks first: the
+    page again with the question on top (nothing changed) and a button that posts the same
+    fields with the question's token (``confirm=yes``, ``impact``). Course staff: TAs
+    change a rubric as instructors do, through the same question."""
     course, item, spec_part, role = selectors_rubrics.access_question(
         user=request.user, course_slug=course_slug, item_id=item_id, part=part
     )
     rubric = _rubric(course, item, part)
+    confirmed = confirmations.confirmed_of(request.POST)
+    action = next((name for name in ("remove", "update", "rescore") if request.POST.get(name)), "add")
+    back_to = _int_list([request.POST.get("back_to")])
     try:
-        if request.POST.get("remove"):
-            removed = rubric.items.filter(pk=(_int_list([request.POST["remove"]]) or [0])[0]).first()
-            if removed is None:
-                raise InstructorRefused("No such rubric item.")
-            services_rubrics.rubric_item_remove(item=removed)
+        if action == "remove":
+            removed = _rubric_item_posted(rubric, request.POST["remove"])
+            services_rubrics.rubric_item_remove(item=removed, actor=request.user, confirmed=confirmed)
             messages.success(request, "Removed the item.")
+        elif action == "update":
+            changed = _rubric_item_posted(rubric, request.POST["update"])
+            services_rubrics.rubric_item_update(
+                item=changed, points=_points_posted(request.POST.get("points")), actor=request.user, confirmed=confirmed
+            )
+            messages.success(request, "Saved the item's points.")
+        elif action == "rescore":
+            count = services_rubrics.rubric_rescore(rubric=rubric, actor=request.user, confirmed=confirmed)
+            messages.success(request, f"Scored {count} answer{'s' * (count != 1)} again.")
         else:
-            try:
-                points = float(request.POST.get("points", ""))
-            except ValueError:
-                raise InstructorRefused("An item's points are a number, e.g. 2 or -1.") from None
-            if points != points:  # NaN
-                raise InstructorRefused("An item's points are a number, e.g. 2 or -1.")
-            services_rubrics.rubric_item_add(rubric=rubric, text=request.POST.get("text", ""), points=points)
+            services_rubrics.rubric_item_add(
+                rubric=rubric, text=request.POST.get("text", ""), points=_points_posted(request.POST.get("points")),
+                actor=request.user, confirmed=confirmed,
+            )
             messages.success(request, "Added the item.")
+    except ConfirmationNeeded as needed:
+        confirmation = {
+            **confirmations.confirmation_shown(needed),
+            "action": request.path,
+            "fields": [
+                (name, value) for name, values in request.POST.lists()
+                if name not in ("csrfmiddlewaretoken", confirmations.CONFIRM_FIELD, confirmations.TOKEN_FIELD)
+                for value in values
+            ],
+            "button": _CONFIRM_BUTTONS[action],
+        }
+        answers = selectors_rubrics.question_answers(item=item, part=part)
+        answer = next((a for a in answers if back_to and a.submission.pk == back_to[0]), None)
+        if answer is not None:
+            return _answer_page(
+                request, course=course, item=item, part=part, answers=answers, answer=answer,
+                rubric=_rubric(course, item, part), confirmation=confirmation,
+            )
+        return _question_page(request, course=course, item=item, part=part, confirmation=confirmation)
     except InstructorRefused as refused:
         messages.error(request, refused.message)
-    back_to = _int_list([request.POST.get("back_to")])
     if back_to:  # from an answer's page: back to that answer
         return redirect("instructor:grading_answer", course.slug, item.pk, part, back_to[0])
     return redirect(_question_url(course, item, part))

@@ -55,10 +55,12 @@ MATRIX = [
     ("post", C + "exercises/owned/versions/1/transition/", {"to_status": "in_review"},
      [401, 403, 403, 200, 404, 401, 403]),
     # Rubric grading: the essay's rubric exists and its criterion graded sam's answer, so
-    # making the rubric again and removing the criterion are refused (409) for the staff.
+    # making the rubric again is refused (409) for the staff, and removing the criterion asks
+    # first (409 confirmation_needed: sam's score would change); an item worth 0 points
+    # changes no score, so it is added at once.
     ("get", C + "{question}rubric/", None, [401, 403, 200, 200, 404, 401, 200]),
     ("post", C + "{question}rubric/", {}, [401, 403, 409, 409, 404, 401, 403]),
-    ("post", C + "{question}rubric/criteria/", {"text": "Clear ({role})", "points": 1}, [401, 403, 201, 201, 404, 401, 403]),
+    ("post", C + "{question}rubric/criteria/", {"text": "Clear ({role})", "points": 0}, [401, 403, 201, 201, 404, 401, 403]),
     ("patch", C + "rubric-criteria/{criterion}/", {"text": "Names the variance of q·k"},
      [401, 403, 200, 200, 404, 401, 403]),
     ("delete", C + "rubric-criteria/{criterion}/", None, [401, 403, 409, 409, 404, 401, 403]),
