@@ -7,8 +7,8 @@ from django.contrib.auth.forms import (
 )
 from django.contrib.auth.password_validation import password_validators_help_texts
 
-from .identifiers import email_normalise, identifier_normalise, username_scripts_refusal
-from .selectors import email_in_use, user_by_trusted_email, username_lookalike
+from .identifiers import email_normalise, identifier_normalise, name_normalise, username_scripts_refusal
+from .selectors import awaits_first_password, email_in_use, user_by_trusted_email, username_lookalike
 from .services import email_confirmed_by_password_link, sign_in_failures_clear
 
 
@@ -29,6 +29,24 @@ class PlainPasswordHelp:
         self.fields[self.password_field].help_text = " ".join(password_validators_help_texts())
 
 
+class NormalisedNames:
+    """First and last names as ``name_normalise`` stores them (no bidi controls or
+    zero-width characters: others see the name), the roster import's rule."""
+
+    def _name(self, field: str) -> str:
+        name = name_normalise(self.cleaned_data.get(field, ""))
+        limit = self._meta.model._meta.get_field(field).max_length
+        if len(name) > limit:  # NFC lengthens a few letters ("\u0958")
+            raise forms.ValidationError(f"Ensure this value has at most {limit} characters (it has {len(name)}).")
+        return name
+
+    def clean_first_name(self):
+        return self._name("first_name")
+
+    def clean_last_name(self):
+        return self._name("last_name")
+
+
 class PasswordChangeFormPlain(PlainPasswordHelp, PasswordChangeForm):
     pass
 
@@ -47,17 +65,24 @@ class SetPasswordFormPlain(PlainPasswordHelp, SetPasswordForm):
 
 class PasswordResetFormTrusted(PasswordResetForm):
     """Django's "forgot your password" form. When an account has confirmed the address,
-    only that account is sent a link: others merely giving the address are not."""
+    only that account is sent a link: others merely giving the address are not.
+
+    Django sends no link to an account without a usable password. One such account is
+    sent one here: the account a course's staff made for this address (roster import, "add
+    by e-mail"), which has no password until its owner sets one through the mailbox
+    (``selectors.awaits_first_password``). An LMS's accounts, which have no usable password
+    either and sign in through their LMS, are still sent none."""
 
     def clean_email(self):
         return email_normalise(self.cleaned_data["email"])
 
     def get_users(self, email):
-        users = list(super().get_users(email))
         trusted = user_by_trusted_email(email=email)
-        if trusted is not None:
-            return [user for user in users if user.pk == trusted.pk]
-        return users
+        if trusted is None:
+            return list(super().get_users(email))
+        if trusted.is_active and (trusted.has_usable_password() or awaits_first_password(user=trusted)):
+            return [trusted]
+        return []
 
 
 class LoginForm(AuthenticationForm):
@@ -79,7 +104,7 @@ class LoginForm(AuthenticationForm):
         self.fields["username"].widget.attrs["maxlength"] = 254
 
 
-class SignUpForm(PlainPasswordHelp, UserCreationForm):
+class SignUpForm(NormalisedNames, PlainPasswordHelp, UserCreationForm):
     password_field = "password1"
 
     email = NormalisedEmailField(
@@ -115,7 +140,7 @@ class SignUpForm(PlainPasswordHelp, UserCreationForm):
         return email
 
 
-class ProfileForm(forms.ModelForm):
+class ProfileForm(NormalisedNames, forms.ModelForm):
     email = NormalisedEmailField(
         label="E-mail", max_length=254,
         help_text="A new address takes effect once you follow the link we send to it.",

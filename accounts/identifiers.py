@@ -12,7 +12,15 @@ mail system tells two addresses apart by case.
 Look-alike usernames: ``username_skeleton`` is what a name looks like (Unicode TR39's
 confusable skeleton), so a new name whose skeleton equals an existing one's ("ѕtudent1"
 with a Cyrillic "ѕ" beside "student1") is refused; ``username_scripts_refusal`` refuses a
-name mixing scripts that are not written together.
+name mixing scripts that are not written together, and a name of another script made only
+of letters that look like Latin ones ("ѕ306" with a Cyrillic "ѕ"), which would otherwise
+keep the person really called "s306" from ever taking their name. Sign-up and the roster
+import ask both questions.
+
+A person's name (first and last name) is not an identifier, but is shown to others (the
+people page, grading lists, CSV and XLSX files): ``name_normalise`` removes the same
+invisible characters, so a right-to-left override cannot reverse what follows it and a
+zero-width space cannot make two names that look the same differ.
 """
 
 from __future__ import annotations
@@ -47,6 +55,64 @@ def identifier_normalise(text: str) -> str:
 
 def email_normalise(text: str) -> str:
     return identifier_normalise(text).casefold()
+
+
+# Scripts in which the zero-width non-joiner and joiner change how a word is written: those
+# whose letters join (Persian writes "Alipour" as "علی" + non-joiner + "پور"), besides the
+# Indic scripts, where a joiner follows a virama (``_joiner_spells``).
+JOINING_SCRIPTS = frozenset({
+    "ARABIC", "SYRIAC", "NKO", "MONGOLIAN", "MANDAIC", "MANICHAEAN", "PSALTER_PAHLAVI",
+    "ADLAM", "HANIFI_ROHINGYA", "SOGDIAN", "OLD_UYGHUR", "CHORASMIAN",
+})
+JOINERS = frozenset("\u200c\u200d")  # zero-width non-joiner, zero-width joiner
+VIRAMA = 9  # the canonical combining class of the Indic viramas
+
+
+def _letter_or_mark(char: str) -> bool:
+    return bool(char) and unicodedata.category(char)[0] in "LM"
+
+
+def _joiner_spells(*, before: str, base: str, after: str) -> bool:
+    """A non-joiner or joiner between ``before`` and ``after`` is part of the spelling:
+    after a virama, or between letters of a joining script (``base``: the letter that
+    ``before`` is, or is a mark on)."""
+    if not (_letter_or_mark(before) and _letter_or_mark(after)):
+        return False
+    if unicodedata.combining(before) == VIRAMA:
+        return True
+    from confusable_homoglyphs.categories import alias
+
+    return bool(base) and alias(base) in JOINING_SCRIPTS and alias(after) in JOINING_SCRIPTS | {"INHERITED"}
+
+
+def name_normalise(text: str) -> str:
+    """A person's name as it is stored and shown: in NFC (not NFKC, which would change what
+    they typed: "ﬁ", "²"), without the invisible characters ``identifier_normalise`` drops
+    (bidi controls such as the right-to-left override U+202E, zero-width spaces, fillers,
+    tags), with any control character or run of white space made one space.
+
+    The zero-width non-joiner and joiner are the exception where a script spells with them
+    (``_joiner_spells``): the Persian "علی\\u200cپور" keeps its non-joiner,
+    "Ada\\u200dLovelace" loses its joiner. Linear in the length of ``text``, whatever it holds."""
+    text = unicodedata.normalize("NFC", str(text or ""))
+    chars = [
+        " " if unicodedata.category(char) == "Cc" else char
+        for char in text if char in JOINERS or not _invisible(char)
+    ]
+    following, after = [""] * len(chars), ""  # the next character that is not a joiner
+    for position in range(len(chars) - 1, -1, -1):
+        following[position] = after
+        if chars[position] not in JOINERS:
+            after = chars[position]
+    kept, before, base = [], "", ""
+    for position, char in enumerate(chars):
+        if char in JOINERS and not _joiner_spells(before=before, base=base, after=following[position]):
+            continue
+        kept.append(char)
+        before = char
+        if char not in JOINERS and unicodedata.category(char)[0] != "M":
+            base = char
+    return " ".join(unicodedata.normalize("NFC", "".join(kept)).split())
 
 
 # ---------------------------------------------------------------------------
@@ -109,11 +175,18 @@ def username_skeleton(username: str) -> str:
 
 
 def username_scripts_refusal(username: str) -> str:
-    """Why a username mixes scripts that are not written together ("" when it does not)."""
+    """Why a new username is refused for its scripts ("" when it is not): it mixes scripts
+    that are not written together, or it is written in another script with letters that
+    all look like Latin ones (TR39's whole-script confusable: its skeleton is plain ASCII),
+    such as "ѕ306" or "ѕсоре" in Cyrillic. Such a name is refused even when no "s306"
+    exists yet: the person really called so could otherwise never take their own name."""
     from confusable_homoglyphs.categories import unique_aliases
 
     scripts = unique_aliases(identifier_normalise(username)) - SCRIPT_NEUTRAL
-    if len(scripts) <= 1 or any(scripts <= together for together in SCRIPT_SETS_WRITTEN_TOGETHER):
-        return ""
-    names = " and ".join(sorted(script.title() for script in scripts))
-    return f"mixes letters of different scripts ({names}); use the letters of one script"
+    if len(scripts) > 1 and not any(scripts <= together for together in SCRIPT_SETS_WRITTEN_TOGETHER):
+        names = " and ".join(sorted(script.title() for script in scripts))
+        return f"mixes letters of different scripts ({names}); use the letters of one script"
+    if scripts and "LATIN" not in scripts and username_skeleton(username).isascii():
+        names = " and ".join(sorted(script.title() for script in scripts))
+        return f"is written in {names} letters that all look like Latin ones; type it in Latin letters, or choose another"
+    return ""

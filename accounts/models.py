@@ -5,7 +5,9 @@ only its holder's claim until the holder shows they receive mail there: by follo
 confirmation link sent to it, or by setting their password through a link sent to it (a
 password reset, an invitation). An address a course's staff gave when they created the
 account for it (roster import, "add by e-mail") counts too: nobody but the owner of the
-mailbox can sign in to that account (its password is random until set through the mailbox).
+mailbox can sign in to that account (it has no usable password until one is set through a
+link sent there: the invitation, or "Forgot your password?", which sends one to such an
+account and to no other account without a usable password, such as an LMS's).
 So does the address an LMS gives at a launch when an administrator has marked that LMS
 as verifying its users' addresses (``lti.models.Platform.verifies_emails``), for the
 account that LMS launched only.

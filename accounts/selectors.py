@@ -5,9 +5,10 @@ confirmed address, or one staff gave, may)."""
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
+from django.db.models import F, Q
 
 from .identifiers import email_normalise, identifier_normalise, username_skeleton
-from .models import TrustedEmail
+from .models import EmailTrust, TrustedEmail
 
 
 def users_with_trusted_email(*, email: str):
@@ -18,6 +19,54 @@ def users_with_trusted_email(*, email: str):
 
 def user_by_trusted_email(*, email: str):
     return users_with_trusted_email(email=email).first() if email else None
+
+
+def awaits_first_password(*, user) -> bool:
+    """The account was made by a course's staff for its address (roster import, "add by
+    e-mail") and has had no password since: "Forgot your password?" and the invitation's
+    link are how its owner sets the first one. Such an account has no usable password, as
+    an LMS's accounts have none; only this one is sent a reset link."""
+    if user.has_usable_password() or not user.email:
+        return False
+    trusted = TrustedEmail.objects.filter(user=user).first()
+    return (
+        trusted is not None and trusted.trust == EmailTrust.GIVEN_BY_STAFF
+        and trusted.email == email_normalise(user.email)
+    )
+
+
+def users_by_trusted_email(*, emails) -> dict[str, object]:
+    """``user_by_trusted_email`` for many addresses in one query: address -> account."""
+    emails = {email_normalise(email) for email in emails} - {""}
+    users = (
+        get_user_model()._default_manager
+        .filter(trusted_email__email__in=emails, email__iexact=F("trusted_email__email"))
+        .select_related("trusted_email")
+    )
+    return {user.trusted_email.email: user for user in users}
+
+
+def trusted_emails_recorded(*, emails) -> set[str]:
+    """Of these addresses, those a trust record holds, still its account's e-mail or not."""
+    emails = {email_normalise(email) for email in emails} - {""}
+    return set(TrustedEmail.objects.filter(email__in=emails).values_list("email", flat=True))
+
+
+def usernames_claiming_emails(*, emails, chunk: int = 500) -> dict[str, list[str]]:
+    """``usernames_claiming_email`` for many addresses (one query per ``chunk`` of them):
+    address -> the accounts giving it without its being trusted for them (the first five)."""
+    emails = sorted({email_normalise(email) for email in emails} - {""})
+    claims: dict[str, list[str]] = {}
+    for start in range(0, len(emails), chunk):
+        wanted = Q()
+        for email in emails[start:start + chunk]:
+            wanted |= Q(email__iexact=email)
+        rows = get_user_model()._default_manager.filter(wanted).values_list("username", "email", "trusted_email__email")
+        for username, email, trusted in rows:
+            email = email_normalise(email)
+            if trusted != email:
+                claims.setdefault(email, []).append(username)
+    return {email: sorted(usernames)[:5] for email, usernames in claims.items()}
 
 
 def user_by_username_or_trusted_email(*, identifier: str):
@@ -106,6 +155,11 @@ class LookalikeUsernames:
             for name in names.iterator(chunk_size=5000):
                 self._by_skeleton.setdefault(username_skeleton(name), name)
         return self._by_skeleton
+
+    def load(self) -> "LookalikeUsernames":
+        """Read them now (before a lock is taken, say) rather than at the first question."""
+        self._load()
+        return self
 
     def taken_by(self, username: str) -> str | None:
         return self._load().get(username_skeleton(username))

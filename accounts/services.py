@@ -216,6 +216,13 @@ def email_trust_record(*, user, email: str, trust: str) -> bool:
     return True
 
 
+def email_trust_record_new_account(*, user, email: str, trust: str) -> None:
+    """``email_trust_record`` for an account just made for ``email``, when no trust record
+    holds the address (``selectors.trusted_emails_recorded``): one INSERT. Call inside a
+    savepoint: a record another request made meanwhile raises IntegrityError."""
+    TrustedEmail.objects.create(user=user, email=email_normalise(email), trust=trust)
+
+
 def email_confirmed_by_password_link(*, user) -> bool:
     """The account's password was set through a link e-mailed to its address (a reset or an
     invitation; Django's token includes the address, so it is still the one mailed)."""

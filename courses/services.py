@@ -21,15 +21,16 @@ from django.contrib.auth.models import Permission
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.identifiers import email_normalise, identifier_normalise, username_scripts_refusal
+from accounts.identifiers import email_normalise, identifier_normalise, name_normalise, username_scripts_refusal
 from accounts.models import EmailTrust
 from accounts.selectors import (
-    LookalikeUsernames, user_by_trusted_email, user_by_username_or_trusted_email, usernames_claiming_email,
+    LookalikeUsernames, trusted_emails_recorded, user_by_username_or_trusted_email, usernames_claiming_email,
+    usernames_claiming_emails, users_by_trusted_email,
 )
-from accounts.services import email_trust_record
+from accounts.services import email_trust_record, email_trust_record_new_account
 from attnquiz.confirmations import Confirmed, confirmation_require
 from exams.selectors_proctor import running_attempts_by_exam
 from exercises.models import ExerciseVersion, VersionStatus
@@ -577,6 +578,9 @@ def _roster_clean(row) -> dict[str, str]:
     }
     values["username"] = identifier_normalise(values["username"])
     values["email"] = email_normalise(values["email"])
+    # Shown to others: no right-to-left override or zero-width character survives (identifiers).
+    for key in ("name", "first_name", "last_name"):
+        values[key] = name_normalise(values[key])
     if not values["username"] and not values["email"]:
         raise _RowError("needs a username or an e-mail")
     if values["username"]:
@@ -619,17 +623,52 @@ class _RosterAccount:
     note: str = ""  # what the report adds to the line
 
 
-def _roster_account(values: dict[str, str], lookalikes: LookalikeUsernames) -> _RosterAccount:
+@dataclass
+class _RosterLookups:
+    """What the rows ask of the accounts, read for all rows at once, before the course row
+    is locked (the lock guards the course's enrolments, not accounts), and kept up to date
+    as the import makes accounts (``made``)."""
+
+    by_username: dict[str, object]
+    by_trusted_email: dict[str, object]
+    claims: dict[str, list[str]]  # address -> accounts giving it without its being trusted
+    recorded_emails: set[str]  # addresses a trust record holds (perhaps one changed since)
+    lookalikes: LookalikeUsernames
+
+    @classmethod
+    def read(cls, rows: list[dict[str, str]]) -> _RosterLookups:
+        usernames = {values["username"] for values in rows if values["username"]}
+        emails = {values["email"] for values in rows if values["email"]}
+        by_username = {user.username: user for user in get_user_model()._default_manager.filter(username__in=usernames)}
+        by_trusted_email = users_by_trusted_email(emails=emails)
+        lookalikes = LookalikeUsernames()
+        if any(values["username"] not in by_username and values["email"] not in by_trusted_email for values in rows):
+            lookalikes.load()  # a row may make an account: every username's look-alike, read now
+        return cls(
+            by_username=by_username,
+            by_trusted_email=by_trusted_email,
+            claims=usernames_claiming_emails(emails=set(emails) - set(by_trusted_email)),
+            recorded_emails=trusted_emails_recorded(emails=emails),
+            lookalikes=lookalikes,
+        )
+
+    def made(self, user) -> None:
+        self.by_username[user.username] = user
+        self.by_trusted_email[user.email] = user
+        self.recorded_emails.add(user.email)
+        self.lookalikes.add(user.username)
+
+
+def _roster_account(values: dict[str, str], lookups: _RosterLookups) -> _RosterAccount:
     """The account a row names, or the username of the one to make. Raises _RowError when it
     is ambiguous. An e-mail finds only the account that has confirmed it (or was made for
     it by staff): one merely giving it is not used, and the row makes a new account."""
-    User = get_user_model()
     username, email = values["username"], values["email"]
-    by_email = user_by_trusted_email(email=email) if email else None
-    claimed = usernames_claiming_email(email=email) if email and by_email is None else []
+    by_email = lookups.by_trusted_email.get(email) if email else None
+    claimed = lookups.claims.get(email, []) if email and by_email is None else []
     note = f"; {_claimed_by(claimed)} also give{'s' * (len(claimed) == 1)} this e-mail without having confirmed it: not used" if claimed else ""
     if username:
-        user = User.objects.filter(username=username).first()
+        user = lookups.by_username.get(username)
         if user is not None:
             if email and user.email and email_normalise(user.email) != email:
                 raise _RowError(f"the account '{username}' has another e-mail address")
@@ -640,12 +679,12 @@ def _roster_account(values: dict[str, str], lookalikes: LookalikeUsernames) -> _
             raise _RowError(f"no account is called '{username}'; add an e-mail to create one")
         if refusal := username_scripts_refusal(username):
             raise _RowError(f"the username '{username[:40]}' {refusal}")
-        if (taken := lookalikes.taken_by(username)) is not None:
+        if (taken := lookups.lookalikes.taken_by(username)) is not None:
             raise _RowError(f"the username '{username[:40]}' looks like the existing account '{taken}'; choose another")
         return _RosterAccount(None, username, note)
     if by_email is not None:
         return _RosterAccount(by_email, by_email.username)
-    return _RosterAccount(None, _free_username(email.split("@", 1)[0], lookalikes), note)
+    return _RosterAccount(None, _free_username(email.split("@", 1)[0], lookups.lookalikes), note)
 
 
 def _free_username(base: str, lookalikes: LookalikeUsernames) -> str:
@@ -701,6 +740,39 @@ def _enrol(*, course: Course, user, role: str, source: str, student_id: str = ""
     return EnrolmentChange(enrolment, action)
 
 
+class _RosterRace(Exception):
+    """Another request made an account with a username or address of the roster meanwhile."""
+
+
+def _roster_account_make(*, course: Course, values: dict[str, str], username: str, source: str,
+                         lookups: _RosterLookups):
+    """Make the account of a roster row and enrol it: three INSERTs and no password hash (it
+    has no usable password; see ``roster_import``). Raises CourseRefused when the student id
+    is another's, before writing anything; no savepoint is needed, as the rows were checked
+    (``_roster_clean``, ``_roster_account``) and the course row is locked. Only another
+    request taking the username or the address meanwhile makes an INSERT fail: _RosterRace,
+    and the whole import is rolled back. Call inside a transaction holding the course row."""
+    if values["student_id"]:
+        _student_id_check(course=course, user=None, student_id=values["student_id"])
+    try:
+        user = get_user_model().objects.create_user(
+            username=username, email=values["email"],
+            first_name=values["first_name"], last_name=values["last_name"],
+            password=None,  # unusable: no hash; set through the mailbox
+        )
+        if values["email"] in lookups.recorded_emails:  # a record left by an address changed since
+            email_trust_record(user=user, email=values["email"], trust=EmailTrust.GIVEN_BY_STAFF)
+        else:
+            email_trust_record_new_account(user=user, email=values["email"], trust=EmailTrust.GIVEN_BY_STAFF)
+    except IntegrityError:
+        raise _RosterRace from None
+    Enrolment.objects.create(
+        course=course, user=user, role=values["role"], source=source, student_id=values["student_id"]
+    )
+    lookups.made(user)
+    return user
+
+
 NEW_ACCOUNT_PASSWORD = "they choose a password with “Forgot your password?” on the sign-in page"
 NEW_ACCOUNT_INVITED = "the invitation e-mail lets them choose a password"
 
@@ -727,21 +799,51 @@ def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int
 
     An e-mail finds only an account that has confirmed it (accounts.models); a new account
     is made for an address no account has, its address trusted as given by staff. A name
-    does not change an existing account (the line says so). ``invite``: the new accounts
-    are sent an invitation (by the caller, after the import), and their lines say so."""
+    does not change an existing account (the line says so); a new account's name loses its
+    invisible characters (``name_normalise``). A new username is refused as sign-up refuses
+    it (mixed scripts, letters of another script that look like Latin ones, a look-alike of
+    an existing account). ``invite``: the new accounts are sent an invitation (by the
+    caller, after the import), and their lines say so.
+
+    A new account has no usable password (Django's unusable password: nothing is hashed,
+    where a random password cost one slow hash, about 0.3 s, an account, in the dry run as
+    well): its owner chooses one through the invitation's link or "Forgot your password?",
+    which finds such an account by the address staff gave it and no other account without
+    a usable password (accounts.forms.PasswordResetFormTrusted). Rows are read and checked
+    before the course row is locked; with the lock each row costs a few queries."""
     require_course_writable(course=course)
     report = RosterReport(dry_run=dry_run)
+    checked: list[tuple[int, str, dict[str, str] | None, str]] = []  # line, who, values, or why not
+    for index, row in enumerate(rows):
+        line = row.get("line") if isinstance(row.get("line"), int) else index + first_line
+        who = str(row.get("username") or row.get("email") or "").strip()[:254]
+        try:
+            checked.append((line, who, _roster_clean(row), ""))
+        except _RowError as problem:
+            checked.append((line, who, None, str(problem)))
+    lookups = _RosterLookups.read([values for _, _, values, _ in checked if values is not None])
+    try:
+        return _roster_apply(course=course, checked=checked, lookups=lookups, report=report,
+                             source=source, invite=invite, dry_run=dry_run)
+    except _RosterRace:
+        raise CourseRefused(
+            "Someone signed up with a username or an e-mail address of this roster while it was "
+            "imported; nothing was changed. Import it again."
+        ) from None
+
+
+def _roster_apply(*, course: Course, checked, lookups: _RosterLookups, report: RosterReport,
+                  source: str, invite: bool, dry_run: bool) -> RosterReport:
+    """``roster_import``'s rows, checked and read, applied in one transaction with the course row locked."""
     seen: dict[str, int] = {}
     student_ids: dict[str, int] = {}
-    lookalikes = LookalikeUsernames()
     with transaction.atomic():
         Course.objects.select_for_update().filter(pk=course.pk).first()
-        for index, row in enumerate(rows):
-            line = row.get("line") if isinstance(row.get("line"), int) else index + first_line
-            who = str(row.get("username") or row.get("email") or "").strip()[:254]
+        for line, who, values, problem in checked:
             try:
-                values = _roster_clean(row)
-                account = _roster_account(values, lookalikes)
+                if values is None:
+                    raise _RowError(problem)
+                account = _roster_account(values, lookups)
                 user, username = account.user, account.username
                 key = f"user:{user.pk}" if user else f"new:{username.lower()}"
                 if key in seen:
@@ -749,31 +851,23 @@ def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int
                 if values["student_id"] in student_ids:
                     raise _RowError(f"the student id {values['student_id']} is also on line {student_ids[values['student_id']]}")
                 seen[key] = line
-                with transaction.atomic():
-                    if user is None:
-                        user = get_user_model().objects.create_user(
-                            username=username, email=values["email"],
-                            first_name=values["first_name"], last_name=values["last_name"],
-                            # Random, so that "Forgot your password?" (which ignores unusable
-                            # passwords) lets them choose their own.
-                            password=secrets.token_urlsafe(32),
-                        )
-                        email_trust_record(user=user, email=values["email"], trust=EmailTrust.GIVEN_BY_STAFF)
-                        _enrol(course=course, user=user, role=values["role"],
-                               source=source, student_id=values["student_id"])
-                        lookalikes.add(username)
-                        seen[f"user:{user.pk}"] = line
-                        report.created_user_ids.append(user.pk)
-                        report.lines.append(RosterLine(
-                            line, who, "create",
-                            f"new account '{username}', enrolled as {Role(values['role']).label.lower()}; "
-                            + (NEW_ACCOUNT_INVITED if invite else NEW_ACCOUNT_PASSWORD) + account.note,
-                        ))
-                        if values["student_id"]:
-                            student_ids[values["student_id"]] = line
-                        continue
-                    change = _enrol(course=course, user=user, role=values["role"],
-                                    source=source, student_id=values["student_id"])
+                if user is None:
+                    user = _roster_account_make(
+                        course=course, values=values, username=username, source=source, lookups=lookups
+                    )
+                    seen[f"user:{user.pk}"] = line
+                    report.created_user_ids.append(user.pk)
+                    report.lines.append(RosterLine(
+                        line, who, "create",
+                        f"new account '{username}', enrolled as {Role(values['role']).label.lower()}; "
+                        + (NEW_ACCOUNT_INVITED if invite else NEW_ACCOUNT_PASSWORD) + account.note,
+                    ))
+                    if values["student_id"]:
+                        student_ids[values["student_id"]] = line
+                    continue
+                # No savepoint: _enrol refuses (CourseRefused) before it writes anything.
+                change = _enrol(course=course, user=user, role=values["role"],
+                                source=source, student_id=values["student_id"])
             except _RowError as problem:
                 report.lines.append(RosterLine(line, who, "error", str(problem)))
                 continue

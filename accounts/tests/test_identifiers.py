@@ -107,7 +107,12 @@ def test_a_username_skeleton_is_equal_for_names_that_look_alike(one, other, alik
 @pytest.mark.parametrize("username, refusal", [
     (f"{CYRILLIC_DZE}tudent1", "mixes letters of different scripts (Cyrillic and Latin); use the letters of one script"),
     ("\u03b1lpha", "mixes letters of different scripts (Greek and Latin); use the letters of one script"),
-    ("\u0455\u0441\u043e\u0440\u0435", ""),  # one script (Cyrillic): its look-alike is found by its skeleton
+    # One script, but every letter looks like a Latin one: it would take "scope" from its owner.
+    ("\u0455\u0441\u043e\u0440\u0435", "is written in Cyrillic letters that all look like Latin ones; type it in Latin letters, or choose another"),
+    (f"{CYRILLIC_DZE}306", "is written in Cyrillic letters that all look like Latin ones; type it in Latin letters, or choose another"),
+    ("\u03bf\u03c1\u03b1", "is written in Greek letters that all look like Latin ones; type it in Latin letters, or choose another"),
+    ("\u0441\u0435\u0440\u0433\u0435\u0439", ""),  # Cyrillic letters that do not all look Latin
+    ("\u0430\u043d\u043d\u0430", ""),  # "анна": н looks like no letter a Latin keyboard types
     ("田中たろう", ""),  # Japanese writes Han and Hiragana together
     ("tanaka_田中", ""),
     ("김민준", ""),
@@ -121,7 +126,7 @@ def test_mixed_scripts_are_refused_unless_written_together(username, refusal):
 @pytest.mark.parametrize("username, message", [
     (f"{CYRILLIC_DZE}tudent1", "This username mixes letters of different scripts (Cyrillic and Latin); use the letters of one script."),
     ("studentl", "This username looks like an existing one (some letters of other alphabets, or 1, l and I, look the same); choose another."),
-    ("\u0455\u0441\u043e\u0440\u0435", "This username looks like an existing one (some letters of other alphabets, or 1, l and I, look the same); choose another."),
+    ("\u0455\u0441\u043e\u0440\u0435", "This username is written in Cyrillic letters that all look like Latin ones; type it in Latin letters, or choose another."),
     ("Student1", "A user with that username already exists."),
 ])
 def test_sign_up_refuses_a_username_that_looks_like_an_existing_one(client, people, username, message):
