@@ -28,7 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from accounts.identifiers import email_normalise
+from accounts.identifiers import email_normalise, name_normalise
 from accounts.models import EmailTrust
 from accounts.services import email_trust_record
 from attnquiz.enqueue import registered_task, task_send
@@ -563,10 +563,13 @@ def roster_sync_schedule(*, context: LtiContext, force: bool = False) -> bool:
 
 
 def _claim_text(claims: dict, name: str, limit: int) -> str:
+    """A text claim as names are stored from every source (``accounts.identifiers.
+    name_normalise``: invisible bidi, zero-width and filler characters dropped, controls and
+    runs of white space made one space), at most ``limit`` characters."""
     value = claims.get(name)
     if not isinstance(value, str):
         return ""
-    return " ".join("".join(ch for ch in value if ch.isprintable()).split())[:limit]
+    return name_normalise(value[: limit * 4]).strip()[:limit]
 
 
 def names_from_claims(claims: dict) -> dict[str, str]:

@@ -117,6 +117,14 @@ def test_add_platform_command_refuses_without_usable_keys(db, extra, message):
         ({"name": "Ada Lovelace", "preferred_username": "alovelace"}, {"first_name": "Ada", "last_name": "Lovelace"}),
         ({"given_name": 7, "name": ["x"], "email": None}, {}),
         ({}, {}),
+        # Invisible characters are dropped as from every other source of names (a
+        # right-to-left override, a zero-width space, a Hangul filler, a variation selector);
+        # a Persian name keeps the non-joiner it is spelled with.
+        ({"given_name": "\u202eAda", "family_name": "Love\u200blace\u3164"},
+         {"first_name": "Ada", "last_name": "Lovelace"}),
+        ({"name": "Ada\ufe0f \u115fLovelace"}, {"first_name": "Ada", "last_name": "Lovelace"}),
+        ({"given_name": "Ali", "family_name": "\u0639\u0644\u06cc\u200c\u067e\u0648\u0631"},
+         {"first_name": "Ali", "last_name": "\u0639\u0644\u06cc\u200c\u067e\u0648\u0631"}),
     ],
 )
 def test_names_from_the_standard_claims(claims, expected):
