@@ -16,6 +16,7 @@ urlpatterns = [
     path(C + "people/", views.people, name="people"),
     path(C + "people/add/", views.person_add, name="person_add"),
     path(C + "people/roster/", views.roster, name="roster"),
+    path(C + "people/invite-again/", views.people_invite_again, name="people_invite_again"),
     path(C + "people/<int:enrolment_id>/remove/", views.person_remove, name="person_remove"),
     path(C + "people/<int:enrolment_id>/restore/", views.person_restore, name="person_restore"),
     path(C + "people/<int:enrolment_id>/invite/", views.person_invite, name="person_invite"),

@@ -13,11 +13,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts import selectors as account_selectors
 from attnquiz.confirmations import ConfirmationNeeded, confirmation_shown, confirmed_of
 
 from .middleware import allowed_when_archived
-from . import invitations, selectors, services
+from . import invitations, selectors, selectors_people, services, services_people
 from .forms import CopyForm, CourseForm, JoinCodeForm, JoinSettingsForm, PersonAddForm, RosterForm
 from .models import EnrolmentSource, Role
 
@@ -173,23 +172,63 @@ def course_copy(request, course_slug: str):
 @login_required
 @require_http_methods(["GET"])
 def people(request, course_slug: str):
+    """Everyone in the course, 50 a page, filtered and sorted by the query string (see
+    ``selectors_people.PeopleQuery``), with the counts of the whole course at the top."""
     course, role = selectors.access_course_staff(user=request.user, slug=course_slug)
-    return render(request, "courses/people.html", _people_context(course, role, PersonAddForm()))
+    return render(request, "courses/people.html", _people_context(request, course, role, PersonAddForm()))
 
 
-def _people_context(course, role, form) -> dict:
-    enrolments = list(selectors.course_people(course=course))
-    sent = invitations.invitations_of_course(course=course)
-    trusted = account_selectors.email_trust_of_users(users=[enrolment.user for enrolment in enrolments])
-    for enrolment in enrolments:
-        enrolment.invitation = invitations.invitation_status(sent.get(enrolment.user_id))
-        enrolment.email_trust = trusted.get(enrolment.user_id)
+def _page_number(value) -> int:
+    """A page number from the query string; anything that is not one reads as page 1 (as
+    on the course gradebook)."""
+    try:
+        return max(1, min(int(value), 1_000_000))
+    except (TypeError, ValueError):
+        return 1
+
+
+def _people_context(request, course, role, form) -> dict:
+    query = selectors_people.PeopleQuery.from_request(request.GET)
+    page = selectors_people.people_page(course=course, query=query, page=_page_number(request.GET.get("page")))
+    is_instructor = role == Role.INSTRUCTOR
+    # Where a row's button comes back to: this filter, this page.
+    here = query.query_string(page=page.number)
+    # Absolute: the page is also shown at the address of a form it answers (add someone,
+    # send again), where a bare "?…" would lead elsewhere.
+    people_url = reverse("courses:people", args=[course.slug])
     return {
         "course": course,
-        "is_instructor": role == Role.INSTRUCTOR,
-        "enrolments": enrolments,
+        "is_instructor": is_instructor,
+        "query": query,
+        "page": page,
+        "enrolments": page.rows,
+        "summary": selectors_people.people_summary(course=course),
+        "here": here,
+        "people_url": people_url,
+        "clear_link": f"{people_url}?"
+        + selectors_people.PeopleQuery(sort=query.sort, descending=query.descending).query_string(),
+        "sort_links": {
+            key: f"{people_url}?" + query.query_string(sort=key, descending=key == query.sort and not query.descending)
+            for key in selectors_people.SORTS
+        },
+        "filters": {
+            "roles": selectors_people.ROLE_FILTERS, "statuses": selectors_people.STATUS_FILTERS,
+            "invitations": {key: words for key, (words, _) in selectors_people.INVITATION_FILTERS.items()},
+        },
+        "invite_again_count": (
+            selectors_people.people_to_invite_again_count(course=course, query=query)
+            if is_instructor and not course.is_archived else 0
+        ),
         "form": form,
     }
+
+
+def _back_to_people(request, course):
+    """The people page as the row's button was pressed on: its filter and page (read
+    again from the query string, never a URL taken from the request)."""
+    query = selectors_people.PeopleQuery.from_request(request.GET)
+    params = query.query_string(page=_page_number(request.GET.get("page")))
+    return redirect(reverse("courses:people", args=[course.slug]) + (f"?{params}" if params else ""))
 
 
 def _site_url(request) -> str:
@@ -247,7 +286,7 @@ def person_add(request, course_slug: str):
                 f"{enrolment.user.get_username()}: {change.action} ({enrolment.get_role_display().lower()}){sent}.",
             )
             return redirect("courses:people", course.slug)
-    return render(request, "courses/people.html", _people_context(course, role, form), status=422)
+    return render(request, "courses/people.html", _people_context(request, course, role, form), status=422)
 
 
 @login_required
@@ -266,7 +305,7 @@ def person_remove(request, course_slug: str, enrolment_id: int):
             f"Dropped {username}: hidden from the gradebook, every submission kept."
             if outcome == "dropped" else f"Removed {username} from the course staff.",
         )
-    return redirect("courses:people", course.slug)
+    return _back_to_people(request, course)
 
 
 @login_required
@@ -283,7 +322,32 @@ def person_invite(request, course_slug: str, enrolment_id: int):
         messages.success(request, f"Sent {enrolment.user.get_username()} an invitation e-mail.")
     else:
         messages.error(request, f"{enrolment.user.get_username()} has no e-mail address to send an invitation to.")
-    return redirect("courses:people", course.slug)
+    return _back_to_people(request, course)
+
+
+@login_required
+@require_POST
+def people_invite_again(request, course_slug: str):
+    """Send the invitation again to everyone the page's filter keeps who has not joined yet:
+    the first press shows how many it reaches and asks (nothing is sent until confirmed)."""
+    course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
+    query = selectors_people.PeopleQuery.from_request(request.GET)
+    try:
+        sent = services_people.invitations_send_again(
+            course=course, query=query, actor=request.user, base_url=_site_url(request),
+            confirmed=confirmed_of(request.POST),
+        )
+    except ConfirmationNeeded as needed:
+        context = _people_context(request, course, role, PersonAddForm())
+        context["invite_again_confirmation"] = confirmation_shown(needed)
+        return render(request, "courses/people.html", context)
+    except services.CourseRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(
+            request, f"Sent the invitation again to {len(sent)} {'person' if len(sent) == 1 else 'people'}."
+        )
+    return _back_to_people(request, course)
 
 
 @login_required
@@ -297,7 +361,7 @@ def person_restore(request, course_slug: str, enrolment_id: int):
         messages.error(request, refused.message)
     else:
         messages.success(request, f"{enrolment.user.get_username()} is enrolled again.")
-    return redirect("courses:people", course.slug)
+    return _back_to_people(request, course)
 
 
 @login_required

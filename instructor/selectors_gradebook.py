@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q
 from django.utils import timezone
 
+from accounts.name_order import name_order_key, name_ordering
 from courses import pools
 from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, PoolDraw, Role
 from exams.models import Accommodation, CourseAccommodation
@@ -190,14 +191,15 @@ ROW_FIELDS = (
 
 
 def course_gradebook_students(*, course: Course, student_filter: str = ""):
-    """The active students, by last name; ``student_filter`` keeps those matching every
-    word of it in their username, names, student ID or e-mail ("sam sto" finds Sam Stone)."""
+    """The active students, by name (``accounts.name_order``); ``student_filter`` keeps those
+    matching every word of it in their username, names, student ID or e-mail ("sam sto"
+    finds Sam Stone)."""
     enrolments = (
         Enrolment.objects.filter(course=course, role=Role.STUDENT, status=EnrolmentStatus.ACTIVE)
         .select_related("user")
         # What a row shows: thousands of students' dates would only cost time to read.
         .only(*ROW_FIELDS)
-        .order_by("user__last_name", "user__first_name", "user__username")
+        .order_by(*name_ordering(prefix="user__"), "pk")
     )
     for word in student_filter.split()[:MAX_SEARCH_WORDS]:
         enrolments = enrolments.filter(
@@ -302,9 +304,7 @@ def _sort_key(sort: str):
         return lambda row: (row.enrolment.student_id.casefold(), row.student.username.casefold())
     if sort == "total":
         return lambda row: row.total
-    return lambda row: (
-        row.student.last_name.casefold(), row.student.first_name.casefold(), row.student.username.casefold()
-    )
+    return lambda row: name_order_key(row.student)
 
 
 def gradebook_rows_sorted(rows: list[GradebookRow], *, sort: str, descending: bool = False) -> list[GradebookRow]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from django.core.paginator import Paginator
 from django.db.models import Avg, Count, Exists, F, OuterRef, Q, Subquery
 
+from accounts.name_order import name_ordering
 from courses.models import Role
 from courses.selectors import access_course_staff, active_enrolments
 from exercises.engine.skills import SKILL_SLUGS, SKILLS
@@ -165,7 +166,11 @@ def grid_columns(*, course) -> list[GridColumn]:
 
 
 GRID_LEVELS = ("strong", "developing", "shaky", "not yet seen")
-BY_NAME = ("user__last_name", "user__first_name", "user__username", "user_id")
+
+
+def _by_name(*, descending: bool = False) -> list:
+    """The grid's rows by name (``accounts.name_order``), the user id last for stable pages."""
+    return [*name_ordering(prefix="user__", descending=descending), F("user_id").desc() if descending else "user_id"]
 
 
 @dataclass(frozen=True)
@@ -213,15 +218,14 @@ def _grid_enrolments(*, course, query: GridQuery):
         else:
             enrolments = enrolments.filter(Exists(masteries.filter(_level_condition(query.level))))
     if query.sort == "name":
-        order = [f"-{name}" for name in BY_NAME] if query.descending else list(BY_NAME)
-        return enrolments.order_by(*order)
+        return enrolments.order_by(*_by_name(descending=query.descending))
     known = Subquery(
         SkillMastery.objects.filter(course=course, student=OuterRef("user_id"), skill=query.sort, attempts__gt=0)
         .values("p_known")[:1]
     )
     enrolments = enrolments.annotate(sort_known=known)
     key = F("sort_known").desc(nulls_last=True) if query.descending else F("sort_known").asc(nulls_last=True)
-    return enrolments.order_by(key, *BY_NAME)
+    return enrolments.order_by(key, *_by_name())
 
 
 def grid_page(*, course, columns: list[GridColumn], page_number, query: GridQuery | None = None):

@@ -36,6 +36,7 @@ def urls(world):
         ("person_remove", "post", reverse("courses:person_remove", args=[c, sue]), {}, (302, 403, 403, 302, 404)),
         ("person_restore", "post", reverse("courses:person_restore", args=[c, sue]), {}, (302, 403, 403, 302, 404)),
         ("person_invite", "post", reverse("courses:person_invite", args=[c, sue]), {}, (302, 403, 403, 302, 404)),
+        ("people_invite_again", "post", reverse("courses:people_invite_again", args=[c]), {}, (302, 403, 403, 302, 404)),
         ("join_enter", "post", reverse("courses:join_enter"), {"code": code}, (302, 302, 302, 302, 302)),
         ("join", "get", reverse("courses:join", args=[code]), None, (200, 200, 200, 200, 200)),
         ("join_post", "post", reverse("courses:join", args=[code]), {}, (302, 302, 302, 302, 302)),
@@ -44,7 +45,7 @@ def urls(world):
 
 URL_NAMES = [
     "new", "home", "settings", "join_settings", "archive", "copy", "people", "person_add", "roster",
-    "person_remove", "person_restore", "person_invite", "join_enter", "join",
+    "person_remove", "person_restore", "person_invite", "people_invite_again", "join_enter", "join",
 ]
 
 

@@ -1,0 +1,90 @@
+"""Writes of the course's people page that reach many people at once: sending the
+invitation again to everyone a filter keeps who has not joined yet.
+
+It goes through ``invitations.invitations_send``, the service of the per-person "Resend
+invitation" button, so it is bounded the same way (at most MAX_INVITATIONS_AT_ONCE e-mails,
+sent after the commit over one mail connection). Neither is rate-limited by time; what
+stops a double click from mailing everyone twice is the confirmation: it holds only for the
+very invitations it counted (each one's ``times_sent``), so once they are sent the same
+confirmation asks again instead of sending.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+
+from attnquiz.confirmations import Confirmed, confirmation_require, scope_of
+
+from . import invitations, selectors_people
+from .invitations import MAX_INVITATIONS_AT_ONCE
+from .models import Course, Invitation
+from .selectors_people import PeopleQuery
+from .services import CourseRefused
+
+NOBODY_TO_INVITE_AGAIN = (
+    "Nobody here is waiting to join: everyone this list shows has joined, was never invited or was dropped."
+)
+
+
+def _people(number: int) -> str:
+    return f"{number:,} person" if number == 1 else f"{number:,} people"
+
+
+def invitations_send_again_message(*, sending: int, waiting: int, without_email: int, query: PeopleQuery) -> str:
+    """The sentence the confirmation shows, in numbers: ``sending`` of the ``waiting``
+    people with an e-mail address (all of them up to MAX_INVITATIONS_AT_ONCE)."""
+    days = max(1, settings.PASSWORD_RESET_TIMEOUT // 86400)
+    whom = f" ({query.words})" if query.is_filtered else ""
+    if sending < waiting:
+        text = (
+            f"Send the invitation e-mail again to the {_people(sending)} of the {waiting:,} not yet joined{whom} "
+            f"whose invitation is oldest? Send again afterwards to reach the others."
+        )
+    else:
+        has = "has" if sending == 1 else "have"
+        text = f"Send the invitation e-mail again to {_people(sending)} who {has} not joined yet{whom}?"
+    text += f" Each gets a new link to choose a password, valid for {days} day{'s' * (days != 1)}."
+    if without_email:
+        text += f" {_people(without_email)} without an e-mail address cannot be sent one."
+    return text
+
+
+def invitations_send_again(
+    *, course: Course, query: PeopleQuery, actor, base_url: str, confirmed: Confirmed
+) -> list:
+    """Send the invitation again to the enrolled people ``query`` keeps who were invited
+    and have not joined yet (expired links included), oldest invitation first, at most
+    MAX_INVITATIONS_AT_ONCE; returns the users sent to. Raises ``ConfirmationNeeded`` (with
+    their number) until ``confirmed`` answers that very sentence about those very
+    invitations, and ``CourseRefused`` when there is nobody to send to."""
+    with transaction.atomic():
+        waiting = list(selectors_people.people_not_yet_joined(course=course, query=query))
+        # Locked, and read again: whoever accepts meanwhile is left out, not mailed.
+        pending = {
+            invitation.user_id: invitation
+            for invitation in Invitation.objects.select_for_update().filter(
+                course=course, accepted_at__isnull=True, user_id__in=[enrolment.user_id for enrolment in waiting]
+            )
+        }
+        with_email = [e.user for e in waiting if e.user_id in pending and e.user.email]
+        without_email = sum(1 for e in waiting if e.user_id in pending and not e.user.email)
+        if not with_email:
+            raise CourseRefused(
+                NOBODY_TO_INVITE_AGAIN if not without_email
+                else f"Nobody here can be sent the invitation again: {_people(without_email)} not yet joined "
+                "have no e-mail address."
+            )
+        with_email.sort(key=lambda user: (pending[user.pk].sent_at, user.pk))
+        users = with_email[:MAX_INVITATIONS_AT_ONCE]
+        message = invitations_send_again_message(
+            sending=len(users), waiting=len(with_email), without_email=without_email, query=query
+        )
+        confirmation_require(
+            scope=scope_of(
+                "invitations_send_again", course.pk,
+                change=sorted((user.pk, pending[user.pk].times_sent) for user in users),
+            ),
+            message=message, confirmed=confirmed,
+        )
+        return invitations.invitations_send(course=course, users=users, actor=actor, base_url=base_url)
