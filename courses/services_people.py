@@ -3,16 +3,21 @@ invitation again to everyone a filter keeps who has not joined yet.
 
 It goes through ``invitations.invitations_send``, the service of the per-person "Resend
 invitation" button, so it is bounded the same way (at most MAX_INVITATIONS_AT_ONCE e-mails,
-sent after the commit over one mail connection). Neither is rate-limited by time; what
-stops a double click from mailing everyone twice is the confirmation: it holds only for the
-very invitations it counted (each one's ``times_sent``), so once they are sent the same
-confirmation asks again instead of sending.
+sent after the commit over one mail connection). What stops a double click from mailing
+everyone twice is the confirmation: it holds only for the very invitations it counted (each
+one's ``times_sent``), so once they are sent the same confirmation asks again instead of
+sending. And an invitation sent in the last ``INVITE_AGAIN_AFTER`` is left out (said in the
+question's numbers), so repeated bulk sends cannot flood a mailbox or the mail server; the
+per-person button is one deliberate e-mail and is not held back.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from attnquiz.confirmations import Confirmed, confirmation_require, scope_of
 
@@ -21,6 +26,9 @@ from .invitations import MAX_INVITATIONS_AT_ONCE
 from .models import Course, Invitation
 from .selectors_people import PeopleQuery
 from .services import CourseRefused
+
+# A bulk send leaves out whoever was sent an invitation this recently.
+INVITE_AGAIN_AFTER = timedelta(minutes=10)
 
 NOBODY_TO_INVITE_AGAIN = (
     "Nobody here is waiting to join: everyone this list shows has joined, was never invited or was dropped."
@@ -31,7 +39,14 @@ def _people(number: int) -> str:
     return f"{number:,} person" if number == 1 else f"{number:,} people"
 
 
-def invitations_send_again_message(*, sending: int, waiting: int, without_email: int, query: PeopleQuery) -> str:
+def _minutes(delta: timedelta) -> str:
+    minutes = max(1, round(delta.total_seconds() / 60))
+    return f"{minutes} minute{'s' * (minutes != 1)}"
+
+
+def invitations_send_again_message(
+    *, sending: int, waiting: int, without_email: int, query: PeopleQuery, recent: int = 0
+) -> str:
     """The sentence the confirmation shows, in numbers: ``sending`` of the ``waiting``
     people with an e-mail address (all of them up to MAX_INVITATIONS_AT_ONCE)."""
     days = max(1, settings.PASSWORD_RESET_TIMEOUT // 86400)
@@ -45,6 +60,8 @@ def invitations_send_again_message(*, sending: int, waiting: int, without_email:
         has = "has" if sending == 1 else "have"
         text = f"Send the invitation e-mail again to {_people(sending)} who {has} not joined yet{whom}?"
     text += f" Each gets a new link to choose a password, valid for {days} day{'s' * (days != 1)}."
+    if recent:
+        text += f" {_people(recent)} sent one in the last {_minutes(INVITE_AGAIN_AFTER)} {'is' if recent == 1 else 'are'} left out."
     if without_email:
         text += f" {_people(without_email)} without an e-mail address cannot be sent one."
     return text
@@ -67,18 +84,26 @@ def invitations_send_again(
                 course=course, accepted_at__isnull=True, user_id__in=[enrolment.user_id for enrolment in waiting]
             )
         }
-        with_email = [e.user for e in waiting if e.user_id in pending and e.user.email]
+        reachable = [e.user for e in waiting if e.user_id in pending and e.user.email]
         without_email = sum(1 for e in waiting if e.user_id in pending and not e.user.email)
-        if not with_email:
+        if not reachable:
             raise CourseRefused(
                 NOBODY_TO_INVITE_AGAIN if not without_email
                 else f"Nobody here can be sent the invitation again: {_people(without_email)} not yet joined "
                 "have no e-mail address."
             )
+        since = timezone.now() - INVITE_AGAIN_AFTER
+        with_email = [user for user in reachable if pending[user.pk].sent_at <= since]
+        recent = len(reachable) - len(with_email)
+        if not with_email:
+            raise CourseRefused(
+                f"Everyone here not yet joined was sent the invitation in the last {_minutes(INVITE_AGAIN_AFTER)} "
+                f"({_people(recent)}): give them time to read it, and send it again later if they do not join."
+            )
         with_email.sort(key=lambda user: (pending[user.pk].sent_at, user.pk))
         users = with_email[:MAX_INVITATIONS_AT_ONCE]
         message = invitations_send_again_message(
-            sending=len(users), waiting=len(with_email), without_email=without_email, query=query
+            sending=len(users), waiting=len(with_email), without_email=without_email, query=query, recent=recent,
         )
         confirmation_require(
             scope=scope_of(

@@ -72,10 +72,11 @@ def course_with(
     )
     now = timezone.now()
     long_ago = now - timedelta(days=30)
+    an_hour_ago = now - timedelta(hours=1)  # not expired, and not so recent that a bulk send leaves it out
     Invitation.objects.bulk_create(
         [Invitation(course=course, user=user, sent_by=ines, sent_at=now, accepted_at=now) for user in users[:joined]]
         + [
-            Invitation(course=course, user=user, sent_by=ines, sent_at=long_ago if n >= invited - expired else now)
+            Invitation(course=course, user=user, sent_by=ines, sent_at=long_ago if n >= invited - expired else an_hour_ago)
             for n, user in enumerate(users[joined:joined + invited])
         ]
     )
@@ -335,13 +336,37 @@ def test_send_again_to_everyone_not_yet_joined_asks_with_the_number_then_sends(
     # After the resend no link has expired: the summary and the button say so.
     html = sent.content.decode()
     assert "expired before they joined" not in html
-    # The same confirmation again (a second click) sends nothing: it held for invitations
-    # sent once, which are now sent twice, so it asks again.
+    # The same confirmation again (a second click) sends nothing: everyone was just sent
+    # one, and a bulk send leaves out whoever was sent one in the last 10 minutes.
     with django_capture_on_commit_callbacks(execute=True):
-        again = client.post(AGAIN_URL, {"confirm": "yes", "impact": token})
-    assert again.status_code == 200 and len(mail.outbox) == 283
-    assert _confirmation(again.content.decode())[0] == message
+        again = client.post(AGAIN_URL, {"confirm": "yes", "impact": token}, follow=True)
+    assert again.redirect_chain == [(PEOPLE_URL, 302)] and len(mail.outbox) == 283
+    assert (
+        "Everyone here not yet joined was sent the invitation in the last 10 minutes (283 people): give them "
+        "time to read it, and send it again later if they do not join." in unescape(again.content.decode())
+    )
     assert Invitation.objects.filter(course=course, times_sent=3).count() == 0
+
+
+def test_send_again_leaves_out_who_was_sent_one_minutes_ago(db, client, ines, django_capture_on_commit_callbacks):
+    course = course_with(students=10, invited=10)
+    Invitation.objects.filter(course=course, user__username__in=["s001", "s002"]).update(
+        sent_at=timezone.now() - timedelta(minutes=9)
+    )
+    Invitation.objects.filter(course=course, user__username="s003").update(sent_at=timezone.now() - timedelta(minutes=11))
+    ines()
+    message, token = _confirmation(client.post(AGAIN_URL).content.decode())
+    assert message == (
+        "Nothing is sent yet. Send the invitation e-mail again to 8 people who have not joined yet? "
+        "Each gets a new link to choose a password, valid for 3 days. "
+        "2 people sent one in the last 10 minutes are left out."
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(AGAIN_URL, {"confirm": "yes", "impact": token})
+    assert sorted(m.to[0] for m in mail.outbox) == [f"s{n:03d}@example.org" for n in range(3, 11)]
+    assert list(
+        Invitation.objects.filter(course=course, times_sent=1).values_list("user__username", flat=True).order_by("user__username")
+    ) == ["s001", "s002"]
 
 
 def test_send_again_reaches_only_the_filter_and_says_whom(db, client, ines, django_capture_on_commit_callbacks):
@@ -364,13 +389,14 @@ def test_send_again_reaches_only_the_filter_and_says_whom(db, client, ines, djan
         response = client.post(AGAIN_URL + query, {"confirm": "yes", "impact": token})
     assert response["Location"] == PEOPLE_URL + query
     assert sorted(m.to[0] for m in mail.outbox) == ["s023@example.org", "s024@example.org", "s025@example.org"]
-    # The whole course: 20 invited, minus the 3 just sent (their links are fresh, still not
-    # joined: they count), minus s010 without an address; the dropped s029, s030 never count.
+    # The whole course: 20 invited, minus s010 without an address; the dropped s029, s030
+    # never count; the 3 just sent are still not joined but left out as sent minutes ago.
     with django_capture_on_commit_callbacks(execute=True):
         message, _ = _confirmation(client.post(AGAIN_URL).content.decode())
     assert message == (
-        "Nothing is sent yet. Send the invitation e-mail again to 19 people who have not joined yet? "
+        "Nothing is sent yet. Send the invitation e-mail again to 16 people who have not joined yet? "
         "Each gets a new link to choose a password, valid for 3 days. "
+        "3 people sent one in the last 10 minutes are left out. "
         "1 person without an e-mail address cannot be sent one."
     )
 
