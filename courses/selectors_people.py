@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from accounts import selectors as account_selectors
 from accounts.name_order import name_ordering
+from attnquiz.paging import ShownRange
 
 from .invitations import InvitationStatus, invitation_status
 from .models import Course, Enrolment, EnrolmentStatus, Invitation, Role
@@ -258,7 +259,7 @@ def people_summary(*, course: Course, now=None) -> PeopleSummary:
 
 
 @dataclass
-class PeoplePage:
+class PeoplePage(ShownRange):
     """One page of the people the query keeps: ``rows`` are enrolments (with their user),
     each with ``invitation`` (an ``InvitationShown``) and ``email_trust``."""
 
@@ -267,14 +268,6 @@ class PeoplePage:
     pages: int
     matching: int
     per_page: int = PER_PAGE
-
-    @property
-    def first_shown(self) -> int:
-        return (self.number - 1) * self.per_page + 1 if self.rows else 0
-
-    @property
-    def last_shown(self) -> int:
-        return self.first_shown + len(self.rows) - 1 if self.rows else 0
 
 
 def people_page(*, course: Course, query: PeopleQuery, page: int = 1, per_page: int = PER_PAGE) -> PeoplePage:

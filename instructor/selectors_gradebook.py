@@ -21,6 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.name_order import name_order_key, name_ordering
+from attnquiz.paging import ShownRange
 from courses import pools
 from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, PoolDraw, Role
 from exams.models import Accommodation, CourseAccommodation
@@ -318,7 +319,7 @@ def gradebook_rows_sorted(rows: list[GradebookRow], *, sort: str, descending: bo
 
 
 @dataclass
-class GradebookPage:
+class GradebookPage(ShownRange):
     """One page of the course gradebook: every matching row is computed (so totals and the
     sort by total are over everyone); ``rows`` are the ones shown."""
 
@@ -334,14 +335,6 @@ class GradebookPage:
     @property
     def sort_words(self) -> str:
         return SORTS[self.sort]
-
-    @property
-    def first_shown(self) -> int:
-        return (self.number - 1) * self.per_page + 1 if self.rows else 0
-
-    @property
-    def last_shown(self) -> int:
-        return self.first_shown + len(self.rows) - 1 if self.rows else 0
 
 
 def course_gradebook_page(

@@ -77,21 +77,28 @@ class ConfirmationNeeded(InstructorRefused):
 Confirmed = confirmations.Confirmed
 
 
+def confirmation_required(*, scope: str, message: str, confirmed: Confirmed) -> None:
+    """``attnquiz.confirmations.confirmation_require`` for this app's edits: refuse with this
+    app's ConfirmationNeeded (what its views and API views catch) until ``confirmed``
+    answers ``message`` for ``scope`` (``confirmations.scope_of``: what is changed, and how)."""
+    try:
+        confirmations.confirmation_require(scope=scope, message=message, confirmed=confirmed)
+    except confirmations.ConfirmationNeeded as needed:
+        raise ConfirmationNeeded(
+            needed.message, token=needed.token, stale=needed.stale, expired=needed.expired
+        ) from None
+
+
 def _require_confirmed(*, assignment: Assignment, confirmed: Confirmed, message: str, change: dict) -> None:
     """Refuse (ConfirmationNeeded) an edit whose impact ``message`` was not confirmed for
     this edit of this assignment: ``change`` names the edit and its parameters (which items
     go to which pool, the new points, the new settings), so that a confirmation of one edit
     never confirms another whose message reads the same (attnquiz.confirmations, the one
     token scheme of every confirmation)."""
-    try:
-        confirmations.confirmation_require(
-            scope=confirmations.scope_of("instructor.edit", assignment.pk, change=change),
-            message=message, confirmed=confirmed,
-        )
-    except confirmations.ConfirmationNeeded as needed:
-        raise ConfirmationNeeded(
-            needed.message, token=needed.token, stale=needed.stale, expired=needed.expired
-        ) from None
+    confirmation_required(
+        scope=confirmations.scope_of("instructor.edit", assignment.pk, change=change),
+        message=message, confirmed=confirmed,
+    )
 
 
 def _require_items_change_confirmed(

@@ -28,7 +28,9 @@ from .models import (
 )
 from .selectors import MANUAL_ANSWER_TYPES
 from .selectors_rubrics import REGRADE_OPEN, RegradeRefusalKind, regrade_ask_refusal
-from .services import ConfirmationNeeded, Confirmed, InstructorRefused, _require_writable, submission_grade_manually
+from .services import (
+    Confirmed, InstructorRefused, _require_writable, confirmation_required, submission_grade_manually,
+)
 
 MAX_RUBRIC_ITEMS = 40
 MAX_BULK_ANSWERS = 1000
@@ -152,16 +154,10 @@ def _require_rescore_confirmed(
             f"{rescore.graded} answer{'s' * (rescore.graded != 1)} {'were' if rescore.graded != 1 else 'was'} "
             "graded with this rubric: it keeps at least one item worth points."
         )
-    message = rubric_change.rubric_change_question(rescore, change=question)
-    try:
-        confirmations.confirmation_require(
-            scope=confirmations.scope_of("instructor.rubric", rubric.pk, change=change),
-            message=message, confirmed=confirmed,
-        )
-    except confirmations.ConfirmationNeeded as needed:
-        raise ConfirmationNeeded(
-            needed.message, token=needed.token, stale=needed.stale, expired=needed.expired
-        ) from None
+    confirmation_required(
+        scope=confirmations.scope_of("instructor.rubric", rubric.pk, change=change),
+        message=rubric_change.rubric_change_question(rescore, change=question), confirmed=confirmed,
+    )
 
 
 def _rubric_rescore_locked(
