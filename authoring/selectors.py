@@ -363,7 +363,9 @@ def published_preview_cache_key(*, version: ExerciseVersion, seed: int) -> str:
     return f"published-preview:{_PUBLISHED_PREVIEW_CACHE_VERSION}:{version.pk}:{content}:{seed}"
 
 
-def published_version_preview(*, version: ExerciseVersion, seed: int, place) -> dict:
+def published_version_preview(
+    *, version: ExerciseVersion, seed: int, place, spec: engine.ExerciseSpec | None = None
+) -> dict:
     """``version_preview_limited`` of a published (or retired) version, from the cache when
     it is there: the instructor's picker and pool pages preview the same versions again and
     again, and each miss runs the sandbox.
@@ -379,6 +381,8 @@ def published_version_preview(*, version: ExerciseVersion, seed: int, place) -> 
     seed would fail again, but a version is checked on seeds 0–9 when saved (the bank's
     files by their tests), so such a failure points at engine code changed since: it is
     shown fresh once that is fixed, and its reruns still hold the person's place.
+    ``spec``: the version's spec when the caller has it (``authoring_spec``, whose errors
+    name the source's lines).
     """
     from exercises.specs import version_spec
 
@@ -389,7 +393,7 @@ def published_version_preview(*, version: ExerciseVersion, seed: int, place) -> 
     if preview is not None:
         return preview
     with place():
-        preview = version_preview_limited(spec=version_spec(version), seed=seed)
+        preview = version_preview_limited(spec=spec or version_spec(version), seed=seed)
     if not preview.get("error"):
         cache.set(key, preview, PUBLISHED_PREVIEW_CACHE_SECONDS)
     return preview

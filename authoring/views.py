@@ -3,6 +3,8 @@ the 100-variant test, import/export and the review workflow. Thin over selectors
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
@@ -245,12 +247,17 @@ def version_detail(request, course_slug: str, slug: str, number: int):
     spec = selectors.authoring_spec(version)
     is_instructor = access.owned and access.role == Role.INSTRUCTOR
     second_reviewer = selectors.second_reviewer_required(course=access.course)
-    # Seed 0 drawn in the sandbox, holding the person's one place for it; while another run
-    # of theirs holds it, the page comes without it and asks for it after the wait.
+    # Seed 0 drawn in the sandbox, holding the person's one place for it (a published
+    # version's once, then from the cache, as the picker's); while another run of theirs
+    # holds it, the page comes without it and asks for it after the wait.
     preview, preview_busy = None, {}
+    place = partial(services.source_check_place, user=request.user, action="preview")
     try:
-        with services.source_check_place(user=request.user, action="preview"):
-            preview = selectors.version_preview_limited(spec=spec, seed=0)
+        if version.status in selectors.LIBRARY_STATUSES:
+            preview = selectors.published_version_preview(version=version, seed=0, place=place, spec=spec)
+        else:
+            with place():
+                preview = selectors.version_preview_limited(spec=spec, seed=0)
     except services.AuthoringRefused as refused:
         preview_busy = _busy_context(refused)
     return render(

@@ -269,3 +269,15 @@ def test_the_pool_page_while_a_run_is_held_leaves_out_the_previews_it_cannot_dra
     assert pool_previews(page) == dict.fromkeys(SOFTMAX_POOL, "prompt")
     assert len(runs) == 3
 
+
+
+def test_a_published_versions_page_draws_its_seed_0_once_then_reads_the_cache(instructor, people, version, runs):
+    url = reverse("authoring:version", args=[people.course.slug, version.exercise.slug, version.number])
+    assert "<h3>Seed 0</h3>" in instructor.get(url).content.decode()
+    assert (len(runs), runs.taken) == (1, [("preview", 0)])
+    # The picker's row reads what the version page drew, and the page reads it again even
+    # while another run of the instructor's holds the place.
+    assert prompt_shown(instructor.get(preview_url(version)).content.decode())
+    runs.hold(people.instructor)
+    assert "<h3>Seed 0</h3>" in instructor.get(url).content.decode()
+    assert (len(runs), runs.taken) == (1, [("preview", 0)])
