@@ -8,7 +8,7 @@ everyone twice is the confirmation: it holds only for the very invitations it co
 one's ``times_sent``), so once they are sent the same confirmation asks again instead of
 sending. And an invitation sent in the last ``INVITE_AGAIN_AFTER`` is left out (said in the
 question's numbers), so repeated bulk sends cannot flood a mailbox or the mail server; the
-per-person button is one deliberate e-mail and is not held back.
+per-person button (``invitation_send_to_person``) keeps the same interval for its one person.
 """
 
 from __future__ import annotations
@@ -113,3 +113,27 @@ def invitations_send_again(
             message=message, confirmed=confirmed,
         )
         return invitations.invitations_send(course=course, users=users, actor=actor, base_url=base_url)
+
+
+def _sent_ago(sent_at) -> str:
+    minutes = int((timezone.now() - sent_at).total_seconds() // 60)
+    return "less than a minute ago" if minutes < 1 else f"{minutes} minute{'s' * (minutes != 1)} ago"
+
+
+def invitation_send_to_person(*, course: Course, user, actor, base_url: str) -> None:
+    """The people page's per-person "send the invitation": the first one at once, another
+    only ``INVITE_AGAIN_AFTER`` after the last (decided with the invitation's row locked, so
+    two clicks at once send one e-mail). CourseRefused, sending nothing, for an archived
+    course, a person without an e-mail address, or an invitation sent too recently."""
+    if course.is_archived:
+        raise CourseRefused("This course is archived: nobody is invited to it.")
+    if not user.email:
+        raise CourseRefused(f"{user.get_username()} has no e-mail address to send an invitation to.")
+    with transaction.atomic():
+        sent = Invitation.objects.select_for_update().filter(course=course, user=user).first()
+        if sent is not None and sent.sent_at > timezone.now() - INVITE_AGAIN_AFTER:
+            raise CourseRefused(
+                f"{user.get_username()} was sent an invitation {_sent_ago(sent.sent_at)}; "
+                f"send it again after {_minutes(INVITE_AGAIN_AFTER)}, if they have not joined by then."
+            )
+        invitations.invitations_send(course=course, users=[user], actor=actor, base_url=base_url)

@@ -314,14 +314,14 @@ def person_invite(request, course_slug: str, enrolment_id: int):
     """Send (again) the invitation e-mail to one person of the course."""
     course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
     enrolment = selectors.access_course_enrolment(course=course, enrolment_id=enrolment_id)
-    if course.is_archived:
-        messages.error(request, "This course is archived: nobody is invited to it.")
-    elif invitations.invitations_send(
-        course=course, users=[enrolment.user], actor=request.user, base_url=_site_url(request)
-    ):
-        messages.success(request, f"Sent {enrolment.user.get_username()} an invitation e-mail.")
+    try:
+        services_people.invitation_send_to_person(
+            course=course, user=enrolment.user, actor=request.user, base_url=_site_url(request)
+        )
+    except services.CourseRefused as refused:
+        messages.error(request, refused.message)
     else:
-        messages.error(request, f"{enrolment.user.get_username()} has no e-mail address to send an invitation to.")
+        messages.success(request, f"Sent {enrolment.user.get_username()} an invitation e-mail.")
     return _back_to_people(request, course)
 
 

@@ -92,6 +92,23 @@ def test_resend_and_the_status_column(client, people, instructor, django_capture
     invite = reverse("courses:person_invite", args=["attn", enrolment.pk])
     with django_capture_on_commit_callbacks(execute=True):
         client.post(invite)
+        # Again at once: refused, nothing sent, so one mailbox cannot be flooded.
+        refused = client.post(invite, follow=True)
+    assert [str(m) for m in refused.context["messages"]] == [
+        "Sent sue an invitation e-mail.",
+        "sue was sent an invitation less than a minute ago; send it again after 10 minutes, "
+        "if they have not joined by then.",
+    ]
+    assert [m.to for m in mail.outbox] == [["sue@example.org"]]
+    Invitation.objects.update(sent_at=timezone.now() - timedelta(minutes=9, seconds=30))
+    with django_capture_on_commit_callbacks(execute=True):
+        still_refused = client.post(invite, follow=True)
+    assert [str(m) for m in still_refused.context["messages"]] == [
+        "sue was sent an invitation 9 minutes ago; send it again after 10 minutes, if they have not joined by then."
+    ]
+    assert [m.to for m in mail.outbox] == [["sue@example.org"]]
+    Invitation.objects.update(sent_at=timezone.now() - timedelta(minutes=10, seconds=1))
+    with django_capture_on_commit_callbacks(execute=True):
         client.post(invite)
     assert [m.to for m in mail.outbox] == [["sue@example.org"], ["sue@example.org"]]
     invitation = Invitation.objects.get()
