@@ -703,11 +703,15 @@ CONFIRMED_HELP = (
 
 
 class RubricItemAddSerializer(RubricItemInputSerializer):
-    confirmed = serializers.CharField(max_length=200, required=False, allow_blank=True, help_text=CONFIRMED_HELP)
+    confirmed = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, allow_null=True, help_text=CONFIRMED_HELP
+    )
 
 
 class RubricChangeConfirmQuerySerializer(serializers.Serializer):
-    confirmed = serializers.CharField(max_length=200, required=False, allow_blank=True, help_text=CONFIRMED_HELP)
+    confirmed = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, allow_null=True, help_text=CONFIRMED_HELP
+    )
 
 
 class RubricCreateSerializer(serializers.Serializer):
@@ -723,7 +727,9 @@ class RubricItemUpdateSerializer(serializers.Serializer):
         min_value=-100, max_value=100, required=False,
         help_text="Answers graded with the rubric are scored again with them (asked first: 409 confirmation_needed).",
     )
-    confirmed = serializers.CharField(max_length=200, required=False, allow_blank=True, help_text=CONFIRMED_HELP)
+    confirmed = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, allow_null=True, help_text=CONFIRMED_HELP
+    )
 
     def validate(self, data):
         if "text" not in data and "points" not in data:

@@ -500,7 +500,7 @@ def _refusal(*, exam: bool, attempt, limits: StudentLimits, archived: bool, now)
     if limits.is_time_up(now):
         if limits.deadline == limits.closes_at:
             return ("closed", "This assignment is closed.")
-        return ("time_up", f"Your {duration_text(limits.time_limit_seconds)} for this assignment are up.")
+        return ("time_up", f"Your time on this assignment is up: its limit is {duration_text(limits.time_limit_seconds)}.")
     return None
 
 

@@ -189,7 +189,7 @@ def _stored_for_key(*, variant: Variant, part: str, raw_answer, client_key: str)
     if stored.part != part or stored.raw_answer != raw_answer:
         raise SubmissionRefused(
             "This answer's key was already used for another answer; nothing was stored. "
-            "Reload the page and send it again.",
+            "Send it again under a new key (on the exercise page: reload the page, then send it).",
             code="key_reused",
         )
     stored.replayed = True

@@ -182,6 +182,23 @@ def released_sentence(changed: list[RescoredAnswer]) -> str:
             "once; the others once the review policy shows them.")
 
 
+def _example_change(changed: list) -> str:
+    """The largest of the ``changed`` scores' changes as "60% → 2.9%" (an answer without a
+    score first; of equal changes the first), with as many decimals as it takes for the two
+    to read differently."""
+    example = max(
+        changed,
+        key=lambda answer: 2.0 if answer.score_before is None else round(abs(answer.score_after - answer.score_before), 9),
+    )
+    if example.score_before is None:
+        return f"no score → {percent_text(example.score_after)}"
+    for places in range(1, 7):
+        before, after = percent_text(example.score_before, places), percent_text(example.score_after, places)
+        if before != after:
+            break
+    return f"{before} → {after}"
+
+
 def rubric_change_question(rescore: RubricRescore, *, change: str) -> str:
     """The question a change asks before it is made ("" when no score changes): how many
     answers were graded with the rubric and out of what, what they are scored out of with
@@ -194,10 +211,7 @@ def rubric_change_question(rescore: RubricRescore, *, change: str) -> str:
     graded = _count(rescore.graded, "answer", "answers")
     where = f" (in {rescore.assignments} assignments)" if rescore.assignments > 1 else ""
     were = "was" if rescore.graded == 1 else "were"
-    example = changed[0]
-    before = "no score" if example.score_before is None else percent_text(example.score_before)
-    after = percent_text(example.score_after)
-    scores = f"{_count(len(changed), 'score changes', 'scores change')} (e.g. {before} → {after})"
+    scores = f"{_count(len(changed), 'score changes', 'scores change')} (e.g. {_example_change(changed)})"
     if change:
         still = "still " if rescore.maximum_after == rescore.maximum_before else ""
         they = "it is" if rescore.graded == 1 else "they are"

@@ -116,7 +116,7 @@ def test_a_stale_confirmation_is_asked_again(graded):
     body = response.json()
     assert body["stale"] is True
     assert body["detail"].startswith("3 answers were graded with this rubric, out of 3 points; with “TA item” (+100) "
-                                     "they are scored out of 103: 3 scores change (e.g. 66.7% → 1.9%).")
+                                     "they are scored out of 103: 3 scores change (e.g. 100% → 2.9%).")
     assert graded["rubric"].items.count() == 2
     assert scores(graded) == [round(2 / 3, 6), round(1 / 3, 6), 1.0]
     done = call(graded, "post", graded["criteria"], {"text": "TA item", "points": 100, "confirmed": body["confirmation"]})
@@ -124,9 +124,10 @@ def test_a_stale_confirmation_is_asked_again(graded):
     assert scores(graded) == [round(2 / 103, 6), round(1 / 103, 6), round(3 / 103, 6)]
 
 
-@pytest.mark.parametrize("confirmed, status", [("true", 409), ("forged", 409), ("", 409), (True, 400), (None, 400)])
+@pytest.mark.parametrize("confirmed, status", [("true", 409), ("forged", 409), ("", 409), (None, 409), (True, 400)])
 def test_anything_but_the_questions_confirmation_asks_again(graded, confirmed, status):
-    """Through the API a change that changes scores is always asked: ``true`` is no token."""
+    """Through the API a change that changes scores is always asked: ``true`` is no token, and
+    null is no confirmation (as if left out)."""
     response = call(graded, "post", graded["criteria"], {"text": "TA item", "points": 100, "confirmed": confirmed})
     assert response.status_code == status
     if status == 409:
@@ -157,3 +158,13 @@ def test_the_last_criterion_worth_points_cannot_go(graded):
 def test_a_too_long_confirmation_is_a_400(graded):
     response = call(graded, "post", graded["criteria"], {"text": "TA item", "points": 100, "confirmed": "x" * 201})
     assert response.status_code == 400 and "confirmed" in response.json()["errors"]
+
+
+def test_a_null_confirmation_is_no_confirmation_and_asks(graded):
+    url = f"{C}rubric-criteria/{graded['b'].pk}/"
+    for body in ({"points": 3, "confirmed": None}, {"text": "TA item", "points": 100, "confirmed": None}):
+        target = url if "text" not in body else graded["criteria"]
+        response = call(graded, "patch" if "text" not in body else "post", target, body)
+        assert response.status_code == 409, response.content
+        assert response.json()["type"] == "urn:attnquiz:problem:confirmation-needed"
+    assert scores(graded) == [round(2 / 3, 6), round(1 / 3, 6), 0.5]

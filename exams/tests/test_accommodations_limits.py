@@ -320,7 +320,7 @@ def test_time_up_message_names_the_students_own_limit(item, assignment, student,
     clock.advance(minutes=37, seconds=30)
     with pytest.raises(services.SubmissionRefused) as refused:
         submit(item, student)
-    assert refused.value.message == "Your 37 minutes 30 seconds for this assignment are up."
+    assert refused.value.message == "Your time on this assignment is up: its limit is 37 minutes 30 seconds."
 
 
 def test_a_close_date_before_the_time_limit_ends_the_attempt_as_closed(item, assignment, student, clock):

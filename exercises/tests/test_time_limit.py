@@ -91,7 +91,7 @@ def test_answers_are_accepted_until_the_last_second_and_refused_after(
         submit(variant, student, part="output")
     assert (refused.value.code, refused.value.message) == (
         "time_up",
-        "Your 2 minutes for this assignment are up.",
+        "Your time on this assignment is up: its limit is 2 minutes.",
     )
     assert variant.submissions.count() == 1  # nothing stored for the refused answer
 

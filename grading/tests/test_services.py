@@ -241,7 +241,7 @@ def test_time_limit_counts_from_the_first_opened_exercise(submit, variant, stude
     with pytest.raises(services.SubmissionRefused) as refused:
         submit(variant=variant, student=student, part="output", raw_answer=right)
     assert refused.value.code == "time_up"
-    assert refused.value.message == "Your 30 minutes for this assignment are up."
+    assert refused.value.message == "Your time on this assignment is up: its limit is 30 minutes."
 
 
 def test_scored_signal_is_sent_once_per_stored_grade(submit, variant, student):

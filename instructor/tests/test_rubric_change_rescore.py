@@ -27,7 +27,7 @@ from instructor.services import ConfirmationNeeded
 PATTERNS = (("A", "C"), ("A", "B"), ("A", "B", "C"), ("B", "D"), ("C",))
 QUESTION_ADD = (
     "15 answers were graded with this rubric, out of 5 points; with “TA item” (+100) they are scored out of 105: "
-    "15 scores change (e.g. 60% → 2.9%). Students see the new scores at once. Each new score is kept in the "
+    "15 scores change (e.g. 100% → 4.8%). Students see the new scores at once. Each new score is kept in the "
     "answer's grading history; answers given a typed score are not changed."
 )
 
@@ -207,7 +207,7 @@ def test_new_points_are_asked_then_scored_again(people, graded):
     ))
     assert needed.message == (
         "15 answers were graded with this rubric, out of 5 points; with “B” worth +3 instead of +2 they are "
-        "scored out of 6: 12 scores change (e.g. 60% → 50%). Students see the new scores at once. Each new "
+        "scored out of 6: 12 scores change (e.g. 20% → 33.3%). Students see the new scores at once. Each new "
         "score is kept in the answer's grading history; answers given a typed score are not changed."
     )
     item_b.refresh_from_db()
@@ -301,7 +301,7 @@ def test_a_stale_token_is_refused_and_asked_again(client, people, graded):
     assert "Nothing is changed yet: the numbers changed since you confirmed." in page
     assert question_of(page).startswith(
         "16 answers were graded with this rubric, out of 5 points; with “TA item” (+100) they are scored out of "
-        "105: 16 scores change (e.g. 60% → 2.9%)."
+        "105: 16 scores change (e.g. 100% → 4.8%)."
     )
     assert graded["rubric"].items.count() == 4
     assert scores(graded["answers"]) == before and grade_count() == grades
@@ -353,7 +353,7 @@ def test_an_answer_graded_since_with_a_typed_score_or_returned_is_left_alone(peo
         rubric=graded["rubric"], text="TA item", points=100, actor=people.ta, confirmed=confirmed
     ))
     assert needed.message.startswith("13 answers were graded with this rubric, out of 5 points;")
-    assert "13 scores change (e.g. 60% → 2.9%)" in needed.message  # the first is sam's neighbour, also 0.6
+    assert "13 scores change (e.g. 100% → 4.8%)" in needed.message  # the first is sam's neighbour, also 0.6
     services_rubrics.rubric_item_add(
         rubric=graded["rubric"], text="TA item", points=100, actor=people.ta, confirmed=needed.token
     )
@@ -387,7 +387,7 @@ def test_answers_in_two_assignments_are_counted_together(people, graded):
     ))
     assert needed.message == (
         "16 answers (in 2 assignments) were graded with this rubric, out of 5 points; with “TA item” (+100) they are "
-        "scored out of 105: 16 scores change (e.g. 60% → 2.9%). 15 of these 16 scores are shown to their students "
+        "scored out of 105: 16 scores change (e.g. 100% → 4.8%). 15 of these 16 scores are shown to their students "
         "now, so they see the new ones at once; the others once the review policy shows them. Each new score is "
         "kept in the answer's grading history; answers given a typed score are not changed."
     )
@@ -407,7 +407,7 @@ def test_answers_out_of_step_with_the_rubric_are_shown_and_scored_again(client, 
     asked = client.post(rubric_url(graded["item"]), {"rescore": "1"}).content.decode()
     assert question_of(asked) == (
         "15 answers were graded with this rubric; scored from their ticked items under the rubric as it stands, "
-        "out of 105 points, 15 scores change (e.g. 60% → 2.9%). Students see the new scores at once. Each new "
+        "out of 105 points, 15 scores change (e.g. 100% → 4.8%). Students see the new scores at once. Each new "
         "score is kept in the answer's grading history; answers given a typed score are not changed."
     )
     assert scores(graded["answers"])[0] == 0.6
@@ -579,3 +579,17 @@ def test_earlier_rubric_grades_get_their_rubric_and_ticked_items_back(people, gr
         rubric=graded["rubric"], text="TA item", points=100, actor=people.ta, confirmed=confirmed
     ))
     assert needed.message.startswith("15 answers were graded with this rubric, out of 5 points;")
+
+
+def test_the_questions_example_is_the_largest_change_told_apart():
+    """Of the scores that change, the example is the largest change (an answer without a score
+    first), shown with as many decimals as it takes for the two to read differently."""
+    from types import SimpleNamespace as Answer
+
+    from instructor.selectors_rubric_change import _example_change
+
+    small = Answer(score_before=3 / 107, score_after=3 / 108)  # 2.804% → 2.778%: "2.8% → 2.8%" at one decimal
+    assert _example_change([small]) == "2.8% → 2.78%"
+    larger = Answer(score_before=0.6, score_after=0.5)
+    assert _example_change([small, larger, Answer(score_before=0.2, score_after=0.1)]) == "60% → 50%"
+    assert _example_change([larger, Answer(score_before=None, score_after=0.25)]) == "no score → 25%"
