@@ -118,6 +118,9 @@ def test_a_draft_is_kept_for_its_account_only_after_the_session_ends(student_pag
     assert page.evaluate("() => document.body.dataset.draftOwner") == str(student1.pk)
     page.locator("#answer-visible_keys").fill("7")
     assert page.evaluate(DRAFT_OWNERS) == [[f"attnquiz.draft:{variant.pk}:visible_keys", str(student1.pk)]]
+    # The live preview of what was typed has come back before the cookies go: sent without
+    # them it would be refused (403), as it should be.
+    expect(page.locator("#preview-visible_keys .katex")).to_have_count(1)
 
     page.context.clear_cookies()  # the session is gone; the tab stays
     page.goto(exercise)
@@ -128,6 +131,7 @@ def test_a_draft_is_kept_for_its_account_only_after_the_session_ends(student_pag
     page.goto(exercise)
     expect(page.locator("#answer-visible_keys")).to_have_value("7")
     expect(page.locator("#form-visible_keys [data-draft-note]")).to_have_text(RESTORED)
+    expect(page.locator("#preview-visible_keys .katex")).to_have_count(1)  # the restored draft's preview
 
     page.context.clear_cookies()
     page.evaluate("""() => sessionStorage.setItem("attnquiz.draft:0:old", '{"fields": [["answer", "1"]]}')""")
