@@ -64,11 +64,21 @@ def variant_inputs(*, variant: Variant) -> dict:
     }
 
 
-def exercise_for_student(*, item: AssignmentItem, variant: Variant, visibility=EVERYTHING) -> dict:
+def exercise_for_student(*, item: AssignmentItem, variant: Variant, visibility=EVERYTHING, window=None) -> dict:
     """What the exercise page shows, as data: prompts, parts with progress, and inputs
-    (masked by the review policy's ``visibility``)."""
+    (masked by the review policy's ``visibility``). With the student's ``window``: whether
+    the assignment takes their answers now (``takes_answers``, else ``refusal``: why), and
+    once it does not (an ended exam attempt, a closed assignment, time up) no part has
+    attempts left and every part is finished, as the page shows no form."""
+    context = exercise_page_context(variant=variant, visibility=visibility)
+    refusal = window.refusal if window is not None else None
+    if refusal is not None:
+        for part in context["parts"]:
+            part["attempts_left"], part["finished"] = None, True
     return {
-        **exercise_page_context(variant=variant, visibility=visibility),
+        **context,
         "item": item,
         "inputs": variant_inputs(variant=variant),
+        "takes_answers": refusal is None,
+        "refusal": refusal[1] if refusal is not None else None,
     }

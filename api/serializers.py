@@ -278,6 +278,13 @@ class ExerciseSerializer(serializers.Serializer):
         child=serializers.JSONField(), help_text="Your own randomised matrices and numbers."
     )
     parts = PartSerializer(many=True)
+    takes_answers = serializers.BooleanField(
+        help_text="Whether the assignment takes your answers now. False once it closed for you, your time "
+        "ran out or your exam attempt ended: then no part has attempts left and every part is finished.",
+    )
+    refusal = serializers.CharField(
+        allow_null=True, help_text="Why it takes no answers now (what a submit would be told); null while it does.",
+    )
 
 
 class SubmitSerializer(serializers.Serializer):

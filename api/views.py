@@ -109,9 +109,8 @@ class ExerciseDetail(APIView):
     def get(self, request, item_id: int):
         item, role = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
         access_exam_gate(request=request, assignment=item.assignment, role=role)
-        window = None
+        window = exam_selectors.student_window(assignment=item.assignment, student=request.user)
         if exam_selectors.is_exam(item.assignment):
-            window = exam_selectors.student_window(assignment=item.assignment, student=request.user)
             if window.state == AttemptState.NOT_STARTED:
                 raise Problem(
                     "Start the exam first (on its assignment page, or POST its attempt/ with action start).",
@@ -121,7 +120,7 @@ class ExerciseDetail(APIView):
         visibility = exam_selectors.feedback_visibility_for(
             assignment=item.assignment, student=request.user, window=window
         )
-        data = selectors.exercise_for_student(item=item, variant=variant, visibility=visibility)
+        data = selectors.exercise_for_student(item=item, variant=variant, visibility=visibility, window=window)
         return Response(serializers.ExerciseSerializer(data, context={"item": item}).data)
 
 

@@ -64,6 +64,21 @@ def test_the_variant_gives_the_prompt_as_sanitised_html_and_my_inputs(world, stu
     assert student.get(f"/api/v1/exercises/{world.item.pk}/").json()["inputs"] == {"a": a, "b": b}
 
 
+def test_a_closed_assignment_says_it_takes_no_answers_and_no_part_has_attempts_left(world, student):
+    """As the page, which shows no form then: open, attempts left and takes_answers; closed,
+    no part has attempts left, every part is finished, and the refusal says why."""
+    body = student.get(f"/api/v1/exercises/{world.item.pk}/").json()
+    assert (body["takes_answers"], body["refusal"]) == (True, None)
+    assert [(p["attempts_left"], p["finished"]) for p in body["parts"]] == [(3, False), (3, False)]
+    world.assignment.closes_at = timezone.now() - timedelta(minutes=1)
+    world.assignment.save()
+    body = student.get(f"/api/v1/exercises/{world.item.pk}/").json()
+    assert (body["takes_answers"], body["refusal"]) == (False, "This assignment is closed.")
+    assert [(p["attempts_left"], p["finished"]) for p in body["parts"]] == [(None, True), (None, True)]
+    refused = submit(student, world.item.pk, "product", "1")
+    assert (refused.status_code, refused.json()["detail"]) == (409, "This assignment is closed.")
+
+
 def test_a_parts_points_are_what_the_page_labels_and_the_gradebook_counts(world, student):
     """A 2-point exercise whose parts weigh 2 and 1: the parts are worth 4/3 and 2/3 point
     (the page's labels, the gradebook's maxima); the weights stay apart as ``weight``."""
