@@ -437,6 +437,7 @@ def _guard_last_instructor(*, enrolment: Enrolment, new_role: str | None) -> Non
 class EnrolmentChange:
     enrolment: Enrolment
     action: str  # "enrolled", "re-enrolled", "role changed", "unchanged"
+    previous_role: str = ""  # the role before, when it changed
 
 
 @transaction.atomic
@@ -715,6 +716,18 @@ def _student_id_check(*, course: Course, user, student_id: str) -> None:
         )
 
 
+def _staff_access_note(change: EnrolmentChange) -> str:
+    """What a roster line's new role takes away, said where it does: a teaching assistant or
+    instructor made a student loses the course's staff pages, and an instructor made a
+    teaching assistant loses what only instructors do."""
+    before, after = change.previous_role, change.enrolment.role
+    if before in (Role.INSTRUCTOR, Role.TEACHING_ASSISTANT) and after == Role.STUDENT:
+        return f" (was {Role(before).label.lower()}: loses staff access to this course)"
+    if before == Role.INSTRUCTOR and after == Role.TEACHING_ASSISTANT:
+        return " (was instructor: can no longer do what only instructors do)"
+    return ""
+
+
 def _enrol(*, course: Course, user, role: str, source: str, student_id: str = "") -> EnrolmentChange:
     """Enrol or update one account. Call inside a transaction holding the course row."""
     enrolment = Enrolment.objects.filter(course=course, user=user).first()
@@ -725,19 +738,19 @@ def _enrol(*, course: Course, user, role: str, source: str, student_id: str = ""
             course=course, user=user, role=role, source=source, student_id=student_id
         )
         return EnrolmentChange(enrolment, "enrolled")
-    action = "unchanged"
+    action, previous_role = "unchanged", ""
     if enrolment.status == EnrolmentStatus.DROPPED:
         enrolment.status, enrolment.dropped_at, action = EnrolmentStatus.ACTIVE, None, "re-enrolled"
     if enrolment.role != role:
         _guard_last_instructor(enrolment=enrolment, new_role=role)
-        enrolment.role = role
+        previous_role, enrolment.role = enrolment.role, role
         action = "role changed" if action == "unchanged" else action
     if student_id and enrolment.student_id != student_id:
         enrolment.student_id = student_id
         action = "updated" if action == "unchanged" else action
     if action != "unchanged":
         enrolment.save()
-    return EnrolmentChange(enrolment, action)
+    return EnrolmentChange(enrolment, action, previous_role)
 
 
 class _RosterRace(Exception):
@@ -881,7 +894,7 @@ def _roster_apply(*, course: Course, checked, lookups: _RosterLookups, report: R
             detail = {
                 "enrol": f"'{user.username}' enrolled as {role_label}",
                 "re-enrol": f"'{user.username}' was dropped; enrolled again as {role_label}",
-                "change role": f"'{user.username}' is now {role_label}",
+                "change role": f"'{user.username}' is now {role_label}" + _staff_access_note(change),
                 "update": f"'{user.username}': student id set to {values['student_id']}",
                 "skip": f"'{user.username}' is already enrolled as {role_label}",
             }[action]

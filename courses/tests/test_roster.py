@@ -102,6 +102,15 @@ def test_a_dropped_student_is_re_enrolled_and_roles_and_ids_are_updated(roster_p
     ]
 
 
+def test_a_roster_line_that_takes_staff_access_away_says_so(roster_people):
+    Enrolment.objects.filter(user=roster_people.student, course=roster_people.course).update(role=Role.TEACHING_ASSISTANT)
+    rows = [{"username": "sam", "role": "student"}]
+    report = roster_import(course=roster_people.course, rows=rows, dry_run=True, actor=roster_people.instructor, first_line=1)
+    assert report_rows(report) == [
+        (1, "change role", "'sam' is now student (was teaching assistant: loses staff access to this course)"),
+    ]
+
+
 def test_the_last_instructor_cannot_be_demoted_by_a_roster(people):
     course = people.other_course  # otto is its only instructor
     report = roster_import(course=course, rows=[{"username": "otto", "role": "student"}], dry_run=False, actor=people.outsider)
