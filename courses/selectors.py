@@ -8,7 +8,7 @@ one they may see but not act on raises ``PermissionDenied``.
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 from django.urls import reverse
 
@@ -241,3 +241,21 @@ def course_named_by_url(view_kwargs: dict) -> Course | None:
         )
         return variant.assignment_item.assignment.course if variant and variant.assignment_item_id else None
     return None
+
+
+MAX_SEARCH_WORDS = 5
+
+
+def enrolments_matching(enrolments: QuerySet, text: str) -> QuerySet:
+    """The ``enrolments`` whose person matches every word of ``text`` (the first
+    MAX_SEARCH_WORDS) in their username, names, e-mail or student ID ("sam sto" finds Sam
+    Stone): the search of the people page and of the course gradebook."""
+    for word in text.split()[:MAX_SEARCH_WORDS]:
+        enrolments = enrolments.filter(
+            Q(user__username__icontains=word)
+            | Q(user__first_name__icontains=word)
+            | Q(user__last_name__icontains=word)
+            | Q(user__email__icontains=word)
+            | Q(student_id__icontains=word)
+        )
+    return enrolments

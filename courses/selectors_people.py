@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.paginator import Paginator
-from django.db.models import Case, CharField, Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Value, When
+from django.db.models import Case, CharField, Count, Exists, F, IntegerField, OuterRef, QuerySet, Value, When
 from django.db.models.functions import Lower
 from django.utils import timezone
 
@@ -28,9 +28,9 @@ from attnquiz.paging import ShownRange
 
 from .invitations import InvitationStatus, invitation_status
 from .models import Course, Enrolment, EnrolmentStatus, Invitation, Role
+from .selectors import MAX_SEARCH_WORDS, enrolments_matching
 
 PER_PAGE = 50
-MAX_SEARCH_WORDS = 5
 MAX_SEARCH_LENGTH = 100
 
 # A filter's value in the query string -> (its words on the page, the states it keeps).
@@ -172,14 +172,7 @@ def people_matching(*, course: Course, query: PeopleQuery, now=None) -> QuerySet
         enrolments = enrolments.filter(status=query.status)
     if query.invitation:
         enrolments = enrolments.filter(invitation_state__in=INVITATION_FILTERS[query.invitation][1])
-    for word in query.search.split()[:MAX_SEARCH_WORDS]:
-        enrolments = enrolments.filter(
-            Q(user__username__icontains=word)
-            | Q(user__first_name__icontains=word)
-            | Q(user__last_name__icontains=word)
-            | Q(user__email__icontains=word)
-            | Q(student_id__icontains=word)
-        )
+    enrolments = enrolments_matching(enrolments, query.search)
     return enrolments.order_by(*_ordering(query.sort, query.descending))
 
 

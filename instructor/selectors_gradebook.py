@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Q
 from django.utils import timezone
 
 from accounts.name_order import name_order_key, name_ordering
 from attnquiz.paging import ShownRange
 from courses import pools
+from courses.selectors import enrolments_matching
 from courses.models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, PoolDraw, Role
 from exams.models import Accommodation, CourseAccommodation
 from exercises.specs import version_spec
@@ -184,7 +184,6 @@ def _course_draws(*, course: Course, columns: list[GradebookColumn]) -> dict[tup
     return draws
 
 
-MAX_SEARCH_WORDS = 5
 ROW_FIELDS = (
     "course_id", "user_id", "role", "status", "student_id",
     "user__username", "user__first_name", "user__last_name", "user__email",
@@ -202,15 +201,7 @@ def course_gradebook_students(*, course: Course, student_filter: str = ""):
         .only(*ROW_FIELDS)
         .order_by(*name_ordering(prefix="user__"), "pk")
     )
-    for word in student_filter.split()[:MAX_SEARCH_WORDS]:
-        enrolments = enrolments.filter(
-            Q(user__username__icontains=word)
-            | Q(user__first_name__icontains=word)
-            | Q(user__last_name__icontains=word)
-            | Q(student_id__icontains=word)
-            | Q(user__email__icontains=word)
-        )
-    return enrolments
+    return enrolments_matching(enrolments, student_filter)
 
 
 def _is_over(assignment: Assignment, now) -> bool:
