@@ -50,6 +50,9 @@ THINK ?= 30,90
 PROFILE ?= sign-in
 # WEB=6x4: gunicorn's workers x threads for the run (production's 3x8 by default).
 WEB ?= 3x8
+# VARIANTS=first-view: the first views draw the variants (no draws kept before the exam
+# opens); stored: every variant made before the run; prepared (default): as production.
+VARIANTS ?= prepared
 LOAD_DB ?= attnquiz_load
 LOAD_VENV := .venv-load
 LOAD_ENV = DJANGO_SETTINGS_MODULE=attnquiz.load_settings DEBUG=0 ALLOWED_HOSTS=127.0.0.1 \
@@ -69,7 +72,7 @@ load-db: install
 	$(LOAD_ENV) $(PY) manage.py migrate --noinput -v 0
 
 load: load-db $(LOAD_VENV)/.installed
-	$(LOAD_ENV) $(PY) manage.py load_exam --students $(N) --think $(THINK) --profile $(PROFILE) --web $(WEB)
+	$(LOAD_ENV) $(PY) manage.py load_exam --students $(N) --think $(THINK) --profile $(PROFILE) --web $(WEB) --variants $(VARIANTS)
 
 # Throughput and CPU per answer on the production stack (docs/perf/README.md); ROUNDS=3.
 ROUNDS ?= 3

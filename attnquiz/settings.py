@@ -357,6 +357,18 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": env.float("RELEASE_SCHEDULE_INTERVAL_SECONDS", default=30.0),
     },
 }
+# Exams about to open: their variants are drawn and rendered this long before the start
+# (exams.services.exam_variant_draws_prepare_due, on the follow-ups' queue) and kept in the
+# cache until this long after it, so a thousand students opening their first exercise at
+# once do not all draw at once. 0 switches it off.
+EXAM_DRAWS_AHEAD_SECONDS = env.float("EXAM_DRAWS_AHEAD_SECONDS", default=900.0)
+EXAM_DRAWS_KEEP_SECONDS = env.float("EXAM_DRAWS_KEEP_SECONDS", default=7200.0)
+if EXAM_DRAWS_AHEAD_SECONDS > 0:
+    CELERY_BEAT_SCHEDULE["prepare-exam-variant-draws"] = {
+        "task": "exams.tasks.prepare_exam_variant_draws",
+        "schedule": env.float("EXAM_DRAWS_INTERVAL_SECONDS", default=60.0),
+        "options": {"queue": FOLLOWUP_QUEUE, "expires": 60.0},
+    }
 # Seconds a pending LMS passback is left to its own task before the sweeper sends it.
 LTI_PASSBACK_SWEEP_GRACE_SECONDS = env.int("LTI_PASSBACK_SWEEP_GRACE_SECONDS", default=30)
 # "celery": enqueue on commit (worker grades); "inline": grade in the web process.

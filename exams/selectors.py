@@ -10,6 +10,7 @@ fragment, API serializer, submit and the result poll read what a student may see
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from functools import partial
 
 from django.db.models import BooleanField, DateTimeField, FilteredRelation, Min, OuterRef, Q, Subquery, Value
@@ -17,7 +18,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from attnquiz.prepared_reads import PreparedRead
-from courses.models import Assignment, AssignmentKind, ReleaseMoment, SessionPolicy
+from courses.models import Assignment, AssignmentKind, Enrolment, EnrolmentStatus, ReleaseMoment, Role, SessionPolicy
 from exercises.models import Variant
 from grading.models import Submission, SubmissionStatus
 
@@ -41,6 +42,27 @@ from .window import (  # noqa: F401  (the names pages and tests know from here)
 
 def is_exam(assignment: Assignment | None) -> bool:
     return assignment is not None and assignment.kind == AssignmentKind.EXAM
+
+
+def exams_opening_soon(*, now, within_seconds: float):
+    """Published exams of courses not archived that open after ``now`` and within
+    ``within_seconds``, with their course."""
+    return Assignment.objects.filter(
+        kind=AssignmentKind.EXAM,
+        is_published=True,
+        course__archived_at__isnull=True,
+        opens_at__gt=now,
+        opens_at__lte=now + timedelta(seconds=within_seconds),
+    ).select_related("course")
+
+
+def exam_student_ids(*, assignment: Assignment) -> list[int]:
+    """The students (active enrolments) of the exam's course."""
+    return list(
+        Enrolment.objects.filter(
+            course_id=assignment.course_id, role=Role.STUDENT, status=EnrolmentStatus.ACTIVE
+        ).values_list("user_id", flat=True)
+    )
 
 
 def attempt_of(*, assignment: Assignment, student) -> AssignmentAttempt | None:

@@ -9,12 +9,14 @@ stores an answer, so an answer is either stored before the end or refused after 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 from datetime import timedelta
 
 import redis
 from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -22,10 +24,18 @@ from django.utils import timezone
 from courses.models import Assignment, AssignmentKind
 from courses.services import require_course_writable
 from grading import throttle
+from exercises.services import variant_draws_prepare
 from grading.events import grades_release_changed_publish, grades_visible_publish
 
 from .models import AssignmentAttempt, AttemptCloseReason, GradeRelease, GradeReleaseAction
-from .selectors import is_exam, student_window, submissions_made_visible, submissions_of_assignment
+from .selectors import (
+    exam_student_ids,
+    exams_opening_soon,
+    is_exam,
+    student_window,
+    submissions_made_visible,
+    submissions_of_assignment,
+)
 from .selectors_accommodations import carried_accommodation, with_own_accommodation
 from .window import ARCHIVED_MESSAGE, AttemptState, window_compute
 
@@ -409,3 +419,29 @@ def grades_visible_sweep(*, window_seconds: float) -> int:
     return grades_visible_announce(
         submission_ids=submissions_made_visible(since=now - timedelta(seconds=window_seconds), until=now)
     )
+
+
+# --- Variants drawn before an exam opens ---------------------------------------------------
+
+
+def exam_variant_draws_prepare_due(*, now=None) -> int:
+    """Draws ahead of time the variants of every exam opening within
+    ``EXAM_DRAWS_AHEAD_SECONDS`` (exercises.services.variant_draws_prepare), once per exam,
+    opening time and set of items; the number of draws kept. A Redis that cannot be reached
+    prepares nothing: the pages draw, as without this."""
+    now = now or timezone.now()
+    kept = 0
+    for exam in exams_opening_soon(now=now, within_seconds=settings.EXAM_DRAWS_AHEAD_SECONDS):
+        keep_seconds = (exam.opens_at - now).total_seconds() + settings.EXAM_DRAWS_KEEP_SECONDS
+        if not cache.add(_draws_prepared_key(exam), True, timeout=keep_seconds):
+            continue
+        kept += variant_draws_prepare(
+            assignment=exam, student_ids=exam_student_ids(assignment=exam), timeout=keep_seconds
+        )
+    return kept
+
+
+def _draws_prepared_key(exam: Assignment) -> str:
+    items = exam.items.order_by("pk").values_list("pk", "exercise_version_id", "points", "pool")
+    signature = hashlib.sha256(repr(list(items)).encode()).hexdigest()[:16]
+    return f"attnquiz:exam-draws-prepared:{exam.pk}:{exam.opens_at.timestamp()}:{signature}"

@@ -23,3 +23,9 @@ def announce_visible_grades() -> int:
 def release_scheduled_grades() -> int:
     """Periodic (beat): release the grades whose scheduled release time has come."""
     return services.grades_release_scheduled_run()
+
+
+@shared_task(ignore_result=True)
+def prepare_exam_variant_draws() -> int:
+    """Periodic (beat): draw the variants of exams about to open before their students do."""
+    return services.exam_variant_draws_prepare_due()

@@ -139,6 +139,27 @@ def test_exam_start_students_signed_in_before_press_start_then_answer(live_serve
     ]
 
 
+@pytest.mark.django_db(transaction=True)
+def test_first_views_make_the_variants_whose_answers_the_plan_holds(live_server, plain_http, settings):
+    """``--variants first-view`` and ``prepared``: no variant exists before the run, the
+    plan's right answers are those of the variants the pages then make."""
+    from exercises.models import Variant
+
+    settings.GRADING_MODE = "inline"
+    assignment, plan = load_course_build(students=1, password="load-pass-4", run="t4", exam=True,
+                                         variants_stored=False)
+    assert not Variant.objects.filter(assignment_item__assignment=assignment).exists()
+    student = plan["students"][0]
+    virtual = ExamStudent(
+        LocalSession(live_server.url), student, password="never-typed", think=(0, 0),
+        assignment_url=plan["assignment_url"], start_url=plan["start_url"],
+        session_cookie=(plan["session_cookie"], student["session"]), sleep=lambda seconds: None,
+    )
+    virtual.run()
+    assert virtual.outcomes == [("right", "graded"), ("right", "graded")]
+    assert Variant.objects.filter(assignment_item__assignment=assignment).count() == 2
+
+
 def test_a_503_is_retried_after_its_retry_after_not_dropped():
     import random
 

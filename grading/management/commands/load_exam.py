@@ -63,7 +63,8 @@ from django.urls import reverse
 
 from courses.models import Assignment, AssignmentItem, AssignmentKind, Course, Enrolment, Role
 from courses.services import latest_published_versions
-from exercises.services import variant_get_or_create_for_item
+from exercises.models import Variant
+from exercises.services import assignment_variant_draw, variant_draws_prepare, variant_get_or_create_for_item
 from exercises.services_bank import bank_load
 from grading.harness import (
     CeleryBeat, CeleryWorker, Gunicorn, RedisServer, children_cpu_seconds, database_url, grade_queues,
@@ -92,11 +93,14 @@ EXAM_START_TARGETS_MS = {"pages": 1000, "start": 1000, "submit": 300}
 PBKDF2 = "pbkdf2_sha256"
 
 
-def load_course_build(*, students: int, password: str, run: str, exam: bool = False) -> tuple[Assignment, dict]:
-    """A fresh assignment of the load course, ``students`` students with drawn variants,
-    and the plan the virtual students follow (answers and their expected kind). With
-    ``exam`` the assignment is an exam (Start opens it) and every student gets a session,
-    signed in before the run."""
+def load_course_build(*, students: int, password: str, run: str, exam: bool = False,
+                      variants_stored: bool = True) -> tuple[Assignment, dict]:
+    """A fresh assignment of the load course, ``students`` students, and the plan the
+    virtual students follow (answers and their expected kind). With ``exam`` the assignment
+    is an exam (Start opens it) and every student gets a session, signed in before the run.
+    ``variants_stored``: the students' variants are made now, so no page of the run draws
+    one; else each is drawn here only to know its answer, and made by its student's first
+    view, as in a real exam."""
     bank_load()
     course, _ = Course.objects.get_or_create(slug=LOAD_COURSE, defaults={"title": "Load test"})
     assignment = Assignment.objects.create(
@@ -116,8 +120,12 @@ def load_course_build(*, students: int, password: str, run: str, exam: bool = Fa
     plan_students = []
     for index, user in enumerate(users):
         weights_kind, symbolic_kind = answer_kinds(index)
-        weights_variant = variant_get_or_create_for_item(item=items[WEIGHTS[0]], student=user)
-        variant_get_or_create_for_item(item=items[SYMBOLIC[0]], student=user)
+        if variants_stored:
+            weights_variant = variant_get_or_create_for_item(item=items[WEIGHTS[0]], student=user)
+            variant_get_or_create_for_item(item=items[SYMBOLIC[0]], student=user)
+        else:
+            _, params, _ = assignment_variant_draw(item=items[WEIGHTS[0]], student_id=user.pk)
+            weights_variant = Variant(exercise_version=items[WEIGHTS[0]].exercise_version, params=params)
         plan_students.append({
             "username": user.username,
             "answers": [
@@ -138,6 +146,26 @@ def load_course_build(*, students: int, password: str, run: str, exam: bool = Fa
         for student, key in zip(plan_students, sessions_signed_in(users)):
             student["session"] = key
     return assignment, plan
+
+
+VARIANT_MODES = ("prepared", "first-view", "stored")
+
+
+def draws_prepare_line(*, assignment: Assignment, plan: dict, redis_url: str) -> str:
+    """Keeps the plan's students' draws in the stack's cache, as the beat does before an
+    exam opens, and says what that cost (before the run: not counted in its figures)."""
+    from django_redis.cache import RedisCache
+
+    student_ids = list(get_user_model().objects.filter(
+        username__in=[student["username"] for student in plan["students"]]
+    ).values_list("pk", flat=True))
+    started, cpu_started = time.perf_counter(), time.process_time()
+    kept = variant_draws_prepare(
+        assignment=assignment, student_ids=student_ids, timeout=3600, into=RedisCache(redis_url, {})
+    )
+    return (f"variants drawn ahead, as the beat does before an exam opens: {kept} in "
+            f"{time.perf_counter() - started:.1f} s, {time.process_time() - cpu_started:.1f} s CPU "
+            "(before the run, not counted below)")
 
 
 def sign_in_sample_build(*, count: int, run: str) -> tuple[list[str], str]:
@@ -410,13 +438,19 @@ class Command(BaseCommand):
                             help="sign-in: everyone signs in, then answers; exam-start: signed in before, "
                                  "the exam opens and everyone presses Start within --start-seconds")
         parser.add_argument("--start-seconds", type=float, default=60.0)
+        parser.add_argument(
+            "--variants", choices=VARIANT_MODES, default="prepared",
+            help="prepared: each student's first view makes their variant from a draw kept before the "
+                 "run, as the beat keeps an exam's draws before it opens (production); first-view: "
+                 "the first view draws it; stored: every variant made before the run (no page draws)",
+        )
         parser.add_argument("--login-sample", type=int, default=40,
                             help="exam-start: sign-ins with the production hasher, measured apart")
         parser.add_argument("--web", default="3x8",
                             help="gunicorn's WORKERSxTHREADS (production runs 3x8, docs/deploy.md)")
 
     def handle(self, *args, students, think, login_seconds, locust, keep, profile, start_seconds, login_sample,
-               web, **options):
+               web, variants, **options):
         exam = profile == "exam-start"
         web_workers, web_threads = web_shape(web)
         if exam:
@@ -437,7 +471,8 @@ class Command(BaseCommand):
         run = secrets.token_hex(3)
         started = time.perf_counter()
         assignment, plan = load_course_build(
-            students=students, password=secrets.token_urlsafe(12), run=run, exam=exam
+            students=students, password=secrets.token_urlsafe(12), run=run, exam=exam,
+            variants_stored=variants == "stored",
         )
         plan["think"] = think_range
         sign_in_sample = sign_in_sample_build(count=login_sample, run=run) if exam and login_sample else None
@@ -448,6 +483,8 @@ class Command(BaseCommand):
         speed_before = reference_loop_ms()  # before the stack runs: this machine's speed now
         broker = RedisServer()
         broker.start()
+        if variants == "prepared":
+            self.stdout.write(draws_prepare_line(assignment=assignment, plan=plan, redis_url=broker.url))
         env = stack_env(
             database_url=database_url(connection.settings_dict, vendor=connection.vendor),
             redis_url=broker.url, secret_key=settings.SECRET_KEY,
