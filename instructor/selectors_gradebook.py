@@ -354,12 +354,12 @@ def course_gradebook_table(*, book: CourseGradebook) -> list[list]:
     """Header then one row per student: username, student ID, e-mail, names, each
     assignment's points ("not attempted" when never answered), each category's percent,
     the total percent, and "pending": the assignments with an answer awaiting grading
-    (counted 0 until graded, so a row that names any has a provisional total). Text cells
-    are made formula-safe."""
+    (counted 0 until graded, so a row that names any has a provisional total). Text cells,
+    the header's assignment and category names among them, are made formula-safe."""
     header = ["username", "student_id", "email", "first_name", "last_name"]
-    header += [column.label for column in book.columns]
+    header += [csv_safe(column.label) for column in book.columns]  # titles and categories are typed by staff
     if book.categories[0].id is not None:
-        header += [f"{category.label} %" for category in book.categories]
+        header += [csv_safe(f"{category.label} %") for category in book.categories]
     header += ["total %", PENDING_COLUMN]
     table = [header]
     for row in book.rows:

@@ -158,6 +158,18 @@ def test_the_table_has_ids_emails_and_not_attempted(people, term):
     assert by_user["sue"][5:] == ["not attempted", 6.6667, "not attempted", "not attempted", 66.67, 0.0, 26.67, ""]
 
 
+def test_assignment_titles_and_category_names_in_the_header_cannot_be_formulas(people, term):
+    term["hw1"].title = '=HYPERLINK("http://evil.example","Grades")'
+    term["hw1"].save(update_fields=["title"])
+    people.course.grade_categories.filter(name="Exams").update(name="=cmd|' /C calc'!A0*")
+    people.course.grade_categories.filter(name="Homework").update(name="@SUM(1)+cmd")
+    header = selectors_gradebook.course_gradebook_table(book=selectors_gradebook.course_gradebook(course=people.course))[0]
+    assert header[5:11] == [
+        '\'=HYPERLINK("http://evil.example","Grades") (/10)', "Hw2 (/10)", "Exam1 (/10)", "Hw3 (/10)",
+        "'@SUM(1)+cmd (40 %) %", "'=cmd|' /C calc'!A0* (60 %) %",
+    ]
+
+
 def test_csv_download_with_and_without_the_excel_mark(client, people, term):
     client.login(username="tariq", password=PASSWORD)  # a TA reads it
     url = reverse("instructor:course_gradebook_csv", args=[people.course.slug])
