@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from courses import pools
 from courses.models import Assignment, AssignmentItem, AssignmentKind, ReleaseMoment, Role, SolutionPolicy
+from courses.time_text import course_time_text
 from exams.models import Accommodation, AssignmentAttempt, CourseAccommodation
 from exams.selectors_accommodations import (
     accommodation_merge,
@@ -776,8 +777,7 @@ def limits_change_phrase(*, assignment: Assignment, stored: dict, new_limits: di
         parts.append(f"shortening the time limit to {new_limit} min" if old_limit else f"setting a time limit of {new_limit} min")
     old_close, new_close = stored.get("closes_at"), new_limits.get("closes_at")
     if new_close is not None and (old_close is None or new_close < old_close):
-        local = timezone.localtime(new_close, course_zone(assignment))
-        parts.append(f"moving the close date to {local:%d %b %Y %H:%M}")
+        parts.append(f"moving the close date to {course_time_text(new_close, course_zone(assignment))}")
     text = " and ".join(parts) or "this change"
     return text[0].upper() + text[1:]
 

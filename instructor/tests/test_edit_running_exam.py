@@ -225,7 +225,8 @@ def test_an_earlier_close_date_that_cuts_attempts_asks_first(client, exam):
     assert response.status_code == 200
     # r1 (6:20 left) and r2 (12 left) end earlier; r3 (2 left) ends before the close anyway.
     assert _confirmation(response).endswith(
-        f"Moving the close date to {closes:%d %b %Y %H:%M} shortens 2 running attempts."
+        f"Moving the close date to {closes:%a} {closes.day} {closes:%b %Y}, {closes:%H:%M} {closes:%Z} "
+        "shortens 2 running attempts."
     )
     exam.refresh_from_db()
     assert exam.closes_at is None
