@@ -2,8 +2,10 @@
 answer box, by its number; a line with one step shows it typeset (KaTeX renders the
 ``\\( … \\)`` spans of a ``[data-math]`` container, from a static file), a line chained with
 = shows the line as typed with its steps typeset under it. Each step says in words how it
-follows from the step before, and the first step that does not follow is marked. The HTML
-passes the one sanitiser (``exercises.html_sanitiser``).
+follows from the step before, and the first step that does not follow is marked. A side
+result (a line that does not go on from the one before but is true by itself) says so, and
+whether a later step uses it; the steps of one that no step uses count for nothing and are
+never marked. The HTML passes the one sanitiser (``exercises.html_sanitiser``).
 
 The instance of a rule (``E[k_m q_m] = E[k_m] E[q_m]``) is the checker's own canonical
 form: it is shown only when the review policy shows solutions.
@@ -46,7 +48,12 @@ def _first_problem(details: dict, steps: list[dict]) -> int | None:
     for key in ("first_unjustified_step", "first_wrong_step", "too_big_step"):
         if details.get(key):
             return int(details[key])
-    return next((step["step"] for step in steps if step.get("kind") in PROBLEM_KINDS), None)
+    return next((step["step"] for step in steps if step.get("kind") in PROBLEM_KINDS and _counted(step)), None)
+
+
+def _counted(step: dict) -> bool:
+    """False for the steps of a side result no later step uses: they earn and cost nothing."""
+    return not (step.get("side_result") and step.get("used") is False)
 
 
 def _line_item(line, members: list[dict], marked: int | None, show_instances: bool) -> str:
@@ -73,6 +80,13 @@ def _step_body(step: dict, marked: int | None, show_instances: bool, *, chained:
 def step_reason_words(step: dict, *, after: str = "the line before") -> str:
     """How a step follows from the one before (``after``: "the line before", or on a chained
     line "the expression before it"), in words."""
+    words = _reason_words(step, after)
+    if step.get("kind") not in ("lemma", "side") and not _counted(step):
+        return f"{words} (Part of a side result no later step uses: it does not count.)"
+    return words
+
+
+def _reason_words(step: dict, after: str) -> str:
     kind = step.get("kind")
     words = [str(word) for word in step.get("rule_words") or []]
     joined = " and ".join(words)
@@ -90,4 +104,14 @@ def step_reason_words(step: dict, *, after: str = "the line before") -> str:
         return f"Does not follow: not equal to {after}."
     if kind == "start":
         return "Where the derivation starts."
+    if kind == "lemma":
+        if step.get("used"):
+            return "A side result: it does not go on from the line before, and need not; a later step uses it."
+        if step.get("used") is False:
+            return "A side result: it does not go on from the line before; no later step uses it, so it earns nothing."
+        return "A side result: it does not go on from the line before, so it is checked by itself."
+    if kind == "side":
+        if step.get("used") is False:
+            return "Part of a side result no later step uses: equal to the expression before it, and not counted."
+        return "Equal to the expression before it (part of a side result)."
     return "Not checked: an earlier step does not follow."

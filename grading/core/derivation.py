@@ -14,6 +14,22 @@ Each step is read into a structure whose moments stay unevaluated
    ``max_rules_per_step`` rules, default 2; 0 means any number), too big (rules reach it,
    but more than the limit), a restatement (ordinary algebra only) or not justified
    (no rule reaches it although the values agree: it scores 0 whatever the limit).
+   The rules forwards are searched first; a step they do not reach within the limit is
+   searched again with E[X²] = Var(X) + E[X]² and E[X]E[Y] = E[XY] read backwards and with
+   the side results above. A step that lands on an expression the chain already had (not
+   by restating the one before) goes back, and is not justified.
+
+Side results (lemmas). A line, other than the last, whose first expression is not equal to
+the end of the chain so far but which chains expressions of its own (``Var(q_m k_m) = … = 1``)
+is a side result when its own chain is true under the assumptions, and an error naming the
+line ("is not true") when it is not. It earns nothing by itself. A later step may use it:
+its first expression is replaced by its last wherever it occurs (never inside Σ_m Σ_n, whose
+indices may coincide), as a free rewrite within the same rule limit; then the side result's
+own steps are classified and counted like the derivation's (a leap written as a side result
+is too big or not justified exactly as it would be in the chain), and one no step uses is
+never searched and never counted. If the next line goes on from a side result instead of
+from the chain, the side result was meant as a step, and it is the break. The chain itself
+still starts at ``start`` and ends at the last line.
 
 A hollow chain — no rule step ends at a line that still has a moment: the bare result,
 the question restated or padded and then the result — scores 0. Otherwise the score is
@@ -546,31 +562,22 @@ def check(expected, answer, options: dict) -> Grade:
                   for step, structure in zip(steps, structures)]
     except AnswerFormatError as problem:
         return invalid(str(problem))
-    chain = ([(None, *start)] if start is not None else []) + list(zip(steps, structures, values))
-    if len(chain) < 2:
+    if len(steps) + (start is not None) < 2:
         return invalid("A derivation is a chain: write the expression you start from, then one step per line.")
     seconds = symbolic.option_float(options, "time_limit", symbolic.DEFAULT_TIME_LIMIT)
-    for index, ((previous_step, _, previous), (step, _, value)) in enumerate(zip(chain, chain[1:])):
-        try:
-            verdict = symbolic.decide_equivalent(previous, value, seconds)
-        except symbolic.TooComplexToCheck:
-            return _too_complex(step, _source(previous_step, step))
-        if verdict is None:
-            return could_not_grade(f"Deciding whether {step.subject()} follows from {_source(previous_step, step)} "
-                                   "timed out; passed on for review.")
-        if not verdict:
-            reasons = _classify_chain(canonicaliser, chain[:index + 1], max_rules)
-            slip = moment_rules.slip_between(chain[index][1], chain[index + 1][1], canonicaliser.model.key)
-            return _broken_chain(step, previous_step, reasons, steps, canonicaliser, options, slip)
-    reasons = _classify_chain(canonicaliser, chain, max_rules)
-    details = {"steps": _step_details(canonicaliser, steps, reasons)}
-    unjustified = next((reason for reason in reasons if reason.kind == UNJUSTIFIED), None)
+    read = _read_chains(canonicaliser, steps, structures, values, start, seconds, max_rules, options)
+    if isinstance(read, Grade):
+        return read
+    chain, lemmas = read
+    reasons = _classify_chain(canonicaliser, chain, max_rules, lemmas)
+    counted = _counted_reasons(canonicaliser, reasons, lemmas, max_rules)
+    details = {"steps": _step_details(canonicaliser, steps, reasons, lemmas=lemmas)}
+    unjustified = next((reason for reason in counted if reason.kind == UNJUSTIFIED), None)
     if unjustified is not None:
-        index = reasons.index(unjustified)
-        slip = moment_rules.slip_between(chain[index][1], chain[index + 1][1], canonicaliser.model.key, True)
+        slip = moment_rules.slip_between(unjustified.before, unjustified.after, canonicaliser.model.key, True)
         return wrong(_with_slip(unjustified.unjustified_feedback(), slip), misconception=slip,
                      first_unjustified_step=unjustified.number, **details)
-    hollow = _is_hollow(reasons, structures)
+    hollow = _is_hollow(counted)
     try:
         verdict = symbolic.decide_equivalent(target, values[-1], seconds)
     except symbolic.TooComplexToCheck:
@@ -586,18 +593,174 @@ def check(expected, answer, options: dict) -> Grade:
         return wrong(f"The last step still contains {moment_rules.describe(_first_moment(structures[-1]))}: "
                      "finish the derivation with a formula in the exercise's constants.", **details)
     if hollow:
-        return wrong(_hollow_feedback(reasons), hollow=True, **details)
-    ruled = [reason for reason in reasons if reason.kind == RULE]
-    big = [reason for reason in reasons if reason.kind == BIG]
+        return wrong(_hollow_feedback(counted), hollow=True, **details)
+    ruled = [reason for reason in counted if reason.kind == RULE]
+    big = [reason for reason in counted if reason.kind == BIG]
     min_steps = int(options.get("min_steps", 1))
-    if not big and len(ruled) < min_steps:
+    shown = sum(1 for reason in ruled if reason.rule_count)
+    if not big and shown < min_steps:
         return wrong(f"Show at least {min_steps} steps that each apply a rule; restating or padding "
-                     f"(such as + 0) does not count. Yours has {len(ruled)}.", **details)
-    score = derivation_score(reasons, big_step_credit(options))
+                     f"(such as + 0) does not count. Yours has {shown}.", **details)
+    score = derivation_score(counted, big_step_credit(options))
     if big:
         return wrong(big[0].too_big_feedback(max_rules), score=score, too_big_step=big[0].number, **details)
     summary = "; ".join(reason.summary() for reason in ruled)
     return right(f"Correct: every step follows by a named rule and the last is the result. {summary}.", **details)
+
+
+class Lemma:
+    """A side result: a line that does not continue the derivation (its first expression is
+    not equal to the line before) but whose own chain ``A = B = …`` is true under the
+    exercise's assumptions. It earns nothing by itself; a later step may use ``A = <last>``
+    (its ``pair``) as one more rewrite, and then its own steps are checked and counted like
+    the derivation's."""
+
+    def __init__(self, entries: list):
+        self.entries = entries  # [(step, structure, value)] of the line
+        self.reasons: list = []
+        self.used: bool | None = None  # whether a later step uses it, once the derivation is classified
+
+    @property
+    def line(self) -> int:
+        return self.entries[0][0].line
+
+    @property
+    def pair(self) -> tuple:
+        return (self.entries[0][1], self.entries[-1][1])
+
+    @property
+    def usable(self) -> bool:
+        """Its left side has a moment to replace, and the two sides differ (not ``x = x``)."""
+        left, right = self.pair
+        return moment_rules.has_moments(left) and not moment_rules.same_up_to_algebra(left, right)
+
+    def words(self) -> str:
+        first, last = self.entries[0][0], self.entries[-1][0]
+        return f"the result on line {self.line} ({_quoted(first.text, 40)} = {_quoted(last.text, 40)})"
+
+
+def _lines_of(entries: list) -> list[list]:
+    lines: list[list] = []
+    for entry in entries:
+        if lines and lines[-1][0][0].line == entry[0].line:
+            lines[-1].append(entry)
+        else:
+            lines.append([entry])
+    return lines
+
+
+def _equal(before: tuple, after: tuple, seconds: float):
+    """True, False, or a Grade when the values cannot be compared."""
+    previous_step, _, previous = before
+    step, _, value = after
+    try:
+        verdict = symbolic.decide_equivalent(previous, value, seconds)
+    except symbolic.TooComplexToCheck:
+        return _too_complex(step, _source(previous_step, step))
+    if verdict is None:
+        return could_not_grade(f"Deciding whether {step.subject()} follows from {_source(previous_step, step)} "
+                               "timed out; passed on for review.")
+    return verdict
+
+
+def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_rules, options):
+    """(the derivation's chain from the start to the last step, [Lemma]) or the Grade of the
+    first step that breaks it. A line whose first expression is not equal to the end of the
+    chain so far, that has a chain of its own and is not the last line, is a side result if
+    that chain is true (and a false side result if not). A line of one expression, or the
+    last line, that does not go on from the chain breaks it; if it goes on from the side
+    result just above, that line was meant as a step of the derivation and is the break."""
+    chain = [(None, *start)] if start is not None else []
+    lemmas: list[Lemma] = []
+    lines = _lines_of(list(zip(steps, structures, values)))
+    for position, group in enumerate(lines):
+        rest = group
+        if chain:
+            follows = _equal(chain[-1], group[0], seconds)
+            if isinstance(follows, Grade):
+                return follows
+            if not follows:
+                if len(group) > 1 and position < len(lines) - 1:
+                    lemma = Lemma(group)
+                    false = _first_false_pair(lemma, seconds)
+                    if false is not None:
+                        if isinstance(false, Grade):
+                            return false
+                        return _false_lemma(canonicaliser, chain, lemma, false, lemmas, steps, max_rules, options)
+                    lemmas.append(lemma)
+                    continue
+                if lemmas and lemmas[-1].line == lines[position - 1][0][0].line:
+                    went_on = _equal(lemmas[-1].entries[-1], group[0], seconds)
+                    if isinstance(went_on, Grade):
+                        return went_on
+                    if went_on:  # the side result was meant as a step: it is the break
+                        lemma = lemmas.pop()
+                        return _chain_breaks(canonicaliser, chain, lemma.entries[0], lemmas, steps, max_rules, options)
+                return _chain_breaks(canonicaliser, chain, group[0], lemmas, steps, max_rules, options)
+            chain.append(group[0])
+            rest = group[1:]
+        elif group:
+            chain.append(group[0])
+            rest = group[1:]
+        for entry in rest:
+            follows = _equal(chain[-1], entry, seconds)
+            if isinstance(follows, Grade):
+                return follows
+            if not follows:
+                return _chain_breaks(canonicaliser, chain, entry, lemmas, steps, max_rules, options)
+            chain.append(entry)
+    return chain, lemmas
+
+
+def _first_false_pair(lemma: Lemma, seconds: float):
+    """The index of the first expression of a side result not equal to the one before it,
+    None when its chain is true, or a Grade when they cannot be compared."""
+    for index, (before, after) in enumerate(zip(lemma.entries, lemma.entries[1:]), start=1):
+        verdict = _equal(before, after, seconds)
+        if isinstance(verdict, Grade) or not verdict:
+            return verdict if isinstance(verdict, Grade) else index
+    return None
+
+
+def _chain_breaks(canonicaliser, chain: list, entry: tuple, lemmas: list, steps: list, max_rules, options) -> Grade:
+    reasons = _classify_chain(canonicaliser, chain, max_rules, lemmas)
+    slip = moment_rules.slip_between(chain[-1][1], entry[1], canonicaliser.model.key)
+    return _broken_chain(entry[0], chain[-1][0], reasons, steps, canonicaliser, options, slip, lemmas=lemmas)
+
+
+def _false_lemma(canonicaliser, chain: list, lemma: Lemma, index: int, lemmas: list, steps: list, max_rules,
+                 options) -> Grade:
+    """A side result that is not true: named by its line, the two expressions that differ quoted."""
+    (before, before_structure, _), (after, after_structure, _) = lemma.entries[index - 1], lemma.entries[index]
+    slip = moment_rules.slip_between(before_structure, after_structure, canonicaliser.model.key)
+    feedback = _with_slip(
+        f"Line {after.line}: '{_quoted(before.text)} = {_quoted(after.text)}' is not true: under the exercise's "
+        f"assumptions the two sides are not equal. (The line does not go on from {_source(chain[-1][0], lemma.entries[0][0])}, "
+        "so it is read as a separate result.)", slip)
+    reasons = _classify_chain(canonicaliser, chain, max_rules, lemmas)
+    return _broken_chain(after, before, reasons, steps, canonicaliser, options, slip, feedback=feedback,
+                         lemmas=[*lemmas, lemma])
+
+
+def _counted_reasons(canonicaliser: Canonicaliser, reasons: list, lemmas: list, max_rules: int | None) -> list:
+    """The derivation's steps and those of the side results it uses (directly or through
+    another side result), in the order they were written. Only a side result that is used
+    has its steps classified: one no step uses counts for nothing, and costs no search."""
+    by_line = {lemma.line: lemma for lemma in lemmas}
+    used: set = set()
+    pending = [line for reason in reasons for line in reason.lemma_lines]
+    while pending:
+        line = pending.pop()
+        if line in used or line not in by_line:
+            continue
+        used.add(line)
+        lemma = by_line[line]
+        lemma.reasons = _classify_chain(canonicaliser, lemma.entries, max_rules, lemmas)
+        pending += [other for reason in lemma.reasons for other in reason.lemma_lines]
+    for lemma in lemmas:
+        lemma.used = lemma.line in used
+    counted = list(reasons) + [reason for lemma in lemmas if lemma.used for reason in lemma.reasons]
+    return sorted(counted, key=lambda reason: reason.number)
 
 
 def _too_complex(step: Step, against: str) -> Grade:
@@ -625,13 +788,11 @@ def _last_words(step: Step) -> str:
     return f"the last expression ('{_quoted(step.text)}' on line {step.line})"
 
 
-def _is_hollow(reasons: list, structures: list) -> bool:
+def _is_hollow(reasons: list) -> bool:
     """No line shows an intermediate result: no step that applies a rule ends at a line
     that still has a moment in it, so every rule is hidden in one leap to a formula and
     the other lines only restate or pad the question or the result."""
-    offset = len(structures) - len(reasons)  # 1 without a start: step 1 has no reason
-    return not any(reason.kind in (RULE, BIG) and moment_rules.has_moments(structures[index + offset])
-                   for index, reason in enumerate(reasons))
+    return not any(reason.kind in (RULE, BIG) and moment_rules.has_moments(reason.after) for reason in reasons)
 
 
 def _hollow_feedback(reasons: list) -> str:
@@ -658,11 +819,19 @@ class StepReason:
     limit (RULE) or beyond it (BIG), by ordinary algebra only (RESTATEMENT), or by no rule
     at all although the values agree (UNJUSTIFIED)."""
 
-    def __init__(self, step: Step, previous: Step | None, kind: str, path: tuple = ()):
+    def __init__(self, step: Step, previous: Step | None, kind: str, path: tuple = (), before=None, after=None,
+                 lemmas: dict | None = None):
         self.step = step
         self.previous = previous
         self.kind = kind
         self.path = path or ()
+        self.before, self.after = before, after  # the two structures
+        self.lemmas = lemmas or {}  # (left, right) -> Lemma, for the side results the path uses
+
+    @property
+    def lemma_lines(self) -> list[int]:
+        return [self.lemmas[(left, right)].line for rule, left, right in self.path
+                if rule == moment_rules.LEMMA and (left, right) in self.lemmas]
 
     @property
     def number(self) -> int:
@@ -677,11 +846,15 @@ class StepReason:
 
     @property
     def rule_count(self) -> int:
-        return len(self.path)
+        """The named rules applied; using a side result shown above is not one."""
+        return sum(1 for rule, _, _ in self.path if rule != moment_rules.LEMMA)
 
     @property
     def rule_words(self) -> list[str]:
-        return [moment_rules.RULE_NAMES[rule] for rule in self.rules]
+        words = [moment_rules.RULE_NAMES[rule] for rule in self.rules if rule != moment_rules.LEMMA]
+        used = [self.lemmas[(left, right)] for rule, left, right in self.path
+                if rule == moment_rules.LEMMA and (left, right) in self.lemmas]
+        return words + list(dict.fromkeys(lemma.words() for lemma in used))
 
     def summary(self) -> str:
         return f"{self.step.subject()}: by " + " and ".join(self.rule_words)
@@ -718,45 +891,79 @@ def _first_of_each_rule(path: tuple) -> list:
     return result
 
 
-def _classify_chain(canonicaliser: Canonicaliser, chain: list, max_rules: int | None) -> list:
-    return [_step_rules(canonicaliser, before, after, max_rules) for before, after in zip(chain, chain[1:])]
+def _classify_chain(canonicaliser: Canonicaliser, chain: list, max_rules: int | None, lemmas: list = ()) -> list:
+    """How each expression of ``chain`` follows from the one before. A step may use the side
+    results written on earlier lines. A step that lands on an expression the chain already
+    had (other than by restating the one before) goes back: it is not justified."""
+    reasons = []
+    for index, (before, after) in enumerate(zip(chain, chain[1:])):
+        usable = [lemma for lemma in lemmas if lemma.usable and lemma.line < after[0].line
+                  and lemma.entries[0][0].number != after[0].number]
+        reason = _step_rules(canonicaliser, before, after, max_rules, usable)
+        if reason.kind in (RULE, BIG) and any(moment_rules.same_up_to_algebra(earlier[1], after[1])
+                                              for earlier in chain[:index]):
+            reason = StepReason(after[0], before[0], UNJUSTIFIED, before=before[1], after=after[1])
+        reasons.append(reason)
+    return reasons
 
 
-def _step_rules(canonicaliser: Canonicaliser, before: tuple, after: tuple, max_rules: int | None) -> StepReason:
-    """Precondition: the two steps have the same value."""
+def _step_rules(canonicaliser: Canonicaliser, before: tuple, after: tuple, max_rules: int | None,
+                lemmas: list = ()) -> StepReason:
+    """Precondition: the two steps have the same value. The rules forwards first; then, within
+    the same limit, with the definitions read backwards and the side results above."""
     previous_step, previous, _ = before
     step, following, _ = after
     key = canonicaliser.model.key
     depth = max_rules if max_rules is not None else SEARCH_DEPTH_WITHOUT_LIMIT
+    by_pair = {lemma.pair: lemma for lemma in lemmas}
+
+    def reason(kind: str, path: tuple = ()) -> StepReason:
+        return StepReason(step, previous_step, kind, path, before=previous, after=following, lemmas=by_pair)
+
     path = moment_rules.rules_between(previous, following, key, depth)
     if path == ():
-        return StepReason(step, previous_step, RESTATEMENT)
+        return reason(RESTATEMENT)
+    if path is None:
+        path = moment_rules.rules_between(previous, following, key, depth, moment_rules.MAX_SEARCH_NODES,
+                                          tuple(by_pair), True)
     if path is not None:
-        return StepReason(step, previous_step, RULE, path)
+        return reason(RULE, path)
     reached = moment_rules.rules_reaching(previous, following, key)
     if reached is None:
-        return StepReason(step, previous_step, UNJUSTIFIED)
+        return reason(UNJUSTIFIED)
     if not reached:  # neither has a moment left: ordinary algebra between two formulas
-        return StepReason(step, previous_step, RESTATEMENT)
-    return StepReason(step, previous_step, RULE if max_rules is None else BIG, reached)
+        return reason(RESTATEMENT)
+    return reason(RULE if max_rules is None else BIG, reached)
 
 
-def _step_details(canonicaliser: Canonicaliser, steps: list[Step], reasons: list, first_wrong: int | None = None) -> list[dict]:
+def _step_details(canonicaliser: Canonicaliser, steps: list[Step], reasons: list, first_wrong: int | None = None,
+                  lemmas: list = ()) -> list[dict]:
     """One entry per step the student wrote: the text as written, the LaTeX of what was read
     (typeset in the feedback), and how it follows from the step before; the first step of a
     chained line also has the whole line as typed (``line_text``), for the feedback to group
     the line's steps under it."""
     by_number = {reason.number: reason for reason in reasons}
+    side = {}  # step number -> its side result
+    for lemma in lemmas:
+        by_number.update({reason.number: reason for reason in lemma.reasons})
+        side.update({entry[0].number: lemma for entry in lemma.entries})
     details, previous_line = [], None
     for step in steps:
         number, text = step.number, step.text
         reason = by_number.get(number)
+        lemma = side.get(number)
         if reason is not None:
             entry = reason.as_dict()
         else:
-            kind = "wrong" if number == first_wrong else ("start" if number == 1 else "unchecked")
+            kind = "wrong" if number == first_wrong else (
+                "start" if number == 1 and lemma is None else "unchecked")
+            if lemma is not None and number != first_wrong and not (first_wrong and number > first_wrong):
+                kind = "lemma" if lemma.entries[0][0].number == number else "side"
             entry = {"step": number, "line": step.line, "kind": kind, "rules": [], "rule_words": [], "rule_count": 0,
                      "too_big": False, "needed": [], "because": [], "instances": []}
+        if lemma is not None:  # a side result: counted only when a later step uses it
+            entry["side_result"] = lemma.line
+            entry["used"] = lemma.used
         entry["text"] = text
         if not step.alone and step.line != previous_line:
             entry["line_text"] = step.line_text  # once per chained line, on its first step
@@ -782,15 +989,16 @@ def _with_slip(feedback: str, slip: str | None) -> str:
 
 
 def _broken_chain(step: Step, previous: Step | None, reasons: list, steps: list[Step], canonicaliser, options: dict,
-                  slip: str | None = None) -> Grade:
-    feedback = _with_slip(f"Line {step.line}: '{_quoted(step.text)}' does not follow from {_source(previous, step)}: "
-                          f"under the exercise's assumptions the two are not equal.", slip)
+                  slip: str | None = None, feedback: str | None = None, lemmas: list = ()) -> Grade:
+    feedback = feedback or _with_slip(f"Line {step.line}: '{_quoted(step.text)}' does not follow from "
+                                      f"{_source(previous, step)}: under the exercise's assumptions the two are not equal.",
+                                      slip)
     step_number = step.number
     score = 0.0
     if options.get("partial_credit") and not any(reason.kind == UNJUSTIFIED for reason in reasons):
         ruled = sum(1 for reason in reasons if reason.kind in (RULE, BIG))
         score = round(0.5 * ruled / len(steps), 4)
-    details = _step_details(canonicaliser, steps, reasons, first_wrong=step_number)
+    details = _step_details(canonicaliser, steps, reasons, first_wrong=step_number, lemmas=lemmas)
     return wrong(feedback, score=score, misconception=slip, first_wrong_step=step_number, steps=details)
 
 

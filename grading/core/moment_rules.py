@@ -9,7 +9,9 @@ random symbol is independent of the others.
 Each rule rewrites one moment at a time (or every moment it applies to at once, which
 counts as one application). ``normal_form`` applies the rules until no moment is left and
 records which rules it used; ``rules_between`` searches, a bounded number of rewrites
-deep, for the rules that lead from one step to the next modulo ordinary algebra.
+deep, for the rules that lead from one step to the next modulo ordinary algebra, and on
+request also with two rules read backwards (``REVERSE_RULES``) and with results the
+student showed on earlier lines (lemmas) as free rewrites.
 Nothing here imports Django.
 """
 
@@ -84,6 +86,9 @@ COVARIANCE_OF_ITSELF = "covariance_of_itself"
 VARIANCE_AS_COVARIANCE = "variance_as_covariance"
 COVARIANCE_OF_SUMS = "covariance_of_sums"
 SPLIT_DOUBLE_SUM = "split_double_sum"
+SECOND_MOMENT = "second_moment"
+COMBINE_INDEPENDENT = "combine_independent"
+LEMMA = "lemma"
 
 RULE_NAMES = {
     LINEARITY: "linearity of expectation",
@@ -98,6 +103,9 @@ RULE_NAMES = {
     VARIANCE_AS_COVARIANCE: "Var(X) = Cov(X, X)",
     COVARIANCE_OF_SUMS: "bilinearity: Cov(Σ_m X_m, Σ_n Y_n) = Σ_m Σ_n Cov(X_m, Y_n)",
     SPLIT_DOUBLE_SUM: "splitting a double sum into its m = n and m ≠ n terms",
+    SECOND_MOMENT: "the definition of variance read backwards: E[X²] = Var(X) + E[X]²",
+    COMBINE_INDEPENDENT: "independence read backwards: E[X]E[Y] = E[XY]",
+    LEMMA: "a result shown on an earlier line",
 }
 # The order the normal form tries them in: outer structure first, declared values last.
 RULE_ORDER = (COVARIANCE_OF_ITSELF, VARIANCE_SCALING, VARIANCE_OF_SUM, SPLIT_DOUBLE_SUM, IDENTICAL_TERMS,
@@ -106,6 +114,12 @@ RULE_ORDER = (COVARIANCE_OF_ITSELF, VARIANCE_SCALING, VARIANCE_OF_SUM, SPLIT_DOU
 # towards another way of writing it); the search between two steps tries them too.
 SEARCH_ONLY_RULES = (VARIANCE_AS_COVARIANCE, COVARIANCE_OF_SUMS)
 SEARCH_ORDER = RULE_ORDER + SEARCH_ONLY_RULES
+# A definition or independence used the other way round (E[X²] -> Var(X) + E[X]²,
+# E[X]E[Y] -> E[XY]) is a step too, but only searched when the rules forwards do not reach
+# it: what the forward search decides stays as it was. The covariance definition is not read
+# backwards: E[XY] -> Cov(X, Y) + E[X]E[Y] would make "E[XY] = Cov(X, Y)" (true only for zero
+# means) a two-rule step.
+REVERSE_RULES = (SECOND_MOMENT, COMBINE_INDEPENDENT)
 MAX_NORMAL_FORM_ROUNDS = 40
 MAX_SEARCH_NODES = 400
 # Whether named rules reach a step at all (beyond the per-step limit) is searched deeper.
@@ -370,6 +384,58 @@ def _substitution(moment, model: Model):
     return None
 
 
+def _square_root(argument):
+    """X for an argument X² (every random factor to an even power, no constant), else None."""
+    argument = sympy.expand(argument)
+    if argument.is_Add or not is_random(argument):
+        return None
+    root = sympy.Integer(1)
+    for factor in sympy.Mul.make_args(argument):
+        base, exponent = factor.as_base_exp()
+        if not is_random(base) or not (exponent.is_Integer and exponent > 0 and exponent % 2 == 0):
+            return None
+        root *= base ** (exponent // 2)
+    return root
+
+
+def _second_moment(moment, model: Model):
+    """E[X²] = Var(X) + E[X]²: the definition of variance read the other way."""
+    if not isinstance(moment, Ex):
+        return None
+    root = _square_root(moment.args[0])
+    if root is None:
+        return None
+    return Vr(root) + Ex(root) ** 2
+
+
+def _combine_sites(expression) -> list:
+    """(product, replacement) for every product of expectations of independent quantities
+    with the same power, E[X]^p E[Y]^p -> E[XY]^p, outside double sums (whose m and n may
+    coincide)."""
+    excluded = set()
+    for double in expression.atoms(DSum):
+        excluded |= double.args[0].atoms(sympy.Mul) | {double.args[0]}
+    sites = []
+    for product in sorted(expression.atoms(sympy.Mul), key=sympy.default_sort_key):
+        if product in excluded:
+            continue
+        by_power: dict = {}
+        for factor in product.args:
+            base, exponent = factor.as_base_exp()
+            if isinstance(base, Ex) and is_random(base.args[0]) and exponent.is_Integer and exponent > 0:
+                by_power.setdefault(exponent, []).append((factor, base.args[0]))
+        for exponent, group in sorted(by_power.items()):
+            if len(group) < 2:
+                continue
+            symbols = [free_random(argument) for _, argument in group]
+            if any(symbols[i] & symbols[j] for i in range(len(symbols)) for j in range(i + 1, len(symbols))):
+                continue
+            rest = sympy.Mul(*[factor for factor in product.args if factor not in {item for item, _ in group}])
+            combined = Ex(sympy.expand(sympy.Mul(*[argument for _, argument in group]))) ** exponent
+            sites.append((product, rest * combined))
+    return sites
+
+
 RULES = {
     LINEARITY: _linearity,
     VARIANCE_SCALING: _variance_scaling,
@@ -383,6 +449,7 @@ RULES = {
     VARIANCE_AS_COVARIANCE: _variance_as_covariance,
     COVARIANCE_OF_SUMS: _covariance_of_sums,
     SPLIT_DOUBLE_SUM: _split_double_sum,
+    SECOND_MOMENT: _second_moment,
 }
 
 
@@ -408,6 +475,8 @@ def _inside_double_sums(expression) -> set:
 
 def rewrites(expression, rule: str, model: Model) -> list:
     """Every (moment, replacement) the rule allows in ``expression``."""
+    if rule == COMBINE_INDEPENDENT:  # rewrites a product of moments, not one moment
+        return _combine_sites(expression)
     function = RULES[rule]
     excluded = _inside_double_sums(expression) if rule in _NOT_INSIDE_DOUBLE_SUMS and expression.has(DSum) else set()
     result = []
@@ -487,6 +556,11 @@ def _same(left, right) -> bool:
     return sympy.expand(left - right) == 0
 
 
+def same_up_to_algebra(left, right) -> bool:
+    """Whether two structures are the same up to ordinary algebra."""
+    return _same(canonical(left), canonical(right))
+
+
 def _never_produced(previous, following) -> bool:
     """A moment of ``following`` that no rule produces: one of a quantity that is not random
     (Var(0), E[σ_q]), not already in ``previous``. Rules only take randomness apart."""
@@ -497,18 +571,37 @@ def _never_produced(previous, following) -> bool:
 
 
 @lru_cache(maxsize=2048)
-def rules_between(previous, following, model_key, depth: int, max_nodes: int = MAX_SEARCH_NODES) -> tuple | None:
+def rules_between(previous, following, model_key, depth: int, max_nodes: int = MAX_SEARCH_NODES,
+                  lemmas: tuple = (), reverse: bool = False, exclude: tuple = ()) -> tuple | None:
     """The shortest list of (rule, moment, replacement) turning ``previous`` into ``following``
     modulo ordinary algebra, searching at most ``depth`` applications (and ``max_nodes``
     expressions); None if not found. An empty tuple means the two are the same up to
-    algebra (a restatement)."""
+    algebra (a restatement).
+
+    ``reverse`` adds the rules read backwards (``REVERSE_RULES``). ``lemmas`` are results
+    (left, right) the student showed on earlier lines, true under the exercise's assumptions:
+    after every rule (and before the first) each is substituted wherever its left side
+    occurs, as a free step recorded as (LEMMA, left, right) that does not count towards
+    ``depth``. ``exclude`` names rules not to try."""
     model = _MODELS[model_key]
     start, goal = canonical(previous), canonical(following)
     if _same(start, goal):
         return ()
-    frontier, seen, visited = [(start, ())], {start}, 0
     # Writing a variance as a covariance only leads somewhere the next step shows a covariance.
     order = SEARCH_ORDER if goal.has(Cv, DSum, PSum) else RULE_ORDER
+    if reverse:
+        order = order + _reverse_rules_for(start, goal)
+    order = tuple(rule for rule in order if rule not in exclude)
+    if reverse and not lemmas and not set(order) & set(REVERSE_RULES):
+        return None  # nothing a forward search has not tried already
+    frontier, seen, visited = [(start, ())], {start}, 0
+    for closed in _with_lemmas(start, (), lemmas):
+        if closed[0] in seen:
+            continue
+        if _same(closed[0], goal):
+            return closed[1]
+        seen.add(closed[0])
+        frontier.append(closed)
     for _ in range(depth):
         next_frontier = []
         for expression, path in frontier:
@@ -522,10 +615,68 @@ def rules_between(previous, following, model_key, depth: int, max_nodes: int = M
                     if _same(new, goal):
                         return step_path
                     next_frontier.append((new, step_path))
+                    for closed, closed_path in _with_lemmas(new, step_path, lemmas):
+                        if closed in seen:
+                            continue
+                        seen.add(closed)
+                        if _same(closed, goal):
+                            return closed_path
+                        next_frontier.append((closed, closed_path))
                     if visited > max_nodes:
                         return None
         frontier = next_frontier
     return None
+
+
+MAX_LEMMA_ROUNDS = 3
+
+
+def _reverse_rules_for(start, goal) -> tuple:
+    """The rules read backwards that can lead from ``start`` to ``goal``: E[X²] -> Var(X) + E[X]²
+    only towards a variance ``start`` does not have, E[X]E[Y] -> E[XY] only towards an
+    expectation of a product of independent quantities that ``start`` does not have."""
+    new = goal.atoms(Ex, Vr) - start.atoms(Ex, Vr)
+    rules = []
+    if any(isinstance(moment, Vr) for moment in new):
+        rules.append(SECOND_MOMENT)
+    if any(isinstance(moment, Ex) and len(_independent_groups(sympy.Mul.make_args(sympy.expand(moment.args[0])))) > 1
+           for moment in new):
+        rules.append(COMBINE_INDEPENDENT)
+    return tuple(rules)
+
+
+def _with_lemmas(expression, path: tuple, lemmas: tuple) -> list:
+    """``expression`` with the lemmas substituted: [(new expression, path + the lemmas used)],
+    empty when none applies. Never inside a double sum, whose m and n may coincide."""
+    if not lemmas:
+        return []
+    current, used = expression, ()
+    for _ in range(MAX_LEMMA_ROUNDS):
+        changed = False
+        for left, right in lemmas:
+            replaced = _substitute_lemma(current, left, right)
+            if replaced is not None and replaced != current:
+                current, used, changed = replaced, used + ((LEMMA, left, right),), True
+        if not changed:
+            break
+    return [(current, path + used)] if used else []
+
+
+def _substitute_lemma(expression, left, right):
+    compound = isinstance(left, (sympy.Add, sympy.Mul))  # may match part of a sum or product
+    if compound and expression.has(DSum):
+        return None
+    if not compound and not expression.has(left):
+        return None
+    if any(double.args[0].has(left) for double in expression.atoms(DSum)):
+        return None
+    try:
+        replaced = expression.subs(left, right) if compound else expression.xreplace({left: right})
+    except (TypeError, ValueError, AttributeError):
+        return None
+    if replaced == expression:
+        return None
+    return canonical(replaced)
 
 
 def _neighbours(expression, rule: str, model: Model) -> list:
@@ -568,7 +719,11 @@ def rules_reaching(previous, following, model_key) -> tuple | None:
         rest = rules_between(expression, following, model_key, 3)
         if rest is not None:
             return tuple(site for _, site in trajectory[:index + 1]) + rest
-    return None
+    # A step that reads a definition backwards (E[X²] -> Var(X) + E[X]²) among other rules;
+    # not with the declared values as well: Var(q_m k_m) -> Var(q_m) Var(k_m), true only for
+    # zero means, would be "reached" through E[q_m] = 0.
+    return rules_between(previous, following, model_key, REACH_DEPTH, MAX_REACH_NODES, reverse=True,
+                         exclude=(SUBSTITUTION,))
 
 
 def rules_needed(previous, following, model_key) -> list[str]:
