@@ -25,9 +25,15 @@ def _add_problems(form: forms.Form, problems: dict[str, str]) -> None:
 
 
 class StudentChoiceField(forms.ModelChoiceField):
+    # Students already holding the accommodation the "add" form makes (ids): their label
+    # says that choosing them opens theirs for editing.
+    marked: frozenset = frozenset()
+    MARK = " · has one already: opens it for editing"
+
     def label_from_instance(self, user) -> str:
         name = user.get_full_name()
-        return f"{user.username} ({name})" if name else user.username
+        label = f"{user.username} ({name})" if name else user.username
+        return label + self.MARK if user.pk in self.marked else label
 
 
 class AccommodationForm(forms.Form):
@@ -54,10 +60,11 @@ class AccommodationForm(forms.Form):
         help_text="For the staff only (e.g. the disability office's reference).",
     )
 
-    def __init__(self, *args, assignment, students, student=None, **kwargs):
+    def __init__(self, *args, assignment, students, student=None, marked=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.assignment = assignment
         self.fields["student"].queryset = students
+        self.fields["student"].marked = frozenset(marked)
         if student is not None:
             # Editing one student's: the student is fixed by the page's address.
             del self.fields["student"]
@@ -100,9 +107,10 @@ class CourseAccommodationForm(forms.Form):
         help_text="For the staff only (e.g. the disability office's reference).",
     )
 
-    def __init__(self, *args, students, student=None, **kwargs):
+    def __init__(self, *args, students, student=None, marked=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["student"].queryset = students
+        self.fields["student"].marked = frozenset(marked)
         if student is not None:
             del self.fields["student"]
             self.student = student

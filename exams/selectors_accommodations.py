@@ -300,3 +300,14 @@ def accommodation_rows(*, assignment: Assignment) -> list[dict]:
             "overridden": [name.replace("_", " ") for name in applied.overridden],
         })
     return rows
+
+
+def accommodated_student_ids(*, assignment: Assignment) -> set[int]:
+    """The students with their own accommodation on ``assignment`` (the "add" form marks
+    them: choosing one opens theirs for editing)."""
+    return set(Accommodation.objects.filter(assignment=assignment).values_list("student_id", flat=True))
+
+
+def course_accommodated_student_ids(*, course) -> set[int]:
+    """The students with a course-wide accommodation in ``course``."""
+    return set(CourseAccommodation.objects.filter(course=course).values_list("student_id", flat=True))

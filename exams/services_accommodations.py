@@ -18,11 +18,11 @@ from types import SimpleNamespace
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Min, Q
 from django.utils import timezone
 
 from accounts.identifiers import email_normalise
-from attnquiz.confirmations import Confirmed, confirmation_require
+from attnquiz.confirmations import Confirmed, confirmation_require, scope_of
 from attnquiz.input_limits import unstorable_date_reason
 from courses.import_report import ImportLine, LineReport
 from courses.models import Assignment, AssignmentKind, EnrolmentStatus, Role
@@ -45,7 +45,7 @@ from .selectors_accommodations import (
 )
 from .selectors_reopen import reopen_sentence
 from .services import attempts_end_due
-from .window import COURSE_WIDE_FIELDS, AttemptState, window_compute
+from .window import COURSE_WIDE_FIELDS, AttemptState, end_due, window_compute
 
 LIMIT_FIELDS = (
     "opens_at", "due_at", "closes_at", "time_limit_minutes", "time_factor", "extra_minutes",
@@ -70,6 +70,16 @@ CSV_COLUMNS = ("username", "email") + FIELDS + ("scope",)
 SCOPE_ASSIGNMENT, SCOPE_COURSE = "assignment", "course"
 # A cell a spreadsheet would run as a formula.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+class AccommodationExists(Exception):
+    """Nothing was changed: the student already has this accommodation (``current``), and
+    the caller asked to add a new one. The page shows it for editing instead of replacing
+    it with the values given."""
+
+    def __init__(self, current):
+        super().__init__(f"{current.student_id} already has an accommodation")
+        self.current = current
 
 
 class AccommodationRefused(Exception):
@@ -149,6 +159,13 @@ def _changes_text(*, before, values: dict, tz, fields=FIELDS) -> str:
     return "; ".join(words)
 
 
+def values_text(values: dict, *, tz, fields=FIELDS) -> str:
+    """The values given, in words ("extra minutes 5; note DSO ref 12"); empty ones left out."""
+    return "; ".join(
+        f"{_label(name)} {_shown(values.get(name), tz)}" for name in fields if values.get(name) not in (None, "")
+    )
+
+
 def _label(name: str) -> str:
     return name.replace("_at", "").replace("_", " ")
 
@@ -172,10 +189,14 @@ def _log(*, assignment=None, course=None, student_id, action, detail, actor) -> 
 
 
 def _store(
-    *, assignment: Assignment, student_id: int, values: dict, actor, action: str
+    *, assignment: Assignment, student_id: int, values: dict, actor, action: str,
+    confirmed: Confirmed = True, only_new: bool = False,
 ) -> tuple[str, str]:
     """Create, change or remove one accommodation; returns (what happened, in words).
-    Call inside a transaction; the values are checked."""
+    Call inside a transaction; the values are checked. ``confirmed`` (as
+    attnquiz.confirmations.Confirmed): a change that ends or shortens the student's running
+    attempt raises ConfirmationNeeded, saving nothing, unless it confirms the sentence
+    computed here. ``only_new``: raise AccommodationExists if the student has one."""
     require_course_writable(course=assignment.course)
     attempts = AssignmentAttempt.objects.filter(assignment=assignment, student_id=student_id)
     # An attempt whose time is over is ended (at its deadline) before its limits change, so
@@ -184,12 +205,169 @@ def _store(
     attempts_end_due(attempts=attempts)
     tz = course_zone(assignment)
     rows = Accommodation.objects.filter(assignment=assignment, student_id=student_id)
+    current = rows.select_for_update().first()
+    if only_new and current is not None:
+        raise AccommodationExists(current)
+    question = ""
+    if current is not None or not _is_empty(values):
+        question = accommodation_cut_sentence(
+            assignment=assignment, student_id=student_id, current=current, values=values, tz=tz,
+        )
+        confirmation_require(
+            scope=scope_of("exams.accommodation", assignment.pk, student_id, change=_change_of(values)),
+            message=question, confirmed=confirmed,
+        )
     return _row_store(
         rows=rows, new=lambda: Accommodation(assignment=assignment, student_id=student_id), fields=FIELDS,
         values=values, tz=tz, scope="", actor=actor, action=action,
         log=lambda **line: _log(assignment=assignment, student_id=student_id, actor=actor, **line),
-        note=_stays_finished_note(assignment=assignment, attempt=attempts.first(), values=values, tz=tz),
+        note=_stays_finished_note(assignment=assignment, attempt=attempts.first(), values=values, tz=tz)
+        + _question_note(question, confirmed),
     )
+
+
+def _question_note(question: str, confirmed: Confirmed) -> str:
+    """What the log and the caller read of the question a change asked: the confirmed
+    sentence on a page; said as it is where nobody was asked (the CSV import, whose dry run
+    shows it first, and scripts)."""
+    if not question:
+        return ""
+    return f" (confirmed: {question})" if isinstance(confirmed, str) else f"; {question}"
+
+
+def _change_of(values: dict, fields=FIELDS) -> dict:
+    return {name: values.get(name) for name in fields}
+
+
+# ---------------------------------------------------------------------------
+# What a change does to a running attempt (asked before it is saved)
+# ---------------------------------------------------------------------------
+
+
+def _end_under(*, assignment: Assignment, accommodation, started_at, now) -> datetime | None:
+    due = end_due(limits_apply(assignment=assignment, accommodation=accommodation, started_at=started_at, now=now))
+    return due[0] if due is not None else None
+
+
+def _cut_phrase(
+    *, assignment: Assignment, who: str, attempt, clock_started_at, before, after, now, tz, on: bool = False,
+) -> str:
+    """What ``after`` (an applied accommodation) does to the student's running attempt
+    compared with ``before``: "ends sam's running attempt now (it was to end at 23:22 UTC)",
+    "shortens sam's running attempt from 23:22 UTC to 23:17 UTC", or "" when it does not end
+    or shorten one (not started, finished, over already, or as long or longer). ``on``:
+    name the assignment ("… running attempt on Exam two …")."""
+    exam = assignment.kind == AssignmentKind.EXAM
+    if clock_started_at is None or (exam and attempt is None):
+        return ""
+    if attempt is not None and attempt.finished_at is not None:
+        return ""
+    ends_before = _end_under(assignment=assignment, accommodation=before, started_at=clock_started_at, now=now)
+    if ends_before is not None and now >= ends_before:
+        return ""  # over already: the closer ends it whatever the change
+    ends_after = _end_under(assignment=assignment, accommodation=after, started_at=clock_started_at, now=now)
+    if ends_after is None or (ends_before is not None and ends_after >= ends_before):
+        return ""
+    what = f"{who}'s running attempt" if exam else f"{who}'s working time"
+    if on:
+        what += f" on {assignment.title}"
+
+    def shown(value):
+        return course_time_text(value, tz, short=True, now=now)
+
+    if now >= ends_after:
+        was = f" (it was to end at {shown(ends_before)})" if ends_before is not None else ""
+        return f"ends {what} now{was}"
+    if ends_before is None:
+        return f"makes {what}, which had no end, end at {shown(ends_after)}"
+    return f"shortens {what} from {shown(ends_before)} to {shown(ends_after)}"
+
+
+def _cut_sentence(phrases: list[str]) -> str:
+    phrases = [phrase for phrase in phrases if phrase]
+    if not phrases:
+        return ""
+    return "This " + "; it ".join(phrases) + "."
+
+
+def _started_at(*, assignment: Assignment, student_id: int, attempt):
+    """When the student's clock started (exercises.selectors.assignment_started_at, by id)."""
+    from exercises.models import Variant
+
+    if attempt is not None or assignment.kind == AssignmentKind.EXAM:
+        return attempt.started_at if attempt is not None else None
+    return (
+        Variant.objects.filter(assignment_item__assignment=assignment, student_id=student_id)
+        .order_by("created_at").values_list("created_at", flat=True).first()
+    )
+
+
+def _username(student_id: int) -> str:
+    return get_user_model().objects.filter(pk=student_id).values_list("username", flat=True).first() or "the student"
+
+
+def accommodation_cut_sentence(
+    *, assignment: Assignment, student_id: int, current, values: dict, tz, now=None,
+) -> str:
+    """The question a change of one student's accommodation on ``assignment`` (from
+    ``current``, the stored row or None, to ``values``) asks before it is saved, when it
+    ends or shortens their running attempt: "This shortens sam's running attempt from
+    23:22 UTC to 23:17 UTC."; "" when it does neither (a longer time saves at once)."""
+    now = now or timezone.now()
+    attempt = AssignmentAttempt.objects.filter(assignment=assignment, student_id=student_id).first()
+    clock = _started_at(assignment=assignment, student_id=student_id, attempt=attempt)
+    if clock is None:
+        return ""
+    course_wide = CourseAccommodation.objects.filter(course_id=assignment.course_id, student_id=student_id).first()
+    own = None if _is_empty(values) else SimpleNamespace(**{name: values.get(name) for name in LIMIT_FIELDS})
+    phrase = _cut_phrase(
+        assignment=assignment, who=_username(student_id), attempt=attempt, clock_started_at=clock,
+        before=accommodation_merge(own=current, course_wide=course_wide),
+        after=accommodation_merge(own=own, course_wide=course_wide), now=now, tz=tz,
+    )
+    return _cut_sentence([phrase])
+
+
+def course_accommodation_cut_sentence(*, course, student_id: int, current, values: dict, now=None) -> str:
+    """The same question for a change of the student's course-wide accommodation (from
+    ``current`` to ``values``), over every assignment of the course with a time limit (the
+    only ones its time factor and extra minutes change), each named."""
+    from exercises.models import Variant
+
+    now = now or timezone.now()
+    assignments = list(
+        Assignment.objects.filter(course=course, time_limit_minutes__isnull=False).select_related("course").order_by("pk")
+    )
+    if not assignments:
+        return ""
+    attempts = {
+        attempt.assignment_id: attempt
+        for attempt in AssignmentAttempt.objects.filter(assignment__in=assignments, student_id=student_id)
+    }
+    opened = dict(
+        Variant.objects.filter(
+            assignment_item__assignment__in=[a for a in assignments if a.kind != AssignmentKind.EXAM],
+            student_id=student_id,
+        )
+        .order_by()
+        .values("assignment_item__assignment_id")
+        .annotate(first=Min("created_at"))
+        .values_list("assignment_item__assignment_id", "first")
+    )
+    own = {row.assignment_id: row for row in Accommodation.objects.filter(assignment__in=assignments, student_id=student_id)}
+    new = None if _is_empty(values, COURSE_FIELDS) else SimpleNamespace(**{name: values.get(name) for name in COURSE_WIDE_FIELDS})
+    who = _username(student_id)
+    phrases = []
+    for assignment in assignments:
+        attempt = attempts.get(assignment.pk)
+        clock = attempt.started_at if attempt is not None else opened.get(assignment.pk)
+        phrases.append(_cut_phrase(
+            assignment=assignment, who=who, attempt=attempt, clock_started_at=clock,
+            before=accommodation_merge(own=own.get(assignment.pk), course_wide=current),
+            after=accommodation_merge(own=own.get(assignment.pk), course_wide=new),
+            now=now, tz=course_zone(assignment), on=True,
+        ))
+    return _cut_sentence(phrases)
 
 
 def _stays_finished_note(*, assignment: Assignment, attempt, values: dict, tz) -> str:
@@ -240,26 +418,33 @@ def _row_store(
     return outcome, detail
 
 
-def accommodation_set(*, assignment: Assignment, student, values: dict, actor) -> tuple[str, str]:
+def accommodation_set(
+    *, assignment: Assignment, student, values: dict, actor, confirmed: Confirmed = True, only_new: bool = False,
+) -> tuple[str, str]:
     """Set one student's accommodation to ``values`` (every field; None keeps the
     assignment's value; all None removes it). Returns (add|change|remove|skip, detail).
-    Raises AccommodationRefused (changing nothing) for bad values."""
+    Raises AccommodationRefused (changing nothing) for bad values; ConfirmationNeeded
+    (changing nothing) when the change ends or shortens the student's running attempt and
+    ``confirmed`` does not confirm that sentence (a page passes ``confirmed_of(POST)``;
+    True, for scripts, applies it); AccommodationExists (changing nothing) with
+    ``only_new`` when the student already has one (the page's "add" form)."""
     problems = accommodation_problems(assignment=assignment, values=values)
     if problems:
         raise AccommodationRefused("Check the values marked.", problems=problems)
     with transaction.atomic():
         return _store(
             assignment=assignment, student_id=student.pk, values=values, actor=actor,
-            action=AccommodationAction.SET,
+            action=AccommodationAction.SET, confirmed=confirmed, only_new=only_new,
         )
 
 
-def accommodation_remove(*, assignment: Assignment, student, actor) -> bool:
-    """Remove one student's accommodation (logged); False when there was none."""
+def accommodation_remove(*, assignment: Assignment, student, actor, confirmed: Confirmed = True) -> bool:
+    """Remove one student's accommodation (logged); False when there was none. Asks first
+    (ConfirmationNeeded) as accommodation_set when that ends or shortens a running attempt."""
     with transaction.atomic():
         outcome, _ = _store(
             assignment=assignment, student_id=student.pk, values={}, actor=actor,
-            action=AccommodationAction.REMOVE,
+            action=AccommodationAction.REMOVE, confirmed=confirmed,
         )
     return outcome == "remove"
 
@@ -299,39 +484,60 @@ def course_accommodation_problems(*, values: dict) -> dict[str, str]:
     return problems
 
 
-def _course_store(*, course, student_id: int, values: dict, actor, action: str) -> tuple[str, str]:
+def _course_store(
+    *, course, student_id: int, values: dict, actor, action: str, confirmed: Confirmed = True,
+    only_new: bool = False,
+) -> tuple[str, str]:
     """Create, change or remove one course-wide accommodation; returns (what happened, in
-    words). Call inside a transaction; the values are checked."""
+    words). Call inside a transaction; the values are checked. ``confirmed`` and
+    ``only_new`` as ``_store``'s, over every assignment of the course."""
     require_course_writable(course=course)
     # As for one assignment's (``_store``): on every exam of the course.
     attempts_end_due(attempts=AssignmentAttempt.objects.filter(assignment__course=course, student_id=student_id))
     rows = CourseAccommodation.objects.filter(course=course, student_id=student_id)
+    current = rows.select_for_update().first()
+    if only_new and current is not None:
+        raise AccommodationExists(current)
+    question = ""
+    if current is not None or not _is_empty(values, COURSE_FIELDS):
+        question = course_accommodation_cut_sentence(course=course, student_id=student_id, current=current, values=values)
+        confirmation_require(
+            scope=scope_of("exams.course_accommodation", course.pk, student_id, change=_change_of(values, COURSE_FIELDS)),
+            message=question, confirmed=confirmed,
+        )
     return _row_store(
         rows=rows, new=lambda: CourseAccommodation(course=course, student_id=student_id), fields=COURSE_FIELDS,
         values=values, tz=None, scope="course-wide", actor=actor, action=action,
         log=lambda **line: _log(course=course, student_id=student_id, actor=actor, **line),
+        note=_question_note(question, confirmed),
     )
 
 
-def course_accommodation_set(*, course, student, values: dict, actor) -> tuple[str, str]:
+def course_accommodation_set(
+    *, course, student, values: dict, actor, confirmed: Confirmed = True, only_new: bool = False,
+) -> tuple[str, str]:
     """Set one student's course-wide accommodation to ``values`` (time factor, extra
     minutes, attempts per part, note; None keeps each assignment's value; all None removes
     it). Returns (add|change|remove|skip, detail). Raises AccommodationRefused (changing
-    nothing) for bad values."""
+    nothing) for bad values; ConfirmationNeeded and AccommodationExists as
+    accommodation_set."""
     problems = course_accommodation_problems(values=values)
     if problems:
         raise AccommodationRefused("Check the values marked.", problems=problems)
     with transaction.atomic():
         return _course_store(
-            course=course, student_id=student.pk, values=values, actor=actor, action=AccommodationAction.SET
+            course=course, student_id=student.pk, values=values, actor=actor, action=AccommodationAction.SET,
+            confirmed=confirmed, only_new=only_new,
         )
 
 
-def course_accommodation_remove(*, course, student, actor) -> bool:
-    """Remove one student's course-wide accommodation (logged); False when there was none."""
+def course_accommodation_remove(*, course, student, actor, confirmed: Confirmed = True) -> bool:
+    """Remove one student's course-wide accommodation (logged); False when there was none.
+    Asks first as course_accommodation_set."""
     with transaction.atomic():
         outcome, _ = _course_store(
-            course=course, student_id=student.pk, values={}, actor=actor, action=AccommodationAction.REMOVE
+            course=course, student_id=student.pk, values={}, actor=actor, action=AccommodationAction.REMOVE,
+            confirmed=confirmed,
         )
     return outcome == "remove"
 

@@ -44,10 +44,31 @@ def accommodations(request, course_slug: str, assignment_slug: str):
     )
 
 
+def _done(who: str, outcome: str, detail: str) -> str:
+    """What the page says of a save: "sam: extra minutes 5 → 10." (no second full stop
+    after a confirmed sentence)."""
+    if outcome == "skip":
+        return f"{who}: nothing changed."
+    return f"{who}: {detail}" + ("" if detail.endswith((".", ".)")) else ".")
+
+
+def _exists_notice(*, who: str, place: str, summary: str, typed: str) -> str:
+    """What the "add" form says when the student chosen already has an accommodation: it
+    opens theirs for editing instead of replacing it."""
+    text = (
+        f"Nothing was saved: {who} already has {place} ({summary or 'no values'}). "
+        "It is shown below with its values: change what you need and save."
+    )
+    return text + (f" You had entered: {typed}." if typed else "")
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def accommodation_edit(request, course_slug: str, assignment_slug: str, user_id: int | None = None):
-    """Add one student's accommodation (no ``user_id``) or change it."""
+    """Add one student's accommodation (no ``user_id``) or change it. Adding one for a
+    student who already has one saves nothing and opens theirs for editing; a save that
+    ends or shortens the student's running attempt asks first (nothing saved until
+    "Save anyway")."""
     assignment, role = selectors.access_accommodations(
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, change=True
     )
@@ -69,25 +90,38 @@ def accommodation_edit(request, course_slug: str, assignment_slug: str, user_id:
         assignment=assignment,
         students=selectors.course_students(assignment=assignment),
         student=student,
+        marked=selectors.accommodated_student_ids(assignment=assignment) if student is None else (),
     )
+    confirmation = None
     if request.method == "POST" and form.is_valid():
+        chosen = form.chosen_student()
         try:
             outcome, detail = services.accommodation_set(
-                assignment=assignment, student=form.chosen_student(), values=form.values(),
-                actor=request.user,
+                assignment=assignment, student=chosen, values=form.values(), actor=request.user,
+                confirmed=confirmed_of(request.POST), only_new=student is None,
             )
+        except services.AccommodationExists as exists:
+            tz = selectors.course_zone(assignment)
+            messages.warning(request, _exists_notice(
+                who=chosen.username, place="an accommodation on this assignment",
+                summary=selectors.accommodation_summary(exists.current, tz=tz),
+                typed=services.values_text(form.values(), tz=tz),
+            ))
+            return redirect("proctor:accommodation_edit", course_slug, assignment_slug, chosen.pk)
+        except ConfirmationNeeded as needed:
+            confirmation = confirmation_shown(needed)
         except services.AccommodationRefused as refused:
             for name, message in refused.problems.items():
                 form.add_error(name or None, message)
         else:
-            who = form.chosen_student().username
-            messages.success(request, f"{who}: {detail}." if outcome != "skip" else f"{who}: nothing changed.")
+            who = chosen.username
+            messages.success(request, _done(who, outcome, detail))
             return redirect("proctor:accommodations", course_slug, assignment_slug)
     return render(
         request,
         "exams/accommodation_form.html",
         {"course": assignment.course, "assignment": assignment, "form": form, "student": student,
-         "current": current, "course_wide": course_wide},
+         "current": current, "course_wide": course_wide, "confirmation": confirmation},
         status=422 if form.errors else 200,
     )
 
@@ -95,11 +129,31 @@ def accommodation_edit(request, course_slug: str, assignment_slug: str, user_id:
 @login_required
 @require_POST
 def accommodation_remove(request, course_slug: str, assignment_slug: str, user_id: int):
+    """Remove one student's accommodation; when that ends or shortens their running attempt,
+    the student's form again with the question and a button that removes it anyway."""
     assignment, role = selectors.access_accommodations(
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, change=True
     )
     student = selectors.access_accommodation_student(assignment=assignment, user_id=user_id)
-    if services.accommodation_remove(assignment=assignment, student=student, actor=request.user):
+    try:
+        removed = services.accommodation_remove(
+            assignment=assignment, student=student, actor=request.user, confirmed=confirmed_of(request.POST)
+        )
+    except ConfirmationNeeded as needed:
+        current = assignment.accommodations.filter(student=student).first()
+        form = AccommodationForm(
+            initial={name: getattr(current, name) for name in services.FIELDS} if current else {},
+            assignment=assignment, students=selectors.course_students(assignment=assignment), student=student,
+        )
+        return render(
+            request,
+            "exams/accommodation_form.html",
+            {"course": assignment.course, "assignment": assignment, "form": form, "student": student,
+             "current": current, "course_wide": selectors.course_accommodation_summary(
+                 assignment.course.course_accommodations.filter(student=student).first()
+             ), "remove_confirmation": confirmation_shown(needed)},
+        )
+    if removed:
         messages.success(request, f"{student.username}: accommodation removed; the assignment's limits apply.")
     else:
         messages.error(request, f"{student.username} has no accommodation on this assignment.")
@@ -163,7 +217,8 @@ def course_accommodations(request, course_slug: str):
 @login_required
 @require_http_methods(["GET", "POST"])
 def course_accommodation_edit(request, course_slug: str, user_id: int | None = None):
-    """Add one student's course-wide accommodation (no ``user_id``) or change it."""
+    """Add one student's course-wide accommodation (no ``user_id``) or change it; as the
+    assignment's: an existing one opens for editing, a cut to a running attempt asks first."""
     course, role = selectors.access_course_accommodations(user=request.user, course_slug=course_slug, change=True)
     student = selectors.access_course_student(course=course, user_id=user_id) if user_id is not None else None
     current = course.course_accommodations.filter(student=student).first() if student is not None else None
@@ -173,23 +228,36 @@ def course_accommodation_edit(request, course_slug: str, user_id: int | None = N
         initial=initial,
         students=selectors.students_of_course(course_id=course.pk),
         student=student,
+        marked=selectors.course_accommodated_student_ids(course=course) if student is None else (),
     )
+    confirmation = None
     if request.method == "POST" and form.is_valid():
+        chosen = form.chosen_student()
         try:
             outcome, detail = services.course_accommodation_set(
-                course=course, student=form.chosen_student(), values=form.values(), actor=request.user
+                course=course, student=chosen, values=form.values(), actor=request.user,
+                confirmed=confirmed_of(request.POST), only_new=student is None,
             )
+        except services.AccommodationExists as exists:
+            messages.warning(request, _exists_notice(
+                who=chosen.username, place="a course-wide accommodation",
+                summary=selectors.course_accommodation_summary(exists.current),
+                typed=services.values_text(form.values(), tz=None),
+            ))
+            return redirect("proctor:course_accommodation_edit", course_slug, chosen.pk)
+        except ConfirmationNeeded as needed:
+            confirmation = confirmation_shown(needed)
         except services.AccommodationRefused as refused:
             for name, message in refused.problems.items():
                 form.add_error(name or None, message)
         else:
-            who = form.chosen_student().username
-            messages.success(request, f"{who}: {detail}." if outcome != "skip" else f"{who}: nothing changed.")
+            who = chosen.username
+            messages.success(request, _done(who, outcome, detail))
             return redirect("proctor:course_accommodations", course_slug)
     return render(
         request,
         "exams/course_accommodation_form.html",
-        {"course": course, "form": form, "student": student, "current": current},
+        {"course": course, "form": form, "student": student, "current": current, "confirmation": confirmation},
         status=422 if form.errors else 200,
     )
 
@@ -199,7 +267,23 @@ def course_accommodation_edit(request, course_slug: str, user_id: int | None = N
 def course_accommodation_remove(request, course_slug: str, user_id: int):
     course, role = selectors.access_course_accommodations(user=request.user, course_slug=course_slug, change=True)
     student = selectors.access_course_student(course=course, user_id=user_id)
-    if services.course_accommodation_remove(course=course, student=student, actor=request.user):
+    try:
+        removed = services.course_accommodation_remove(
+            course=course, student=student, actor=request.user, confirmed=confirmed_of(request.POST)
+        )
+    except ConfirmationNeeded as needed:
+        current = course.course_accommodations.filter(student=student).first()
+        form = CourseAccommodationForm(
+            initial={name: getattr(current, name) for name in services.COURSE_FIELDS} if current else {},
+            students=selectors.students_of_course(course_id=course.pk), student=student,
+        )
+        return render(
+            request,
+            "exams/course_accommodation_form.html",
+            {"course": course, "form": form, "student": student, "current": current,
+             "remove_confirmation": confirmation_shown(needed)},
+        )
+    if removed:
         messages.success(request, f"{student.username}: course-wide accommodation removed.")
     else:
         messages.error(request, f"{student.username} has no course-wide accommodation.")
