@@ -7,7 +7,7 @@ from typing import NamedTuple
 from datetime import timedelta
 
 import numpy as np
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.http import Http404
 from django.utils import timezone
 
@@ -55,6 +55,65 @@ from .specs import part_label, variant_references, version_spec
 _UNREAD = object()
 
 
+class ItemCopies(NamedTuple):
+    """A student's copies (variants) of one assignment item: ``current``, the one under the
+    version the item has now (None: not opened since), and ``earlier``, those made under
+    versions the instructor has switched away from since (docs/exams.md, "Changing an exam
+    or homework students have started")."""
+
+    current: Variant | None
+    earlier: tuple[Variant, ...] = ()
+
+
+def item_copies(*, items, variants) -> dict[int, ItemCopies]:
+    """``variants`` (a student's assignment variants) sorted into each item's ``ItemCopies``,
+    by item id; an item without any is absent."""
+    version_of = {item.pk: item.exercise_version_id for item in items}
+    current: dict[int, Variant] = {}
+    earlier: dict[int, list[Variant]] = {}
+    for variant in variants:
+        item_id = variant.assignment_item_id
+        if item_id not in version_of or variant.context != f"assignment:{item_id}":
+            continue
+        if variant.exercise_version_id == version_of[item_id]:
+            current[item_id] = variant
+        else:
+            earlier.setdefault(item_id, []).append(variant)
+    return {
+        item_id: ItemCopies(current=current.get(item_id), earlier=tuple(earlier.get(item_id, ())))
+        for item_id in current.keys() | earlier.keys()
+    }
+
+
+def own_item_copies(*, item: AssignmentItem, student) -> ItemCopies:
+    """The student's ``ItemCopies`` of one item, in one query."""
+    variants = Variant.objects.filter(assignment_item=item, student=student, context=f"assignment:{item.pk}")
+    return item_copies(items=[item], variants=variants).get(item.pk, ItemCopies(current=None))
+
+
+def part_progress_over_copies(progress: dict, *, copies: ItemCopies, part: str) -> dict:
+    """One part of an item as the student's status counts it: the best score (and whether
+    solved) over every copy the student has of the item, attempts used on the current copy.
+
+    The gradebook's rule (instructor.selectors.part_best_scores: the best per student, item
+    and part across every copy of the item): answers saved on a copy made before the
+    instructor switched the item's version still count until a regrade, while the attempts
+    left are the new copy's own (they are counted afresh). ``answered``: an answer counted
+    on any copy. ``progress``: ``variants_progress`` of the copies."""
+    current = (
+        progress_of_part(progress, variant_id=copies.current.pk, part=part) if copies.current is not None
+        else progress_of_part({}, variant_id=0, part=part)
+    )
+    every = [current, *(progress_of_part(progress, variant_id=v.pk, part=part) for v in copies.earlier)]
+    scores = [p["best_awarded"] for p in every if p["best_awarded"] is not None]
+    return {
+        "attempts_used": current["attempts_used"],
+        "solved": any(p["solved"] for p in every),
+        "best_awarded": max(scores) if scores else None,
+        "answered": any(p["attempts_used"] for p in every),
+    }
+
+
 def exercise_status(
     *,
     item: AssignmentItem,
@@ -63,23 +122,31 @@ def exercise_status(
     progress: dict | None = None,
     attempts_allowed: int | None = None,
     solved_shown: bool = True,
+    earlier: tuple = (),
 ) -> dict:
     """Not started / in progress / solved, with the student's score so far.
+
+    The score and "solved" are per part the best over every copy the student has of the
+    item, attempts counted on the current copy (``part_progress_over_copies``: the
+    gradebook's rule), so a student whose exercise was switched to a new version keeps
+    the answers saved on the earlier copy.
 
     ``attempts_left``: the fewest left of any part still open (None: unlimited);
     ``attempts_left_of_parts``: each open part's own, by its label, when they differ.
 
-    ``variant`` (None: none yet), ``progress`` (``variants_progress``) and the student's
-    own ``attempts_allowed`` may come from a caller that read them for many items at once."""
+    ``variant`` (the current copy; None: none yet) with ``earlier`` (the copies under
+    versions the item no longer has), ``progress`` (``variants_progress`` of them all) and
+    the student's own ``attempts_allowed`` may come from a caller that read them for many
+    items at once; without ``variant`` the copies are read here."""
     if attempts_allowed is None:
         attempts_allowed = student_attempts_allowed(assignment=item.assignment, student=student)
     spec = version_spec(item.exercise_version)
     part_keys = [part.key for part in spec.parts]
     if variant is _UNREAD:
-        variant = Variant.objects.filter(
-            assignment_item=item, student=student, context=f"assignment:{item.pk}"
-        ).first()
-    if variant is None:
+        copies = own_item_copies(item=item, student=student)
+    else:
+        copies = ItemCopies(current=variant, earlier=tuple(earlier))
+    if copies.current is None and not copies.earlier:
         return {
             "state": "not started",
             "score": 0.0,
@@ -89,8 +156,8 @@ def exercise_status(
             "attempts_left_of_parts": None,
         }
     if progress is None:
-        progress = variants_progress(variants=[variant])
-    progress = [progress_of_part(progress, variant_id=variant.pk, part=key) for key in part_keys]
+        progress = variants_progress(variants=[v for v in (copies.current, *copies.earlier) if v is not None])
+    progress = [part_progress_over_copies(progress, copies=copies, part=key) for key in part_keys]
     solved = sum(1 for p in progress if p["solved"])
     # Weighted by each part's points, as the gradebook weighs them.
     total_points = sum(part.points for part in spec.parts) or 1.0
@@ -98,7 +165,7 @@ def exercise_status(
         sum(part.points * (p["best_awarded"] or 0.0) for part, p in zip(spec.parts, progress))
         / total_points
     )
-    started = any(p["attempts_used"] for p in progress)
+    started = any(p["answered"] for p in progress)
     allowed = attempts_allowed
     # A student who may not know yet which parts are solved (``solved_shown`` False) is
     # told the attempts left of every part, solved or not.
@@ -179,21 +246,23 @@ def assignment_item_statuses(
             items = pools.items_given(items=items, draws=draws)
     else:
         items = pools.items_in_student_order(assignment=assignment, student=student, items=items)
-    given = {item.pk for item in items}
-    variants = {
-        variant.assignment_item_id: variant
-        for variant in _VARIANTS_OF_ASSIGNMENT.all(assignment_id=assignment.pk, student_id=student.pk)
-        if variant.assignment_item_id in given and variant.context == f"assignment:{variant.assignment_item_id}"
-    }
+    # Each item's copies: the current one and any made under a version since switched away
+    # from, whose answers still count (``exercise_status``).
+    copies = item_copies(
+        items=items, variants=_VARIANTS_OF_ASSIGNMENT.all(assignment_id=assignment.pk, student_id=student.pk)
+    )
+    every_copy = [v for c in copies.values() for v in (c.current, *c.earlier) if v is not None]
     progress = assignment_variants_progress(
-        assignment_id=assignment.pk, student_id=student.pk, variants=list(variants.values())
-    ) if variants else {}
+        assignment_id=assignment.pk, student_id=student.pk, variants=every_copy
+    ) if every_copy else {}
     rows = []
     for item in items:
+        own = copies.get(item.pk, ItemCopies(current=None))
         status = exercise_status(
             item=item,
             student=student,
-            variant=variants.get(item.pk),
+            variant=own.current,
+            earlier=own.earlier,
             progress=progress,
             attempts_allowed=attempts_allowed,
             solved_shown=visibility.correctness,
@@ -256,12 +325,10 @@ def courses_assignment_summaries(*, roles: dict[int, str], courses, student) -> 
         .select_related("assignment_item")
         .order_by("created_at", "pk")
     )
-    graded_variants = {
-        variant.assignment_item_id: variant
-        for variant in variants
-        if variant.context == f"assignment:{variant.assignment_item_id}"
-    }
-    progress = variants_progress(variants=list(graded_variants.values())) if graded_variants else {}
+    # Each item's copies, the current one and those under versions since switched away from.
+    copies = item_copies(items=[item for rows in items.values() for item in rows], variants=variants)
+    every_copy = [v for c in copies.values() for v in (c.current, *c.earlier) if v is not None]
+    progress = variants_progress(variants=every_copy) if every_copy else {}
     attempts = _exam_attempts(assignments=assignments, student=student)
     summaries: dict[int, list[dict]] = {course_id: [] for course_id in roles}
     for assignment in assignments:
@@ -275,7 +342,8 @@ def courses_assignment_summaries(*, roles: dict[int, str], courses, student) -> 
         # Counted in full, then shown only as far as the review policy lets the summary.
         statuses = [
             exercise_status(
-                item=item, student=student, variant=graded_variants.get(item.pk), progress=progress,
+                item=item, student=student, variant=copies.get(item.pk, ItemCopies(current=None)).current,
+                earlier=copies.get(item.pk, ItemCopies(current=None)).earlier, progress=progress,
                 attempts_allowed=limits.attempts_per_part,
             )
             for item in given[assignment.pk]
@@ -860,13 +928,12 @@ def assignment_unanswered_parts(*, assignment: Assignment, student) -> list[dict
         item = row["item"]
         spec = version_spec(item.exercise_version)
         keys = [part.key for part in spec.parts]
-        variant = Variant.objects.filter(
-            assignment_item=item, student=student, context=f"assignment:{item.pk}"
-        ).first()
-        answered = (
-            set(Submission.objects.filter(variant=variant).values_list("part", flat=True))
-            if variant
-            else set()
+        # An answer on any copy of the item counts, one saved before the instructor switched
+        # its version too (as the student's status and the gradebook count it).
+        answered = set(
+            Submission.objects.filter(
+                variant__assignment_item=item, variant__student=student, variant__context=f"assignment:{item.pk}"
+            ).values_list("part", flat=True)
         )
         unanswered = [k for k in keys if k not in answered]
         rows.append({
@@ -887,6 +954,8 @@ def _own_variant_of_item(*, item_id: int, student_id: int, context: str):
             assignment_item_id=item_id, student_id=student_id, context=context,
             exercise_version=F("assignment_item__exercise_version"),
         )
+        .annotate(earlier_copies=_earlier_copies(item=OuterRef("assignment_item_id"), student_id=student_id,
+                                                 version=OuterRef("exercise_version_id")))
         # The version's source and spec are read once per process (``version_spec``), not
         # decoded on every page.
         .defer("exercise_version__source", "exercise_version__spec")[:1]  # one at most: unique per version
@@ -904,8 +973,17 @@ def _item_with_own_accommodation(*, item_id: int, student_id: int):
             assignment_path="assignment",
             student=student_id,
         )
-        .filter(pk=item_id)[:1]
+        .filter(pk=item_id)
+        .annotate(earlier_copies=_earlier_copies(item=OuterRef("pk"), student_id=student_id,
+                                                 version=OuterRef("exercise_version_id")))[:1]
     )
+
+
+def _earlier_copies(*, item, student_id, version) -> Exists:
+    """Whether the student has a copy of the item under a version other than ``version``
+    (the item's now): one the instructor switched away from since. Read with the exercise
+    page's own row, so a page without one costs no query of its own."""
+    return Exists(Variant.objects.filter(assignment_item_id=item, student_id=student_id).exclude(exercise_version_id=version))
 
 
 # A first visit's read: every student's first page of each exercise in an exam makes it.
@@ -935,3 +1013,32 @@ def access_item_and_variant(*, user, item_id: int) -> tuple[AssignmentItem, str,
     if role not in STAFF_ROLES:
         pools.require_item_given(item=item, student=user)
     return item, role, variant
+
+
+def version_changed_notice(*, item: AssignmentItem, variant: Variant, student, visibility) -> dict | None:
+    """What the exercise page tells a student whose copy of the item was made under a version
+    the instructor has switched away from since (None when they have none): they now work on
+    a new copy, and the answers saved on the earlier one still count (``exercise_status``).
+
+    ``earned`` (the points the student has on the item so far, over all their copies) is
+    None when nothing was answered on the earlier copy or the review policy hides scores.
+    The rows ``access_item_and_variant`` read say whether there is an earlier copy: the
+    copies are read only then."""
+    if not (vars(variant).get("earlier_copies") or vars(item).get("earlier_copies")):
+        return None
+    copies = own_item_copies(item=item, student=student)
+    if not copies.earlier:
+        return None
+    progress = variants_progress(variants=[v for v in (copies.current, *copies.earlier) if v is not None])
+    earlier_ids = {v.pk for v in copies.earlier}
+    answered_before = any(p["attempts_used"] for (variant_id, _), p in progress.items() if variant_id in earlier_ids)
+    status = exercise_status(
+        item=item, student=student, variant=copies.current, earlier=copies.earlier, progress=progress,
+        attempts_allowed=0,  # (the score is all this reads)
+    )
+    shown = answered_before and visibility.score
+    return {
+        "answered_before": answered_before,
+        "earned": item.points * status["score"] if shown else None,
+        "points": item.points,
+    }

@@ -109,12 +109,19 @@ def exercise_page(request, item_id: int):
             assignment=item.assignment, student=request.user,
             accommodation=selectors.variant_accommodation(variant=variant),
         )
+    # A copy made under a version the instructor has switched away from since: say so.
+    version_changed = selectors.version_changed_notice(
+        item=item, variant=variant, student=request.user, visibility=window.visibility
+    )
     return _render_exercise(
-        request, variant=variant, item=item, role=role, is_practice=False, window=window
+        request, variant=variant, item=item, role=role, is_practice=False, window=window,
+        version_changed=version_changed,
     )
 
 
-def _render_exercise(request, *, variant: Variant, item, role: str, is_practice: bool, window=None):
+def _render_exercise(
+    request, *, variant: Variant, item, role: str, is_practice: bool, window=None, version_changed=None
+):
     limits = window.limits if window is not None else None
     visibility = exam_selectors.EVERYTHING if window is None else window.visibility
     page = selectors.exercise_page_context(variant=variant, limits=limits, visibility=visibility)
@@ -150,6 +157,7 @@ def _render_exercise(request, *, variant: Variant, item, role: str, is_practice:
             "attempt_closed": attempt is not None and window.ended,
             # Practice is outside the assignment's clock.
             "clock": None if window is None else clock_view(window),
+            "version_changed": version_changed,
         },
     )
 

@@ -110,8 +110,9 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer, clien
     """Check the answer's format, store it as ``queued`` and enqueue grading on commit.
 
     Raises SubmissionRefused (storing nothing) for answers sent too fast, a format error,
-    a solved part, a closed assignment, no attempts left, or the same answer as the part's
-    latest one that counts (``unchanged``, see ``_refuse_if_unchanged``).
+    a solved part, a closed assignment, a copy of an exercise its instructor switched to
+    another version since (``version_changed``), no attempts left, or the same answer as
+    the part's latest one that counts (``unchanged``, see ``_refuse_if_unchanged``).
 
     ``client_key`` (optional) names this answer on the sender's side: a retry with the key
     of an answer already stored (its response lost on the way) returns that submission and
@@ -131,7 +132,8 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer, clien
         # IMMEDIATE, see settings, which serialises writers the same way.)
         # The lock's query also reads the student's accommodation, so an extension saved
         # before it counts without a query of its own.
-        accommodation = _lock_variant(variant)
+        locked = _lock_variant(variant)
+        accommodation = carried_accommodation(locked)
         assignment = variant.assignment_item.assignment if variant.assignment_item_id else None
         # An exam's attempt row is locked too, so "Finish" or the closer cannot slip
         # between this check and the answer's commit; the window is read after both locks.
@@ -144,6 +146,7 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer, clien
             stored.window = window
             return stored
         _refuse_if_window_closed(window)
+        _refuse_if_version_switched(locked)
         _refuse_if_no_attempt_left(
             attempts=attempts,
             allowed=window.attempts_per_part if window else 0,
@@ -337,20 +340,40 @@ def answer_format_error(*, context: PartContext, raw_answer) -> str | None:
 
 
 # Every answer takes this lock: compiled once (inside a transaction, as select_for_update needs).
+# The same query reads the student's accommodation and the version its item has now.
 _VARIANT_LOCKED_WITH_ACCOMMODATION = PreparedRead(
     lambda *, variant_id: with_own_accommodation(
         Variant.objects.select_for_update(of=("self",)).filter(pk=variant_id),
         assignment_path="assignment_item__assignment",
         student=F("student"),
-    ).order_by()[:1],
+    ).annotate(item_version_id=F("assignment_item__exercise_version_id")).order_by()[:1],
     variant_id=int,
 )
 
 
-def _lock_variant(variant: Variant):
-    """Lock the variant's row; returns the student's accommodation on its assignment (or
-    None). Call inside a transaction."""
-    return carried_accommodation(_VARIANT_LOCKED_WITH_ACCOMMODATION.first(variant_id=variant.pk))
+def _lock_variant(variant: Variant) -> Variant | None:
+    """Lock the variant's row; returns it as read in the lock, with the student's
+    accommodation on its assignment (``carried_accommodation``) and ``item_version_id``,
+    the version its assignment item has now (None for practice). Call inside a transaction."""
+    return _VARIANT_LOCKED_WITH_ACCOMMODATION.first(variant_id=variant.pk)
+
+
+VERSION_CHANGED = (
+    "Your instructor changed this exercise to a new version, so this page's copy no longer "
+    "takes answers; nothing was stored. Reload the page to see the new version. The answers "
+    "you already saved are kept and still count."
+)
+
+
+def _refuse_if_version_switched(locked: Variant | None) -> None:
+    """Refuse an answer to a copy made under a version its item no longer has (a page opened
+    before the instructor switched the version): the student's next view gives them a new
+    copy under the new version, and the answers saved on this one stay as they are
+    (docs/exams.md, "Changing an exam or homework students have started"). Call under the
+    variant's lock, which read the item's version (``_lock_variant``)."""
+    item_version_id = getattr(locked, "item_version_id", None)
+    if item_version_id is not None and item_version_id != locked.exercise_version_id:
+        raise SubmissionRefused(VERSION_CHANGED, code="version_changed")
 
 
 def _window_in_lock(*, assignment, student, accommodation, now) -> Window | None:
