@@ -23,7 +23,12 @@ from exercises.selectors import (
 )
 from exercises.specs import variant_part_options, variant_references, version_spec
 from grading.core import answers
-from grading.core.weights_feedback import compare_weights, weights_behind_output, weights_implied_by_output
+from grading.core.weights_feedback import (
+    compare_weights,
+    top_key_message,
+    weights_behind_output,
+    weights_implied_by_output,
+)
 
 from .answer_input import answer_shown
 from .models import Submission, SubmissionStatus
@@ -152,6 +157,10 @@ def weights_reference(
         return None
     if not part.diagnose or part.diagnose.get("quantity") not in WEIGHT_QUANTITIES:
         return None
+    if part.diagnose.get("mask"):
+        # The heatmap's weights (weights_feedback) are unmasked attention; a masked part's
+        # diagnosis names the slip in the feedback and draws no heatmap.
+        return None
     progress = progress or part_progress(variant=variant, part=part_key)
     if not any(submission.status == SubmissionStatus.GRADED for submission in progress["history"]):
         return None
@@ -222,6 +231,9 @@ def heatmap_for(submission: Submission, *, reference: WeightsReference | None) -
         # Some entries right, some wrong, and no slip named: a slip in the weighted sum,
         # whose implied weights' spread says nothing about the scores or the scaling.
         sharpness = None
+        top_key = None
+    else:
+        top_key = top_key_message(comparison, implied=implied, row_labels=reference.row_labels)
     return {
         "student": student.round(4).tolist(),
         "student_title": title,
@@ -236,6 +248,8 @@ def heatmap_for(submission: Submission, *, reference: WeightsReference | None) -
         # Say why more weights than entries are off: each implied weight depends on every entry.
         "spread": implied and (entries_off is None or entries_off[0] < off_count),
         "sharpness": sharpness,
+        # The largest weight on another key than the highest score's (then no sharper/flatter).
+        "top_key": top_key,
         # Not softmax weights: the sums when they miss 1, else the entries outside [0, 1].
         "row_sums": None if comparison.sums_are_one else comparison.row_sums,
         "outside_unit_interval": not comparison.are_distributions and comparison.sums_are_one,

@@ -6,7 +6,7 @@ import math
 from fractions import Fraction
 
 from .errors import DrawProblem, ExpressionError
-from .reference import fill_markdown
+from .reference import fill_markdown, fill_plain
 from .source import render_path
 from .spec import PLACEHOLDER_PATTERN, ExerciseSpec
 
@@ -95,8 +95,9 @@ def render_solution(spec: ExerciseSpec, params: dict, part_key: str | None = Non
 
 def text_problems(spec: ExerciseSpec, params: dict) -> list[DrawProblem]:
     """Every placeholder of the exercise's text that cannot be filled in for ``params``,
-    naming the field and line it is written on ([] when all of the text renders)."""
-    problems = []
+    naming the field and line it is written on ([] when all of the text renders), and every
+    known wrong value of a numeric part (``value_feedback``) that does not fill to a number."""
+    problems = _value_feedback_problems(spec, params)
     for path, text, subject in _text_fields(spec):
         for match in PLACEHOLDER_PATTERN.finditer(text):
             try:
@@ -123,3 +124,42 @@ def _text_fields(spec: ExerciseSpec):
             for name in ("text", "feedback"):
                 if choice.get(name):
                     yield base + ("choices", index, name), choice[name], subject
+        for index, entry in enumerate(_value_feedback(part)):
+            if isinstance(entry.get("feedback"), str):
+                yield base + ("options", "value_feedback", index, "feedback"), entry["feedback"], subject
+
+
+def _value_feedback(part) -> list[dict]:
+    """A numeric part's known wrong values as written (the spec checked their shape)."""
+    entries = part.options.get("value_feedback") if part.type == "numeric" else None
+    return [entry for entry in entries if isinstance(entry, dict)] if isinstance(entries, list) else []
+
+
+def _value_feedback_problems(spec: ExerciseSpec, params: dict) -> list[DrawProblem]:
+    """Known wrong values written as text with placeholders that, filled in the way grading
+    fills a part's options (``fill_plain``), are not a number on this draw ("{{a}} + 1" gives
+    "3 + 1"); grading leaves such a value out, so the feedback would never be said."""
+    from grading.core.grades import AnswerFormatError  # late, as the engine's other uses of the checkers
+    from grading.core.numeric import parse_number
+
+    problems = []
+    for part in spec.parts:
+        for index, entry in enumerate(_value_feedback(part)):
+            value = entry.get("value")
+            if not isinstance(value, str) or not PLACEHOLDER_PATTERN.search(value):
+                continue  # a plain number or text, checked when the file was read
+            path = ("parts", part.index, "options", "value_feedback", index, "value")
+            try:
+                filled = fill_plain(value, params)
+                if isinstance(filled, (bool, list, dict)) or filled is None:
+                    raise AnswerFormatError(f"it fills to {filled!r}, not one number")
+                parse_number(filled)
+            except (ExpressionError, AnswerFormatError) as exc:
+                detail = getattr(exc, "detail", None) or str(exc)
+                problems.append(DrawProblem(
+                    kind="rendering", reason=f"rendering: {detail}", subject=f"part `{part.key}`",
+                    field=render_path(path), line=spec.line_of(path),
+                    action=f"known wrong value `{value}` is not a number",
+                    detail=f"{detail}; a value must be a number or a {{{{ }}}} template that fills to a number",
+                ))
+    return problems

@@ -1,13 +1,20 @@
 """Numeric answers: read a number the way a student types it, compare within tolerance.
 
-Accepted: ``2.5``, ``-0.3875``, ``.5``, ``5/2``, ``-5/2``, ``1.2e-3``, ``1.2×10^-3``.
+Accepted: ``2.5``, ``-0.3875``, ``.5``, ``5/2``, ``-5/2``, ``1.2e-3``, ``1.2×10^-3``, and in
+LaTeX ``1.2 \\times 10^{-3}`` or ``1.2 \\cdot 10^{-3}``.
 Numbers are read exactly (as fractions) so ``0.1`` is one tenth, and only converted to
 float for the tolerance test. NaN, infinities and magnitudes outside ±1e300 are invalid.
+
+Tolerance: ``decimals: d`` accepts half a unit of the d-th decimal either side, the boundary
+included; at ``decimals: 0`` a whole-number correct value (a count, an index) accepts only
+that integer (``whole_number_part``).
 
 Option ``value_feedback`` ([{value, feedback}]): known wrong values of this part, each with
 why it is wrong (an inverted ratio, a forgotten factor), said to a student whose answer
 matches it within the part's tolerance ("Not quite: <feedback>"). A value that is itself
 within tolerance of the right answer is never used, so a right answer is never labelled.
+An entry that cannot be read is the exercise's fault: grading leaves it out (logging a
+warning) rather than refuse the student's answer; the exercise check refuses it earlier.
 
 A wrong answer's feedback says the most specific thing that is true of it (first that holds):
 a known wrong value; the right size with the wrong sign; off by a factor of 10, 100 or 1000;
@@ -18,6 +25,7 @@ which hints at no rounding problem the answer does not have (81 for 9, 3 for a k
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import unicodedata
@@ -37,6 +45,8 @@ from grading.core.grades import (
     wrong,
 )
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 5e-5
 # A wrong answer is "close" (a precision problem, not a wrong value) when it misses by at most
@@ -51,7 +61,13 @@ _DECIMAL = r"(?:\d+(?:\.\d*)?|\.\d+)"
 # An exponent of any length is read (the text is at most MAX_NUMBER_CHARS long), so 1e99999999
 # is refused as out of range, not as "letters".
 _DECIMAL_NUMBER = re.compile(rf"^(?P<sign>[+-]?)(?P<mantissa>{_DECIMAL})(?:[eE](?P<exponent>[+-]?\d+))?$")
-_TIMES_TEN = re.compile(r"^(?:(?P<mantissa>[+-]?" + _DECIMAL + r")\s*[x×*·]\s*)?10\s*(?:\^|\*\*)\s*\(?(?P<exponent>[+-]?\d+)\)?$")
+# m×10^e, also as typed in LaTeX: 1.27 \times 10^{-14}, 1.27 \cdot 10^{-14}; the exponent may be
+# bracketed by a matching pair of ( ) or { }, and is bounded like any other (``_scaled_by_power_of_ten``).
+_TIMES_TEN = re.compile(
+    r"^(?:(?P<mantissa>[+-]?" + _DECIMAL + r")\s*(?:[x×*·]|\\times|\\cdot)\s*)?10\s*(?:\^|\*\*)\s*"
+    r"(?P<open>[({]?)\s*(?P<exponent>[+-]?\d+)\s*(?P<close>[)}]?)$"
+)
+_CLOSING_BRACKET = {"": "", "(": ")", "{": "}"}
 _UNICODE_SIGNS = str.maketrans({"−": "-", "–": "-", "—": "-", "＋": "+", "﹣": "-", "⁄": "/", "∕": "/"})
 _NOT_A_NUMBER_WORDS = {"nan", "+nan", "-nan"}
 _INFINITY_WORDS = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "∞", "-∞", "+∞"}
@@ -139,7 +155,7 @@ def _parse_decimal(text: str) -> Fraction:
         sign = -1 if match["sign"] == "-" else 1
         return _scaled_by_power_of_ten(sign * value, exponent, text)
     match = _TIMES_TEN.match(text)
-    if match:
+    if match and _CLOSING_BRACKET[match["open"]] == match["close"]:
         return _scaled_by_power_of_ten(Fraction(match["mantissa"] or 1), int(match["exponent"]), text)
     raise AnswerFormatError(_why_not_a_number(text))
 
@@ -176,7 +192,7 @@ def _why_not_a_number(text: str) -> str:
         return f"could not read {text!r}: write the number without thousands separators"
     if text.endswith("%"):
         return f"could not read {text!r}: write the value as a plain number, without %"
-    if re.search(r"[A-Za-z]", text):
+    if re.search(r"[A-Za-z]", re.sub(r"\\(?:times|cdot)\b", "", text)):  # LaTeX's \times is no letter
         return f"could not read {text!r} as a number: it contains letters; type a number such as 0.25 or 1/4"
     if "^" in text or "**" in text:
         return (f"could not read {text!r}: type the value as a decimal number; a power is read only as a "
@@ -193,12 +209,17 @@ def read_expected(expected) -> Fraction:
 
 def tolerance_for(expected: float, options: dict) -> float:
     """The absolute distance from ``expected`` that still counts as right, as a float for
-    comparisons made in binary (matrix entries); the margin absorbs the float rounding."""
-    return float(exact_tolerance(_exact(expected), options)) * (1 + 1e-9)
+    comparisons made in binary (matrix entries); the margin absorbs the float rounding, and
+    takes the boundary in or leaves it out as ``numbers_match`` does."""
+    exact = _exact(expected)
+    if whole_number_part(exact, options):
+        return abs(float(expected) - round(exact)) * (1 + 1e-9)  # 0 for an integer: only it is right
+    return float(exact_tolerance(exact, options)) * (1 + 1e-9)
 
 
 def numbers_match(expected, answer, options: dict) -> bool:
-    """Within tolerance, decided in exact decimal arithmetic: 0.31 against 0.3 ± 0.01 is right."""
+    """Within tolerance, boundary included, decided in exact decimal arithmetic: 0.31 against
+    0.3 ± 0.01 is right. A whole-number part (``whole_number_part``) has no tolerance."""
     expected, answer = _exact(expected), _exact(answer)
     return abs(answer - expected) <= exact_tolerance(expected, options)
 
@@ -212,20 +233,56 @@ def _exact(value) -> Fraction:
 
 
 def exact_tolerance(expected: Fraction, options: dict) -> Fraction:
-    """``tolerance_for`` as an exact fraction; options are read as the decimals they were written as."""
+    """``tolerance_for`` as an exact fraction; options are read as the decimals they were written as.
+
+    With ``decimals: d`` (or ``sigfigs``) it is half a unit of the last digit asked for,
+    except for a whole-number answer (``whole_number_part``), where only that integer is right."""
+    if whole_number_part(expected, options):
+        return abs(expected - round(expected))  # 0 for an exact integer; a float's noise otherwise
+    unit = _rounding_unit(expected, options)
+    if unit is not None:
+        return Fraction(1, 2) * unit
+    rtol = _exact(option_float(options, "rtol", DEFAULT_RTOL))
+    atol = _exact(option_float(options, "atol", DEFAULT_ATOL))
+    return atol + rtol * abs(expected)
+
+
+def _rounding_unit(expected: Fraction, options: dict) -> Fraction | None:
+    """One unit of the last digit the part asks for (``sigfigs`` first, then ``decimals``),
+    or None when the part declares its tolerance (``atol`` / ``rtol``) instead."""
     sigfigs = option_int(options, "sigfigs")
-    decimals = option_int(options, "decimals")
     if sigfigs is not None:
         if sigfigs < 1:
             raise InvalidRequest("option 'sigfigs' must be at least 1")
         if expected == 0:
-            return Fraction(1, 2) * Fraction(10) ** -sigfigs
-        return Fraction(1, 2) * Fraction(10) ** (_decimal_magnitude(abs(expected)) - sigfigs + 1)
+            return Fraction(10) ** -sigfigs
+        return Fraction(10) ** (_decimal_magnitude(abs(expected)) - sigfigs + 1)
+    decimals = option_int(options, "decimals")
     if decimals is not None:
-        return Fraction(1, 2) * Fraction(10) ** -decimals
-    rtol = _exact(option_float(options, "rtol", DEFAULT_RTOL))
-    atol = _exact(option_float(options, "atol", DEFAULT_ATOL))
-    return atol + rtol * abs(expected)
+        return Fraction(10) ** -decimals
+    return None
+
+
+# A correct value this close (relative, at least absolute) to an integer is that integer
+# computed in floating point (3 * 0.1 * 10 is 3.0000000000000004), not a quantity to round.
+INTEGER_NOISE = Fraction(1, 10**9)
+
+
+def _nearest_integer(value: Fraction) -> int | None:
+    """The integer ``value`` is, up to floating-point noise; None when it is not one."""
+    nearest = round(value)
+    return nearest if abs(value - nearest) <= INTEGER_NOISE * max(1, abs(nearest)) else None
+
+
+def whole_number_part(target, options: dict) -> bool:
+    """Whether the answer is a whole number: the part asks for ``decimals: 0`` (and no
+    significant figures) and its correct value is an integer (a count, an index, a size).
+    Then only that integer is right (64, 64.0 and 6.4e1; not 63.6 or 64.4), and no other
+    value is "close": a whole number is not rounded. A non-integer correct value at
+    ``decimals: 0`` (a ratio of 2.6 answered 3) keeps the half-unit rule."""
+    if option_int(options, "sigfigs") is not None or option_int(options, "decimals") != 0:
+        return False
+    return _nearest_integer(_exact(target)) is not None
 
 
 def _decimal_magnitude(value: Fraction) -> int:
@@ -241,7 +298,7 @@ def _decimal_magnitude(value: Fraction) -> int:
 def check(expected, answer, options: dict) -> Grade:
     target = read_expected(expected)
     exact_tolerance(target, options)  # validate options before looking at the answer
-    known_wrong = known_wrong_values(options)
+    known_wrong = known_wrong_values(options)  # an unreadable one is left out, not the answer's fault
     try:
         value = parse_number(answer)
     except AnswerFormatError as problem:
@@ -252,23 +309,43 @@ def check(expected, answer, options: dict) -> Grade:
     return wrong(feedback, answer_value=float(value))
 
 
-def known_wrong_values(options: dict) -> list[tuple[Fraction, str]]:
-    """Option ``value_feedback`` read as (value, feedback) pairs; raises InvalidRequest when it
-    is not a list of {value: a number, feedback: non-empty text}."""
+def known_wrong_values(options: dict, *, strict: bool = False) -> list[tuple[Fraction, str]]:
+    """Option ``value_feedback`` read as (value, feedback) pairs: a list of {value: a number,
+    feedback: non-empty text}.
+
+    A malformed option is the exercise's fault, never the student's, and the feedback it
+    adds is extra: when grading, an entry that cannot be read (a value such as ``a+1``, a
+    template written without braces) is left out with a warning and the answer is graded on
+    its own. ``strict`` (the self-test, which exists to find such faults) raises
+    InvalidRequest instead, naming the entry."""
     entries = options.get("value_feedback", [])
     shape = ("option 'value_feedback' must be a list of {value, feedback}: "
              "a known wrong value and why it is wrong")
     if not isinstance(entries, list):
-        raise InvalidRequest(shape)
+        return _unreadable_value_feedback(shape, strict)
     known = []
-    for entry in entries:
-        if not isinstance(entry, dict) or set(entry) != {"value", "feedback"}:
-            raise InvalidRequest(shape)
-        feedback = entry["feedback"]
-        if not isinstance(feedback, str) or not feedback.strip():
-            raise InvalidRequest(f"{shape}; a feedback is empty")
-        known.append((_known_value(entry["value"]), feedback.strip()))
+    for index, entry in enumerate(entries):
+        try:
+            known.append(_known_entry(entry, shape))
+        except InvalidRequest as problem:
+            _unreadable_value_feedback(f"{problem} (entry {index + 1})", strict)
     return known
+
+
+def _unreadable_value_feedback(message: str, strict: bool) -> list:
+    if strict:
+        raise InvalidRequest(message)
+    logger.warning("%s; left out, the answer is graded without it", message)
+    return []
+
+
+def _known_entry(entry, shape: str) -> tuple[Fraction, str]:
+    if not isinstance(entry, dict) or set(entry) != {"value", "feedback"}:
+        raise InvalidRequest(shape)
+    feedback = entry["feedback"]
+    if not isinstance(feedback, str) or not feedback.strip():
+        raise InvalidRequest(f"{shape}; a feedback is empty")
+    return _known_value(entry["value"]), feedback.strip()
 
 
 def _known_value(value) -> Fraction:
@@ -320,10 +397,13 @@ def is_close(target, value, options: dict) -> bool:
     tolerance or CLOSE_RELATIVE of |target|, whichever is more: what rounding on the way
     (an intermediate value, or the final one) can explain. An integer answer to an integer
     target is never close: no rounding turns one whole number into another (3 for a key
-    index 2, 1 048 576 for a parameter count of 1 050 624)."""
+    index 2, 1 048 576 for a parameter count of 1 050 624); nor is any answer to a
+    whole-number part (``whole_number_part``: 786432.9 for a count of 786432)."""
     target, value = _exact(target), _exact(value)
     if target.denominator == 1 and value.denominator == 1:
         return False
+    if whole_number_part(target, options):
+        return False  # 786432.9 for a count of 786432 is not a rounding of it
     window = max(CLOSE_TOLERANCES * exact_tolerance(target, options), CLOSE_RELATIVE * abs(target))
     return abs(value - target) <= window
 
@@ -397,9 +477,11 @@ def self_test(expected, options: dict) -> dict[str, list]:
         right_answers.append(f"{exact.numerator}/{exact.denominator}")
     far = max(10 * tolerance, abs(target) * 0.1, 1.0)
     wrong_answers = [repr(target + far), repr(target - far)]
+    if whole_number_part(exact, options):  # only the integer is right: not 64.4 for 64
+        wrong_answers += [repr(round(target) + 0.4), repr(round(target) - 0.5)]
     if target != 0:
         wrong_answers.append(repr(-target))
-    for wrong_value, _ in known_wrong_values(options):  # each known wrong value must be graded wrong
+    for wrong_value, _ in known_wrong_values(options, strict=True):  # each must be graded wrong
         if numbers_match(target, wrong_value, options):
             continue  # right on this variant (a ratio of equal weights): not a wrong answer here
         if repr(float(wrong_value)) not in wrong_answers:

@@ -11,9 +11,13 @@ Used for the heatmap feedback after each graded attempt of a weights or output p
   the weights cannot be recovered from an output is our limitation, not the student's
   mistake);
 - ``compare_weights``: which cells are off, and whether the student's distribution is
-  sharper or flatter than the correct one, judged by its entropy. Both can be shown
-  before the correct values may be revealed: they point at the slip (a missing
-  1/sqrt(d_k) gives sharper weights) without printing a single correct number.
+  sharper or flatter than the correct one, judged by its entropy, but only when the
+  student's weights rank the keys as the correct ones do (a wrong scaling changes how
+  sharp the weights are, never their order: weights on the wrong key are not "unscaled");
+  and, when the student's largest weight is on another key than the highest score's,
+  which keys those are (``top_key_message``). These can be shown before the correct
+  values may be revealed: they point at the slip (a missing 1/sqrt(d_k) gives sharper
+  weights) without printing a single correct number.
 
 Pure NumPy; shapes follow grading.core.attention's legend (m keys, d_v value width).
 """
@@ -43,13 +47,28 @@ OUTPUT_TOLERANCE = 0.005
 PRODUCT_SLIPS = frozenset({"values_on_left"})
 
 
+# Correct weights closer than this are tied (keys with equal scores): either may come first.
+TIE_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class TopKeyMiss:
+    """A row whose largest student weight is on none of the keys with the highest score."""
+
+    row: int
+    student_keys: tuple[int, ...]  # where the student's largest weight is (ties: all of them)
+    expected_keys: tuple[int, ...]  # the keys with the highest score (the largest correct weight)
+
+
 @dataclass(frozen=True)
 class WeightsComparison:
     off: list[list[bool]]  # (n, m): True where the student's weight is off
     student_entropy: float | None  # mean row entropy in nats; None when rows are not distributions
     expected_entropy: float
-    sharpness: str | None  # "sharper", "flatter", or None (as expected / not comparable)
+    # "sharper", "flatter", or None (as expected / not comparable / keys ranked otherwise)
+    sharpness: str | None
     row_sums: list[float]
+    top_key_misses: tuple[TopKeyMiss, ...] = ()  # rows whose largest weight is on a wrong key
 
     @property
     def are_distributions(self) -> bool:
@@ -100,18 +119,93 @@ def compare_weights(
     if is_distribution(student):
         clipped = np.clip(student, 0.0, 1.0)
         student_entropy = float(row_entropy(clipped).mean())
-        if off_cells.any():
+        # Sharper or flatter is said only of weights in the right order: then a scaling
+        # (none, or too much) is a slip that gives them; weights on the wrong keys are not.
+        if off_cells.any() and ranks_keys_alike(student, expected):
             if student_entropy < expected_entropy - ENTROPY_TOLERANCE:
                 sharpness = "sharper"
             elif student_entropy > expected_entropy + ENTROPY_TOLERANCE:
                 sharpness = "flatter"
+    misses = top_key_misses(student, expected) if off_cells.any() else ()
     return WeightsComparison(
         off=off_cells.tolist(),
         student_entropy=student_entropy,
         expected_entropy=expected_entropy,
         sharpness=sharpness,
         row_sums=student.sum(axis=-1).round(4).tolist(),
+        top_key_misses=misses,
     )
+
+
+def ranks_keys_alike(student, expected) -> bool:
+    """Whether no row of ``student`` puts a key strictly above one that the correct weights
+    put strictly above it (ties on either side are no disagreement: rounding makes small
+    weights equal, equal scores make equal weights). Scaling the scores, by any positive
+    factor, keeps this order; weights on the wrong keys, or from V used as the keys, do not.
+
+    student, expected: (n, m)"""
+    student = np.atleast_2d(np.asarray(student, dtype=float))
+    expected = np.atleast_2d(np.asarray(expected, dtype=float))
+    # above[r, a, b]: key a strictly above key b in row r.  (n, m, 1) - (n, 1, m) -> (n, m, m)
+    expected_above = expected[:, :, None] - expected[:, None, :] > TIE_TOLERANCE
+    student_above = student[:, :, None] - student[:, None, :] > TIE_TOLERANCE
+    return not bool(np.any(expected_above & student_above.transpose(0, 2, 1)))
+
+
+def top_key_misses(student, expected) -> tuple[TopKeyMiss, ...]:
+    """The rows whose largest student weight is on none of the highest-scoring keys (the
+    keys of the largest correct weight: softmax keeps the order of the scores).
+
+    student, expected: (n, m)"""
+    student = np.atleast_2d(np.asarray(student, dtype=float))
+    expected = np.atleast_2d(np.asarray(expected, dtype=float))
+    misses = []
+    for row, (mine, right) in enumerate(zip(student, expected)):
+        if not np.all(np.isfinite(mine)):
+            continue
+        student_keys = _largest(mine)
+        expected_keys = _largest(right)
+        if not set(student_keys) & set(expected_keys):
+            misses.append(TopKeyMiss(row=row, student_keys=student_keys, expected_keys=expected_keys))
+    return tuple(misses)
+
+
+def _largest(row: np.ndarray) -> tuple[int, ...]:
+    """The keys whose entry ties for the largest of ``row``.  (m,) -> keys"""
+    return tuple(int(key) for key in np.flatnonzero(row >= row.max() - TIE_TOLERANCE))
+
+
+def _keys_words(keys: tuple[int, ...]) -> str:
+    """(3,) -> "key 3"; (1, 3) -> "keys 1 and 3"; (0, 1, 3) -> "keys 0, 1 and 3"."""
+    if len(keys) == 1:
+        return f"key {keys[0]}"
+    return "keys " + ", ".join(str(key) for key in keys[:-1]) + f" and {keys[-1]}"
+
+
+def top_key_message(comparison: WeightsComparison, *, implied: bool = False,
+                    row_labels: list[str] | None = None) -> str | None:
+    """One sentence per row whose largest weight is on a wrong key, or None, e.g.
+    "Your largest weight is on key 1; the highest score is key 0's, and softmax gives the
+    highest score the largest weight." ``implied``: the weights were read back from an
+    output ("the weights your output implies"). ``row_labels`` name the rows (the heatmap's
+    "query 2"); a row is named only when there are several."""
+    sentences = []
+    several = len(comparison.off) > 1
+    for miss in comparison.top_key_misses:
+        tied = len(miss.student_keys) > 1
+        if implied:
+            lead = (f"The largest of the weights your output implies {'are' if tied else 'is'} "
+                    f"on {_keys_words(miss.student_keys)}")
+        else:
+            lead = f"Your largest weight{'s are' if tied else ' is'} on {_keys_words(miss.student_keys)}"
+        highest = (f"the highest score is {_keys_words(miss.expected_keys)}'s" if len(miss.expected_keys) == 1
+                   else f"the highest scores are those of {_keys_words(miss.expected_keys)}")
+        sentence = f"{lead}; {highest}, and softmax gives the highest score the largest weight."
+        if several:
+            label = row_labels[miss.row] if row_labels and miss.row < len(row_labels) else f"row {miss.row}"
+            sentence = f"For {label}: {sentence[0].lower()}{sentence[1:]}"
+        sentences.append(sentence)
+    return " ".join(sentences) or None
 
 
 def weights_implied_by_output(output, V) -> np.ndarray | None:

@@ -59,23 +59,73 @@ def test_values_may_be_written_as_text_and_are_read_exactly():
     )
 
 
+MALFORMED_VALUE_FEEDBACK = [
+    ("0.3679", "option 'value_feedback' must be a list of {value, feedback}"),
+    ([0.3679], "option 'value_feedback' must be a list of {value, feedback}"),
+    ([{"value": 0.3679}], "option 'value_feedback' must be a list of {value, feedback}"),
+    ([{"value": 0.3679, "feedback": "  "}], "a feedback is empty"),
+    ([{"value": 0.3679, "feedback": "inverted", "code": "x"}], "option 'value_feedback' must be a list"),
+    ([{"value": "abc", "feedback": "inverted"}], "could not read 'abc' as a number"),
+    ([{"value": "a+1", "feedback": "inverted"}], r"could not read 'a\+1' as a number"),
+    ([{"value": "d_k", "feedback": "inverted"}], "could not read 'd_k' as a number"),
+    ([{"value": True, "feedback": "inverted"}], "True is not a number"),
+    ([{"value": float("nan"), "feedback": "inverted"}], "nan is not a finite number"),
+    ([{"value": [0.3679], "feedback": "inverted"}], r"\[0.3679\] is not a number"),
+]
+
+
+@pytest.mark.parametrize("value_feedback, message", MALFORMED_VALUE_FEEDBACK)
+def test_a_malformed_option_is_named_by_the_strict_reading(value_feedback, message):
+    with pytest.raises(InvalidRequest, match=message):
+        known_wrong_values({"value_feedback": value_feedback}, strict=True)
+
+
+@pytest.mark.parametrize("value_feedback, message", MALFORMED_VALUE_FEEDBACK)
 @pytest.mark.parametrize(
-    "value_feedback",
-    [
-        "0.3679",
-        [0.3679],
-        [{"value": 0.3679}],
-        [{"value": 0.3679, "feedback": "  "}],
-        [{"value": 0.3679, "feedback": "inverted", "code": "x"}],
-        [{"value": "abc", "feedback": "inverted"}],
-        [{"value": True, "feedback": "inverted"}],
-        [{"value": float("nan"), "feedback": "inverted"}],
-        [{"value": [0.3679], "feedback": "inverted"}],
-    ],
+    "answer, correct, feedback",
+    [("2.7183", True, "Correct."), ("0.3679", False, NOT_CORRECT), ("2.7170", False, CLOSE_NOT_PRECISE)],
 )
-def test_a_malformed_option_is_a_request_error_even_for_a_right_answer(value_feedback):
-    with pytest.raises(InvalidRequest, match="value_feedback"):
-        check(RATIO, "2.7183", {"decimals": 4, "value_feedback": value_feedback})
+def test_a_malformed_option_is_left_out_and_the_answer_still_graded(
+    value_feedback, message, answer, correct, feedback, caplog
+):
+    # The exercise's fault: never an error on the student's answer (which the service would
+    # report as "could not read that answer"), only a warning for the people who run it.
+    caplog.set_level("WARNING", logger="grading.core.numeric")
+    grade = check(RATIO, answer, {"decimals": 4, "value_feedback": value_feedback})
+    assert (grade.correct, grade.feedback, grade.error) == (correct, feedback, None)
+    assert [record.levelname for record in caplog.records] == ["WARNING"]
+    assert "left out, the answer is graded without it" in caplog.records[0].getMessage()
+
+
+def test_only_the_unreadable_entry_is_left_out():
+    options = {"decimals": 4, "value_feedback": [{"value": "a+1", "feedback": "never said"},
+                                                 {"value": INVERTED, "feedback": INVERTED_FEEDBACK}]}
+    assert known_wrong_values(options) == [(pytest.approx(INVERTED), INVERTED_FEEDBACK)]
+    assert check(RATIO, "0.3679", options).feedback == f"Not quite: {INVERTED_FEEDBACK}"
+    with pytest.raises(InvalidRequest, match=r"could not read 'a\+1' as a number.*\(entry 1\)"):
+        known_wrong_values(options, strict=True)
+
+
+def test_the_self_test_names_an_unreadable_value():
+    # The variant test exists to find the exercise's faults: it reads the option strictly.
+    with pytest.raises(InvalidRequest, match="could not read 'd_k' as a number"):
+        self_test(RATIO, {"decimals": 4, "value_feedback": [{"value": "d_k", "feedback": "inverted"}]})
+
+
+def test_the_grading_service_does_not_blame_the_student_for_the_exercises_option():
+    from grading import services
+    from grading.services import PartContext
+
+    context = PartContext(
+        answer_type="numeric", expected=RATIO, attempts_allowed=3,
+        options={"decimals": 4, "value_feedback": [{"value": "a+1", "feedback": "never said"}]},
+    )
+    assert services.answer_format_error(context=context, raw_answer="2.7183") is None
+    assert services.answer_format_error(context=context, raw_answer="0.37") is None
+    assert services.grade_answer(context=context, raw_answer="2.7183").correct is True
+    assert services.answer_format_error(context=context, raw_answer="abc") == (
+        "could not read 'abc' as a number: it contains letters; type a number such as 0.25 or 1/4"
+    )
 
 
 def test_the_self_test_grades_each_known_wrong_value_as_wrong():

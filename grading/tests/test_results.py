@@ -92,6 +92,17 @@ def test_uniform_weights_are_flatter_and_sums_other_than_one_are_named(variant, 
     assert "data-sharpness" not in result
 
 
+def test_weight_on_the_wrong_key_is_named_not_called_sharper(variant, answer):
+    scaled = weights(variant, scaled=True)
+    top = int(np.argmax(scaled))
+    wrong_key = (top + 1) % 4
+    row = [0.0] * 4
+    row[wrong_key] = 1.0
+    result = answer(variant, "weights", row).split('id="history-wrap-weights"')[0]
+    assert "data-sharpness" not in result
+    assert f"Your largest weight is on key {wrong_key}; the highest score is key {top}&#x27;s" in result
+
+
 def test_solving_the_part_reveals_the_correct_weights_beside_mine(variant, answer):
     scaled = weights(variant, scaled=True)
     answer(variant, "weights", [0.25, 0.25, 0.25, 0.25])
