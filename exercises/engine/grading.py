@@ -37,6 +37,8 @@ def _diagnose_options(diagnose: dict, params: dict) -> dict:
     for name in ("Q", "K", "V"):
         resolved[name] = to_json_value(np.asarray(evaluate(diagnose[name], params), dtype=float))
     resolved["query_index"] = int(evaluate(diagnose["query_index"], params))
+    if diagnose.get("mask"):
+        resolved["mask"] = diagnose["mask"]
     return resolved
 
 

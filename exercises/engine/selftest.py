@@ -50,6 +50,9 @@ def self_test_variant(spec: ExerciseSpec, params: dict) -> SelfTestResult:
         options = part_options(spec, params, part.key)
         try:
             samples = answers.self_test_answers(part.type, expected, options)
+        except answers.InvalidRequest as exc:  # the exercise's own fault: say which, plainly
+            result.failures.append(f"{part.key}: the part cannot be graded as written: {exc}")
+            continue
         except Exception as exc:  # the report must name the broken part, not stop
             result.failures.append(f"{part.key}: the checker could not build test answers: {exc!r}")
             continue
@@ -163,7 +166,7 @@ def _check_unscaled_diagnosis(part: Part, expected, options: dict, result: SelfT
         return
     from grading.core.attention import attention
 
-    unscaled = attention(diagnose["Q"], diagnose["K"], diagnose["V"], scale=1.0)
+    unscaled = attention(diagnose["Q"], diagnose["K"], diagnose["V"], scale=1.0, causal=diagnose.get("mask") == "causal")
     row = getattr(unscaled, diagnose["quantity"])[diagnose["query_index"]]
     if np.allclose(row, expected, atol=1e-3):
         return  # scaling happens not to matter for this variant; nothing to diagnose

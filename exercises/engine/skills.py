@@ -48,6 +48,7 @@ MISCONCEPTION_SKILLS: dict[str, str] = {
     "keys_queries_swapped": "dot-product-scores",
     "d_model_scale": "multi-head-shapes",
     "values_on_left": "weighted-values",
+    "weights_transposed": "weighted-values",
     "transposed_result": "matrix-shapes",
     "dimension_as_number": "matrix-shapes",
     "forgot_sigma": "variance-derivation",
@@ -59,6 +60,13 @@ MISCONCEPTION_SKILLS: dict[str, str] = {
     "count_squared": "variance-derivation",
     "square_of_mean": "variance-derivation",
     "dropped_mean_square": "variance-derivation",
+    # A causal mask decides which scores take part in each row's softmax.
+    "no_mask": "softmax",
+    "mask_transposed": "softmax",
+    "mask_hides_self": "softmax",
+    "mask_one_extra": "softmax",
+    "masked_scores_zeroed": "softmax",
+    "mask_after_softmax": "softmax",
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ GENERATORS = ("int_matrix", "int_range", "choice", "derived", "fixed")
 DIFFICULTIES = ("easy", "medium", "hard")
 GATE_KINDS = ("max_weight", "unique_max", "entry_range", "not_constant", "require")
 DIAGNOSE_QUANTITIES = ("weights", "output", "scores", "scaled_scores")
+DIAGNOSE_MASKS = ("causal",)  # query i attends to keys 0..i (grading.core.misconceptions.MASKS)
 
 TOP_LEVEL_FIELDS = {
     "slug": True, "title": True, "version": True, "topics": False, "difficulty": False,
@@ -551,6 +553,10 @@ def _part(check: _Validator, data, path: Path, known: set[str], default_skills: 
         options = {}
     if answer_type == "derivation":
         _derivation_options(check, options, path)
+    # Checked when a file is read; a version stored before this check still opens (and grading
+    # leaves out a known wrong value it cannot read).
+    if answer_type == "numeric" and "value_feedback" in options and check.source:
+        _value_feedback(check, options["value_feedback"], path + ("options", "value_feedback"), known, key)
     skills = _skills(check, data["skills"], path + ("skills",)) if "skills" in data else default_skills
     if len(check.issues) > before:
         return None
@@ -587,6 +593,67 @@ def _derivation_options(check: _Validator, options: dict, path: Path) -> None:
     min_steps = options.get("min_steps")
     if min_steps is not None and (isinstance(min_steps, bool) or not isinstance(min_steps, int) or min_steps < 1):
         check.error(path + ("options", "min_steps"), "must be a whole number of at least 1")
+
+
+VALUE_FEEDBACK_SHAPE = "must be a list of {value, feedback}: a known wrong value and why it is wrong"
+VALUE_FEEDBACK_VALUE = "a value must be a number or a {{ }} template that fills to a number"
+
+
+def _value_feedback(check: _Validator, raw, path: Path, known: set[str], key: str) -> None:
+    """A numeric part's known wrong values (see docs/exercise-format.md): each value a number,
+    or text with {{ placeholders }} that fills to one on every variant (checked on drawn
+    variants: ``rendering.text_problems``). A value written as an expression without braces
+    (``d_k`` for ``{{d_k}}``) would otherwise stay text, and no answer could be compared with it."""
+    if not isinstance(raw, list):
+        check.error(path, VALUE_FEEDBACK_SHAPE)
+        return
+    if _too_many(check, raw, path, MAX_HINTS, "known wrong values"):
+        return
+    for index, entry in enumerate(raw):
+        here = path + (index,)
+        if not isinstance(entry, dict) or set(entry) != {"value", "feedback"}:
+            check.error(here, "each known wrong value needs exactly 'value' (the wrong value) and "
+                        "'feedback' (why it is wrong)")
+            continue
+        if entry["feedback"] is None:
+            check.error(here + ("feedback",), "must be non-empty text")
+        else:
+            check.text(entry, "feedback", here, known, required=True)
+        value = entry["value"]
+        if isinstance(value, str) and PLACEHOLDER_PATTERN.search(value):
+            check.placeholders(value, here + ("value",), known)
+        elif not _is_number(value) and not _reads_as_number(value):
+            check.error(here + ("value",), _not_a_value(value, key, known))
+
+
+def _reads_as_number(value) -> bool:
+    """Text a student could type for a number (``1/4``, ``2.5e-3``), read by the numeric checker."""
+    if not isinstance(value, str):
+        return False
+    from grading.core.grades import AnswerFormatError  # late, as the engine's other uses of the checkers
+    from grading.core.numeric import parse_number
+
+    try:
+        parse_number(value)
+    except AnswerFormatError:
+        return False
+    return True
+
+
+def _not_a_value(value, key: str, known: set[str]) -> str:
+    """Why ``value`` is no known wrong value of part ``key``; for an expression written
+    without braces, how to write it."""
+    suggestion = ""
+    if isinstance(value, str) and value.strip():
+        try:
+            expression = compile_expression(value, known_names=known)
+        except ExpressionError:
+            pass
+        else:
+            if expression.names:  # reads a parameter: meant as one of its values (not "0,25")
+                suggestion = f"; to use the value of {value.strip()}, write \"{{{{{value.strip()}}}}}\""
+    shown = repr(value) if isinstance(value, str) else json.dumps(value)  # true, not True: as in YAML
+    return f"part `{key}`: {shown} is not a number: {VALUE_FEEDBACK_VALUE}{suggestion}"
 
 
 def _number(check, data: dict, name: str, path: Path, *, default, minimum, whole=False):
@@ -685,14 +752,19 @@ def _diagnose(check: _Validator, raw, path: Path, known: set[str]) -> dict:
     if raw is None:
         return {}
     required = {"kind", "Q", "K", "V", "query_index", "quantity"}
-    if not isinstance(raw, dict) or set(raw) != required:
-        check.error(path, f"must have exactly the fields {', '.join(sorted(required))}")
+    optional = {"mask"}
+    if not isinstance(raw, dict) or not required <= set(raw) <= required | optional:
+        check.error(path, f"must have exactly the fields {', '.join(sorted(required))} (and optionally mask)")
         return {}
     if raw["kind"] != "attention":
         check.error(path + ("kind",), "only 'attention' diagnosis is supported")
     if raw["quantity"] not in DIAGNOSE_QUANTITIES:
         check.error(path + ("quantity",), f"must be one of {', '.join(DIAGNOSE_QUANTITIES)}")
     compiled = {"kind": raw["kind"], "quantity": raw["quantity"]}
+    if "mask" in raw:
+        if raw["mask"] not in DIAGNOSE_MASKS:
+            check.error(path + ("mask",), f"must be one of {', '.join(DIAGNOSE_MASKS)} (leave it out for no mask)")
+        compiled["mask"] = raw["mask"]
     for name in ("Q", "K", "V", "query_index"):
         compiled[name] = check.expression(raw[name], path + (name,), known)
     return compiled

@@ -363,7 +363,7 @@ def _saturated_query(diagnose: dict, params: dict) -> str | None:
 
     Q, K, V = (np.asarray(evaluate(diagnose[name], params), dtype=float) for name in ("Q", "K", "V"))
     query = int(evaluate(diagnose["query_index"], params))
-    weights = attention(Q, K, V).weights[query]
+    weights = attention(Q, K, V, causal=diagnose.get("mask") == "causal").weights[query]
     top = float(np.max(weights))
     if top > DEFAULT_MAX_WEIGHT:
         return f"saturated: top weight {top:.4f} > {DEFAULT_MAX_WEIGHT} for query {query}"

@@ -14,9 +14,10 @@ scalars named for a dimension following it) with seeded random entries, and comp
 with a tolerance relative to the size of the result (1e-12), far below any slip. An
 answer right only at the declared sizes (``sqrt(32)`` for ``sqrt(d_k)``) is told to write
 the size in terms of its name. Known slips (no scaling, d_k for √d_k, softmax over
-columns, scaling after the softmax, K Qᵀ, V on the left, √d_model for a head's scale, a
-transposed result) are named. A product of incompatible shapes is explained, with a
-transpose hint.
+columns, transposed weights, scaling after the softmax, K Qᵀ, V on the left, √d_model for a
+head's scale, a transposed result) are named. A product of incompatible shapes is explained,
+with a transpose hint. A power of a matrix (``Q^-1``, ``(Q K^T)^2``) is not part of the
+format: it is refused when the answer is read, so it uses no attempt.
 """
 
 from __future__ import annotations
@@ -144,7 +145,36 @@ def read(text, shapes: dict, scalars: dict) -> safe_expr.CheckedExpression:
     unknown = sorted(checked.names - known - {safe_expr.TRANSPOSE_MARKER})
     if unknown:
         raise AnswerFormatError(f"unknown name {unknown[0]!r}; this answer may use {', '.join(sorted(known))}")
+    _refuse_matrix_powers(checked.body, frozenset(shapes))
     return checked
+
+
+def _refuse_matrix_powers(body: ast.AST, matrices: frozenset) -> None:
+    """AnswerFormatError for a power with a matrix in it (``Q^-1``, ``(Q K^T)^2``, ``2^Q``):
+    after a matrix, ``^`` only marks a transpose. Every operation of the format keeps a
+    matrix a matrix, so a part that names a matrix is matrix-valued."""
+    for node in ast.walk(body):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow)):
+            continue
+        if isinstance(node.right, ast.Name) and node.right.id == safe_expr.TRANSPOSE_MARKER:
+            continue
+        if _names_a_matrix(node.left, matrices):
+            base = describe(node.left)
+            raise AnswerFormatError(
+                f"{'a matrix expression' if base == '(...)' else base} is raised to a power: powers and inverses of matrices are not part of "
+                "this answer. After a matrix, ^ only marks a transpose (K^T); write products out, e.g. Q K^T, "
+                "and divide only by numbers."
+            )
+        if _names_a_matrix(node.right, matrices):
+            exponent = describe(node.right)
+            raise AnswerFormatError(
+                f"{'a matrix expression' if exponent == '(...)' else exponent} is used as an exponent: a matrix cannot be a power here. "
+                "After a matrix, ^ only marks a transpose (K^T)."
+            )
+
+
+def _names_a_matrix(node: ast.AST, matrices: frozenset) -> bool:
+    return any(isinstance(inner, ast.Name) and inner.id in matrices for inner in ast.walk(node))
 
 
 def random_draws(shapes: dict, trials: int = TRIALS, seed: int = SEED) -> list[dict]:
@@ -236,6 +266,10 @@ class _SlipEvaluator(_Evaluator):
             argument = self.value(node.args[0])
             if np.ndim(argument):
                 return attention.softmax(argument, axis=-2)
+        if name == "softmax" and self.slip == "weights_transposed":
+            weights = super().call(node)
+            # (n_q, n_k) -> (n_k, n_q): with n_q != n_k the product with V then fails, no slip
+            return _transposed(weights, node)
         if name == "softmax" and self.slip == "scale_after_softmax":
             inner = node.args[0]
             if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Div):
@@ -246,7 +280,8 @@ class _SlipEvaluator(_Evaluator):
 
 
 _PROJECTIONS = ("W_Q", "W_K", "W_V")
-SLIPS = ("no_scaling", "divided_by_d_k", "softmax_wrong_axis", "scale_after_softmax", "keys_queries_swapped",
+SLIPS = ("no_scaling", "divided_by_d_k", "softmax_wrong_axis", "weights_transposed", "scale_after_softmax",
+         "keys_queries_swapped",
          "d_model_scale") + tuple(f"projections_swapped:{meant}>{used}" for meant in _PROJECTIONS
                                   for used in _PROJECTIONS if used != meant)
 

@@ -21,6 +21,10 @@ MISCONCEPTIONS: dict[str, str] = {
         "It looks as if the softmax normalised each column; each query's row of scores is what must sum to 1."
     ),
     "k_not_transposed": "It looks as if Q was multiplied by K instead of by Kᵀ (query rows against key rows).",
+    "weights_transposed": (
+        "It looks as if the weights were transposed before they multiply V: softmax(Q Kᵀ / √d_k) already has "
+        "one row per query, summing to 1; its transpose has one row per key, and its columns sum to 1."
+    ),
     "d_model_scale": (
         "It looks as if the scores were divided by √d_model; each head scales by its own √d_k = √(d_model / h)."
     ),
@@ -76,6 +80,31 @@ MISCONCEPTIONS: dict[str, str] = {
         "Var(X) = E[X²] − E[X]²: the second term was dropped. It is 0 here only because the means are 0; "
         "say so with a rule (independence, then the declared means) instead of leaving it out."
     ),
+    # Causal masking: token i may attend to keys 0..i only (the mask is set before the softmax).
+    "no_mask": (
+        "It looks as if the causal mask was left out: token i may attend only to keys 0 to i, "
+        "so every later key must get weight 0 and the visible keys share all of the weight."
+    ),
+    "mask_transposed": (
+        "It looks as if the mask hid the wrong side: token i keeps the keys j ≤ i (the lower triangle, "
+        "its own key included) and loses the keys after it, not the keys before it."
+    ),
+    "mask_hides_self": (
+        "It looks as if the diagonal was masked too: token i may attend to itself, "
+        "so keys 0 to i take part (i + 1 of them), not only keys 0 to i − 1."
+    ),
+    "mask_one_extra": (
+        "It looks as if the mask let one key too many through: token i sees keys 0 to i only, "
+        "so key i + 1 must be masked as well."
+    ),
+    "masked_scores_zeroed": (
+        "It looks as if the masked scores were set to 0 instead of −∞: a score of 0 still gets the weight "
+        "e⁰ = 1 before normalising, so the masked keys keep some weight; only −∞ gives them exactly 0."
+    ),
+    "mask_after_softmax": (
+        "It looks as if the masked weights were zeroed after a softmax over all the keys: the mask comes "
+        "before the softmax, so the visible keys' weights are renormalised and add up to 1."
+    ),
 }
 
 # What the slip was, for "This is the third time ..." when a student makes it again.
@@ -84,6 +113,7 @@ REPEATED_SLIPS: dict[str, str] = {
     "divided_by_d_k": "the scores were divided by d_k instead of √d_k",
     "softmax_wrong_axis": "the softmax ran down the columns",
     "k_not_transposed": "K was used without its transpose",
+    "weights_transposed": "the weights were transposed before multiplying V",
     "d_model_scale": "the scale used √d_model instead of √d_k",
     "raw_weights_used": "the output was built from unscaled weights",
     "scale_after_softmax": "the scale came after the softmax",
@@ -100,6 +130,12 @@ REPEATED_SLIPS: dict[str, str] = {
     "count_squared": "the variance of the sum was taken d_k² times",
     "square_of_mean": "E[X²] became E[X]²",
     "dropped_mean_square": "the E[X]² term of the variance was dropped",
+    "no_mask": "the causal mask was left out",
+    "mask_transposed": "the mask hid the wrong side",
+    "mask_hides_self": "the diagonal was masked too",
+    "mask_one_extra": "the mask let one key too many through",
+    "masked_scores_zeroed": "masked scores were set to 0 instead of −∞",
+    "mask_after_softmax": "the mask came after the softmax",
 }
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
@@ -128,6 +164,7 @@ MISCONCEPTION_LABELS: dict[str, str] = {
     "divided_by_d_k": "divided by d_k, not √d_k",
     "softmax_wrong_axis": "softmax down the columns",
     "k_not_transposed": "K not transposed",
+    "weights_transposed": "transposed the weights",
     "d_model_scale": "scaled by √d_model",
     "raw_weights_used": "used the unscaled weights",
     "scale_after_softmax": "scaled after the softmax",
@@ -144,41 +181,66 @@ MISCONCEPTION_LABELS: dict[str, str] = {
     "count_squared": "d_k² instead of d_k",
     "square_of_mean": "E[X²] = E[X]²",
     "dropped_mean_square": "dropped E[X]² from Var(X)",
+    "no_mask": "left out the causal mask",
+    "mask_transposed": "masked the wrong side",
+    "mask_hides_self": "masked the diagonal too",
+    "mask_one_extra": "let one later key through the mask",
+    "masked_scores_zeroed": "masked scores set to 0, not −∞",
+    "mask_after_softmax": "masked after the softmax",
 }
 
 QUANTITIES = ("scores", "scaled_scores", "weights", "output")
+MASKS = ("causal",)  # a diagnosis's optional ``mask``: None (no mask) or one of these
+# The masking slips: each needs a mask to get wrong, and changes only the weights (and so
+# the output); on an unmasked part they cannot be made (attention_quantity gives None).
+MASK_MISTAKES = (
+    "no_mask", "mask_transposed", "mask_hides_self", "mask_one_extra", "masked_scores_zeroed", "mask_after_softmax",
+)
 _CANDIDATES = {
     "scores": ("k_not_transposed",),
     "scaled_scores": ("no_scaling", "divided_by_d_k", "d_model_scale", "k_not_transposed"),
-    "weights": ("no_scaling", "divided_by_d_k", "d_model_scale", "softmax_wrong_axis", "k_not_transposed"),
+    "weights": ("no_scaling", "divided_by_d_k", "d_model_scale", "softmax_wrong_axis", "k_not_transposed")
+    + MASK_MISTAKES,
     "output": (
         "raw_weights_used", "divided_by_d_k", "d_model_scale", "softmax_wrong_axis", "k_not_transposed",
         "values_on_left",
-    ),
+    )
+    + MASK_MISTAKES,
 }
 
 
-def attention_quantity(Q, K, V, quantity: str, mistake: str | None = None, d_model: int | None = None):
+def attention_quantity(
+    Q, K, V, quantity: str, mistake: str | None = None, d_model: int | None = None, *, mask: str | None = None
+):
     """The full (n, m) or (n, d_v) matrix of ``quantity``, computed under ``mistake``; None if
-    the mistake is impossible on these shapes or indistinguishable from the right method."""
+    the mistake is impossible on these shapes or indistinguishable from the right method.
+
+    ``mask`` is the mask the part asks for: None, or "causal" (query i sees keys 0..i).
+    Every mistake is made with the part's own mask, except the masking slips, which are
+    the mask done wrong (and impossible without one)."""
+    if mask is not None and mask not in MASKS:
+        raise ValueError(f"mask must be one of {MASKS} or absent, got {mask!r}")
     Q, K, V = attention.as_array(Q), attention.as_array(K), attention.as_array(V)
     d_k = Q.shape[-1]
+    causal = mask == "causal"
+    if mistake in MASK_MISTAKES:
+        return _mask_mistake(Q, K, V, quantity, mistake) if causal else None
     if mistake is None:
-        result = attention.attention(Q, K, V)
+        result = attention.attention(Q, K, V, causal=causal)
     elif mistake in ("no_scaling", "raw_weights_used"):
-        result = attention.attention(Q, K, V, scale=1.0)
+        result = attention.attention(Q, K, V, scale=1.0, causal=causal)
     elif mistake == "divided_by_d_k":
-        result = attention.attention(Q, K, V, scale=1.0 / d_k)
+        result = attention.attention(Q, K, V, scale=1.0 / d_k, causal=causal)
     elif mistake == "d_model_scale":
         if d_model is None or d_model == d_k:
             return None
-        result = attention.attention(Q, K, V, scale=1.0 / math.sqrt(d_model))
+        result = attention.attention(Q, K, V, scale=1.0 / math.sqrt(d_model), causal=causal)
     elif mistake == "k_not_transposed":
         if K.shape[-2] != d_k or V.shape[-2] != d_k:
             return None
-        result = attention.attention(Q, np.swapaxes(K, -1, -2), V)  # Q (K^T)^T = Q K
+        result = attention.attention(Q, np.swapaxes(K, -1, -2), V, causal=causal)  # Q (K^T)^T = Q K
     elif mistake == "softmax_wrong_axis":
-        scaled = attention.attention(Q, K, V)
+        scaled = attention.attention(Q, K, V, causal=causal)
         weights = attention.softmax(scaled.scaled_scores, axis=-2)  # columns instead of rows
         output = weights @ V  # (n, m) x (m, d_v) -> (n, d_v)
         return {"scores": scaled.scores, "scaled_scores": scaled.scaled_scores, "weights": weights, "output": output}[quantity]
@@ -187,11 +249,40 @@ def attention_quantity(Q, K, V, quantity: str, mistake: str | None = None, d_mod
         # weights dotted with row j of V). Only an output shows it, and only with a square V.
         if quantity != "output" or V.shape[-2] != V.shape[-1]:
             return None
-        weights = attention.attention(Q, K, V).weights
+        weights = attention.attention(Q, K, V, causal=causal).weights
         return weights @ np.swapaxes(V, -1, -2)  # (n, m) x (d_v, m) -> (n, d_v), with m == d_v
     else:
         raise ValueError(f"unknown mistake {mistake!r}")
     return {"scores": result.scores, "scaled_scores": result.scaled_scores, "weights": result.weights, "output": result.output}[quantity]
+
+
+def _mask_mistake(Q: np.ndarray, K: np.ndarray, V: np.ndarray, quantity: str, mistake: str):
+    """The weights or output of a causal part computed with ``mistake`` in the mask; None
+    for scores, which a mask does not change."""
+    if quantity not in ("weights", "output"):
+        return None
+    n, m = Q.shape[-2], K.shape[-2]
+    everything = np.ones((n, m), dtype=bool)
+    if mistake == "no_mask":
+        weights = attention.attention(Q, K, V).weights
+    elif mistake in ("mask_transposed", "mask_hides_self", "mask_one_extra"):
+        allowed = {
+            "mask_transposed": np.triu(everything),  # keys j >= i: the later keys kept instead of the earlier
+            "mask_hides_self": np.tril(everything, k=-1),  # keys j < i: row 0 sees nothing, its weights are 0
+            "mask_one_extra": np.tril(everything, k=1),  # keys j <= i + 1: one later key let through
+        }[mistake]
+        weights = attention.attention(Q, K, V, mask=allowed).weights
+    elif mistake == "masked_scores_zeroed":
+        unmasked = attention.attention(Q, K, V)
+        allowed = attention.causal_mask(n, m)
+        weights = attention.softmax(np.where(allowed, unmasked.scaled_scores, 0.0), axis=-1)  # 0, not -inf
+    elif mistake == "mask_after_softmax":
+        weights = attention.attention(Q, K, V).weights * attention.causal_mask(n, m)  # not renormalised
+    else:  # pragma: no cover - MASK_MISTAKES lists exactly the cases above
+        raise ValueError(f"unknown mistake {mistake!r}")
+    if quantity == "weights":
+        return weights
+    return weights @ V  # (n, m) x (m, d_v) -> (n, d_v)
 
 
 def _matches(answer: np.ndarray, candidate: np.ndarray, rtol: float, atol: float) -> bool:
@@ -207,17 +298,23 @@ def _select(matrix: np.ndarray, answer: np.ndarray, query_index: int | None) -> 
 
 
 def diagnose_attention(
-    *, Q, K, V, query_index: int | None, quantity: str, answer, rtol: float, atol: float, d_model: int | None = None
+    *, Q, K, V, query_index: int | None, quantity: str, answer, rtol: float, atol: float, d_model: int | None = None,
+    mask: str | None = None,
 ) -> str | None:
-    """The code of the first known mistake that reproduces ``answer``, or None."""
+    """The code of the first known mistake that reproduces ``answer``, or None.
+
+    A mistake is named only when the answer matches it (within the tolerance) and not the
+    right result, and only when, on this variant, it gives something else than the right
+    result (a mask slip on row 0 of a causal part, or a missing √d_k on a row with one
+    visible key, changes nothing and is never named)."""
     if quantity not in QUANTITIES:
         raise ValueError(f"quantity must be one of {QUANTITIES}, got {quantity!r}")
     answer = np.asarray(answer, dtype=float)
-    right_value = _select(attention_quantity(Q, K, V, quantity), answer, query_index)
+    right_value = _select(attention_quantity(Q, K, V, quantity, mask=mask), answer, query_index)
     if right_value is None or _matches(answer, right_value, rtol, atol):
         return None
     for mistake in _CANDIDATES[quantity]:
-        candidate = attention_quantity(Q, K, V, quantity, mistake, d_model)
+        candidate = attention_quantity(Q, K, V, quantity, mistake, d_model, mask=mask)
         if candidate is None:
             continue
         candidate = _select(candidate, answer, query_index)
@@ -246,6 +343,7 @@ def diagnose_from_spec(spec: dict, answer: np.ndarray, options: dict) -> str | N
             rtol=float(options.get("rtol", DEFAULT_RTOL)),
             atol=float(options.get("atol", DEFAULT_ATOL)),
             d_model=spec.get("d_model"),
+            mask=spec.get("mask"),
         )
     except (KeyError, ValueError, TypeError) as problem:
         raise InvalidRequest(f"option 'diagnose' is not usable: {problem}") from None

@@ -22,7 +22,7 @@ def slip_answer(diagnose: dict, misconception: str):
     try:
         full = attention_quantity(
             diagnose["Q"], diagnose["K"], diagnose["V"], diagnose.get("quantity", "weights"),
-            misconception, diagnose.get("d_model"),
+            misconception, diagnose.get("d_model"), mask=diagnose.get("mask"),
         )
     except ValueError:  # not a numeric attention slip (e.g. forgot_sigma)
         return None
@@ -31,7 +31,7 @@ def slip_answer(diagnose: dict, misconception: str):
 
 def right_answer(diagnose: dict):
     full = attention_quantity(
-        diagnose["Q"], diagnose["K"], diagnose["V"], diagnose.get("quantity", "weights")
+        diagnose["Q"], diagnose["K"], diagnose["V"], diagnose.get("quantity", "weights"), mask=diagnose.get("mask")
     )
     return _selected(full, diagnose)
 
