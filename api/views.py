@@ -3,9 +3,11 @@ an answer and reading its result. Thin: access_* selectors, then services."""
 
 from __future__ import annotations
 
+import math
+
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
+from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -23,7 +25,7 @@ from grading.answer_input import CLIENT_KEY_HEADER, client_key_checked
 from grading.results import submission_visibility
 
 from . import selectors, serializers
-from .problems import Problem
+from .problems import Problem, problem_body, problem_response
 from .schema import ProblemSerializer
 
 # Why an answer was refused -> the HTTP status that says so.
@@ -48,6 +50,38 @@ PROBLEM_409 = OpenApiResponse(
     description="Not accepted now: solved, no attempts left, closed, not open yet, time up, "
     "or (an exam) not started or already finished.",
 )
+NUMBER_ANSWER = (
+    'Send the answer as text: "0.5", not 0.5 (a list of strings for choices, a list of rows of '
+    "strings for a grid). A JSON number loses how it was written (1.50 arrives as 1.5), and "
+    "answers are read and compared as typed."
+)
+
+
+def require_readable_body(request) -> None:
+    """415 for a body whose media type no parser of this view reads. DRF finds that itself,
+    except for multipart/form-data: a middleware parsed the form already (its size check), and
+    DRF then hands the view empty data, which read as a missing field (400) instead."""
+    if request.content_type and request.negotiator.select_parser(request, request.parsers) is None:
+        raise exceptions.UnsupportedMediaType(request.content_type.split(";")[0].strip())
+
+
+def refuse_number_answers(data) -> None:
+    """An answer is a string, a list of strings or a list of rows of strings (the schema's
+    oneOf): a JSON number anywhere in it is a 400, before anything is stored or counted."""
+    answer = data.get("answer") if hasattr(data, "get") else None
+    leaves = [answer]
+    if isinstance(answer, list):
+        leaves = [cell for item in answer for cell in (item if isinstance(item, list) else [item])]
+    if any(isinstance(leaf, (int, float)) and not isinstance(leaf, bool) for leaf in leaves):
+        raise exceptions.ValidationError({"answer": [NUMBER_ANSWER]})
+
+
+def retry_after_seconds(seconds) -> str:
+    """Retry-After in whole seconds, at least 1 (RFC 9110: a non-negative integer; 0 would
+    invite an immediate retry that is refused again)."""
+    return str(max(1, math.ceil(seconds or 0)))
+
+
 SUBMIT_PROBLEM_409 = OpenApiResponse(
     ProblemSerializer,
     description="Not accepted, nothing stored and no attempt used: solved, no attempts left, closed, "
@@ -131,8 +165,19 @@ class ExerciseDetail(APIView):
         CLIENT_KEY_HEADER, str, OpenApiParameter.HEADER, required=False, pattern=r"^[A-Za-z0-9_-]{8,64}$",
         description="Your name for this answer, new for each answer and the same when you resend it "
         "(its response lost): an answer already stored under it is answered again, not stored twice.",
+    ), OpenApiParameter(
+        "Retry-After", int, OpenApiParameter.HEADER, response=[429],
+        description="Whole seconds (at least 1) to wait before sending again.",
     )],
-    responses={202: serializers.SubmitAcceptedSerializer, 409: SUBMIT_PROBLEM_409, 422: PROBLEM_422},
+    responses={
+        202: serializers.SubmitAcceptedSerializer, 409: SUBMIT_PROBLEM_409, 422: PROBLEM_422,
+        415: OpenApiResponse(ProblemSerializer, description="The body is not JSON (a form, multipart, text)."),
+        429: OpenApiResponse(
+            ProblemSerializer,
+            description="Too many requests for your token, or answers sent faster than the per-student "
+            "answer limit (`rate-limited`): nothing stored, no attempt used; retry after `Retry-After` seconds.",
+        ),
+    },
 )
 class SubmitAnswer(APIView):
     """Submit an answer to one part. The format is checked at once (a format error, 422,
@@ -144,6 +189,8 @@ class SubmitAnswer(APIView):
         item, role = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
         require_course_writable(course=item.assignment.course)
         access_exam_gate(request=request, assignment=item.assignment, role=role)
+        require_readable_body(request)
+        refuse_number_answers(request.data)
         payload = serializers.SubmitSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         client_key, key_error = client_key_checked(request.headers.get(CLIENT_KEY_HEADER))
@@ -156,6 +203,12 @@ class SubmitAnswer(APIView):
                 raw_answer=payload.validated_data["answer"], client_key=client_key,
             )
         except grading_services.SubmissionRefused as refused:
+            if refused.retry_after is not None:  # too fast: wait that long and send it again
+                return problem_response(
+                    problem_body(status_code=status.HTTP_429_TOO_MANY_REQUESTS, code=refused.code,
+                                 detail=refused.message),
+                    headers={"Retry-After": retry_after_seconds(refused.retry_after)},
+                )
             raise Problem(refused.message, status_code=REFUSAL_STATUS.get(refused.code, 409), code=refused.code)
         url = reverse("api:submission", args=[submission.pk])
         return Response(
@@ -218,6 +271,7 @@ class ExamAttempt(APIView):
 
     def post(self, request, course_slug: str, assignment_slug: str):
         assignment = self._exam(request, course_slug, assignment_slug)
+        require_readable_body(request)
         payload = serializers.AttemptActionSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         act = exam_services.attempt_start if payload.validated_data["action"] == "start" else exam_services.attempt_finish

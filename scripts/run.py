@@ -9,6 +9,10 @@ printed last, once the web server answers and the workers reply to a ping, so th
 not lost above the servers' own start-up lines. A worker that exits is started again.
 Ctrl-C stops everything and exits 0.
 
+The web server is Django's runserver, a thread per request, so it keeps no database
+connection past its request (CONN_MAX_AGE=0: a finished thread's kept connection stayed
+open on PostgreSQL); the workers keep the settings' CONN_MAX_AGE.
+
 It serves as production does (DEBUG=0: the styled 404/500 pages, the enforced CSP,
 static files from whitenoise after collectstatic), with a development SECRET_KEY kept
 in var/ and the HTTPS-only settings relaxed for plain http on this machine.
@@ -96,6 +100,17 @@ def serving_env() -> dict:
         # E-mails (password resets) are printed here, as in development.
         env.setdefault("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
     return env
+
+
+def web_server_env(env: dict) -> dict:
+    """The web server's environment: ``env`` with persistent database connections off.
+
+    Django's runserver answers each request on a thread of its own, and each thread opens its
+    own connection; kept for CONN_MAX_AGE (60 s, meant for gunicorn's long-lived threads),
+    every finished thread left one idle on PostgreSQL until the server refused new ones. With
+    0 each request closes its connection when it ends. The workers keep the setting: each is
+    one long-lived process that reuses its connection."""
+    return dict(env, CONN_MAX_AGE="0")
 
 
 def port_answers(host: str, port: str) -> bool:
@@ -198,7 +213,8 @@ def main() -> int:
         demo = subprocess.run([python, "manage.py", "load_demo"], env=env, cwd=ROOT,
                               check=True, capture_output=True, text=True)
         server = subprocess.Popen(
-            [python, "manage.py", "runserver", f"{host}:{port}", "--noreload"], env=env, cwd=ROOT)
+            [python, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
+            env=web_server_env(env), cwd=ROOT)
         processes.insert(0, server)
         is_stopping = lambda: stopping or server.poll() is not None  # noqa: E731
         wait_until(lambda: port_answers(host, port), stopping=is_stopping)

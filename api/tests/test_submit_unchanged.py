@@ -35,6 +35,7 @@ def outcome(response) -> tuple:
 
 UNCHANGED = (409, "urn:attnquiz:problem:unchanged")
 ACCEPTED = (202, None)
+INVALID = (400, "urn:attnquiz:problem:invalid")
 
 
 # (case, first answer, the status the first is left in, the second answer, its outcome,
@@ -44,7 +45,7 @@ ACCEPTED = (202, None)
     ("0", SubmissionStatus.GRADED, " 0\n", UNCHANGED, 1),
     ("0", SubmissionStatus.GRADED, "1", ACCEPTED, 2),
     ("0", SubmissionStatus.GRADED, "0.0", ACCEPTED, 2),  # other text, as on the page
-    ("0", SubmissionStatus.GRADED, 0, UNCHANGED, 1),  # a JSON number is taken as its text, "0"
+    ("0", SubmissionStatus.GRADED, 0, INVALID, 1),  # a JSON number is refused: answers are text
     ("0", SubmissionStatus.QUEUED, "0", UNCHANGED, 1),
     ("0", SubmissionStatus.COULD_NOT_GRADE, "0", ACCEPTED, 2),
     ("0", SubmissionStatus.COULD_NOT_GRADE, " 0 ", ACCEPTED, 2),

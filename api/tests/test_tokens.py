@@ -113,3 +113,20 @@ def test_the_profile_page_links_to_the_token_page(world, client):
     client.login(username="sam", password=PASSWORD)
     page = client.get("/accounts/profile/").content.decode()
     assert '<a href="/api/tokens/" data-api-tokens>create or revoke your API tokens</a>' in page
+
+
+def test_the_token_table_scrolls_in_its_own_box_and_each_revoke_names_its_token(world, client):
+    import re
+
+    client.login(username="sam", password=PASSWORD)
+    page = client.get("/api/tokens/").content.decode()
+    assert ('<div class="aq-table-scroll" role="region" aria-label="Your tokens" tabindex="0">'
+            '<table class="tokens">') in page
+    assert page.index("</table></div>") > page.index('<table class="tokens">')
+    assert '<th scope="col"><span class="aq-visually-hidden">Revocation</span></th></tr></thead>' in page
+    buttons = re.findall(r'<button type="submit">(Revoke.*?)</button>', page)
+    assert buttons == [  # newest first
+        'Revoke<span class="aq-visually-hidden"> the token “student read”</span>',
+        'Revoke<span class="aq-visually-hidden"> the token “student”</span>',
+    ]
+    assert '<th scope="col"></th>' not in page

@@ -90,3 +90,114 @@ def test_a_running_worker_is_left_alone(run):
     finally:
         worker.process.kill()
         worker.process.wait(timeout=10)
+
+
+def test_the_web_server_keeps_no_database_connection_past_its_request(run, monkeypatch):
+    monkeypatch.setenv("CONN_MAX_AGE", "60")
+    env = run.serving_env()
+    server_env = run.web_server_env(env)
+    assert server_env["CONN_MAX_AGE"] == "0"
+    assert {k: v for k, v in server_env.items() if k != "CONN_MAX_AGE"} == {
+        k: v for k, v in env.items() if k != "CONN_MAX_AGE"
+    }
+    assert env["CONN_MAX_AGE"] == "60"  # the workers' environment is left as it was
+
+
+def test_make_run_starts_runserver_with_conn_max_age_0_and_the_workers_without(run, monkeypatch):
+    started = []
+
+    class FakePopen:
+        def __init__(self, command, *, env, cwd, **kwargs):
+            started.append((command, env))
+            self.returncode = 0
+
+        def poll(self):
+            return 0  # exits at once: main() stops waiting and returns
+
+        def wait(self, timeout=None):
+            return 0
+
+    def fake_run(command, *, env, cwd, **kwargs):
+        started.append((command, env))
+        return run.subprocess.CompletedProcess(command, 0, stdout="Demo course: ...", stderr="")
+
+    monkeypatch.delenv("CONN_MAX_AGE", raising=False)
+    monkeypatch.setattr(run.subprocess, "Popen", FakePopen)
+    monkeypatch.setattr(run.subprocess, "run", fake_run)
+    monkeypatch.setattr(run, "redis_answers", lambda url: True)
+    monkeypatch.setattr(run, "redis_claimed_by", lambda url: None)
+    monkeypatch.setattr(run, "port_answers", lambda host, port: True)
+    assert run.main() == 0
+    by_program = {tuple(command[1:3]): env for command, env in started}
+    assert by_program[("manage.py", "runserver")]["CONN_MAX_AGE"] == "0"
+    workers = [env for command, env in started if command[1:4] == ["-m", "celery", "-A"] and "worker" in command]
+    assert len(workers) == 3
+    assert all("CONN_MAX_AGE" not in env for env in workers)  # the settings' 60 s: long-lived processes
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _connections_named(application_name: str) -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [application_name])
+        return cursor.fetchone()[0]
+
+
+def _serve_and_count_connections(run, env: dict, application_name: str, requests: int) -> int:
+    """Start runserver as `make run` does with ``env``, answer ``requests`` requests that each
+    read the database (/healthz/), and count the server's connections still open after them."""
+    import subprocess
+    import time
+    import urllib.request
+
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        env=env, cwd=run.ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert run.wait_until(lambda: run.port_answers("127.0.0.1", str(port)),
+                              stopping=lambda: server.poll() is not None)
+        for _ in range(requests):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz/", timeout=10) as response:
+                assert response.status == 200
+        time.sleep(0.5)  # each request's thread has ended
+        return _connections_named(application_name)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@pytest.mark.django_db
+def test_runserver_as_make_run_starts_it_leaves_no_idle_connections(run, monkeypatch):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("counts connections in PostgreSQL's pg_stat_activity")
+    db = connection.settings_dict
+    monkeypatch.delenv("DJANGO_SETTINGS_MODULE")  # manage.py's own: attnquiz.settings
+    monkeypatch.delenv("CONN_MAX_AGE", raising=False)
+
+    def env_named(application_name: str) -> dict:
+        database_url = (f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/"
+                        f"{db['NAME']}?application_name={application_name}")
+        env = dict(run.serving_env(), DATABASE_URL=database_url, REDIS_URL="", GRADING_MODE="inline")
+        if db.get("PASSWORD"):
+            env["PGPASSWORD"] = db["PASSWORD"]
+        return env
+
+    # The settings' default (60 s) on runserver: finished request threads leave their connections
+    # open (most of them: 6 of 8 in one run; Python frees some with their thread). The count sees them.
+    before = f"attnquiz-run-test-default-{os.getpid()}"
+    assert _serve_and_count_connections(run, env_named(before), before, requests=12) > 0
+    # As `make run` starts it: not one left after the requests.
+    after = f"attnquiz-run-test-make-run-{os.getpid()}"
+    assert _serve_and_count_connections(run, run.web_server_env(env_named(after)), after, requests=12) == 0

@@ -13,7 +13,7 @@ from exercises.models import Variant
 from grading.models import Submission, SubmissionStatus
 
 WORKED_EXAMPLE = "attention-weights-one-query"  # part (b) "output": a 1 × 4 grid
-CELL = '<input name="cell-0-{c}" aria-label="{label} entry of part (b)" inputmode="decimal" autocomplete="off" spellcheck="false" size="7"'
+CELL = '<input name="cell-0-{c}" aria-label="{label} entry of part (b)" inputmode="text" autocomplete="off" autocapitalize="off" autocorrect="off" spellcheck="false" size="7"'
 LABELS = ["first", "second", "third", "fourth"]
 
 

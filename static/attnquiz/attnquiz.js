@@ -273,7 +273,7 @@
       "<summary>Paste a whole matrix</summary>" +
       '<label for="' + id + '">Rows on lines, <code>;</code> between rows, <code>[[…], […]]</code>, ' +
       "or cells copied from a spreadsheet</label>" +
-      '<textarea id="' + id + '" rows="4" cols="40" spellcheck="false" data-paste-source></textarea>' +
+      '<textarea id="' + id + '" rows="4" cols="40" spellcheck="false" autocomplete="off" autocapitalize="off" autocorrect="off" data-paste-source></textarea>' +
       '<button type="button" data-paste-fill>Fill the grid</button>';
     var suffix = partSuffix(grid);
     if (suffix) {
@@ -441,6 +441,144 @@
       .trim();
   }
 
+  /* The typed answer, as the server's tokeniser splits it (grading/core/safe_expr.py):
+     numbers, names (d_k, sigma_q, d_model), ^ or ** and + - * / ( ) ,; null for anything
+     else (LaTeX, Unicode symbols, |x|), which our own conversion does not try. */
+  var ANSWER_TOKEN = /\s+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[A-Za-z][A-Za-z0-9_]*|\*\*|[-+*\/^(),]/y;
+
+  function answerTokens(text) {
+    var tokens = [];
+    var position = 0;
+    text = String(text || "");
+    while (position < text.length) {
+      ANSWER_TOKEN.lastIndex = position;
+      var match = ANSWER_TOKEN.exec(text);
+      if (!match) return null;
+      if (!/^\s/.test(match[0])) tokens.push(match[0] === "**" ? "^" : match[0]);
+      position = ANSWER_TOKEN.lastIndex;
+    }
+    return tokens;
+  }
+
+  var GREEK = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho " +
+    "sigma tau upsilon phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega").split(" ");
+  var EDITOR_FUNCTIONS = ["sqrt", "exp", "log", "ln", "sin", "cos", "tan"];
+
+  function nameLatex(name) {
+    var cut = name.indexOf("_");
+    var base = cut < 0 ? name : name.slice(0, cut);
+    var sub = cut < 0 ? "" : name.slice(cut + 1);
+    var latex = GREEK.indexOf(base) >= 0 ? "\\" + base + " " : base.length === 1 ? base : "\\mathrm{" + base + "}";
+    if (sub) latex += "_{" + (GREEK.indexOf(sub) >= 0 ? "\\" + sub + " " : sub) + "}";
+    return latex;
+  }
+
+  /* A typed answer as LaTeX for the visual editor, read as the server reads it: d_model/h is
+     d_{model}/h, 1/sqrt(d_k) is 1/\sqrt{d_{k}}, x^(1/2) is x^{1/2}, 2^3^2 is 2^{3^{2}}.
+     Division stays a slash, so the editor's plain text comes back as it was typed. Null when
+     the text is not in that grammar or its brackets do not match. */
+  function latexFromAnswerText(text) {
+    var tokens = answerTokens(text);
+    if (tokens === null) return null;
+    var i = 0;
+    function fail() {
+      throw new Error("not in the answer grammar");
+    }
+    function bracketed() {
+      i += 1; // "("
+      var inner = sequence();
+      if (tokens[i] !== ")") fail();
+      i += 1;
+      return inner;
+    }
+    function sequence() {
+      var out = "";
+      while (i < tokens.length && tokens[i] !== ")") out += item();
+      return out;
+    }
+    function operand() {
+      var token = tokens[i];
+      if (token === undefined) fail();
+      if (token === "(") return "(" + bracketed() + ")";
+      if (/^[0-9.]/.test(token)) {
+        i += 1;
+        return token;
+      }
+      if (!/^[A-Za-z]/.test(token)) fail();
+      i += 1;
+      if (EDITOR_FUNCTIONS.indexOf(token) >= 0 && tokens[i] === "(") {
+        var argument = bracketed();
+        return token === "sqrt" ? "\\sqrt{" + argument + "}" : "\\" + token + "(" + argument + ")";
+      }
+      return nameLatex(token);
+    }
+    function exponent() {
+      var sign = "";
+      if (tokens[i] === "-" || tokens[i] === "+") {
+        sign = tokens[i];
+        i += 1;
+      }
+      var base = tokens[i] === "(" ? bracketed() : operand();
+      if (tokens[i] === "^") {
+        i += 1;
+        base += "^{" + exponent() + "}"; // a power of a power is right-associative
+      }
+      return sign + base;
+    }
+    function item() {
+      var token = tokens[i];
+      if (token === "^") {
+        i += 1;
+        return "^{" + exponent() + "}";
+      }
+      if (token === "*") {
+        i += 1;
+        return "\\cdot ";
+      }
+      if (token === "+" || token === "-" || token === "/" || token === ",") {
+        i += 1;
+        return token;
+      }
+      return operand();
+    }
+    try {
+      var latex = sequence();
+      if (i !== tokens.length) fail(); // a ")" without its "("
+      return latex;
+    } catch (error) {
+      return null;
+    }
+  }
+
+  /* Do two typed answers read the same? Their tokens are compared, so spaces count only
+     where they part two names (sigma_q sigma_k), and x^(2) is x^2, x^(-1) is x^-1. */
+  function sameAnswerText(left, right) {
+    function key(text) {
+      var tokens = answerTokens(text);
+      if (tokens === null) return "\u0000" + String(text || "").replace(/\s+/g, " ").trim();
+      var kept = [];
+      for (var k = 0; k < tokens.length; k++) {
+        var sign = tokens[k + 2] === "-" || tokens[k + 2] === "+" ? 1 : 0;
+        var operand = tokens[k + 2 + sign];
+        if (tokens[k] === "^" && tokens[k + 1] === "(" && operand && /^[A-Za-z0-9.]/.test(operand) &&
+            tokens[k + 3 + sign] === ")") {
+          kept.push("^");
+          if (sign) kept.push(tokens[k + 2]);
+          kept.push(operand);
+          k += 3 + sign;
+        } else {
+          kept.push(tokens[k]);
+        }
+      }
+      return kept.join(" ");
+    }
+    return key(left) === key(right);
+  }
+
+  var EDITOR_INEXACT =
+    "The visual editor cannot show this answer exactly as typed. What you typed stays in the text box " +
+    "until you change the answer in the editor; from then on the editor's answer replaces it.";
+
   function addVisualEditorToggle(input) {
     var button = document.createElement("button");
     button.type = "button";
@@ -454,33 +592,77 @@
     button.setAttribute("data-visual-editor-toggle", "");
     input.insertAdjacentElement("afterend", button);
     var field = null;
+    var note = null;
+    var writing = false; // the editor is writing into the text box
+
+    /* The editor shows the text box's answer; the note says when it cannot show it exactly
+       (then the text box is left alone until the student changes the editor). */
+    function showTypedAnswer() {
+      var text = input.value;
+      var latex = text.indexOf("\\") >= 0 ? text : latexFromAnswerText(text); // typed LaTeX is read as such
+      if (latex !== null) field.setValue(latex, { format: "latex", silenceNotifications: true });
+      else field.setValue(text, { format: "ascii-math", silenceNotifications: true }); // MathLive's best reading
+      var exact = sameAnswerText(asciiFromMathfield(field.getValue("ascii-math")), text);
+      note.textContent = exact ? "" : EDITOR_INEXACT;
+      note.hidden = exact;
+      field.dataset.exact = exact ? "1" : "0";
+    }
+
+    // Typing in the text box while the editor is there updates the editor.
+    input.addEventListener("input", function () {
+      if (field && !writing) showTypedAnswer();
+    });
+
     button.addEventListener("click", function () {
       if (field) {
         var showing = field.hidden;
         field.hidden = !showing;
+        note.hidden = !showing || field.dataset.exact === "1";
         button.setAttribute("aria-pressed", String(showing));
         if (showing) field.focus();
         return;
       }
-      button.disabled = true;
+      // Busy, not disabled: disabling the focused button sends the focus to the page's body,
+      // sometimes after the editor took it (then neither has it and typing goes nowhere).
+      if (button.getAttribute("aria-disabled") === "true") return;
+      button.setAttribute("aria-disabled", "true");
       loadMathLive()
         .then(function (MathfieldElement) {
           field = new MathfieldElement();
           field.setAttribute("aria-label", "Visual maths editor" + (partSuffix(input) || " for the answer"));
           field.className = "aq-mathfield";
-          field.addEventListener("input", function () {
-            input.value = asciiFromMathfield(field.getValue("ascii-math"));
-            input.dispatchEvent(new Event("input", { bubbles: true }));
-          });
+          note = document.createElement("p");
+          note.className = "aq-help aq-mathfield-note";
+          note.id = input.id + "-editor-note";
+          note.setAttribute("aria-live", "polite");
+          note.setAttribute("data-visual-editor-note", "");
+          note.hidden = true;
+          field.setAttribute("aria-describedby", note.id);
           button.insertAdjacentElement("afterend", field);
+          field.insertAdjacentElement("afterend", note);
+          showTypedAnswer(); // starts from what was typed, never empty over it
+          // Only a change the student makes in the editor is written back to the text box.
+          field.addEventListener("input", function () {
+            writing = true;
+            try {
+              input.value = asciiFromMathfield(field.getValue("ascii-math"));
+              input.dispatchEvent(new Event("input", { bubbles: true }));
+            } finally {
+              writing = false;
+            }
+            field.dataset.exact = "1";
+            note.hidden = true;
+            note.textContent = "";
+          });
           button.setAttribute("aria-pressed", "true");
           field.focus();
+          field.position = field.lastOffset; // the caret after the answer, to go on typing
         })
         .catch(function () {
           setButtonText("Visual editor unavailable");
         })
         .finally(function () {
-          button.disabled = false;
+          button.removeAttribute("aria-disabled");
         });
     });
   }
@@ -1814,6 +1996,8 @@
     unsentSentence: unsentSentence,
     minutesText: minutesText,
     asciiFromMathfield: asciiFromMathfield,
+    latexFromAnswerText: latexFromAnswerText,
+    sameAnswerText: sameAnswerText,
     splitDerivationSteps: splitDerivationSteps,
     renderMath: renderMath,
     enhance: enhance,
