@@ -36,3 +36,19 @@ def test_katex_renders_maths_but_not_links_or_html_commands(page, transactional_
         "errors": ["\\htmlId{x}{y}"],
         "untrusted": ["\\href", "\\url"],
     }
+
+
+def test_katex_caps_sizes_so_maths_cannot_cover_the_page(page, transactional_db):
+    page.goto("/explore/")
+    height = page.evaluate(
+        r"""() => {
+          const box = document.createElement("div");
+          box.setAttribute("data-math", "");
+          box.textContent = "$$\\rule{1000000px}{1000000px}$$";
+          document.body.appendChild(box);
+          window.attnquiz.renderMath(box);
+          return box.getBoundingClientRect().height;
+        }"""
+    )
+    # maxSize 20 em: the rule is at most 20 em (about 320 px at 16 px) high, not a million pixels.
+    assert 100 < height < 600

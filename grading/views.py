@@ -101,6 +101,7 @@ def submit_answer(request, variant_id: int, part: str):
     raw_answer, error = raw_answer_from_post(request.POST, max_bytes=MAX_ANSWER_BYTES)
     submission = None
     retry_after = None
+    refused_not_unreadable = False
     if error is None:
         try:
             submission = services.submission_create(
@@ -108,10 +109,11 @@ def submit_answer(request, variant_id: int, part: str):
             )
         except services.SubmissionRefused as refused:
             error, retry_after = refused.message, refused.retry_after
+            refused_not_unreadable = refused.code != "invalid"
     if retry_after is not None:
         # Too fast: 429 for every client, so a script sees it without parsing a page.
         response = render(
-            request, "grading/_result.html", {"error": error, "part": part}, status=429
+            request, "grading/_result.html", {"error": error, "part": part, "refused": True}, status=429
         )
         response["Retry-After"] = str(retry_after)
         return response
@@ -123,7 +125,7 @@ def submit_answer(request, variant_id: int, part: str):
         return render(
             request,
             "grading/_result.html",
-            {"error": error, "part": part},
+            {"error": error, "part": part, "refused": refused_not_unreadable},
             status=422,
         )
     visibility = submission_visibility(submission)

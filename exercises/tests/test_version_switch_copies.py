@@ -86,7 +86,7 @@ def test_the_page_opened_before_the_switch_shows_the_refusal_in_the_part_as_a_42
     response = client.post(reverse("submit", args=[old.pk, "total"]), {"answer": "7"}, HTTP_HX_REQUEST="true")
     assert response.status_code == 422
     page = response.content.decode()
-    assert 'data-result="invalid"' in page
+    assert 'data-result="refused"' in page
     assert "Your instructor changed this exercise to a new version" in page
     assert "Reload the page to see the new version." in page
     assert "This did not use an attempt." in page

@@ -42,7 +42,9 @@
   // Strict LaTeX only, and no \href, \url, \includegraphics or \html… commands: exercise
   // text is written by authors of other courses (trust: false is KaTeX's default; stated
   // here so no one loosens it by accident).
-  var KATEX_OPTIONS = { throwOnError: false, strict: "error", trust: false };
+  // Sizes are capped (maxSize, in em) and macros may expand only so far (maxExpand): a
+  // \rule{1000000px}{1000000px} in an exercise made its page two million pixels tall.
+  var KATEX_OPTIONS = { throwOnError: false, strict: "error", trust: false, maxSize: 20, maxExpand: 200 };
 
   function renderMath(root) {
     if (typeof window.renderMathInElement !== "function") return;
@@ -59,6 +61,8 @@
         throwOnError: KATEX_OPTIONS.throwOnError,
         strict: KATEX_OPTIONS.strict,
         trust: KATEX_OPTIONS.trust,
+        maxSize: KATEX_OPTIONS.maxSize,
+        maxExpand: KATEX_OPTIONS.maxExpand,
         ignoredTags: ["script", "noscript", "style", "textarea", "pre", "code", "option", "input"],
       });
       element.dataset.mathRendered = "1";
@@ -71,6 +75,8 @@
         throwOnError: KATEX_OPTIONS.throwOnError,
         strict: KATEX_OPTIONS.strict,
         trust: KATEX_OPTIONS.trust,
+        maxSize: KATEX_OPTIONS.maxSize,
+        maxExpand: KATEX_OPTIONS.maxExpand,
         displayMode: false,
       });
     } else {
