@@ -141,8 +141,9 @@ class ItemStatusSerializer(serializers.Serializer):
     title = serializers.CharField(source="item.exercise_version.title")
     points = serializers.FloatField(source="item.points")
     state = serializers.ChoiceField(
-        choices=["not started", "in progress", "solved", "answered"], source="status.state",
-        help_text="'answered' while the review policy hides correctness.",
+        choices=["not started", "in progress", "solved", "answered", "finished", "not answered"], source="status.state",
+        help_text="'answered' while the review policy hides correctness; once the assignment is over for you "
+                  "(closed, your time or exam attempt ended): 'solved', 'finished' or 'not answered'.",
     )
     score = serializers.FloatField(
         source="status.score", allow_null=True,

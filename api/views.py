@@ -127,9 +127,10 @@ class AssignmentDetail(APIView):
             )
             if s["assignment"].pk == assignment.pk
         )
-        summary["items"] = exercise_selectors.assignment_item_statuses(
+        # As the page reads them: the student's own attempts, and none left once it is over.
+        summary["items"] = exercise_selectors.assignment_statuses_in_window(
             assignment=assignment, student=request.user,
-            visibility=exam_selectors.feedback_visibility_for(assignment=assignment, student=request.user),
+            window=exam_selectors.student_window(assignment=assignment, student=request.user),
         )
         return Response(serializers.AssignmentDetailSerializer(summary).data)
 

@@ -284,6 +284,17 @@ def assignment_over(window) -> bool:
     return window.ended or window.limits.is_closed(window.now) or window.archived
 
 
+def assignment_statuses_in_window(*, assignment, student, window) -> list[dict]:
+    """Each item's status as the student sees it in their ``window`` (exams.selectors
+    .student_window): their attempts and review policy, and nothing left once the
+    assignment is over for them; the one reading of the assignment page and the API."""
+    items = assignment_item_statuses(
+        assignment=assignment, student=student, attempts_allowed=window.limits.attempts_per_part,
+        visibility=window.visibility,
+    )
+    return statuses_once_over(items) if assignment_over(window) else items
+
+
 def statuses_once_over(rows: list[dict]) -> list[dict]:
     """The rows of ``assignment_item_statuses`` once the assignment is over for the student
     (``assignment_over``): no attempts are left, an exercise they answered but did not

@@ -57,12 +57,8 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
     # The student's window, read once: their limits, attempt and what they may see now.
     window = exam_selectors.student_window(assignment=assignment, student=request.user)
     limits, visibility = window.limits, window.visibility
-    items = selectors.assignment_item_statuses(
-        assignment=assignment, student=request.user, attempts_allowed=limits.attempts_per_part,
-        visibility=visibility,
-    )
-    if selectors.assignment_over(window):  # an ended attempt or a closed assignment: nothing "left"
-        items = selectors.statuses_once_over(items)
+    # An ended attempt or a closed assignment: nothing "left".
+    items = selectors.assignment_statuses_in_window(assignment=assignment, student=request.user, window=window)
     exam = exam_selectors.is_exam(assignment)
     return render(
         request,

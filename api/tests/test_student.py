@@ -79,6 +79,18 @@ def test_a_closed_assignment_says_it_takes_no_answers_and_no_part_has_attempts_l
     assert (refused.status_code, refused.json()["detail"]) == (409, "This assignment is closed.")
 
 
+def test_the_assignment_says_nothing_is_left_once_it_closed_as_its_page_does(world, student):
+    def item_status():
+        return student.get("/api/v1/courses/attn/assignments/week1/").json()["exercises"][0]
+
+    assert (item_status()["state"], item_status()["attempts_left"]) == ("not started", 3)
+    world.assignment.closes_at = timezone.now() - timedelta(minutes=1)
+    world.assignment.save()
+    status = item_status()
+    assert (status["state"], status["attempts_left"]) == ("not answered", None)
+
+
+
 def test_a_parts_points_are_what_the_page_labels_and_the_gradebook_counts(world, student):
     """A 2-point exercise whose parts weigh 2 and 1: the parts are worth 4/3 and 2/3 point
     (the page's labels, the gradebook's maxima); the weights stay apart as ``weight``."""
