@@ -11,7 +11,23 @@ from django.utils import timezone
 from attnquiz.input_limits import validate_storable_date
 
 from .models import Course, Role
-from .services import MAX_ROSTER_BYTES
+from .services import MAX_ROSTER_BYTES, course_slug_normalise, course_slug_refusal, course_text_normalise
+
+
+def _clean_course_slug(value: str) -> str:
+    """A new course's short name, in lower case, neither taken (in any case) nor a word of
+    the site's addresses (``services.course_slug_refusal``)."""
+    slug = course_slug_normalise(value)
+    if refusal := course_slug_refusal(slug):
+        raise forms.ValidationError(refusal)
+    return slug
+
+
+def _clean_course_text(value: str, *, required: bool) -> str:
+    text = course_text_normalise(value)
+    if required and not text:
+        raise forms.ValidationError("This field is required.")
+    return text
 
 
 class DateTimeInput(forms.DateTimeInput):
@@ -55,6 +71,15 @@ class CourseForm(forms.ModelForm):
         if editing:
             del self.fields["slug"]
 
+    def clean_slug(self):
+        return _clean_course_slug(self.cleaned_data["slug"])
+
+    def clean_title(self):
+        return _clean_course_text(self.cleaned_data["title"], required=True)
+
+    def clean_term(self):
+        return _clean_course_text(self.cleaned_data.get("term") or "", required=False)
+
 
 class CopyForm(forms.Form):
     title = forms.CharField(max_length=200)
@@ -65,6 +90,15 @@ class CopyForm(forms.Form):
         help_text="e.g. 364 moves a Monday deadline to the Monday a year later.",
     )
     copy_staff = forms.BooleanField(required=False, initial=True, label="Bring the same instructors and teaching assistants")
+
+    def clean_slug(self):
+        return _clean_course_slug(self.cleaned_data["slug"])
+
+    def clean_title(self):
+        return _clean_course_text(self.cleaned_data["title"], required=True)
+
+    def clean_term(self):
+        return _clean_course_text(self.cleaned_data.get("term") or "", required=False)
 
 
 class JoinSettingsForm(forms.Form):
@@ -81,7 +115,8 @@ class PersonAddForm(forms.Form):
     student_id = forms.CharField(max_length=64, required=False, label="Student id (optional)")
     invite = forms.BooleanField(
         required=False, label="Send an invitation e-mail with a link to choose a password",
-        help_text="With an e-mail address and no account yet, this also creates the account.",
+        help_text="With an e-mail address and no account yet, this also creates the account. An existing "
+        "account not in the course is invited (it joins when its owner accepts) and e-mailed a note of it.",
     )
 
 
@@ -113,6 +148,8 @@ class CsvUploadForm(forms.Form):
 class RosterForm(CsvUploadForm):
     invite = forms.BooleanField(
         required=False, label="Send each new account an invitation e-mail with a link to choose a password",
+        help_text="An existing account not in the course is invited instead (it joins when its owner accepts); "
+        "this also e-mails it a note of the invitation.",
     )
 
 

@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from .models import Course, Invitation
+from .models import Course, EnrolmentInvitation, Invitation
 from .time_text import course_time_text
 
 logger = logging.getLogger(__name__)
@@ -131,3 +131,52 @@ def invitations_accepted(*, user) -> Course | None:
     latest = pending.select_related("course").order_by("-sent_at", "-pk").first()
     pending.update(accepted_at=timezone.now())
     return latest.course if latest is not None else None
+
+
+# ---------------------------------------------------------------------------
+# Invitations to join, of existing accounts (``EnrolmentInvitation``): the e-mail only
+# tells them; they accept or decline on their dashboard, signed in.
+# ---------------------------------------------------------------------------
+
+# The same invitation is e-mailed again only after this long (re-adding someone does not
+# flood their mailbox).
+INVITATION_EMAIL_AGAIN_AFTER = timedelta(minutes=10)
+
+
+def inviter_name(invitation: EnrolmentInvitation) -> str:
+    inviter = invitation.invited_by
+    if inviter is None:
+        return "The course's staff"
+    return inviter.get_full_name() or inviter.get_username()
+
+
+def enrolment_invitation_link(*, base_url: str) -> str:
+    return base_url.rstrip("/") + reverse("dashboard") + "#invitations"
+
+
+def enrolment_invitations_email(*, invitations, base_url: str) -> int:
+    """E-mail each invited person with an address (after the commit of the caller's
+    transaction, over one mail connection) a note of the invitation with a link to their
+    dashboard, where they accept or decline it; not one e-mailed in the last
+    ``INVITATION_EMAIL_AGAIN_AFTER``. Returns how many were e-mailed."""
+    now = timezone.now()
+    recent = now - INVITATION_EMAIL_AGAIN_AFTER
+    chosen = [
+        invitation for invitation in invitations
+        if invitation.user.email and (invitation.emailed_at is None or invitation.emailed_at <= recent)
+    ][:MAX_INVITATIONS_AT_ONCE]
+    if not chosen:
+        return 0
+    link = enrolment_invitation_link(base_url=base_url)
+    messages = []
+    for invitation in chosen:
+        context = {
+            "course": invitation.course, "user": invitation.user, "inviter_name": inviter_name(invitation),
+            "role": invitation.get_role_display().lower(), "link": link,
+        }
+        subject = " ".join(render_to_string("courses/enrolment_invitation_subject.txt", context).split())
+        body = render_to_string("courses/enrolment_invitation_email.txt", context)
+        messages.append(EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [invitation.user.email]))
+    EnrolmentInvitation.objects.filter(pk__in=[invitation.pk for invitation in chosen]).update(emailed_at=now)
+    transaction.on_commit(lambda: _send(messages))
+    return len(chosen)

@@ -273,3 +273,41 @@ class Invitation(models.Model):
 
     def __str__(self):
         return f"invitation of {self.user} to {self.course}"
+
+
+class EnrolmentInvitation(models.Model):
+    """A pending invitation of an EXISTING account into a course, made when staff add it by
+    hand or by a roster import: no enrolment exists until the person accepts it on their
+    dashboard (then they are enrolled with ``role``); declining deletes it. Until then the
+    course gives them nothing, and the course's pages show them only by ``identifier``, what
+    the instructor typed (a username, or an e-mail address), never the account's name or
+    e-mail: anyone can type anyone's username, so being typed is no consent to be seen.
+
+    Not to be confused with ``Invitation``: the e-mail that lets a new account, made by
+    staff, choose its first password."""
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="enrolment_invitations")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="enrolment_invitations"
+    )
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.STUDENT)
+    source = models.CharField(
+        max_length=10, choices=EnrolmentSource.choices, default=EnrolmentSource.MANUAL
+    )
+    student_id = models.CharField(max_length=64, blank=True)
+    identifier = models.CharField(max_length=254, help_text="What the inviter typed: a username or an e-mail.")
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    emailed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["course", "user"], name="one_enrolment_invitation_per_course")
+        ]
+
+    def __str__(self):
+        return f"invitation of {self.identifier} to {self.course} as {self.get_role_display()}"

@@ -15,7 +15,7 @@ from django.urls import reverse
 from attnquiz.prepared_reads import PreparedRead
 
 from . import pools
-from .models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentStatus, Role
+from .models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentInvitation, EnrolmentStatus, Role
 
 STAFF_ROLES = (Role.INSTRUCTOR, Role.TEACHING_ASSISTANT)
 
@@ -259,3 +259,57 @@ def enrolments_matching(enrolments: QuerySet, text: str) -> QuerySet:
             | Q(student_id__icontains=word)
         )
     return enrolments
+
+
+# ---------------------------------------------------------------------------
+# Invitations to join (``EnrolmentInvitation``): pending until their person answers
+# ---------------------------------------------------------------------------
+
+
+def course_invitations_pending(*, course: Course) -> QuerySet[EnrolmentInvitation]:
+    """The course's invitations not answered yet, oldest first. Shown to the staff by
+    ``identifier`` (what was typed) only: the invited account's name and e-mail are not
+    the course's until its owner accepts (the query reads no column of the account)."""
+    return (
+        EnrolmentInvitation.objects.filter(course=course)
+        .select_related("invited_by")
+        .only("pk", "course_id", "user_id", "role", "source", "student_id", "identifier", "emailed_at",
+              "created_at", "invited_by__username", "invited_by__first_name", "invited_by__last_name")
+        .order_by("created_at", "pk")
+    )
+
+
+def course_invitations_by_id(*, course: Course, ids) -> QuerySet[EnrolmentInvitation]:
+    """These invitations of the course, with their person (whom to e-mail them to)."""
+    return EnrolmentInvitation.objects.filter(course=course, pk__in=list(ids)).select_related(
+        "user", "course", "invited_by"
+    )
+
+
+def invitations_for_user(*, user) -> QuerySet[EnrolmentInvitation]:
+    """The invitations waiting for this person's answer (their dashboard), course by course."""
+    if not user.is_authenticated:
+        return EnrolmentInvitation.objects.none()
+    return (
+        EnrolmentInvitation.objects.filter(user=user, course__archived_at__isnull=True)
+        .select_related("course", "invited_by")
+        .order_by("created_at", "pk")
+    )
+
+
+def access_own_invitation(*, user, invitation_id: int) -> EnrolmentInvitation:
+    """One of the user's own invitations; 404 for any other (it is not theirs to see)."""
+    invitation = (
+        EnrolmentInvitation.objects.select_related("course").filter(pk=invitation_id, user=user).first()
+        if user.is_authenticated else None
+    )
+    if invitation is None:
+        raise Http404("No such invitation.")
+    return invitation
+
+
+def access_course_invitation(*, course: Course, invitation_id: int) -> EnrolmentInvitation:
+    invitation = EnrolmentInvitation.objects.select_related("course").filter(course=course, pk=invitation_id).first()
+    if invitation is None:
+        raise Http404("No such invitation in this course.")
+    return invitation

@@ -27,7 +27,7 @@ from django.utils import timezone
 from accounts.identifiers import email_normalise, identifier_normalise, name_normalise, username_scripts_refusal
 from accounts.models import EmailTrust
 from accounts.selectors import (
-    LookalikeUsernames, trusted_emails_recorded, user_by_username_or_trusted_email, usernames_claiming_email,
+    LookalikeUsernames, awaits_first_password, trusted_emails_recorded, user_by_username_or_trusted_email, usernames_claiming_email,
     usernames_claiming_emails, users_by_trusted_email,
 )
 from accounts.services import email_trust_record, email_trust_record_new_account
@@ -38,7 +38,7 @@ from exercises.models import ExerciseVersion, VersionStatus
 from . import selectors
 from .import_report import ImportLine, LineReport
 from .models import (
-    Assignment, AssignmentItem, Course, Enrolment, EnrolmentSource, EnrolmentStatus, Role,
+    Assignment, AssignmentItem, Course, Enrolment, EnrolmentInvitation, EnrolmentSource, EnrolmentStatus, Role,
 )
 
 DEMO_PASSWORD = "attention-demo"
@@ -239,15 +239,68 @@ def _new_join_code() -> str:
             return code
 
 
+# Words the site's addresses use where a course's short name goes (/courses/new/ is the
+# form that creates a course); ``course_slug_refusal`` also asks the URLconf itself.
+RESERVED_COURSE_SLUGS = frozenset({"new"})
+COURSE_SLUG_PREFIXES = ("courses", "teach", "author", "exam", "lti/courses", "api/v1/courses")
+
+
+def _slug_names_a_page(slug: str) -> bool:
+    """Whether /<prefix>/<slug>/ is another page than the course's own, for a prefix under
+    which course short names go."""
+    from django.urls import Resolver404, resolve
+
+    for prefix in COURSE_SLUG_PREFIXES:
+        try:
+            match = resolve(f"/{prefix}/{slug}/")
+        except Resolver404:
+            continue
+        if match.kwargs.get("course_slug") == slug:
+            continue
+        try:  # "~" is in no short name: only a catch-all (the API's 404 problem) takes it
+            catch_all = resolve(f"/{prefix}/~/~/")
+        except Resolver404:
+            catch_all = None
+        if catch_all is None or catch_all.func is not match.func:
+            return True
+    return False
+
+
+def course_slug_normalise(slug: str) -> str:
+    """Short names are stored in lower case: ``LA300`` and ``la300`` are one name."""
+    return str(slug or "").strip().lower()
+
+
+def course_slug_refusal(slug: str) -> str | None:
+    """Why this (normalised) short name cannot name a new course, or None."""
+    if slug in RESERVED_COURSE_SLUGS or _slug_names_a_page(slug):
+        return f"'{slug}' is a word the site's addresses use (/courses/{slug}/ is another page); choose another short name."
+    if Course.objects.filter(slug__iexact=slug).exists():
+        return f"There is already a course called '{slug}'; choose another short name."
+    return None
+
+
+def course_text_normalise(text: str) -> str:
+    """A course's title or term on one line: no control character (a line break, a tab) or
+    invisible character survives, and runs of white space become one space."""
+    return name_normalise(text)
+
+
 @transaction.atomic
 def course_create(
     *, actor, slug: str, title: str, term: str = "", time_zone: str = "UTC", description: str = ""
 ) -> Course:
-    """A new course with the actor as its instructor and an open join code."""
+    """A new course with the actor as its instructor and an open join code. The short name
+    is stored in lower case and may not be taken in any case nor be a word of the site's
+    addresses; the title and term are kept on one line."""
     selectors.require_course_creation(user=actor)
     _check_time_zone(time_zone)
-    if Course.objects.filter(slug=slug).exists():
-        raise CourseRefused(f"There is already a course called '{slug}'; choose another short name.")
+    slug = course_slug_normalise(slug)
+    if refusal := course_slug_refusal(slug):
+        raise CourseRefused(refusal)
+    title, term = course_text_normalise(title), course_text_normalise(term)
+    if not title:
+        raise CourseRefused("A course needs a title.")
     course = Course.objects.create(
         slug=slug, title=title, term=term, time_zone=time_zone, description=description,
         created_by=actor, join_code=_new_join_code(), join_open=True,
@@ -260,6 +313,11 @@ def course_update(*, course: Course, **fields) -> Course:
     require_course_writable(course=course)
     if "time_zone" in fields:
         _check_time_zone(fields["time_zone"])
+    for name in ("title", "term"):
+        if name in fields:
+            fields[name] = course_text_normalise(fields[name])
+    if "title" in fields and not fields["title"]:
+        raise CourseRefused("A course needs a title.")
     for name in COURSE_FIELDS:
         if name in fields:
             setattr(course, name, fields[name])
@@ -435,19 +493,77 @@ def _guard_last_instructor(*, enrolment: Enrolment, new_role: str | None) -> Non
 
 @dataclass(frozen=True)
 class EnrolmentChange:
-    enrolment: Enrolment
-    action: str  # "enrolled", "re-enrolled", "role changed", "unchanged"
+    enrolment: Enrolment | None  # None when the person was invited (``invitation``)
+    action: str  # "enrolled", "re-enrolled", "role changed", "unchanged", "invited", "already invited"
     previous_role: str = ""  # the role before, when it changed
+    invitation: EnrolmentInvitation | None = None  # set for "invited" and "already invited"
+    shown: str = ""  # for an invitation: who was named this time, as typed (``identifier_shown``)
+
+    @property
+    def is_invitation(self) -> bool:
+        return self.invitation is not None
+
+
+def enrolment_needs_consent(*, user, actor) -> bool:
+    """Whether adding this existing account (not in the course yet) by hand or by a roster
+    import must wait for its owner to accept an invitation (``EnrolmentInvitation``):
+    anyone can type anyone's username or address, and an enrolment shows the account's name
+    and e-mail to the course's staff and puts the course on its owner's dashboard.
+
+    No consent is asked when a site administrator adds people, or for an account made by a
+    course's staff that has never been signed in to (it still awaits its first password,
+    ``accounts.selectors.awaits_first_password``): staff made it for this purpose."""
+    if actor is not None and getattr(actor, "is_superuser", False):
+        return False
+    return not (user.last_login is None and awaits_first_password(user=user))
+
+
+def identifier_shown(*, user, identifier: str) -> str:
+    """How an invited person is shown to the course's staff: the username they typed, or
+    else the address they typed (normalised), never what the account says about itself."""
+    identifier = identifier_normalise(identifier)[:254]
+    return user.get_username() if identifier == user.get_username() else email_normalise(identifier)
+
+
+def _invite(*, course: Course, user, role: str, source: str, student_id: str, identifier: str,
+            actor) -> EnrolmentChange:
+    """Invite an existing account that is not in the course (no enrolment is made). Call
+    inside a transaction holding the course row. An invitation already pending is updated
+    (its role, student id, what was typed); the same one again changes nothing."""
+    if student_id:
+        _student_id_check(course=course, user=user, student_id=student_id)
+    invitation = EnrolmentInvitation.objects.filter(course=course, user=user).first()
+    if invitation is None:
+        invitation = EnrolmentInvitation.objects.create(
+            course=course, user=user, role=role, source=source, student_id=student_id,
+            identifier=identifier, invited_by=actor,
+        )
+        return EnrolmentChange(None, "invited", invitation=invitation, shown=identifier)
+    if (invitation.role, invitation.student_id) == (role, student_id or invitation.student_id):
+        return EnrolmentChange(None, "already invited", invitation=invitation, shown=identifier)
+    previous_role = invitation.role if invitation.role != role else ""
+    invitation.role, invitation.identifier, invitation.invited_by = role, identifier, actor
+    if student_id:
+        invitation.student_id = student_id
+    invitation.save()
+    return EnrolmentChange(None, "invited", previous_role, invitation=invitation, shown=identifier)
 
 
 @transaction.atomic
 def enrolment_add(
     *, course: Course, identifier: str, role: str, actor, source: str = EnrolmentSource.MANUAL,
-    student_id: str = "",
+    student_id: str = "", consented: bool = False,
 ) -> EnrolmentChange:
     """Add an existing account (by username, or by an e-mail address it has confirmed)
     with a role. Idempotent. An address an account gives without having confirmed it
-    finds nobody (accounts.models): anyone can type anyone's address."""
+    finds nobody (accounts.models): anyone can type anyone's address.
+
+    An account not yet in the course is *invited* (``EnrolmentInvitation``, action
+    "invited"; it is enrolled once its owner accepts) unless ``enrolment_needs_consent``
+    says otherwise or ``consented`` is True: only for callers acting on the person's own
+    request (set-up scripts, tests of enrolment itself), never for a form or an import.
+    Someone already enrolled or dropped in this course is enrolled (again) at once, with
+    the role given (a role change, as before)."""
     require_course_writable(course=course)
     if role not in Role.values:
         raise CourseRefused(f"'{role[:20]}' is not a role (instructor, ta or student).")
@@ -467,6 +583,14 @@ def enrolment_add(
             "or add them by username."
         )
     Course.objects.select_for_update().filter(pk=course.pk).first()
+    if (
+        not consented and not Enrolment.objects.filter(course=course, user=user).exists()
+        and enrolment_needs_consent(user=user, actor=actor)
+    ):
+        return _invite(
+            course=course, user=user, role=role, source=source, student_id=student_id,
+            identifier=identifier_shown(user=user, identifier=identifier), actor=actor,
+        )
     return _enrol(course=course, user=user, role=role, source=source, student_id=student_id)
 
 
@@ -496,6 +620,46 @@ def enrolment_restore(*, enrolment: Enrolment) -> Enrolment:
 
 
 # ---------------------------------------------------------------------------
+# Invitations to join (existing accounts): accepted or declined by their owner
+# ---------------------------------------------------------------------------
+
+
+@transaction.atomic
+def enrolment_invitation_accept(*, invitation: EnrolmentInvitation, user) -> Enrolment:
+    """The invited person accepts: enrolled with the role invited (and the student id, unless
+    someone enrolled since holds it), and the invitation is gone. Only its own person may
+    accept it (CourseRefused otherwise, as for an archived course)."""
+    if invitation.user_id != user.pk:
+        raise CourseRefused("This invitation is not yours.")
+    course = invitation.course
+    if course.is_archived:
+        raise CourseRefused(f"{course.title} is archived and takes no new people.")
+    Course.objects.select_for_update().filter(pk=course.pk).first()
+    locked = EnrolmentInvitation.objects.select_for_update().filter(pk=invitation.pk).first()
+    if locked is None:
+        raise CourseRefused("This invitation was withdrawn or already answered.")
+    student_id = locked.student_id
+    if student_id and Enrolment.objects.filter(course=course, student_id=student_id).exclude(user=user).exists():
+        student_id = ""  # taken since: the staff can set it again
+    change = _enrol(course=course, user=user, role=locked.role, source=locked.source, student_id=student_id)
+    EnrolmentInvitation.objects.filter(pk=locked.pk).delete()
+    return change.enrolment
+
+
+def enrolment_invitation_decline(*, invitation: EnrolmentInvitation, user) -> None:
+    """The invited person declines: the invitation is deleted (the staff may invite again)."""
+    if invitation.user_id != user.pk:
+        raise CourseRefused("This invitation is not yours.")
+    EnrolmentInvitation.objects.filter(pk=invitation.pk).delete()
+
+
+def enrolment_invitation_withdraw(*, invitation: EnrolmentInvitation) -> None:
+    """The course's instructor takes back an invitation not answered yet."""
+    require_course_writable(course=invitation.course)
+    EnrolmentInvitation.objects.filter(pk=invitation.pk).delete()
+
+
+# ---------------------------------------------------------------------------
 # Roster import
 # ---------------------------------------------------------------------------
 
@@ -516,7 +680,7 @@ ROSTER_ROLES = {
     "teaching_assistant": Role.TEACHING_ASSISTANT,
     "instructor": Role.INSTRUCTOR, "teacher": Role.INSTRUCTOR,
 }
-ROSTER_ACTIONS = ("create", "enrol", "re-enrol", "change role", "update", "skip", "error")
+ROSTER_ACTIONS = ("create", "enrol", "re-enrol", "change role", "update", "invite", "skip", "error")
 
 
 RosterLine = ImportLine
@@ -527,6 +691,9 @@ class RosterReport(LineReport):
     ACTIONS = ROSTER_ACTIONS
     # The accounts this import created (none in a dry run): whom to send invitations.
     created_user_ids: list[int] = field(default_factory=list)
+    # The invitations to join (``EnrolmentInvitation``) this import made or changed, of
+    # existing accounts (none in a dry run): whom to tell by e-mail when asked.
+    invitation_ids: list[int] = field(default_factory=list)
 
 
 def roster_rows_from_csv(text: str) -> list[dict[str, str]]:
@@ -675,7 +842,9 @@ def _roster_account(values: dict[str, str], lookups: _RosterLookups) -> _RosterA
                 raise _RowError(f"the account '{username}' has another e-mail address")
             return _RosterAccount(user, username)
         if by_email is not None:
-            raise _RowError(f"the e-mail belongs to the account '{by_email.username}'; use that username")
+            raise _RowError(
+                f"no account is called '{username}', and the e-mail belongs to another account; give the e-mail alone"
+            )
         if not email:
             raise _RowError(f"no account is called '{username}'; add an e-mail to create one")
         if refusal := username_scripts_refusal(username):
@@ -728,15 +897,22 @@ def _staff_access_note(change: EnrolmentChange) -> str:
     return ""
 
 
-def _enrol(*, course: Course, user, role: str, source: str, student_id: str = "") -> EnrolmentChange:
-    """Enrol or update one account. Call inside a transaction holding the course row."""
-    enrolment = Enrolment.objects.filter(course=course, user=user).first()
+_UNREAD = object()
+
+
+def _enrol(*, course: Course, user, role: str, source: str, student_id: str = "",
+           enrolment=_UNREAD) -> EnrolmentChange:
+    """Enrol or update one account. Call inside a transaction holding the course row.
+    ``enrolment``: the account's enrolment in the course (or None), when the caller read it."""
+    if enrolment is _UNREAD:
+        enrolment = Enrolment.objects.filter(course=course, user=user).first()
     if student_id and (enrolment is None or enrolment.student_id != student_id):
         _student_id_check(course=course, user=user, student_id=student_id)
     if enrolment is None:
         enrolment = Enrolment.objects.create(
             course=course, user=user, role=role, source=source, student_id=student_id
         )
+        EnrolmentInvitation.objects.filter(course=course, user=user).delete()  # answered by this
         return EnrolmentChange(enrolment, "enrolled")
     action, previous_role = "unchanged", ""
     if enrolment.status == EnrolmentStatus.DROPPED:
@@ -837,7 +1013,7 @@ def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int
     lookups = _RosterLookups.read([values for _, _, values, _ in checked if values is not None])
     try:
         return _roster_apply(course=course, checked=checked, lookups=lookups, report=report,
-                             source=source, invite=invite, dry_run=dry_run)
+                             source=source, invite=invite, dry_run=dry_run, actor=actor)
     except _RosterRace:
         raise CourseRefused(
             "Someone signed up with a username or an e-mail address of this roster while it was "
@@ -846,7 +1022,7 @@ def roster_import(*, course: Course, rows, dry_run: bool, actor, first_line: int
 
 
 def _roster_apply(*, course: Course, checked, lookups: _RosterLookups, report: RosterReport,
-                  source: str, invite: bool, dry_run: bool) -> RosterReport:
+                  source: str, invite: bool, dry_run: bool, actor=None) -> RosterReport:
     """``roster_import``'s rows, checked and read, applied in one transaction with the course row locked."""
     seen: dict[str, int] = {}
     student_ids: dict[str, int] = {}
@@ -878,9 +1054,21 @@ def _roster_apply(*, course: Course, checked, lookups: _RosterLookups, report: R
                     if values["student_id"]:
                         student_ids[values["student_id"]] = line
                     continue
+                enrolment = Enrolment.objects.filter(course=course, user=user).first()
+                if enrolment is None and enrolment_needs_consent(user=user, actor=actor):
+                    # No savepoint: _invite refuses (CourseRefused) before it writes anything.
+                    typed = values["username"] or values["email"]
+                    change = _invite(course=course, user=user, role=values["role"], source=source,
+                                     student_id=values["student_id"], identifier=typed, actor=actor)
+                    if values["student_id"]:
+                        student_ids[values["student_id"]] = line
+                    report.lines.append(_roster_invitation_line(line, typed, values, change))
+                    if change.action == "invited":
+                        report.invitation_ids.append(change.invitation.pk)
+                    continue
                 # No savepoint: _enrol refuses (CourseRefused) before it writes anything.
                 change = _enrol(course=course, user=user, role=values["role"],
-                                source=source, student_id=values["student_id"])
+                                source=source, student_id=values["student_id"], enrolment=enrolment)
             except _RowError as problem:
                 report.lines.append(RosterLine(line, who, "error", str(problem)))
                 continue
@@ -902,4 +1090,17 @@ def _roster_apply(*, course: Course, checked, lookups: _RosterLookups, report: R
         if dry_run:
             transaction.set_rollback(True)
             report.created_user_ids = []
+            report.invitation_ids = []
     return report
+
+
+def _roster_invitation_line(line: int, typed: str, values: dict[str, str], change: EnrolmentChange) -> RosterLine:
+    """The report's line of an invited account: by what the row says (``typed``) only,
+    never the account's own username, name or e-mail."""
+    role_label = Role(values["role"]).label.lower()
+    if change.action == "already invited":
+        return RosterLine(line, typed, "skip", f"'{typed}' is already invited as {role_label}")
+    return RosterLine(
+        line, typed, "invite",
+        f"'{typed}' invited as {role_label}: enrolled once they accept the invitation on their dashboard",
+    )

@@ -20,6 +20,9 @@ urlpatterns = [
     path(C + "people/<int:enrolment_id>/remove/", views.person_remove, name="person_remove"),
     path(C + "people/<int:enrolment_id>/restore/", views.person_restore, name="person_restore"),
     path(C + "people/<int:enrolment_id>/invite/", views.person_invite, name="person_invite"),
+    path(C + "people/invitations/<int:invitation_id>/withdraw/", views.invitation_withdraw, name="invitation_withdraw"),
+    path("invitations/<int:invitation_id>/accept/", views.invitation_accept, name="invitation_accept"),
+    path("invitations/<int:invitation_id>/decline/", views.invitation_decline, name="invitation_decline"),
     path("join/", views.join_enter, name="join_enter"),
     path("join/<str:code>/", views.join, name="join"),
 ]

@@ -220,6 +220,7 @@ def _people_context(request, course, role, form) -> dict:
             if is_instructor and not course.is_archived else 0
         ),
         "form": form,
+        "pending_invitations": list(selectors.course_invitations_pending(course=course)),
     }
 
 
@@ -237,8 +238,9 @@ def _site_url(request) -> str:
 
 def _add_by_invitation(request, course, form):
     """An e-mail without an account, with "send an invitation" ticked: the account is made
-    as the roster import makes it (one row), then invited. Returns the enrolment change
-    text, or None after adding the form's error."""
+    as the roster import makes it (one row), enrolled (staff made it), and sent the e-mail
+    to choose its password. Returns the message, or None after adding the form's error.
+    (As before, the message says a new account was made: the people page shows it anyway.)"""
     data = form.cleaned_data
     report = services.roster_import(
         course=course, rows=[{"email": data["identifier"], "role": data["role"], "student_id": data["student_id"]}],
@@ -250,16 +252,36 @@ def _add_by_invitation(request, course, form):
         return None
     users = get_user_model().objects.filter(pk__in=report.created_user_ids)
     invitations.invitations_send(course=course, users=users, actor=request.user, base_url=_site_url(request))
+    if report.invitation_ids:  # the address's account exists after all (it confirmed it meanwhile)
+        invitations.enrolment_invitations_email(
+            invitations=selectors.course_invitations_by_id(course=course, ids=report.invitation_ids),
+            base_url=_site_url(request),
+        )
+        return _invited_message(shown=line.who, role_label=Role(data["role"]).label.lower(), emailed=True)
     return line.detail.replace(f"; {services.NEW_ACCOUNT_INVITED}", "; invitation sent: its link lets them choose a password")
+
+
+def _invited_message(*, shown: str, role_label: str, emailed: bool) -> str:
+    """What the instructor reads after inviting: the same whoever the account is (its name
+    and e-mail are not shown, nor whether it has an address to e-mail)."""
+    return (
+        f"{shown}: invited ({role_label}); they join the course by answering the invitation"
+        + ("; an e-mail tells them about it" if emailed else ": it waits on their page of courses") + "."
+    )
 
 
 @login_required
 @require_POST
 def person_add(request, course_slug: str):
+    """Add someone by username or e-mail: an account already in the course is enrolled
+    (again) or changes role at once; any other existing account is invited and joins only
+    when its owner accepts (``services.enrolment_add``); an address no account has makes a
+    new account, enrolled, when "send an invitation" is ticked."""
     course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
     form = PersonAddForm(request.POST)
     if form.is_valid():
         invite = form.cleaned_data["invite"]
+        role_label = Role(form.cleaned_data["role"]).label.lower()
         try:
             change = services.enrolment_add(
                 course=course, identifier=form.cleaned_data["identifier"], role=form.cleaned_data["role"],
@@ -274,6 +296,12 @@ def person_add(request, course_slug: str):
             else:
                 form.add_error("identifier", refused.message)
         else:
+            if change.is_invitation:
+                if invite:
+                    invitations.enrolment_invitations_email(invitations=[change.invitation], base_url=_site_url(request))
+                # Named as typed this time: never another name the same account was invited by.
+                messages.success(request, _invited_message(shown=change.shown, role_label=role_label, emailed=invite))
+                return redirect("courses:people", course.slug)
             enrolment = change.enrolment
             sent = ""
             if invite:
@@ -287,6 +315,51 @@ def person_add(request, course_slug: str):
             )
             return redirect("courses:people", course.slug)
     return render(request, "courses/people.html", _people_context(request, course, role, form), status=422)
+
+
+@login_required
+@require_POST
+def invitation_withdraw(request, course_slug: str, invitation_id: int):
+    """The instructor takes back an invitation its person has not answered."""
+    course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
+    invitation = selectors.access_course_invitation(course=course, invitation_id=invitation_id)
+    try:
+        services.enrolment_invitation_withdraw(invitation=invitation)
+    except services.CourseRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(request, f"Withdrew the invitation of {invitation.identifier}.")
+    return _back_to_people(request, course)
+
+
+@login_required
+@require_POST
+def invitation_accept(request, invitation_id: int):
+    """The invited person, on their dashboard, accepts: enrolled with the role invited."""
+    invitation = selectors.access_own_invitation(user=request.user, invitation_id=invitation_id)
+    try:
+        enrolment = services.enrolment_invitation_accept(invitation=invitation, user=request.user)
+    except services.CourseRefused as refused:
+        messages.error(request, refused.message)
+        return redirect("dashboard")
+    messages.success(
+        request, f"You are enrolled in {enrolment.course.title} as {enrolment.get_role_display().lower()}."
+    )
+    return redirect("courses:home", enrolment.course.slug)
+
+
+@login_required
+@require_POST
+def invitation_decline(request, invitation_id: int):
+    """The invited person declines: the invitation is gone, nothing of theirs was shown."""
+    invitation = selectors.access_own_invitation(user=request.user, invitation_id=invitation_id)
+    try:
+        services.enrolment_invitation_decline(invitation=invitation, user=request.user)
+    except services.CourseRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(request, f"Declined the invitation to {invitation.course.title}.")
+    return redirect("dashboard")
 
 
 @login_required
@@ -382,13 +455,23 @@ def roster(request, course_slug: str):
             problem = refused.message
         else:
             if not dry_run:
-                invited = []
+                invited, told = [], 0
                 if form.cleaned_data["invite"]:
                     invited = invitations.invitations_send(
                         course=course, users=get_user_model().objects.filter(pk__in=report.created_user_ids),
                         actor=request.user, base_url=_site_url(request),
                     )
+                    told = invitations.enrolment_invitations_email(
+                        invitations=selectors.course_invitations_by_id(course=course, ids=report.invitation_ids),
+                        base_url=_site_url(request),
+                    )
                 sent = f"; {len(invited)} invitation{'s' * (len(invited) != 1)} sent" if invited else ""
+                if report.invitation_ids:
+                    asked = len(report.invitation_ids)
+                    sent += (
+                        f"; {asked} existing account{'s' * (asked != 1)} invited: enrolled once they accept"
+                        + (" (told by e-mail)" if told else "")
+                    )
                 messages.success(
                     request, f"Imported the roster: {report.changes} change{'s' if report.changes != 1 else ''}{sent}."
                 )

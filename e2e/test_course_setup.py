@@ -87,7 +87,20 @@ def test_a_course_from_an_empty_site(page, chromium, live_server, watch, empty_s
     page.fill("#id_identifier", "tara@example.org")
     page.select_option("#id_role", "ta")
     page.get_by_role("button", name="Add", exact=True).click()
-    assert "tara: enrolled (teaching assistant)." in page.locator(".messages").inner_text()
+    assert (
+        "tara@example.org: invited (teaching assistant); they join the course by answering the invitation: "
+        "it waits on their page of courses."
+    ) in page.locator(".messages").inner_text()
+    # tara's account existed: she is in the course once she accepts on her dashboard.
+    context, tara = guarded_context(chromium, live_server, watch)
+    try:
+        log_in(tara, "tara")
+        tara.goto("/")
+        assert "Attention, spring · Spring 2027: ines invites you as teaching assistant." in tara.locator("#invitations").inner_text()
+        tara.locator("#invitations").get_by_role("button", name="Accept").click()
+        tara.wait_for_url(re.compile(r"/teach/attention-spring/$"))
+    finally:
+        context.close()
 
     # ...and an assignment with one exercise, due on 1 March.
     page.goto("/teach/attention-spring/assignments/new/")

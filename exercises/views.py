@@ -42,6 +42,8 @@ def dashboard(request):
         {
             "courses": courses,
             "may_create_courses": course_selectors.may_create_courses(user=request.user),
+            # Invitations of existing accounts to courses: accepted or declined here.
+            "invitations": list(course_selectors.invitations_for_user(user=request.user)),
         },
     )
 

@@ -19,7 +19,7 @@ from accounts.selectors import email_trust, user_by_identifier, user_by_username
 from accounts.tests.helpers import email_confirmed
 from authoring.tests.factories import PASSWORD, user_create
 from courses import services as course_services
-from courses.models import Enrolment, EnrolmentSource, Invitation, Role
+from courses.models import Enrolment, EnrolmentInvitation, EnrolmentSource, Invitation, Role
 
 NEW_PASSWORD = "a-long-unusual-passphrase-42"
 VERIFY_LINK = re.compile(r"http://testserver(/accounts/verify/\S+/)")
@@ -118,8 +118,10 @@ def test_add_by_email_finds_only_a_confirmed_address_and_invites_the_owner(clien
     ]
     victim = get_user_model().objects.get(username="victim")
     assert (victim.email, email_trust(user=victim).trust) == ("victim@example.edu", EmailTrust.GIVEN_BY_STAFF)
-    # By username, mallory can be added: the people page marks the address she only typed.
+    # By username, mallory can be invited; once she accepts, the people page marks the
+    # address she only typed.
     client.post(url, {"identifier": "mallory", "role": "student"})
+    course_services.enrolment_invitation_accept(invitation=EnrolmentInvitation.objects.get(user=mallory), user=mallory)
     rows = {
         row.group(1): row.group(2)
         for row in re.finditer(r'<th scope="row">(\w+).*?</th>\s*<td>(.*?)</td>', client.get(reverse("courses:people", args=["attn"])).content.decode(), re.S)

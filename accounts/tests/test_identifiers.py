@@ -237,4 +237,7 @@ def test_a_roster_import_takes_a_username_with_invisible_letters_for_the_account
         course=people.course, rows=[{"username": "\u3164student1", "email": "a@example.org"}],
         dry_run=True, actor=people.instructor, first_line=1,
     )
-    assert [(line.action, line.detail) for line in report.lines] == [("enrol", "'student1' enrolled as student")]
+    # An existing account not in the course is invited (docs/people.md), named as normalised.
+    assert [(line.action, line.detail) for line in report.lines] == [
+        ("invite", "'student1' invited as student: enrolled once they accept the invitation on their dashboard")
+    ]

@@ -82,7 +82,7 @@ def archived_world(people, django_capture_on_commit_callbacks):
         "category_id": category.pk, "request_id": request.pk, "version_id": draft.pk,
         "exercise_id": item.exercise_version.exercise_id, "part_key": "product",
         # The guard answers before the view reads it: any criterion id will do.
-        "criterion_id": 1,
+        "criterion_id": 1, "invitation_id": 1,
     }
     return people, values, token
 

@@ -41,7 +41,8 @@ EXPECTED = [
     (10, "error", "'owner' is not a role (student, ta or instructor)"),
     (11, "error", "the account 'sam' has another e-mail address"),
     (12, "error", "needs a username or an e-mail"),
-    (14, "enrol", "'otto' enrolled as instructor"),
+    # Otto's account exists and is not in the course: invited, shown as typed, not enrolled.
+    (14, "invite", "'otto' invited as instructor: enrolled once they accept the invitation on their dashboard"),
 ]
 
 
@@ -68,7 +69,7 @@ def test_the_dry_run_reports_every_line_and_changes_nothing(roster_people):
     before = snapshot()
     report = roster_import(course=roster_people.course, rows=roster_rows_from_csv(ROSTER), dry_run=True, actor=roster_people.instructor)
     assert report_rows(report) == EXPECTED
-    assert report.counts == {"create": 2, "enrol": 1, "re-enrol": 0, "change role": 0, "update": 0, "skip": 2, "error": 7}
+    assert report.counts == {"create": 2, "enrol": 0, "re-enrol": 0, "change role": 0, "update": 0, "invite": 1, "skip": 2, "error": 7}
     assert snapshot() == before
 
 
@@ -177,7 +178,8 @@ def test_the_name_of_an_existing_account_is_kept_and_the_report_says_so(roster_p
     assert report_rows(report) == [
         (1, "skip", "'sam' is already enrolled as student; the name “Samuel Other” is not used: the account keeps its own, “Sam Stone”"),
         (2, "skip", "'sue' is already enrolled as student"),
-        (3, "enrol", "'nameless' enrolled as student; the name “Nia Ewe” is not used: the account keeps no name"),
+        # Not in the course: invited, and nothing said of the account's own name.
+        (3, "invite", "'nameless' invited as student: enrolled once they accept the invitation on their dashboard"),
     ]
     assert sorted(get_user_model().objects.filter(username__in=["sam", "nameless"]).values_list("first_name", "last_name")) == [
         ("", ""), ("Sam", "Stone"),

@@ -17,11 +17,16 @@ def world(people):
     services.join_code_rotate(course=people.course)
     people.course.refresh_from_db()
     assignment_create(people.course, [published_version(source=product_yaml())])
-    return {"code": people.course.join_code, "sue": Enrolment.objects.get(course=people.course, user=people.student2)}
+    # Otto has an account and is not in the course: adding him invites him.
+    invited = services.enrolment_add(course=people.course, identifier="otto", role=Role.STUDENT, actor=people.instructor)
+    return {
+        "code": people.course.join_code, "sue": Enrolment.objects.get(course=people.course, user=people.student2),
+        "invitation": invited.invitation,
+    }
 
 
 def urls(world):
-    c, code, sue = "attn", world["code"], world["sue"].pk
+    c, code, sue, invitation = "attn", world["code"], world["sue"].pk, world["invitation"].pk
     return [
         ("new", "get", reverse("courses:new"), None, (302, 403, 403, 200, 200)),
         ("home", "get", reverse("courses:home", args=[c]), None, (302, 302, 302, 302, 404)),
@@ -37,6 +42,10 @@ def urls(world):
         ("person_restore", "post", reverse("courses:person_restore", args=[c, sue]), {}, (302, 403, 403, 302, 404)),
         ("person_invite", "post", reverse("courses:person_invite", args=[c, sue]), {}, (302, 403, 403, 302, 404)),
         ("people_invite_again", "post", reverse("courses:people_invite_again", args=[c]), {}, (302, 403, 403, 302, 404)),
+        ("invitation_withdraw", "post", reverse("courses:invitation_withdraw", args=[c, invitation]), {}, (302, 403, 403, 302, 404)),
+        # Only the invited person sees their invitation: 404 for everyone else, staff included.
+        ("invitation_accept", "post", reverse("courses:invitation_accept", args=[invitation]), {}, (302, 404, 404, 404, 302)),
+        ("invitation_decline", "post", reverse("courses:invitation_decline", args=[invitation]), {}, (302, 404, 404, 404, 302)),
         ("join_enter", "post", reverse("courses:join_enter"), {"code": code}, (302, 302, 302, 302, 302)),
         ("join", "get", reverse("courses:join", args=[code]), None, (200, 200, 200, 200, 200)),
         ("join_post", "post", reverse("courses:join", args=[code]), {}, (302, 302, 302, 302, 302)),
@@ -45,7 +54,8 @@ def urls(world):
 
 URL_NAMES = [
     "new", "home", "settings", "join_settings", "archive", "copy", "people", "person_add", "roster",
-    "person_remove", "person_restore", "person_invite", "people_invite_again", "join_enter", "join",
+    "person_remove", "person_restore", "person_invite", "people_invite_again", "invitation_withdraw",
+    "invitation_accept", "invitation_decline", "join_enter", "join",
 ]
 
 
@@ -105,7 +115,8 @@ def test_creating_a_course_from_the_form(client, people, world):
     again = client.post(reverse("courses:new"), {**data, "time_zone": "Nowhere/Land"})
     assert again.status_code == 422
     text = again.content.decode()
-    assert "Course with this Slug already exists." in text and "Select a valid choice" in text
+    assert "There is already a course called &#x27;attn-2&#x27;; choose another short name." in text
+    assert "Select a valid choice" in text
 
 
 def test_join_settings_close_expire_and_rotate(client, people, world):

@@ -124,8 +124,8 @@ def test_dashboard_queries_do_not_grow_with_the_exercises_opened(student_client,
         variant_get_or_create_for_item(item=item, student=student)
     # user, enrolments, assignments, items, variants, submissions, two permission reads,
     # the due review cards of every course at once,
-    # the student's skill map (one read of the stored mastery rows)
-    with queries(10):
+    # the student's skill map (one read of the stored mastery rows), the invitations to courses
+    with queries(11):
         response = student_client.get(reverse("dashboard"))
     assert response.status_code == 200
 
@@ -145,7 +145,7 @@ def test_dashboard_queries_do_not_grow_with_the_courses(student_client, demo, st
     with CaptureQueriesContext(connection) as captured:
         response = student_client.get(reverse("dashboard"))
     statements = statements_run(captured)
-    assert len(statements) == 9, "\n".join(statements)
+    assert len(statements) == 10, "\n".join(statements)  # and the invitations to courses
     assert sum('FROM "mastery_skillmastery"' in sql for sql in statements) == 1
     assert response.content.decode().count('<section class="skill-map"') == courses
 
@@ -177,7 +177,7 @@ def test_dashboard_queries_do_not_grow_with_exams_pools_and_time_limits(student_
         response = student_client.get(reverse("dashboard"))
     statements = statements_run(captured)
     assert response.status_code == 200
-    assert len(statements) == 12, "\n".join(statements)
+    assert len(statements) == 13, "\n".join(statements)  # the invitations to courses included
     assert response.content.decode().count("Exam ") >= exams
 
 

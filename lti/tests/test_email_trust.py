@@ -16,7 +16,7 @@ from accounts.services import email_trust_record
 from accounts.tests.helpers import email_confirmed
 from authoring.tests.factories import PASSWORD, people_create, user_create
 from courses import services as course_services
-from courses.models import Assignment, Enrolment, Role
+from courses.models import Assignment, Enrolment, EnrolmentInvitation, Role
 from lti import services
 from lti.models import LtiContext, LtiIdentity, Platform
 from lti.tests.conftest import CLIENT_ID, DEPLOYMENT_ID, ISSUER, FakePlatform, public_jwks
@@ -120,8 +120,9 @@ def test_a_verifying_lms_makes_its_student_findable_by_the_roster_and_add_by_ema
         course=lms_course.other_course, rows=[{"email": "ADA@uni.example.edu"}], dry_run=True,
         actor=lms_course.outsider,
     )
+    # Found by the address; an existing account is invited (shown as typed), not enrolled.
     assert [(line.action, line.detail) for line in report.lines] == [
-        ("enrol", f"'{student.username}' enrolled as student"),
+        ("invite", "'ada@uni.example.edu' invited as student: enrolled once they accept the invitation on their dashboard"),
     ]
     client = Client()
     assert client.login(username="otto", password=PASSWORD)
@@ -130,8 +131,11 @@ def test_a_verifying_lms_makes_its_student_findable_by_the_roster_and_add_by_ema
         follow=True,
     )
     assert [str(m) for m in added.context["messages"]] == [
-        f"{student.username}: enrolled (teaching assistant)."
+        f"{ADA}: invited (teaching assistant); they join the course by answering the invitation: "
+        "it waits on their page of courses."
     ]
+    invitation = EnrolmentInvitation.objects.get(course=lms_course.other_course, user=student)
+    course_services.enrolment_invitation_accept(invitation=invitation, user=student)
     enrolment = Enrolment.objects.get(course=lms_course.other_course, user=student)
     assert enrolment.role == Role.TEACHING_ASSISTANT
     assert get_user_model().objects.filter(username="ada").exists() is False  # no second account
