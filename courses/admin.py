@@ -6,7 +6,7 @@ from django.contrib import admin
 
 from attnquiz.admin_times import LabelledTimesAdmin
 
-from .models import Assignment, AssignmentItem, Course, Enrolment
+from .models import Assignment, AssignmentItem, Course, Enrolment, EnrolmentInvitation
 
 
 class EnrolmentInline(admin.TabularInline):
@@ -56,3 +56,14 @@ class AssignmentAdmin(LabelledTimesAdmin):
     list_select_related = ["course"]
     raw_id_fields = ["course"]
     inlines = [AssignmentItemInline]
+
+
+@admin.register(EnrolmentInvitation)
+class EnrolmentInvitationAdmin(LabelledTimesAdmin):
+    """Invitations of existing accounts not answered yet (courses.models.EnrolmentInvitation)."""
+
+    list_display = ["identifier", "course", "role", "invited_by", "created_at"]
+    list_filter = ["role"]
+    search_fields = ["identifier", "course__slug"]
+    raw_id_fields = ["user", "invited_by"]
+    readonly_fields = ["created_at"]

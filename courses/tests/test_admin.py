@@ -48,3 +48,15 @@ def test_the_create_course_permission_is_offered_on_the_user_page(admin_client, 
     client, _ = admin_client
     page = client.get(reverse("admin:auth_user_change", args=[people.instructor.pk])).content.decode()
     assert "May create courses" in page
+
+
+def test_invitations_not_answered_are_listed(admin_client, people):
+    from courses.models import EnrolmentInvitation
+
+    client, _ = admin_client
+    EnrolmentInvitation.objects.create(course=people.course, user=people.outsider, identifier="oscar-typed",
+                                       invited_by=people.instructor)
+    response = client.get(reverse("admin:courses_enrolmentinvitation_changelist"), {"q": "oscar"})
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert "oscar-typed" in text and "1 enrolment invitation\n" in text
