@@ -126,6 +126,8 @@ def test_grid_paste_box_and_arrow_keys(student_page, demo_site):
     status = page.locator("#part-weights [data-grid-status]")
     assert status.inner_text() == "That is a 2 × 2 matrix, but the answer is 1 × 4."
     assert "is-error" in status.get_attribute("class")
+    cells.nth(1).fill("0.25")  # the grid changed: the paste's error is stale
+    assert status.inner_text() == "" and "is-error" not in status.get_attribute("class")
 
     cells.nth(0).focus()
     page.keyboard.press("End")
@@ -140,7 +142,8 @@ def test_matrix_text_formats_are_read_the_same(student_page, demo_site):
     page.goto(f"/exercises/{item_for(demo_site, WORKED_EXAMPLE).pk}/")
     expected = [["1", "2"], ["3", "4"]]
     for text in ["[[1, 2], [3, 4]]", "1 2\n3 4", "1, 2; 3, 4", "1\t2\n3\t4\n", "[1 2; 3 4]",
-                 "array([[1, 2],\n       [3, 4]])"]:
+                 "array([[1, 2],\n       [3, 4]])", "\\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix}",
+                 "\\begin{pmatrix}1&2\\\\\n3&4\\\\\\end{pmatrix}"]:
         parsed = page.evaluate("text => window.attnquiz.parseMatrixText(text)", text)
         assert parsed == {"rows": expected}, text
     ragged = page.evaluate("window.attnquiz.parseMatrixText('1 2\\n3')")

@@ -113,6 +113,18 @@
       .replace(/^(?:np\.)?(?:array|matrix)\(([\s\S]*)\)$/, "$1") // NumPy's repr
       .trim();
     if (!source) return { error: "Nothing to paste: the box is empty." };
+    // LaTeX (\begin{bmatrix} 1 & 2 \\ 3 & 4 \end{bmatrix}, any *matrix environment):
+    // rows end with \\, entries are split by &.
+    var latex = source.match(/^\\begin\{([a-zA-Z]*matrix)\*?\}([\s\S]*)\\end\{\1\*?\}$/);
+    if (latex) {
+      source = latex[2]
+        .split(/\\\\/)
+        .map(function (row) {
+          return row.split("&").map(function (entry) { return entry.trim(); }).join("\t");
+        })
+        .filter(function (row) { return row.trim() !== ""; })
+        .join("\n");
+    }
     var rowTexts;
     if (/^\[\s*\[/.test(source)) {
       rowTexts = source
@@ -840,6 +852,10 @@
   function cellEdited(event) {
     var cell = event.target;
     if (cell.classList && cell.classList.contains("is-unreadable-cell")) markUnreadableCell(cell, false);
+    // A paste's error (a matrix of another size) is about the grid as it was: once a cell
+    // changes it is stale, and left there it contradicts what the student sees.
+    var status = event.currentTarget && event.currentTarget.parentNode.querySelector("[data-grid-status].is-error");
+    if (status) announce(event.currentTarget, "", false);
   }
 
   function finishPart(form) {
