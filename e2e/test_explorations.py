@@ -19,6 +19,13 @@ def test_slider_updates_the_scaled_and_unscaled_weights(page, transactional_db):
     assert page.locator("[data-raw-max]").inner_text() == f"{demo.raw_max_weight:.4f}"
     assert page.locator("[data-scaled-max]").inner_text() == f"{demo.scaled_max_weight:.4f}"
     assert "log2_d_k=10" in page.url
+    # Screen readers hear one sentence per change (the live region), not the tables' numbers.
+    summary = page.locator("#scaling-summary")
+    assert summary.get_attribute("aria-live") == "polite"
+    assert summary.inner_text() == (
+        f"d_k = 1024: the largest weight is {demo.raw_max_weight:.2f} unscaled and {demo.scaled_max_weight:.2f} scaled."
+    )
+    assert page.locator("#scaling-result").get_attribute("aria-live") is None
     # The chapter's example below the slider is untouched by the swap.
     assert page.locator("#worked-example-title").count() == 1
 

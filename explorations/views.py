@@ -74,7 +74,8 @@ def scaling(request):
         "demo_row_labels": ["unscaled", "scaled by 1/√d_k"],
     }
     if _wants_fragment(request):
-        return render(request, "explorations/_scaling_result.html", context)
+        # ``fragment``: the short sentence the page's live region reads out comes along.
+        return render(request, "explorations/_scaling_result.html", {**context, "fragment": True})
     worked_example = selectors.worked_example_get()
     context.update(
         worked_example=worked_example,
