@@ -165,13 +165,36 @@ def _no_constant(name: str):
     raise UnreadableJson(f"{name} is not a JSON number.")
 
 
+MAX_JSON_INTEGER_DIGITS = 300  # as a float's ±1e300: no count, id or points is longer
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_JSON_INTEGER_DIGITS:
+        raise UnreadableJson(f"A number in the JSON has more than {MAX_JSON_INTEGER_DIGITS} digits.")
+    return int(text)
+
+
+def _object_without_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
+    """An object whose keys are all different: {"answer": "a", "answer": "b"} is refused,
+    not read as its last value (which a client that sent it did not mean)."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise UnreadableJson(f"The JSON gives the key {repeated[:40]!r} more than once in one object.")
+    return value
+
+
 def json_loads_bounded(raw: bytes | str):
     """Parse a JSON request body, or raise ``UnreadableJson`` with a reason for the client."""
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     if json_depth_exceeds(data):
         raise UnreadableJson(f"The JSON is nested more than {MAX_JSON_DEPTH} levels deep.")
     try:
-        value = json.loads(data.decode("utf-8"), parse_float=_finite_float, parse_constant=_no_constant)
+        value = json.loads(
+            data.decode("utf-8"), parse_float=_finite_float, parse_int=_bounded_int, parse_constant=_no_constant,
+            object_pairs_hook=_object_without_repeated_keys,
+        )
     except UnreadableJson:
         raise
     except (ValueError, RecursionError, MemoryError) as error:

@@ -34,6 +34,10 @@ def test_depth_is_measured_on_the_raw_text(raw, too_deep):
     (b"[NaN]", "NaN is not a JSON number."),
     (b'{"k\\u0000": 1}', "This text contains a NUL character (U+0000); remove it and send it again."),
     (b'["\\udc00"]', "This text contains a lone UTF-16 surrogate, which is not a character; remove it and send it again."),
+    (b'{"answer": "a", "answer": ["b"]}', "The JSON gives the key 'answer' more than once in one object."),
+    (b'[{"x": 1, "y": {"k": 1, "k": 2}}]', "The JSON gives the key 'k' more than once in one object."),
+    (b"[" + b"9" * 301 + b"]", "A number in the JSON has more than 300 digits."),
+    (b"[-" + b"9" * 5000 + b"]", "A number in the JSON has more than 300 digits."),
 ])
 def test_the_bounded_loader_says_why_it_refuses(raw, message):
     with pytest.raises(UnreadableJson) as refused:
@@ -44,6 +48,7 @@ def test_the_bounded_loader_says_why_it_refuses(raw, message):
 def test_the_bounded_loader_reads_ordinary_json():
     assert json_loads_bounded(b'{"a": [1, 2.5, "\\ud83d\\ude00"], "b": null}') == {"a": [1, 2.5, "\U0001f600"], "b": None}
     assert json_loads_bounded(b"[" * 64 + b"]" * 64) is not None
+    assert json_loads_bounded(b'[{"k": 1}, {"k": 2}, ' + b"9" * 300 + b"]") == [{"k": 1}, {"k": 2}, int("9" * 300)]
 
 
 def test_no_model_stores_a_nul_or_a_lone_surrogate(db, django_user_model):
