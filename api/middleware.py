@@ -17,12 +17,35 @@ logger = logging.getLogger(__name__)
 API_PREFIX = "/api/"
 
 
+# Every API endpoint reads JSON only. A form body (multipart or urlencoded) is parsed by the
+# size check's middleware before DRF sees it, and DRF then hands a view empty data: a
+# multipart POST to an endpoint read its fields as missing, or as defaults (a regrade ran
+# its dry run). So a form body under /api/ is refused here, for every endpoint at once.
+# (The token page under /api/tokens/ is an HTML page with forms: only /api/v1/ is the REST API.)
+FORM_MEDIA_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+REST_PREFIX = API_PREFIX + "v1/"
+
+
+def form_body_refusal(request):
+    """The 415 problem for a form body sent to an API endpoint, or None."""
+    if request.method not in WRITE_METHODS or not request.path.startswith(REST_PREFIX):
+        return None
+    media_type = (request.content_type or "").split(";")[0].strip().lower()
+    if media_type not in FORM_MEDIA_TYPES:
+        return None
+    return json_problem(
+        status_code=415, code="unsupported_media_type",
+        detail=f'Unsupported media type "{media_type}" in request.',
+    )
+
+
 class ApiProblemMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        return self.get_response(request)
+        return form_body_refusal(request) or self.get_response(request)
 
     def process_exception(self, request, exception):
         if not request.path.startswith(API_PREFIX):
