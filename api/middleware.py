@@ -32,12 +32,19 @@ def form_body_refusal(request):
     if request.method not in WRITE_METHODS or not request.path.startswith(REST_PREFIX):
         return None
     media_type = (request.content_type or "").split(";")[0].strip().lower()
-    if media_type not in FORM_MEDIA_TYPES:
-        return None
+    if media_type not in FORM_MEDIA_TYPES or not _has_body(request):
+        return None  # a form with no fields says nothing, whatever its declared type
     return json_problem(
         status_code=415, code="unsupported_media_type",
         detail=f'Unsupported media type "{media_type}" in request.',
     )
+
+
+def _has_body(request) -> bool:
+    """Whether the form carries any field or file (a multipart body with none is only its
+    closing boundary: a POST with no data, as ``curl -X POST -F`` nothing or a test client
+    sends it)."""
+    return bool(request.POST) or bool(request.FILES)
 
 
 class ApiProblemMiddleware:

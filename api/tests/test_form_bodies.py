@@ -35,6 +35,18 @@ def test_a_form_body_to_a_rest_endpoint_is_415(world, path, form):
     assert RegradeJob.objects.count() == 0
 
 
+def test_an_empty_body_is_read_as_no_fields_whatever_its_declared_type(world):
+    from django.test import Client
+
+    from api.tests.conftest import bearer
+
+    response = Client().post("/api/v1/courses/attn/assignments/week1/release/", **bearer(world.tokens["instructor"]))
+    # The test client's POST without data (multipart, only its closing boundary), as an empty
+    # `curl -X POST`: read as a JSON body with no fields, so the view names what is missing.
+    assert response.status_code == 400
+    assert response.json()["errors"] == {"action": ["This field is required."]}
+
+
 def test_the_token_page_still_takes_its_forms(client, world):
     client.force_login(world.people.student)
     response = client.post("/api/tokens/", {"name": "laptop", "scope": "read", "lifetime_days": "30"})

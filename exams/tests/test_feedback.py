@@ -117,7 +117,8 @@ def test_after_release_the_preset_shows_all_but_solutions(client, exam, item, st
     assert (api["submission"]["score"], api["submission"]["correct"]) == (1.0, True)
     assert [p["solved"] for p in api["exercise"]["parts"]] == [True, False]
     row = next(e for e in api["assignment"]["exercises"] if e["id"] == item.pk)
-    assert (row["state"], row["solved_parts"], row["score"]) == ("in progress", 1, 0.5)
+    # The attempt has ended: as on the assignment page, the exercise is finished, not in progress.
+    assert (row["state"], row["solved_parts"], row["score"], row["attempts_left"]) == ("finished", 1, 0.5, None)
 
 
 def test_correctness_after_finish_and_the_score_on_release(client, exam, item, student, taken, clock):
