@@ -11,13 +11,20 @@
    - A page drawn by a refused request (Save, Import, a preview page, a version page whose
      preview waits) carries [data-resend-after] on its notice: after that many seconds its
      form ([data-resend], the typed text or the kept file in it) is sent again, or the page
-     reloaded ("reload"), a few times in a row at most. */
+     reloaded ("reload"), a few times in a row at most.
+   - A form marked [data-after-runs] (the editor's Save) waits for the page's own run in
+     flight (the live check) before it is sent, and no check starts once it is on its way:
+     Save pressed right after typing is not refused by the check it set off. Requests that
+     share an hx-sync element with "queue all" (the picker's previews) go one at a time. */
 (function () {
   "use strict";
 
   var MAX_RESENDS = 5;
   var RESENDS_FORGOTTEN_MS = 2 * 60 * 1000;
   var waiting = new Map(); // element -> timer of its next try
+  var inFlight = new Set(); // elements whose run is on its way to the server
+  var held = null; // {form, submitter}: a form that waits for the runs in flight
+  var sending = false; // a [data-after-runs] form is on its way: no new run starts
 
   function retrySeconds(value) {
     var seconds = parseInt(value, 10);
@@ -31,9 +38,18 @@
     return sender && sender.hasAttribute && sender.hasAttribute("data-busy-retry") ? sender : null;
   }
 
+  /* Before htmx settles a new request against the one in flight (hx-sync "replace" would
+     abort the check that Save waits for): while the page is being saved, none is issued. */
+  document.addEventListener("htmx:confirm", function (event) {
+    var elt = event.detail && event.detail.elt;
+    if ((sending || held) && elt && elt.hasAttribute && elt.hasAttribute("data-busy-retry")) event.preventDefault();
+  });
+
   document.addEventListener("htmx:beforeRequest", function (event) {
     var sender = retryingSender(event.detail);
-    if (sender && waiting.has(sender)) {
+    if (!sender) return;
+    inFlight.add(sender);
+    if (waiting.has(sender)) {
       window.clearTimeout(waiting.get(sender));
       waiting.delete(sender);
     }
@@ -53,6 +69,36 @@
       if (sender.tagName === "FORM") sender.requestSubmit(); // htmx sends it, as on a click
       else htmx.trigger(sender, sender.getAttribute("data-busy-retry") || "click");
     }, seconds * 1000));
+  });
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var sender = retryingSender(event.detail);
+    if (!sender) return;
+    inFlight.delete(sender);
+    if (held && inFlight.size === 0) {
+      var form = held.form, submitter = held.submitter;
+      held = null;
+      form.requestSubmit(submitter && submitter.isConnected ? submitter : undefined);
+    }
+  });
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.hasAttribute || !form.hasAttribute("data-after-runs")) return;
+    if (inFlight.size) {
+      event.preventDefault();
+      held = { form: form, submitter: event.submitter || null };
+      return;
+    }
+    sending = true;
+    waiting.forEach(function (timer) { window.clearTimeout(timer); });
+    waiting.clear();
+  });
+
+  // A page come back from the back-forward cache may check and save again.
+  window.addEventListener("pageshow", function () {
+    sending = false;
+    held = null;
   });
 
   /* How many times in a row this page was sent again, kept across its reloads. */
