@@ -89,7 +89,7 @@ class CopyForm(forms.Form):
         min_value=-3650, max_value=3650, initial=0, label="Move every date by (days)",
         help_text="e.g. 364 moves a Monday deadline to the Monday a year later.",
     )
-    copy_staff = forms.BooleanField(required=False, initial=True, label="Bring the same instructors and teaching assistants")
+    copy_staff = forms.BooleanField(required=False, initial=True, label="Invite the same instructors and teaching assistants (each joins when they accept on their dashboard)")
 
     def clean_slug(self):
         return _clean_course_slug(self.cleaned_data["slug"])

@@ -360,6 +360,22 @@ def course_archive_question(*, course: Course) -> str:
     )
 
 
+def _copy_staff_invite(*, source: Course, copy: Course, actor) -> None:
+    """The source's other instructors and teaching assistants, with their roles, in the copy:
+    each is invited and joins when they accept on their dashboard (a new course on someone's
+    dashboard, and their name and e-mail shown to its staff, is their choice), except where
+    ``enrolment_needs_consent`` says no consent is needed."""
+    for enrolment in selectors.active_enrolments().filter(
+        course=source, role__in=selectors.STAFF_ROLES
+    ).exclude(user=actor).select_related("user"):
+        user = enrolment.user
+        if enrolment_needs_consent(user=user, actor=actor):
+            _invite(course=copy, user=user, role=enrolment.role, source=EnrolmentSource.MANUAL,
+                    student_id="", identifier=user.get_username(), actor=actor)
+        else:
+            enrolment_ensure(course=copy, user=user, role=enrolment.role)
+
+
 @transaction.atomic
 def course_copy(
     *, source: Course, actor, slug: str, title: str, term: str = "", offset: timedelta = timedelta(0),
@@ -368,6 +384,8 @@ def course_copy(
     """A course for a new term: the same assignments, holding the same exercise versions, with
     every date moved by ``offset`` (in the course's local time); no students, no submissions.
     The copy starts unarchived, with its own join code, and no assignment's grades released.
+    With ``copy_staff`` the source's other staff are invited with their roles
+    (``_copy_staff_invite``).
     What belongs to one term stays behind: LMS links, exams' access codes (last term's
     students know them) and grade releases, made or scheduled (templates/courses/copy.html
     says so). Allowed networks and the other exam controls are copied."""
@@ -378,10 +396,7 @@ def course_copy(
     copy.copied_from = source
     copy.save(update_fields=["copied_from"])
     if copy_staff:
-        for enrolment in selectors.active_enrolments().filter(
-            course=source, role__in=selectors.STAFF_ROLES
-        ).exclude(user=actor):
-            enrolment_ensure(course=copy, user=enrolment.user, role=enrolment.role)
+        _copy_staff_invite(source=source, copy=copy, actor=actor)
     # Shift on the course's wall clock: a 09:00 deadline stays at 09:00 across a DST change.
     zone = zoneinfo.ZoneInfo(source.time_zone)
     for assignment in source.assignments.prefetch_related("items"):

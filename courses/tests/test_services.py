@@ -49,8 +49,10 @@ def test_copy_for_a_new_term_keeps_assignments_and_versions_shifts_dates_and_bri
     assert (copied.slug, copied.attempts_per_part, copied.opens_at, copied.due_at, copied.closes_at) == (
         "week1", 4, due + timedelta(days=175), due + timedelta(days=182), None)
     assert list(copied.items.values_list("exercise_version_id", flat=True)) == [version.pk]
-    assert sorted(copy.enrolments.values_list("user__username", "role")) == [
-        ("ines", Role.INSTRUCTOR), ("rita", Role.INSTRUCTOR), ("tariq", Role.TEACHING_ASSISTANT)]
+    # The copier is its instructor; the source's other staff are invited with their roles.
+    assert sorted(copy.enrolments.values_list("user__username", "role")) == [("ines", Role.INSTRUCTOR)]
+    assert sorted(copy.enrolment_invitations.values_list("user__username", "role", "invited_by__username")) == [
+        ("rita", Role.INSTRUCTOR, "ines"), ("tariq", Role.TEACHING_ASSISTANT, "ines")]
     assert copy.copied_from == people.course
     assert assignment.items.get().variants.count() == 1 and copied.items.get().variants.count() == 0
     alone = services.course_copy(source=people.course, actor=creator, slug="solo", title="Solo", copy_staff=False)
@@ -183,3 +185,26 @@ def test_copy_keeps_the_local_wall_clock_time_across_summer_time(people, creator
     due = copy.assignments.get().due_at
     assert due == datetime(2027, 8, 30, 9, 0, tzinfo=berlin)
     assert due == datetime(2027, 8, 30, 7, 0, tzinfo=dt_timezone.utc)
+
+
+def test_copied_staff_join_the_copy_only_once_they_accept(people, creator):
+    copy = services.course_copy(source=people.course, actor=creator, slug="attn-next", title="Attention")
+    invitation = copy.enrolment_invitations.get(user=people.reviewer)
+    assert not copy.enrolments.filter(user=people.reviewer).exists()
+    services.enrolment_invitation_accept(invitation=invitation, user=people.reviewer)
+    assert copy.enrolments.get(user=people.reviewer).role == Role.INSTRUCTOR
+    assert not copy.enrolment_invitations.filter(user=people.reviewer).exists()
+
+
+def test_copied_staff_made_by_staff_and_never_signed_in_are_enrolled_at_once(people, creator):
+    from django.contrib.auth import get_user_model
+
+    from courses.models import Enrolment
+
+    report = services.roster_import(course=people.course, rows=[{"email": "tom@example.org"}], dry_run=False,
+                                    actor=people.instructor)  # made by staff, awaits its first password
+    fresh = get_user_model().objects.get(pk=report.created_user_ids[0])
+    Enrolment.objects.filter(course=people.course, user=fresh).update(role=Role.TEACHING_ASSISTANT)
+    copy = services.course_copy(source=people.course, actor=creator, slug="attn-next", title="Attention")
+    assert copy.enrolments.get(user=fresh).role == Role.TEACHING_ASSISTANT
+    assert not copy.enrolment_invitations.filter(user=fresh).exists()
