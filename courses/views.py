@@ -158,8 +158,11 @@ def course_copy(request, course_slug: str):
         except services.CourseRefused as refused:
             form.add_error("slug", refused.message)
         else:
+            invited = copy.enrolment_invitations.count()
             messages.success(
                 request, f"Copied {course.title} to {copy.slug} with {copy.assignments.count()} assignments."
+                + (f" {invited} member{'s' * (invited != 1)} of staff invited: each joins when they accept on "
+                   "their dashboard." if invited else "")
             )
             return redirect("courses:settings", copy.slug)
     return render(

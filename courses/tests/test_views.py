@@ -196,6 +196,8 @@ def test_copy_page_copies_and_refuses_a_taken_slug(client, people, world):
     done = client.post(reverse("courses:copy", args=["attn"]), {"title": "A", "slug": "attn-next", "term": "Next", "offset_days": "7", "copy_staff": "on"})
     assert done.status_code == 302
     assert Course.objects.get(slug="attn-next").assignments.count() == 1
+    settings_page = client.get(done.url).content.decode()
+    assert ("2 members of staff invited: each joins when they accept on their dashboard." in settings_page)
 
 
 def test_course_pages_read_and_show_dates_in_the_course_time_zone(client, people, world):
