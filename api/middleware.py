@@ -1,12 +1,18 @@
 """Answers an unhandled error under /api/ with a JSON problem, never Django's HTML page:
-an outage of the database or Redis is a 503 with Retry-After, anything else a logged 500."""
+an outage of the database or Redis is a 503 with Retry-After, anything else a logged 500.
+Before any view runs, it reads a chunked body (for every page, not only the API) and
+refuses a form body sent to the REST API."""
 
 from __future__ import annotations
 
+import io
 import logging
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
-from django.http import Http404
+from django.core.handlers.wsgi import LimitedStream, WSGIRequest
+from django.http import Http404, HttpResponse
+from django.template.loader import render_to_string
 
 from attnquiz.input_limits import UnstorableValue, request_too_large_response
 
@@ -47,12 +53,81 @@ def _has_body(request) -> bool:
     return bool(request.POST) or bool(request.FILES)
 
 
+# A body sent with "Transfer-Encoding: chunked" declares no length, and Django reads a request
+# without CONTENT_LENGTH as empty: a chunked answer or import ran as if it carried no data
+# (a 400 "field required", or a release or regrade with its fields missing). gunicorn
+# de-chunks the body and says its stream ends where the body does (``wsgi.input_terminated``),
+# so the body is read here, at most DATA_UPLOAD_MAX_MEMORY_SIZE bytes, and handed on as if its
+# length had been declared. A server that does not end the stream (runserver hands over the
+# raw chunk framing, and reading it waits on the client) gets 411: nothing is read or lost.
+# This runs for every path (pages too), after the other middleware's requests, which read no
+# body, and before any view's check (the CSRF check, the size check's multipart) reads it.
+CHUNK_READ_BYTES = 64 * 1024
+
+
+def chunked_body_refusal(request):
+    """Read a chunked body into ``request`` (see above) and return None; or the refusal:
+    411 (the server cannot end the body), 413 (longer than the limit), 400 (bad framing)."""
+    if not _sends_body_without_length(request):
+        return None
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if not request.META.get("wsgi.input_terminated") or limit is None:
+        return _refusal(
+            request, status_code=411, code="length_required", title="A request without a length",
+            detail="This server needs a Content-Length for a request with a body. "
+                   "Nothing was done; send it again with its length (not chunked).",
+        )
+    try:
+        body = _read_at_most(request.META["wsgi.input"], limit + 1)
+    except Exception:  # gunicorn's chunk parser raises its own errors (not OSError) for bad framing
+        return _refusal(
+            request, status_code=400, code="bad_request", title="That request could not be read",
+            detail="The chunked body was malformed or cut off. Nothing was done; send it again.",
+        )
+    if len(body) > limit:
+        return request_too_large_response(request)
+    request.META["CONTENT_LENGTH"] = str(len(body))  # DRF and the multipart parser read it
+    # The stream WSGIRequest builds for a declared length (Django reads ``_stream``).
+    request._stream = LimitedStream(io.BytesIO(body), len(body))
+    return None
+
+
+def _sends_body_without_length(request) -> bool:
+    """A WSGI request framed by a transfer coding (gunicorn refuses one that also has a
+    Content-Length). Only WSGI: Django's ASGI handler reads a whole body itself."""
+    return (
+        isinstance(request, WSGIRequest)
+        and bool(request.META.get("HTTP_TRANSFER_ENCODING"))
+        and not request.META.get("CONTENT_LENGTH")
+    )
+
+
+def _read_at_most(stream, size: int) -> bytes:
+    """Up to ``size`` bytes of ``stream``, to its end (a read may return less than asked)."""
+    chunks, read = [], 0
+    while read < size:
+        chunk = stream.read(min(CHUNK_READ_BYTES, size - read))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        read += len(chunk)
+    return b"".join(chunks)
+
+
+def _refusal(request, *, status_code: int, code: str, title: str, detail: str):
+    """A problem document under /api/ (as the size check's 413), else the error page."""
+    if request.path.startswith(API_PREFIX):
+        return json_problem(status_code=status_code, code=code, detail=detail)
+    context = {"status": status_code, "title": title, "message": detail}
+    return HttpResponse(render_to_string("400.html", context), status=status_code)
+
+
 class ApiProblemMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        return form_body_refusal(request) or self.get_response(request)
+        return chunked_body_refusal(request) or form_body_refusal(request) or self.get_response(request)
 
     def process_exception(self, request, exception):
         if not request.path.startswith(API_PREFIX):

@@ -8,6 +8,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
 from rest_framework import exceptions, status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
@@ -56,8 +57,17 @@ def _flatten_errors(detail) -> dict:
     return flat
 
 
+def _render_problems_as_json(request) -> None:
+    """A problem is JSON whatever the view renders. DRF renders an error with the renderer the
+    request negotiated or, when negotiation failed (406), the view's first one: the schema
+    answered its 406 in YAML, labelled application/problem+json."""
+    if request is not None:
+        request.accepted_renderer, request.accepted_media_type = JSONRenderer(), "application/json"
+
+
 def exception_handler(exc, context):
     """DRF's exception handler: every error it sees becomes a problem document."""
+    _render_problems_as_json(context.get("request"))
     if isinstance(exc, OUTAGE_ERRORS):
         set_rollback()
         return service_unavailable(exc)
