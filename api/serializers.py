@@ -242,6 +242,12 @@ class PartSerializer(serializers.Serializer):
     attempts_used = serializers.IntegerField(source="progress.attempts_used")
     attempts_left = serializers.IntegerField(allow_null=True)
     solved = serializers.BooleanField(allow_null=True, help_text="null while the review policy hides correctness.")
+    solved_on_earlier_version = serializers.SerializerMethodField(
+        help_text="Solved on your copy of the version this exercise had before your instructor "
+        "switched it: that answer counts, the part is solved and finished here with no attempt used, "
+        "and an answer to it is refused (409, problem type `urn:attnquiz:problem:solved-earlier`). "
+        "False while the review policy hides correctness.",
+    )
     finished = serializers.BooleanField()
     hints_html = serializers.ListField(child=HtmlField(), source="hints")
     solution_html = HtmlField(source="solution", allow_null=True)
@@ -249,6 +255,9 @@ class PartSerializer(serializers.Serializer):
 
     def get_submit_url(self, part) -> str:
         return reverse("api:submit", args=[self.context["item"].pk, part["key"]])
+
+    def get_solved_on_earlier_version(self, part) -> bool:
+        return part["solved_earlier"] is not None
 
 
 class FigureSerializer(serializers.Serializer):

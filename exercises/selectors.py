@@ -7,7 +7,7 @@ from typing import NamedTuple
 from datetime import timedelta
 
 import numpy as np
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, Max, OuterRef, Q
 from django.http import Http404
 from django.utils import timezone
 
@@ -112,6 +112,44 @@ def part_progress_over_copies(progress: dict, *, copies: ItemCopies, part: str) 
         "best_awarded": max(scores) if scores else None,
         "answered": any(p["attempts_used"] for p in every),
     }
+
+
+def parts_solved_on_earlier_copies(*, variant: Variant, part_keys) -> dict[str, float]:
+    """The parts of ``variant``, the student's copy of an assignment item, that they solved
+    on another copy of the item (one made under a version the instructor has switched away
+    from since): by part key, the best score awarded there (0 to 1). A part is matched by its
+    key, so only a part whose key both versions have counts. One query.
+
+    Such a part counts as solved (``part_progress_over_copies``): this copy shows it solved
+    with no form, and an answer to it is refused (``grading.services``) without an attempt."""
+    if variant.assignment_item_id is None or not part_keys:
+        return {}
+    rows = (
+        Submission.objects.filter(
+            variant__assignment_item_id=variant.assignment_item_id,
+            variant__student_id=variant.student_id,
+            variant__context=variant.context,
+            part__in=list(part_keys),
+            status=SubmissionStatus.GRADED,
+        )
+        .exclude(variant_id=variant.pk)
+        .order_by()
+        .values("part")
+        .annotate(best=Max("awarded"), solved=Count("pk", filter=Q(correct=True)))
+    )
+    return {row["part"]: row["best"] or 0.0 for row in rows if row["solved"]}
+
+
+def _may_have_earlier_copies(variant: Variant) -> bool:
+    """Whether the student may have another copy of ``variant``'s assignment item. The
+    exercise page's own row says so (``_earlier_copies``, read with it: a page without one
+    costs no query of its own); a variant read without it (the API's) may have one."""
+    if variant.assignment_item_id is None:
+        return False
+    for row in (variant, variant.assignment_item):
+        if "earlier_copies" in vars(row):
+            return bool(vars(row)["earlier_copies"])
+    return True
 
 
 def exercise_status(
@@ -672,6 +710,12 @@ def exercise_page_context(
     """The exercise page's parts and progress, as the student may see them under the
     review policy (``visibility``): without correctness no part reads "solved".
 
+    A part the student solved on an earlier copy of the item (made under a version the
+    instructor has switched away from since; ``parts_solved_on_earlier_copies``) reads as
+    solved and finished, with ``solved_earlier`` (else None): ``counted``, the points it
+    counts (its best over the copies, as the gradebook counts it; None while the review
+    policy hides scores). ``progress`` stays this copy's own: no attempt used on it.
+
     ``limits``: the student's own (``variant_limits``), for their attempts per part."""
     spec = version_spec(variant.exercise_version)
     references = variant_references(variant)
@@ -685,10 +729,20 @@ def exercise_page_context(
     body = bodies.variant_body(variant=variant, spec=spec, part_points=points)
     parts = []
     progress_by_part = variant_progress(variant=variant, parts=[part.key for part in spec.parts])
+    # "Solved" on an earlier copy would tell what the review policy hides: then the part
+    # stays open, as a part solved on this copy does.
+    solved_earlier = (
+        parts_solved_on_earlier_copies(variant=variant, part_keys=progress_by_part)
+        if visibility.correctness and _may_have_earlier_copies(variant)
+        else {}
+    )
     for part in spec.parts:
         progress = progress_by_part[part.key]
+        # Counted as solved here too, with this copy's own attempts (none used on it).
+        counted_progress = {**progress, "solved": True} if part.key in solved_earlier else progress
         finished = part_finished(
-            progress=progress, attempts_allowed=attempts_allowed, solved_shown=visibility.correctness
+            progress=counted_progress, attempts_allowed=attempts_allowed,
+            solved_shown=visibility.correctness,
         )
         label = part_label(spec, part.key)
         # A reloaded page holds the student's last answer, as the page did after sending it.
@@ -716,7 +770,13 @@ def exercise_page_context(
                 "choices": part.choices,
                 "multiple": bool(part.options.get("multiple")),
                 "progress": progress,
-                "solved": progress["solved"] if visibility.correctness else None,
+                "solved": counted_progress["solved"] if visibility.correctness else None,
+                "solved_earlier": _solved_earlier(
+                    earlier_best=solved_earlier[part.key], progress=progress,
+                    points=points[part.key] if points and visibility.score else None,
+                )
+                if part.key in solved_earlier
+                else None,
                 "attempts_allowed": attempts_allowed,
                 "attempts_left": (attempts_allowed - progress["attempts_used"])
                 if attempts_allowed
@@ -726,7 +786,7 @@ def exercise_page_context(
                     variant=variant,
                     part_key=part.key,
                     spec=spec,
-                    progress=progress,
+                    progress=counted_progress,
                     attempts_allowed=attempts_allowed,
                     visibility=visibility,
                     body=body,
@@ -747,6 +807,14 @@ def exercise_page_context(
         "parts": parts,
         "visibility": visibility,
     }
+
+
+def _solved_earlier(*, earlier_best: float, progress: dict, points: float | None) -> dict:
+    """What the page says of a part solved on an earlier copy: ``counted``, the points it
+    counts, its best over the copies (``part_progress_over_copies``) times the part's
+    ``points`` (None: not shown)."""
+    best = max(earlier_best, progress["best_awarded"] or 0.0)
+    return {"counted": best * points if points is not None else None}
 
 
 def assignment_started_at(*, assignment: Assignment, student):

@@ -20,7 +20,7 @@ from datetime import timedelta
 import redis
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, F, Max, Q
+from django.db.models import Count, Exists, F, Max, OuterRef, Q
 from django.utils import timezone
 
 from attnquiz.prepared_reads import PreparedRead, prepared_execute
@@ -29,6 +29,7 @@ from exams.selectors import student_window
 from exams.selectors_accommodations import carried_accommodation, with_own_accommodation
 from exams.window import Window
 from exercises.models import Variant
+from exercises.selectors import parts_solved_on_earlier_copies
 from exercises.specs import variant_part_options, variant_references, version_spec
 from grading.core import answers
 
@@ -147,6 +148,9 @@ def submission_create(*, variant: Variant, student, part: str, raw_answer, clien
             return stored
         _refuse_if_window_closed(window)
         _refuse_if_version_switched(locked)
+        _refuse_if_solved_on_earlier_copy(
+            locked, part=part, solved_shown=window.visibility.correctness if window else True,
+        )
         _refuse_if_no_attempt_left(
             attempts=attempts,
             allowed=window.attempts_per_part if window else 0,
@@ -340,21 +344,31 @@ def answer_format_error(*, context: PartContext, raw_answer) -> str | None:
 
 
 # Every answer takes this lock: compiled once (inside a transaction, as select_for_update needs).
-# The same query reads the student's accommodation and the version its item has now.
+# The same query reads the student's accommodation, the version its item has now and whether
+# the student has another copy of the item (one under a version switched away from since).
 _VARIANT_LOCKED_WITH_ACCOMMODATION = PreparedRead(
     lambda *, variant_id: with_own_accommodation(
         Variant.objects.select_for_update(of=("self",)).filter(pk=variant_id),
         assignment_path="assignment_item__assignment",
         student=F("student"),
-    ).annotate(item_version_id=F("assignment_item__exercise_version_id")).order_by()[:1],
+    ).annotate(
+        item_version_id=F("assignment_item__exercise_version_id"),
+        other_copies=Exists(
+            Variant.objects.filter(
+                assignment_item_id=OuterRef("assignment_item_id"), student_id=OuterRef("student_id"),
+                context=OuterRef("context"),
+            ).exclude(pk=OuterRef("pk"))
+        ),
+    ).order_by()[:1],
     variant_id=int,
 )
 
 
 def _lock_variant(variant: Variant) -> Variant | None:
     """Lock the variant's row; returns it as read in the lock, with the student's
-    accommodation on its assignment (``carried_accommodation``) and ``item_version_id``,
-    the version its assignment item has now (None for practice). Call inside a transaction."""
+    accommodation on its assignment (``carried_accommodation``), ``item_version_id``,
+    the version its assignment item has now (None for practice), and ``other_copies``,
+    whether the student has another copy of the item. Call inside a transaction."""
     return _VARIANT_LOCKED_WITH_ACCOMMODATION.first(variant_id=variant.pk)
 
 
@@ -374,6 +388,25 @@ def _refuse_if_version_switched(locked: Variant | None) -> None:
     item_version_id = getattr(locked, "item_version_id", None)
     if item_version_id is not None and item_version_id != locked.exercise_version_id:
         raise SubmissionRefused(VERSION_CHANGED, code="version_changed")
+
+
+SOLVED_ON_EARLIER_VERSION = (
+    "You already solved this part on the earlier version of this exercise, and that answer "
+    "still counts; nothing was stored."
+)
+
+
+def _refuse_if_solved_on_earlier_copy(locked: Variant | None, *, part: str, solved_shown: bool) -> None:
+    """Refuse an answer to a part the student solved on another copy of the item (one made
+    under a version the instructor has switched away from since): it counts as solved, and
+    the page shows it so, with no form (``exercises.selectors.parts_solved_on_earlier_copies``).
+    Not while the review policy hides correctness (``solved_shown``), as for a part solved on
+    this copy. Call under the variant's lock; reads the other copies' answers only when the
+    lock's row says there are other copies (``_lock_variant``)."""
+    if locked is None or not solved_shown or not getattr(locked, "other_copies", False):
+        return
+    if parts_solved_on_earlier_copies(variant=locked, part_keys=[part]):
+        raise SubmissionRefused(SOLVED_ON_EARLIER_VERSION, code="solved_earlier")
 
 
 def _window_in_lock(*, assignment, student, accommodation, now) -> Window | None:
