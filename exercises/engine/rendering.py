@@ -95,9 +95,11 @@ def render_solution(spec: ExerciseSpec, params: dict, part_key: str | None = Non
 
 def text_problems(spec: ExerciseSpec, params: dict) -> list[DrawProblem]:
     """Every placeholder of the exercise's text that cannot be filled in for ``params``,
-    naming the field and line it is written on ([] when all of the text renders), and every
-    known wrong value of a numeric part (``value_feedback``) that does not fill to a number."""
-    problems = _value_feedback_problems(spec, params)
+    naming the field and line it is written on ([] when all of the text renders), every
+    known wrong value of a numeric part (``value_feedback``) that does not fill to a number, and
+    every known wrong expression of a symbolic part (``expression_feedback``) that does not fill
+    to one the part's symbols can read."""
+    problems = _value_feedback_problems(spec, params) + _expression_feedback_problems(spec, params)
     for path, text, subject in _text_fields(spec):
         for match in PLACEHOLDER_PATTERN.finditer(text):
             try:
@@ -127,6 +129,9 @@ def _text_fields(spec: ExerciseSpec):
         for index, entry in enumerate(_value_feedback(part)):
             if isinstance(entry.get("feedback"), str):
                 yield base + ("options", "value_feedback", index, "feedback"), entry["feedback"], subject
+        for index, entry in enumerate(_expression_feedback(part)):
+            if isinstance(entry.get("feedback"), str):
+                yield base + ("options", "expression_feedback", index, "feedback"), entry["feedback"], subject
 
 
 def _value_feedback(part) -> list[dict]:
@@ -161,5 +166,43 @@ def _value_feedback_problems(spec: ExerciseSpec, params: dict) -> list[DrawProbl
                     field=render_path(path), line=spec.line_of(path),
                     action=f"known wrong value `{value}` is not a number",
                     detail=f"{detail}; a value must be a number or a {{{{ }}}} template that fills to a number",
+                ))
+    return problems
+
+
+def _expression_feedback(part) -> list[dict]:
+    """A symbolic part's known wrong expressions as written (the spec checked their shape)."""
+    entries = part.options.get("expression_feedback") if part.type == "symbolic" else None
+    return [entry for entry in entries if isinstance(entry, dict)] if isinstance(entries, list) else []
+
+
+def _expression_feedback_problems(spec: ExerciseSpec, params: dict) -> list[DrawProblem]:
+    """Known wrong expressions written with placeholders that, filled in the way grading fills
+    a part's options, cannot be read with the part's symbols on this draw; grading leaves such
+    an expression out, so its feedback would never be said."""
+    from grading.core.grades import AnswerFormatError, InvalidRequest  # late, as for value_feedback
+    from grading.core.symbolic import read_known_wrong_expression
+
+    problems = []
+    for part in spec.parts:
+        for index, entry in enumerate(_expression_feedback(part)):
+            expression = entry.get("expression")
+            if not isinstance(expression, str) or not PLACEHOLDER_PATTERN.search(expression):
+                continue  # read when the file was read
+            path = ("parts", part.index, "options", "expression_feedback", index, "expression")
+            try:
+                filled = fill_plain(expression, params)
+                if isinstance(filled, bool) or not isinstance(filled, (str, int, float)):
+                    raise AnswerFormatError(f"it fills to {filled!r}, not one expression")
+                read_known_wrong_expression(filled if isinstance(filled, str) else repr(filled),
+                                            {"symbols": part.symbols, **part.options})
+            except (ExpressionError, AnswerFormatError, InvalidRequest) as exc:
+                detail = getattr(exc, "detail", None) or str(exc)
+                problems.append(DrawProblem(
+                    kind="rendering", reason=f"rendering: {detail}", subject=f"part `{part.key}`",
+                    field=render_path(path), line=spec.line_of(path),
+                    action=f"known wrong expression `{expression}` cannot be read",
+                    detail=f"{detail}; an expression must read with the part's symbols once its "
+                           "{{ }} are filled in",
                 ))
     return problems

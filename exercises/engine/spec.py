@@ -557,6 +557,9 @@ def _part(check: _Validator, data, path: Path, known: set[str], default_skills: 
     # leaves out a known wrong value it cannot read).
     if answer_type == "numeric" and "value_feedback" in options and check.source:
         _value_feedback(check, options["value_feedback"], path + ("options", "value_feedback"), known, key)
+    if "expression_feedback" in options and check.source:
+        _expression_feedback(check, options["expression_feedback"], path + ("options", "expression_feedback"), known,
+                             answer_type=answer_type, symbols=symbols, options=options, answer=data.get("answer"))
     skills = _skills(check, data["skills"], path + ("skills",)) if "skills" in data else default_skills
     if len(check.issues) > before:
         return None
@@ -654,6 +657,79 @@ def _not_a_value(value, key: str, known: set[str]) -> str:
                 suggestion = f"; to use the value of {value.strip()}, write \"{{{{{value.strip()}}}}}\""
     shown = repr(value) if isinstance(value, str) else json.dumps(value)  # true, not True: as in YAML
     return f"part `{key}`: {shown} is not a number: {VALUE_FEEDBACK_VALUE}{suggestion}"
+
+
+MAX_EXPRESSION_FEEDBACK = 20  # grading.core.symbolic.MAX_EXPRESSION_FEEDBACK
+EXPRESSION_FEEDBACK_SHAPE = "must be a list of {expression, feedback}: a known wrong expression and why it is wrong"
+
+
+def _expression_feedback(check: _Validator, raw, path: Path, known: set[str], *, answer_type, symbols: dict,
+                         options: dict, answer) -> None:
+    """A symbolic part's known wrong expressions (see docs/exercise-format.md): each read with
+    the part's symbols by the reader grading uses for its expected answer, and none the right
+    answer (a student who gives it is right, and is never told a slip). An expression with
+    {{ placeholders }} is read on drawn variants instead (the variant self-test reads it
+    as grading fills it)."""
+    if answer_type != "symbolic":
+        check.error(path, "only a symbolic part names known wrong expressions; "
+                    "a numeric part names known wrong values with value_feedback")
+        return
+    if not isinstance(raw, list):
+        check.error(path, EXPRESSION_FEEDBACK_SHAPE)
+        return
+    if _too_many(check, raw, path, MAX_EXPRESSION_FEEDBACK, "known wrong expressions"):
+        return
+    checker_options = {"symbols": symbols, **options}  # as exercises.engine.grading.part_options builds them
+    for index, entry in enumerate(raw):
+        here = path + (index,)
+        if not isinstance(entry, dict) or set(entry) != {"expression", "feedback"}:
+            check.error(here, "each known wrong expression needs exactly 'expression' (the wrong expression) and "
+                        "'feedback' (why it is wrong)")
+            continue
+        if entry["feedback"] is None:
+            check.error(here + ("feedback",), "must be non-empty text")
+        else:
+            check.text(entry, "feedback", here, known, required=True)
+        expression = entry["expression"]
+        if isinstance(expression, str) and PLACEHOLDER_PATTERN.search(expression):
+            check.placeholders(expression, here + ("expression",), known)
+            continue
+        problem = _known_expression_problem(expression, checker_options, answer)
+        if problem:
+            check.error(here + ("expression",), problem)
+
+
+def _known_expression_problem(expression, options: dict, answer) -> str | None:
+    """Why ``expression`` is no known wrong expression of a symbolic part whose checker takes
+    ``options`` and whose right answer is ``answer``; None when it is one, or when the part's
+    symbols or answer cannot be read (the variant self-test names those)."""
+    from grading.core import symbolic  # late, as the engine's other uses of the checkers
+    from grading.core.grades import AnswerFormatError, InvalidRequest
+
+    if isinstance(expression, bool) or not isinstance(expression, (str, int, float)):
+        shown = json.dumps(expression) if expression is None or isinstance(expression, bool) else repr(expression)
+        return f"{shown} is not an expression: write one in the part's symbols, e.g. \"1/sqrt(d_model)\""
+    text = expression if isinstance(expression, str) else repr(expression)
+    try:
+        key = symbolic.symbols_key(options)
+    except InvalidRequest:
+        return None
+    try:
+        wrong_expression = symbolic.read_known_wrong_expression(text, options, key)
+    except AnswerFormatError as problem:
+        return f"cannot be read with the part's symbols: {problem}"
+    if isinstance(answer, (int, float)) and not isinstance(answer, bool):
+        answer = repr(answer)
+    if not isinstance(answer, str) or PLACEHOLDER_PATTERN.search(answer):
+        return None  # a right answer that depends on the variant is compared on each drawn variant
+    try:
+        _, right_expression = symbolic.read_expected(answer, options, key)
+    except InvalidRequest:
+        return None
+    # The equality grading uses to pass an entry over (``symbolic.known_wrong_feedback``).
+    if symbolic.screen_equal(wrong_expression, right_expression):
+        return "is equivalent to the right answer"
+    return None
 
 
 def _number(check, data: dict, name: str, path: Path, *, default, minimum, whole=False):

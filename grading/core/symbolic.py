@@ -10,6 +10,9 @@ Options:
     product_of_powers  the answer must be a product of powers (no sums)
     form_credit        score for an equivalent answer that fails a form check (default 0.5)
     time_limit         seconds for the exact decision (default 2)
+    expression_feedback [{expression, feedback}]: known wrong expressions of this part, each
+                       with why it is wrong, said to a student whose wrong answer matches one
+                       ("Not quite: <feedback>"; see ``known_wrong_expressions``)
 
 Equivalence: a numeric screen at seeded random points that respect the assumptions
 (exits early on any clear difference), then an exact SymPy decision
@@ -18,17 +21,26 @@ large or too small to compute at the points (towers of exponentials) are bounded
 (``grading.core.magnitude``): a difference the bounds prove is "not equivalent", one they
 cannot decide is "too complex to check" (could not grade, no attempt used), never a CAS
 run that ends in a time-out.
+
+A wrong answer's feedback says the most specific thing that is true of it (first that holds):
+the author's known wrong expression (``expression_feedback``, in the order listed); a built-in
+misconception (``diagnose_symbolic``); the sign, a square, a square root or a constant factor
+(``_hint``); else plain "Not equivalent to the correct expression.". None of them changes the
+score, and none is said of a right answer, a partly right one (a form problem) or one that
+could not be graded.
 """
 
 from __future__ import annotations
 
 import ast
 import cmath
+import logging
 import math
 import random
 import signal
 import threading
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 
 import mpmath
@@ -47,6 +59,8 @@ from grading.core.grades import (
     wrong,
 )
 from grading.core.latex_as_read import latex_as_read
+
+logger = logging.getLogger(__name__)
 
 _ASSUMPTION_WORDS = {
     "positive": {"positive": True},
@@ -748,7 +762,7 @@ def check(expected, answer, options: dict) -> Grade:
             reason="timeout",
         )
     if not verdict:
-        return _wrong_expression(expected_expr, answer_expr, options)
+        return _wrong_expression(expected_expr, answer_expr, options, key)
     form_problem = _form_problem(expected_checked, checked, answer_expr, options)
     if form_problem:
         return wrong(form_problem, score=_form_credit(options), equivalent=True)
@@ -918,13 +932,109 @@ def diagnose_symbolic(expected_expr, answer_expr) -> str | None:
     return None
 
 
-def _wrong_expression(expected_expr, answer_expr, options: dict) -> Grade:
+def _wrong_expression(expected_expr, answer_expr, options: dict, key: tuple) -> Grade:
+    # The author's known wrong expression names this part's own slip: it is said first, and
+    # alone (a built-in misconception it also matches would only say the same less precisely).
+    known = known_wrong_feedback(expected_expr, answer_expr, known_wrong_expressions(options, key))
+    if known is not None:
+        return wrong(f"Not quite: {known}")
     code = diagnose_symbolic(expected_expr, answer_expr)
     if code is not None:
         note = shared_sigma_note(expected_expr) if code == "sigmas_added" else ""
         message = f"Not equivalent to the correct expression. {misconceptions.MISCONCEPTIONS[code]}"
         return wrong(f"{message} {note}" if note else message, misconception=code)
     return wrong(_hint(expected_expr, answer_expr))
+
+
+# --------------------------------------------------------------------------- known wrong expressions
+
+MAX_EXPRESSION_FEEDBACK = 20  # exercises.engine.spec.MAX_EXPRESSION_FEEDBACK: the file is refused sooner
+EXPRESSION_FEEDBACK_SHAPE = ("option 'expression_feedback' must be a list of {expression, feedback}: "
+                             "a known wrong expression and why it is wrong")
+
+
+@dataclass(frozen=True)
+class KnownWrongExpression:
+    text: str  # as written (after the variant's placeholders are filled in)
+    expression: object  # SymPy, read with the part's symbols as the expected answer is
+    feedback: str
+
+
+def known_wrong_expressions(options: dict, key: tuple | None = None, *,
+                            strict: bool = False) -> list[KnownWrongExpression]:
+    """Option ``expression_feedback`` read: a list of at most MAX_EXPRESSION_FEEDBACK
+    {expression: an expression in the part's symbols, feedback: non-empty text}.
+
+    As with a numeric part's ``value_feedback``, a malformed entry is the exercise's fault and
+    its feedback is extra: when grading it is left out with a warning and the answer is graded
+    on its own; ``strict`` (the self-test) raises InvalidRequest naming the entry instead."""
+    entries = options.get("expression_feedback", [])
+    if not isinstance(entries, list):
+        return _unreadable_expression_feedback(EXPRESSION_FEEDBACK_SHAPE, strict)
+    if len(entries) > MAX_EXPRESSION_FEEDBACK:
+        return _unreadable_expression_feedback(
+            f"option 'expression_feedback' may list at most {MAX_EXPRESSION_FEEDBACK} known wrong expressions, "
+            f"got {len(entries)}", strict)
+    key = symbols_key(options) if key is None else key
+    known = []
+    for index, entry in enumerate(entries):
+        try:
+            known.append(_known_expression_entry(entry, options, key))
+        except InvalidRequest as problem:
+            _unreadable_expression_feedback(f"{problem} (entry {index + 1})", strict)
+    return known
+
+
+def _unreadable_expression_feedback(message: str, strict: bool) -> list:
+    if strict:
+        raise InvalidRequest(message)
+    logger.warning("%s; left out, the answer is graded without it", message)
+    return []
+
+
+def _known_expression_entry(entry, options: dict, key: tuple) -> KnownWrongExpression:
+    if not isinstance(entry, dict) or set(entry) != {"expression", "feedback"}:
+        raise InvalidRequest(EXPRESSION_FEEDBACK_SHAPE)
+    feedback = entry["feedback"]
+    if not isinstance(feedback, str) or not feedback.strip():
+        raise InvalidRequest(f"{EXPRESSION_FEEDBACK_SHAPE}; a feedback is empty")
+    text = _expression_text(entry["expression"])
+    try:
+        expression = read_known_wrong_expression(text, options, key)
+    except AnswerFormatError as problem:
+        raise InvalidRequest(f"option 'expression_feedback': {text!r} cannot be read: {problem}") from None
+    return KnownWrongExpression(text, expression, feedback.strip())
+
+
+def _expression_text(value) -> str:
+    """A known wrong expression as text; a number stands for itself ("{{d_k}}" fills to 64)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(value)
+    if not isinstance(value, str):
+        raise InvalidRequest(f"option 'expression_feedback': {value!r} is not an expression")
+    return value
+
+
+def read_known_wrong_expression(text: str, options: dict, key: tuple | None = None):
+    """The SymPy expression of a known wrong expression, read by the reader of expected
+    answers (the part's symbols, the safe-expression rules); AnswerFormatError saying why not."""
+    key = symbols_key(options) if key is None else key
+    return _read_expected_cached(text, key, bool(options.get("allow_any_symbols")))[1]
+
+
+def known_wrong_feedback(expected_expr, answer_expr, known: list[KnownWrongExpression]) -> str | None:
+    """The feedback of the first known wrong expression a wrong answer is equal to.
+
+    Equality is the cheap numeric screen of the misconceptions (``screen_equal``): bounded,
+    a few points, no CAS, so twenty entries cost milliseconds, and an expression it cannot
+    decide (undefined at the points) is simply not matched. An expression equal to the right
+    answer (on this variant) is never said."""
+    for entry in known:
+        if screen_equal(entry.expression, expected_expr):
+            continue
+        if screen_equal(entry.expression, answer_expr):
+            return entry.feedback
+    return None
 
 
 def _hint(expected_expr, answer_expr) -> str:
@@ -977,5 +1087,8 @@ def self_test(expected, options: dict) -> dict[str, list]:
     if not (options.get("require_simplified") or options.get("product_of_powers")):
         right_answers.append(f"({text}) + 0*2")
     wrong_answers = [f"({text}) + 1", f"2*({text})"]
+    for known in known_wrong_expressions(options, strict=True):  # each must be graded wrong
+        if not screen_equal(known.expression, expected_expr) and known.text not in wrong_answers:
+            wrong_answers.append(known.text)  # (one right on this variant is not a wrong answer here)
     invalid_answers = ["", f"({text}", "__import__('os')", f"({text})**", "zz_not_declared" if not options.get("allow_any_symbols") else "1/0"]
     return {"right": right_answers, "wrong": wrong_answers, "invalid": invalid_answers}
