@@ -612,21 +612,29 @@ def _value_feedback(check: _Validator, raw, path: Path, known: set[str], key: st
         return
     if _too_many(check, raw, path, MAX_HINTS, "known wrong values"):
         return
+    for here, entry in _feedback_entries(check, raw, path, known, "value"):
+        value = entry["value"]
+        if isinstance(value, str) and PLACEHOLDER_PATTERN.search(value):
+            check.placeholders(value, here + ("value",), known)
+        elif not _is_number(value) and not _reads_as_number(value):
+            check.error(here + ("value",), _not_a_value(value, key, known))
+
+
+def _feedback_entries(check: _Validator, raw: list, path: Path, known: set[str], field: str):
+    """The entries of a known-wrong list (``value_feedback``, ``expression_feedback``) that
+    have exactly ``field`` and ``feedback``, as (path, entry), their feedback text checked;
+    an entry of another shape is named and skipped."""
     for index, entry in enumerate(raw):
         here = path + (index,)
-        if not isinstance(entry, dict) or set(entry) != {"value", "feedback"}:
-            check.error(here, "each known wrong value needs exactly 'value' (the wrong value) and "
+        if not isinstance(entry, dict) or set(entry) != {field, "feedback"}:
+            check.error(here, f"each known wrong {field} needs exactly '{field}' (the wrong {field}) and "
                         "'feedback' (why it is wrong)")
             continue
         if entry["feedback"] is None:
             check.error(here + ("feedback",), "must be non-empty text")
         else:
             check.text(entry, "feedback", here, known, required=True)
-        value = entry["value"]
-        if isinstance(value, str) and PLACEHOLDER_PATTERN.search(value):
-            check.placeholders(value, here + ("value",), known)
-        elif not _is_number(value) and not _reads_as_number(value):
-            check.error(here + ("value",), _not_a_value(value, key, known))
+        yield here, entry
 
 
 def _reads_as_number(value) -> bool:
@@ -680,16 +688,7 @@ def _expression_feedback(check: _Validator, raw, path: Path, known: set[str], *,
     if _too_many(check, raw, path, MAX_EXPRESSION_FEEDBACK, "known wrong expressions"):
         return
     checker_options = {"symbols": symbols, **options}  # as exercises.engine.grading.part_options builds them
-    for index, entry in enumerate(raw):
-        here = path + (index,)
-        if not isinstance(entry, dict) or set(entry) != {"expression", "feedback"}:
-            check.error(here, "each known wrong expression needs exactly 'expression' (the wrong expression) and "
-                        "'feedback' (why it is wrong)")
-            continue
-        if entry["feedback"] is None:
-            check.error(here + ("feedback",), "must be non-empty text")
-        else:
-            check.text(entry, "feedback", here, known, required=True)
+    for here, entry in _feedback_entries(check, raw, path, known, "expression"):
         expression = entry["expression"]
         if isinstance(expression, str) and PLACEHOLDER_PATTERN.search(expression):
             check.placeholders(expression, here + ("expression",), known)

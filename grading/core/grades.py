@@ -7,9 +7,13 @@ Kept free of checker logic so every answer-type module can import it without cyc
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+
+logger = logging.getLogger(__name__)
 
 
 class AnswerFormatError(ValueError):
@@ -95,3 +99,13 @@ def require_options_dict(options) -> dict:
     if not isinstance(options, dict):
         raise InvalidRequest(f"options must be a JSON object, got {type(options).__name__}")
     return options
+
+
+def option_left_out(message: str, *, strict: bool) -> list:
+    """An optional list option that cannot be read (known wrong values or expressions): with
+    ``strict`` (the author's check) InvalidRequest; at grading it is logged and left out, and
+    the answer is graded without it (``[]``)."""
+    if strict:
+        raise InvalidRequest(message)
+    logger.warning("%s; left out, the answer is graded without it", message)
+    return []

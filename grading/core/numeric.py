@@ -25,7 +25,6 @@ which hints at no rounding problem the answer does not have (81 for 9, 3 for a k
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 import unicodedata
@@ -40,12 +39,12 @@ from grading.core.grades import (
     Parsed,
     invalid,
     option_float,
+    option_left_out,
     option_int,
     right,
     wrong,
 )
 
-logger = logging.getLogger(__name__)
 
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 5e-5
@@ -322,21 +321,15 @@ def known_wrong_values(options: dict, *, strict: bool = False) -> list[tuple[Fra
     shape = ("option 'value_feedback' must be a list of {value, feedback}: "
              "a known wrong value and why it is wrong")
     if not isinstance(entries, list):
-        return _unreadable_value_feedback(shape, strict)
+        return option_left_out(shape, strict=strict)
     known = []
     for index, entry in enumerate(entries):
         try:
             known.append(_known_entry(entry, shape))
         except InvalidRequest as problem:
-            _unreadable_value_feedback(f"{problem} (entry {index + 1})", strict)
+            option_left_out(f"{problem} (entry {index + 1})", strict=strict)
     return known
 
-
-def _unreadable_value_feedback(message: str, strict: bool) -> list:
-    if strict:
-        raise InvalidRequest(message)
-    logger.warning("%s; left out, the answer is graded without it", message)
-    return []
 
 
 def _known_entry(entry, shape: str) -> tuple[Fraction, str]:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import ast
 import cmath
-import logging
 import math
 import random
 import signal
@@ -55,12 +54,12 @@ from grading.core.grades import (
     could_not_grade,
     invalid,
     option_float,
+    option_left_out,
     right,
     wrong,
 )
 from grading.core.latex_as_read import latex_as_read
 
-logger = logging.getLogger(__name__)
 
 _ASSUMPTION_WORDS = {
     "positive": {"positive": True},
@@ -970,26 +969,20 @@ def known_wrong_expressions(options: dict, key: tuple | None = None, *,
     on its own; ``strict`` (the self-test) raises InvalidRequest naming the entry instead."""
     entries = options.get("expression_feedback", [])
     if not isinstance(entries, list):
-        return _unreadable_expression_feedback(EXPRESSION_FEEDBACK_SHAPE, strict)
+        return option_left_out(EXPRESSION_FEEDBACK_SHAPE, strict=strict)
     if len(entries) > MAX_EXPRESSION_FEEDBACK:
-        return _unreadable_expression_feedback(
+        return option_left_out(
             f"option 'expression_feedback' may list at most {MAX_EXPRESSION_FEEDBACK} known wrong expressions, "
-            f"got {len(entries)}", strict)
+            f"got {len(entries)}", strict=strict)
     key = symbols_key(options) if key is None else key
     known = []
     for index, entry in enumerate(entries):
         try:
             known.append(_known_expression_entry(entry, options, key))
         except InvalidRequest as problem:
-            _unreadable_expression_feedback(f"{problem} (entry {index + 1})", strict)
+            option_left_out(f"{problem} (entry {index + 1})", strict=strict)
     return known
 
-
-def _unreadable_expression_feedback(message: str, strict: bool) -> list:
-    if strict:
-        raise InvalidRequest(message)
-    logger.warning("%s; left out, the answer is graded without it", message)
-    return []
 
 
 def _known_expression_entry(entry, options: dict, key: tuple) -> KnownWrongExpression:
