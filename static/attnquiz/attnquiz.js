@@ -423,26 +423,72 @@
   // ------------------------------------------- optional visual editor
 
   var mathLiveLoading = null;
+  var mathKeyboardSheetLoading = null;
 
   /* MathLive is 800 kB, so it is fetched only when a student asks for the visual
-     editor; its fonts come from our static folder and it plays no sounds. */
+     editor; its fonts come from our static folder and it plays no sounds. Our sheet for
+     its virtual keyboard comes with it (a missing sheet does not stop the editor). */
   function loadMathLive() {
     if (mathLiveLoading) return mathLiveLoading;
-    mathLiveLoading = new Promise(function (resolve, reject) {
-      var script = document.createElement("script");
-      script.src = STATIC_BASE + "vendor/mathlive/mathlive.min.js";
-      script.onload = function () {
+    var sheet = loadMathKeyboardSheet();
+    var script = new Promise(function (resolve, reject) {
+      var element = document.createElement("script");
+      element.src = STATIC_BASE + "vendor/mathlive/mathlive.min.js";
+      element.onload = function () {
         window.MathfieldElement.fontsDirectory = STATIC_BASE + "vendor/mathlive/fonts/";
         window.MathfieldElement.soundsDirectory = null;
+        followMathKeyboard(window.mathVirtualKeyboard);
         resolve(window.MathfieldElement);
       };
-      script.onerror = function () {
+      element.onerror = function () {
         mathLiveLoading = null;
         reject(new Error("MathLive could not be loaded"));
       };
-      document.head.appendChild(script);
+      document.head.appendChild(element);
+    });
+    mathLiveLoading = Promise.all([script, sheet]).then(function (loaded) {
+      return loaded[0];
     });
     return mathLiveLoading;
+  }
+
+  function loadMathKeyboardSheet() {
+    if (mathKeyboardSheetLoading) return mathKeyboardSheetLoading;
+    mathKeyboardSheetLoading = new Promise(function (resolve) {
+      var link = document.createElement("link");
+      link.rel = "stylesheet";
+      link.href = STATIC_BASE + "attnquiz/css/math-keyboard.css";
+      link.onload = link.onerror = resolve;
+      document.head.appendChild(link);
+    });
+    return mathKeyboardSheetLoading;
+  }
+
+  /* MathLive's virtual keyboard (touch screens) is fixed over the foot of the window, where
+     it hid the editor and the part's Submit button. While it is shown, its height is
+     --keyboard-inset-height on <html>, which css/math-keyboard.css turns into room below
+     the page and a scroll padding, and the focused editor and its Submit are kept above it. */
+  function followMathKeyboard(keyboard) {
+    if (!keyboard || !keyboard.addEventListener) return;
+    keyboard.addEventListener("geometrychange", function () {
+      var height = keyboard.visible ? Math.ceil(keyboard.boundingRect.height) : 0;
+      var root = document.documentElement;
+      root.classList.toggle("aq-math-keyboard-shown", height > 0);
+      if (height > 0) root.style.setProperty("--keyboard-inset-height", height + "px");
+      else root.style.removeProperty("--keyboard-inset-height");
+      keepEditorAboveMathKeyboard(document.activeElement);
+    });
+  }
+
+  /* Scrolls as little as needed for the focused editor and its part's Submit button to show
+     between the top of the window and the keyboard; the editor wins when both do not fit. */
+  function keepEditorAboveMathKeyboard(field) {
+    if (!document.documentElement.classList.contains("aq-math-keyboard-shown")) return;
+    if (!field || !field.classList || !field.classList.contains("aq-mathfield")) return;
+    var form = field.closest("form");
+    var submit = form && form.querySelector('button[type="submit"]');
+    if (submit) submit.scrollIntoView({ block: "nearest" });
+    field.scrollIntoView({ block: "nearest" });
   }
 
   /* MathLive's ascii-math is close to what our parser reads; these fix the rest:
@@ -658,6 +704,12 @@
           field.setAttribute("aria-describedby", note.id);
           button.insertAdjacentElement("afterend", field);
           field.insertAdjacentElement("afterend", note);
+          // The preview or a note growing under the editor must not push Submit under the keyboard.
+          if (window.ResizeObserver && input.form) {
+            new ResizeObserver(function () {
+              if (document.activeElement === field) keepEditorAboveMathKeyboard(field);
+            }).observe(input.form);
+          }
           showTypedAnswer(); // starts from what was typed, never empty over it
           // Only a change the student makes in the editor is written back to the text box.
           field.addEventListener("input", function () {
