@@ -129,9 +129,10 @@ GOOD_SOURCES = [
      SLUG, ("title",), "T" * 200),
     ("a part key of 64 characters", product_yaml().replace("key: product", "key: " + "k" * 64),
      SLUG, ("parts", 0, "key"), "k" * 64),
+    # (as a parameter's value it is refused: no draw can compute with it)
     ("a 4,000-digit whole number", product_yaml().replace(
-        "parameters:\n", "parameters:\n  big: {generator: fixed, value: " + "7" * 4000 + "}\n"),
-     SLUG, ("parameters", "big", "value"), int("7" * 4000)),
+        "    points: 1\n", "    points: 1\n    options: {x: " + "7" * 4000 + "}\n"),
+     SLUG, ("parts", 0, "options", "x"), int("7" * 4000)),
     ("an emoji and an accent", product_yaml().replace("title: Product of two numbers", 'title: "\\U0001F600 Zoë"'),
      SLUG, ("title",), "\U0001F600 Zoë"),
 ]

@@ -279,6 +279,11 @@ def _check_node(node: ast.AST, names: set[str]) -> None:
         # True/False are fine (e.g. causal=False); strings, bytes, None and ... are not.
         if not isinstance(node.value, (bool, int, float)):
             raise ExpressionError(f"only numbers, True and False are allowed as constants, not {node.value!r}")
+        # 1e400 reads as infinity, and a whole number past MAX_INTEGER overflows when drawn.
+        if isinstance(node.value, float) and not math.isfinite(node.value):
+            raise ExpressionError("a number in the expression is too large (at most about 1.8e308)")
+        if isinstance(node.value, int) and abs(node.value) >= MAX_INTEGER:
+            raise ExpressionError("a whole number in the expression is too large (at most 2^63)")
     elif isinstance(node, ast.Name):
         _check_name(node.id)
         if node.id not in FUNCTIONS and node.id not in CONSTANTS:

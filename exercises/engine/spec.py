@@ -79,6 +79,22 @@ DEFAULT_FIGURE_RANGE = (0.0, 1.0)  # attention weights: the colours of the grade
 MAX_FIGURE_TITLE_LENGTH = 120
 MAX_FIGURE_LABEL_LENGTH = 30
 
+# Bounds of a part's fields and of the checker options an author sets, so that every part
+# can be drawn, shown and graded (docs/exercise-format.md, Limits). Added after versions were
+# stored: a file being read is held to them, a stored version still opens (``limit``).
+MAX_DECIMALS = 12  # a float holds 15-17 significant digits; also a placeholder's "| d"
+MAX_SIGNIFICANT_FIGURES = 15
+MAX_RELATIVE_TOLERANCE = 0.5  # rel: 1 would accept 0 for every answer
+MAX_PART_POINTS = 100  # a part's weight within its exercise
+MAX_HINT_TRIES = 100  # a hint's ``after``
+MAX_MIN_STEPS = 10  # a derivation's min_steps
+MIN_TIME_LIMIT = 0.5  # seconds a symbolic decision may take; less fails right answers
+MAX_TIME_LIMIT = 2.0  # grading.core.symbolic.DEFAULT_TIME_LIMIT: the sandbox stops a check at 2 s of CPU
+MAX_FORM_CREDIT = 0.99  # grading.core.symbolic caps it there: an answer in the wrong form never scores 1
+MAX_TEXT_CHARS = 10_000  # grading.core.free_text.MAX_TEXT_CHARS
+MAX_EXPRESSION_SIZE = 64  # grading.core.matrix_expression.MAX_SIZE: a side of a declared matrix
+MAX_FORBIDDEN_SYMBOLS = 20
+
 # Fields copied into length-limited database columns. The engine imports no Django, so the
 # limits are written here; exercises/tests/test_engine_storable.py checks they equal the
 # columns' max_length.
@@ -256,6 +272,15 @@ class _Validator:
                 self.error(value.key_of, value.message, line=self.source_map.line(value.path))
             self.unstorable.add(value.path)
 
+    def unstorable_within(self, path: Path) -> bool:
+        """Whether a value at or under ``path`` was reported as unstorable (its other checks stay quiet)."""
+        return any(value_path[:len(path)] == path for value_path in self.unstorable)
+
+    def limit(self, bound):
+        """``bound`` for a file being read; None (no bound) for a stored version, which was
+        saved before the bound existed and must still open."""
+        return bound if self.source else None
+
     def length(self, path: Path, value: str, limit: int) -> None:
         """A field copied into a database column of ``limit`` characters."""
         if self.source and len(value) > limit:
@@ -294,9 +319,17 @@ class _Validator:
         for match in PLACEHOLDER_PATTERN.finditer(text):
             line = self.source_map.line_within(path, text, match.start())
             try:
-                parse_placeholder(match.group(1), known)
+                placeholder = parse_placeholder(match.group(1), known)
             except ExpressionError as exc:
                 self.error(path, f"placeholder {{{{{match.group(1).strip()}}}}}: {exc}", line=line)
+                continue
+            limit = self.limit(MAX_DECIMALS)
+            if placeholder.decimals is not None and limit is not None and placeholder.decimals > limit:
+                self.error(path, f"placeholder {{{{{match.group(1).strip()}}}}}: {PLACEHOLDER_DECIMALS}, got "
+                           f"{_shown_number(placeholder.decimals)}", line=line)
+
+
+PLACEHOLDER_DECIMALS = f"decimals after '|' must be a whole number from 0 to {MAX_DECIMALS}"
 
 
 def parse_placeholder(source: str, known: set[str] | None) -> Placeholder:
@@ -304,7 +337,7 @@ def parse_placeholder(source: str, known: set[str] | None) -> Placeholder:
     decimals = None
     if decimals_text.strip():
         if not decimals_text.strip().isdigit():
-            raise ExpressionError(f"decimals after '|' must be a whole number, got '{decimals_text.strip()}'")
+            raise ExpressionError(f"{PLACEHOLDER_DECIMALS}, got '{decimals_text.strip()}'")
         decimals = int(decimals_text)
     return Placeholder(compile_expression(expression_text, known_names=known), decimals, source)
 
@@ -420,13 +453,18 @@ def _parameter(check: _Validator, name: str, definition, path: Path, known: set[
             return None
         for i, size in enumerate(shape):
             if _is_number(size) and not 1 <= size <= MAX_MATRIX_SIDE:
-                check.error(path + ("shape", i), f"a matrix side must be between 1 and {MAX_MATRIX_SIDE}, got {size}")
+                check.error(path + ("shape", i),
+                            f"a matrix side must be between 1 and {MAX_MATRIX_SIDE}, got {_shown_number(size)}")
+            elif _is_number(size) and size != int(size):
+                check.error(path + ("shape", i), f"a matrix side must be a whole number, got {size}")
+    if generator in ("int_matrix", "int_range"):
+        _integer_bounds(check, definition, path)
+    if len(check.issues) > before:
+        return None  # a literal already refused is not compiled too (a second message for it)
+    if generator == "int_matrix":
+        shape = definition["shape"]
         settings["shape"] = [check.expression(size, path + ("shape", i), known) for i, size in enumerate(shape)]
     if generator in ("int_matrix", "int_range"):
-        for bound in ("min", "max"):
-            value = definition[bound]
-            if _is_number(value) and abs(value) > MAX_INT_BOUND:
-                check.error(path + (bound,), f"must be between -{MAX_INT_BOUND} and {MAX_INT_BOUND}, got {value}")
         settings["min"] = check.expression(definition["min"], path + ("min",), known)
         settings["max"] = check.expression(definition["max"], path + ("max",), known)
     if generator == "choice":
@@ -453,8 +491,34 @@ def _parameter(check: _Validator, name: str, definition, path: Path, known: set[
     return Parameter(name=name, generator=generator, settings=settings)
 
 
+def _integer_bounds(check: _Validator, definition: dict, path: Path) -> None:
+    """Literal ``min`` and ``max`` of an integer generator: whole numbers within
+    ±MAX_INT_BOUND, min not above max (expressions are checked on every draw)."""
+    literal = {}
+    for bound in ("min", "max"):
+        value = definition[bound]
+        if not _is_number(value) or (isinstance(value, float) and not math.isfinite(value)):
+            continue  # an expression, or a value reported as unstorable
+        if abs(value) > MAX_INT_BOUND:
+            check.error(path + (bound,),
+                        f"must be between -{MAX_INT_BOUND} and {MAX_INT_BOUND}, got {_shown_number(value)}")
+        elif value != int(value):
+            check.error(path + (bound,), f"must be a whole number, got {value}")
+        else:
+            literal[bound] = value
+    if len(literal) == 2 and literal["min"] > literal["max"]:
+        check.error(path + ("min",), f"must not be above max ({literal['max']}): nothing could be drawn")
+
+
 def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _shown_number(value):
+    """``value`` for a message; a whole number too long to read is named by its length."""
+    if _is_number(value) and isinstance(value, int) and abs(value) >= 10**20:
+        return f"a {len(str(abs(value)))}-digit number"
+    return value
 
 
 def _literal_size(value) -> int:
@@ -471,8 +535,10 @@ def _too_many(check: _Validator, raw, path: Path, limit: int, what: str) -> bool
 def _is_numeric_literal(value) -> bool:
     if isinstance(value, bool):
         return False
-    if isinstance(value, (int, float)):
-        return True
+    if isinstance(value, float):
+        return True  # .nan and .inf are reported as unstorable, with their own path
+    if isinstance(value, int):
+        return _is_float_sized(value)  # a 400-digit whole number would overflow when drawn
     return isinstance(value, list) and bool(value) and all(_is_numeric_literal(v) for v in value)
 
 
@@ -521,8 +587,9 @@ def _part(check: _Validator, data, path: Path, known: set[str], default_skills: 
         return None
     prompt = check.text(data, "prompt", path, known, required=False)
     solution = check.text(data, "solution", path, known, required=True)
-    points = _number(check, data, "points", path, default=1, minimum=0)
-    decimals = int(_number(check, data, "decimals", path, default=DEFAULT_DECIMALS, minimum=0, whole=True))
+    points = _number(check, data, "points", path, default=1, minimum=0, maximum=check.limit(MAX_PART_POINTS))
+    decimals = int(_number(check, data, "decimals", path, default=DEFAULT_DECIMALS, minimum=0,
+                           maximum=check.limit(MAX_DECIMALS), whole=True))
     tolerance = _tolerance(check, data.get("tolerance"), path + ("tolerance",))
     answer_expression = answer_text = answer_index = None
     choices, choice_keys = (), ()
@@ -543,16 +610,15 @@ def _part(check: _Validator, data, path: Path, known: set[str], default_skills: 
                 check.placeholders(answer_text, path + ("answer",), known)
     hints = _hints(check, data.get("hints", []), path + ("hints",), known)
     diagnose = _diagnose(check, data.get("diagnose"), path + ("diagnose",), known)
-    symbols = data.get("symbols", {})
-    if not isinstance(symbols, dict):
-        check.error(path + ("symbols",), "must be a mapping of symbol name to assumptions")
-        symbols = {}
+    symbols = _symbols(check, data.get("symbols", {}), path + ("symbols",))
     options = data.get("options", {})
     if not isinstance(options, dict):
         check.error(path + ("options",), "must be a mapping")
         options = {}
     if answer_type == "derivation":
         _derivation_options(check, options, path)
+    if check.source:  # checked when a file is read, as the bounds are (``_Validator.limit``)
+        _checker_options(check, options, path, answer_type=answer_type, symbols=symbols, known=known)
     # Checked when a file is read; a version stored before this check still opens (and grading
     # leaves out a known wrong value it cannot read).
     if answer_type == "numeric" and "value_feedback" in options and check.source:
@@ -561,6 +627,13 @@ def _part(check: _Validator, data, path: Path, known: set[str], default_skills: 
         _expression_feedback(check, options["expression_feedback"], path + ("options", "expression_feedback"), known,
                              answer_type=answer_type, symbols=symbols, options=options, answer=data.get("answer"))
     skills = _skills(check, data["skills"], path + ("skills",)) if "skills" in data else default_skills
+    if answer_type in REFERENCE_GRADED_TYPES and check.source and len(check.issues) == before \
+            and not check.unstorable_within(path):
+        checker_options = {"symbols": symbols, **options} if symbols else options  # as part_options builds them
+        problem = _reference_problem(answer_type, data["answer"], checker_options)
+        if problem:
+            field_path, why = problem
+            check.error(path + field_path, why)
     if len(check.issues) > before:
         return None
     return Part(
@@ -580,22 +653,265 @@ def _derivation_options(check: _Validator, options: dict, path: Path) -> None:
     answer that skips the reasoning score (see docs/exercise-format.md, Derivations)."""
     where = path + ("options",)  # the options' line, or the part's when it has none
     start = options.get("start")
-    if not isinstance(start, str) or not start.strip():
+    if (not isinstance(start, str) or not start.strip()) and not check.unstorable_within(where + ("start",)):
         check.error(where, "a derivation part needs options.start, the expression the derivation starts from "
                     "(e.g. \"Var(dot(q, k))\"): without it a derivation of another quantity with the same value "
                     "would be accepted")
+    # A null option reads as its default when grading; a file being read says what it means.
     credit = options.get("big_step_credit")
-    if credit is not None and (isinstance(credit, bool) or not isinstance(credit, (int, float))
-                               or not 0 <= credit <= MAX_BIG_STEP_CREDIT):
+    if _given(check, options, "big_step_credit") and not _bounded(credit, 0, MAX_BIG_STEP_CREDIT, whole=False):
         check.error(path + ("options", "big_step_credit"),
                     f"must be a number from 0 to {MAX_BIG_STEP_CREDIT}: the credit per rule of a step that skips "
                     "rules may not reach that of a step shown")
     limit = options.get("max_rules_per_step")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= 4):
         check.error(path + ("options", "max_rules_per_step"), "must be a whole number from 0 (no limit) to 4")
-    min_steps = options.get("min_steps")
-    if min_steps is not None and (isinstance(min_steps, bool) or not isinstance(min_steps, int) or min_steps < 1):
-        check.error(path + ("options", "min_steps"), "must be a whole number of at least 1")
+    most_steps = check.limit(MAX_MIN_STEPS)
+    if _given(check, options, "min_steps") and not _bounded(options["min_steps"], 1, most_steps, whole=True):
+        check.error(path + ("options", "min_steps"), _bound_words(1, most_steps, whole=True))
+
+
+def _given(check: _Validator, options: dict, name: str) -> bool:
+    """Whether option ``name`` is given: written with a value, or (in a file being read) as null."""
+    return options.get(name) is not None or (check.source and name in options)
+
+
+# The checker options of docs/exercise-format.md that are plain values, whatever the part's type
+# (``exercises.engine.grading.part_options`` passes every option to the part's checker): a number
+# option as (low, high or None for no upper bound, whole), then the true/false ones.
+OPTION_NUMBERS = {
+    "decimals": (0, MAX_DECIMALS, True),
+    "sigfigs": (1, MAX_SIGNIFICANT_FIGURES, True),
+    "atol": (0, None, False),
+    "rtol": (0, MAX_RELATIVE_TOLERANCE, False),
+    "time_limit": (MIN_TIME_LIMIT, MAX_TIME_LIMIT, False),
+    "form_credit": (0, MAX_FORM_CREDIT, False),
+    "max_chars": (1, MAX_TEXT_CHARS, True),
+}
+OPTION_FLAGS = ("partial_credit", "shape", "multiple", "allow_any_symbols", "product_of_powers", "require_simplified")
+# Options that part_options builds from the part's own fields: written under options they would
+# replace the checked field with an unchecked copy.
+OPTIONS_FROM_FIELDS = {"choices": "choices", "choice_feedback": "choices", "diagnose": "diagnose"}
+# Options whose placeholders their own validators read (``_value_feedback``, ``_expression_feedback``).
+OPTIONS_WITH_OWN_PLACEHOLDER_CHECK = ("value_feedback", "expression_feedback")
+SYMBOL_KINDS = "positive, real, integer, nonnegative or complex"
+RANDOM_VARIABLE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")  # grading.core.derivation.RandomModel
+RANDOM_VARIABLE_FIELDS = {"mean", "variance", "distribution"}
+DERIVATION_EXAMPLE_KINDS = {"right", "wrong", "hollow"}
+
+
+def _checker_options(check: _Validator, options: dict, path: Path, *, answer_type: str, symbols: dict,
+                     known: set[str]) -> None:
+    """Every option a checker reads is of the kind, and within the bounds, that checker can
+    grade with, so no option makes every answer to the part unreadable or the checker fail.
+    Names no checker reads are left alone."""
+    where = path + ("options",)
+    for name, value in options.items():
+        here = where + (name,)
+        if name in OPTION_NUMBERS:
+            low, high, whole = OPTION_NUMBERS[name]
+            if not _bounded(value, low, high, whole=whole):
+                check.error(here, _bound_words(low, high, whole=whole))
+        elif name in OPTION_FLAGS and not isinstance(value, bool):
+            check.error(here, "must be true or false")
+        elif name in OPTIONS_FROM_FIELDS:
+            check.error(here, f"is not an option: write the part's `{OPTIONS_FROM_FIELDS[name]}` field instead")
+        elif name == "symbols":
+            _symbols(check, value, here)
+        elif name == "forbid_symbols":
+            _forbidden_symbols(check, value, here)
+        if name not in OPTIONS_WITH_OWN_PLACEHOLDER_CHECK:
+            _option_placeholders(check, value, here, known)
+    if answer_type == "derivation":
+        declared = options["symbols"] if isinstance(options.get("symbols"), dict) else symbols
+        _derivation_model(check, options, where, declared)
+    elif answer_type == "matrix_expression":
+        _declared_matrices(check, options, where)
+
+
+def _option_placeholders(check: _Validator, value, path: Path, known: set[str]) -> None:
+    """The {{ placeholders }} in an option's text (at any depth) name known parameters."""
+    if isinstance(value, str):
+        check.placeholders(value, path, known)
+    elif isinstance(value, list):
+        for item in value:
+            _option_placeholders(check, item, path, known)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _option_placeholders(check, item, path, known)
+
+
+def _symbols(check: _Validator, raw, path: Path) -> dict:
+    """A part's ``symbols`` (or ``options.symbols``): name -> assumptions, each read as the
+    symbolic checker reads it."""
+    if not isinstance(raw, dict):
+        check.error(path, "must be a mapping of symbol name to assumptions")
+        return {}
+    if check.source:
+        for name, assumptions in raw.items():
+            problem = _symbol_problem(name, assumptions)
+            if problem:
+                check.error(path + (name,), problem)
+    return raw
+
+
+def _symbol_problem(name, assumptions) -> str | None:
+    from grading.core import symbolic  # late, as the engine's other uses of the checkers
+    from grading.core.grades import InvalidRequest
+
+    try:
+        symbolic.symbols_key({"symbols": {name: assumptions}})
+    except InvalidRequest as problem:
+        return f"{problem}; a symbol is {SYMBOL_KINDS}"
+    return None
+
+
+def _forbidden_symbols(check: _Validator, raw, path: Path) -> None:
+    if (not isinstance(raw, list) or len(raw) > MAX_FORBIDDEN_SYMBOLS
+            or not all(isinstance(name, str) and NAME_PATTERN.match(name) for name in raw)):
+        check.error(path, f"must be a list of at most {MAX_FORBIDDEN_SYMBOLS} symbol names, e.g. [d_model]")
+
+
+def _derivation_model(check: _Validator, options: dict, path: Path, symbols: dict) -> None:
+    """A derivation's random variables, the symbol its sums run to, and its examples."""
+    declared = options.get("random_variables", {})
+    if not isinstance(declared, dict):
+        check.error(path + ("random_variables",),
+                    "must map each random variable to its {mean, variance}, e.g. {q: {mean: 0, variance: 1}}")
+    else:
+        for base, moments in declared.items():
+            _random_variable(check, base, moments, path + ("random_variables", base))
+    dimension = options.get("dimension")
+    if "dimension" in options and (not isinstance(dimension, str) or dimension not in symbols):
+        check.error(path + ("dimension",), "must be one of the part's symbols: the number of terms of dot(q, k), "
+                    "e.g. d_k")
+    examples = options.get("examples", {})
+    if (not isinstance(examples, dict) or set(examples) - DERIVATION_EXAMPLE_KINDS
+            or not all(map(_is_derivation_list, examples.values()))):
+        check.error(path + ("examples",), f"must map right, wrong and hollow to lists of at most {MAX_HINTS} "
+                    "derivations, each a text or a list of lines")
+
+
+def _random_variable(check: _Validator, base, moments, path: Path) -> None:
+    if (not isinstance(base, str) or not RANDOM_VARIABLE_NAME.match(base) or not isinstance(moments, dict)
+            or set(moments) - RANDOM_VARIABLE_FIELDS):
+        check.error(path, "a random variable has a plain name (letters and digits) and {mean, variance}, "
+                    "and may have distribution: normal")
+        return
+    for name in ("mean", "variance"):
+        value = moments.get(name, 0)
+        low = 0 if name == "variance" else -math.inf
+        if not (_is_float_sized(value) and value >= low) and not (isinstance(value, str) and value.strip()):
+            check.error(path + (name,), f"must be a number{' >= 0' if low == 0 else ''} or an expression in the "
+                        "part's symbols")
+    if "distribution" in moments and moments["distribution"] != "normal":
+        check.error(path + ("distribution",), "must be normal (leave it out otherwise)")
+
+
+def _is_derivation_list(value) -> bool:
+    def is_derivation(entry) -> bool:
+        return isinstance(entry, str) or (isinstance(entry, list) and all(isinstance(line, str) for line in entry))
+
+    return isinstance(value, list) and len(value) <= MAX_HINTS and all(map(is_derivation, value))
+
+
+def _declared_matrices(check: _Validator, options: dict, path: Path) -> None:
+    """A matrix expression's ``matrices`` ({name: [rows, cols]}) and the ``scalars`` its sizes name."""
+    scalars = options.get("scalars", {})
+    if not isinstance(scalars, dict):
+        check.error(path + ("scalars",), "must map names to numbers, e.g. {n: 4, d_k: \"{{d_k}}\"}")
+        return
+    for name, value in scalars.items():
+        if not _is_float_sized(value) and not _is_template(value):
+            check.error(path + ("scalars", name), "must be a number or a {{ }} template that fills to one")
+    matrices = options.get("matrices")
+    if not isinstance(matrices, dict) or not matrices:
+        check.error(path + ("matrices",) if "matrices" in options else path,
+                    "a matrix_expression part needs options.matrices, each matrix's name with its [rows, cols], "
+                    "e.g. {Q: [n, d_k]}")
+        return
+    sized_scalars = set()  # each scalar that is no size is named once, on its own line
+    for name, shape in matrices.items():
+        if not isinstance(shape, list) or len(shape) != 2:
+            check.error(path + ("matrices", name), "must be [rows, cols]: two sizes, each a whole number or the "
+                        "name of a scalar")
+            continue
+        for axis, size in enumerate(shape):
+            if isinstance(size, str) and size in scalars:
+                sized_scalars.add(size)
+            elif isinstance(size, str):
+                check.error(path + ("matrices", name, axis),
+                            f"'{size}' is not one of the scalars ({', '.join(map(str, scalars)) or 'none declared'})")
+            elif not _is_matrix_size(size):
+                check.error(path + ("matrices", name, axis), f"{MATRIX_SIZE}, or the name of a scalar")
+    for name in sorted(sized_scalars):
+        value = scalars[name]  # a template's value is known on a drawn variant (the variant self-test grades it)
+        if _is_float_sized(value) and not _is_matrix_size(value):
+            check.error(path + ("scalars", name), f"is the size of a matrix: {MATRIX_SIZE}")
+
+
+MATRIX_SIZE = f"must be a whole number from 1 to {MAX_EXPRESSION_SIZE}"
+
+
+def _is_matrix_size(size) -> bool:
+    return _is_float_sized(size) and size == int(size) and 1 <= size <= MAX_EXPRESSION_SIZE
+
+
+def _is_template(value) -> bool:
+    return isinstance(value, str) and PLACEHOLDER_PATTERN.fullmatch(value.strip()) is not None
+
+
+def _has_placeholder(value) -> bool:
+    if isinstance(value, str):
+        return PLACEHOLDER_PATTERN.search(value) is not None
+    if isinstance(value, list):
+        return any(map(_has_placeholder, value))
+    if isinstance(value, dict):
+        return any(map(_has_placeholder, value.values()))
+    return False
+
+
+# Parts whose answer is text the checker reads (with the part's options) when the file is read.
+REFERENCE_GRADED_TYPES = ("symbolic", "matrix_expression", "derivation")
+
+
+def _reference_problem(answer_type: str, answer, options: dict) -> tuple[Path, str] | None:
+    """(field of the part, why) the part's checker, with the part's options, does not mark the
+    part's own answer right (for a derivation: the derivation from options.start, one rule per
+    line, that its self-test builds); None when it does, or when the answer or an option has
+    {{ placeholders }}, filled only on a drawn variant (the variant self-test grades those)."""
+    if _has_placeholder(answer) or _has_placeholder(options):
+        return None
+    from grading.core import answers  # late, as the engine's other uses of the checkers
+
+    cannot = "the part cannot be graded as written"
+    try:
+        right_answer = _shown_derivation(options) if answer_type == "derivation" else _as_text(answer)
+    except answers.InvalidRequest as problem:
+        return ("options",), f"{cannot}: {problem}"
+    except answers.AnswerFormatError as problem:
+        return ("options", "start"), f"cannot be read: {problem}"
+    except (ArithmeticError, RecursionError, LookupError, TypeError, ValueError) as problem:
+        return ("options",), f"{cannot}: the checker failed on it ({type(problem).__name__}: {problem})"
+    try:
+        grade = answers.check(answer_type, answer, right_answer, options)
+    except answers.InvalidRequest as problem:
+        return ("answer",), f"{cannot}: {problem}"
+    if grade.correct:
+        return None
+    what = "a derivation from options.start, one rule per line," if answer_type == "derivation" else "this answer"
+    return ("answer",), f"graded with the part's options, {what} is not right: {grade.feedback}"
+
+
+def _shown_derivation(options: dict) -> list[str]:
+    from grading.core import derivation
+
+    return derivation.rule_by_rule(derivation.Canonicaliser(options), options["start"])
+
+
+def _as_text(answer):
+    """The answer as a student would type it (a number as its digits)."""
+    return repr(answer) if _is_number(answer) else answer
 
 
 VALUE_FEEDBACK_SHAPE = "must be a list of {value, feedback}: a known wrong value and why it is wrong"
@@ -731,17 +1047,32 @@ def _known_expression_problem(expression, options: dict, answer) -> str | None:
     return None
 
 
-def _number(check, data: dict, name: str, path: Path, *, default, minimum, whole=False):
+def _number(check, data: dict, name: str, path: Path, *, default, minimum, maximum=None, whole=False):
+    """A field that is a number from ``minimum`` to ``maximum`` (None: no upper bound); a whole
+    number written as a float (``2.0``) is one."""
     value = data.get(name, default)
     if (
         not _is_float_sized(value)  # a 400-digit whole number would overflow float() below
         or value < minimum
+        or (maximum is not None and value > maximum)
         or (whole and value != int(value))
     ):
-        kind = "a whole number" if whole else "a number"
-        check.error(path + (name,), f"must be {kind} >= {minimum}")
+        check.error(path + (name,), _bound_words(minimum, maximum, whole=whole))
         return default
     return value
+
+
+def _bounded(value, low, high, *, whole: bool) -> bool:
+    """``value`` is a number from ``low`` to ``high`` (None: no upper bound); when ``whole``, an
+    int, as the checkers read whole-number options (``grading.core.grades.option_int``)."""
+    if whole and (isinstance(value, bool) or not isinstance(value, int)):
+        return False
+    return _is_float_sized(value) and low <= value and (high is None or value <= high)
+
+
+def _bound_words(low, high, *, whole: bool, unit: str = "") -> str:
+    kind = f"a whole number{unit}" if whole else f"a number{unit}"
+    return f"must be {kind} from {low:g} to {high:g}" if high is not None else f"must be {kind} >= {low:g}"
 
 
 def _tolerance(check: _Validator, raw, path: Path) -> dict | None:
@@ -754,10 +1085,11 @@ def _tolerance(check: _Validator, raw, path: Path) -> dict | None:
         check.error(path, "must be a mapping with 'abs' and/or 'rel'")
         return None
     tolerance = {}
-    for name, option in (("abs", "atol"), ("rel", "rtol")):
+    for name, option, high in (("abs", "atol", None), ("rel", "rtol", check.limit(MAX_RELATIVE_TOLERANCE))):
         value = raw.get(name, 0.0)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            check.error(path + (name,), "must be a number >= 0")
+        if not _bounded(value, 0, high, whole=False):
+            check.error(path + (name,), _bound_words(0, high, whole=False))
+            continue
         tolerance[option] = float(value)
     return tolerance
 
@@ -799,7 +1131,12 @@ def _choice_answer(check: _Validator, data: dict, path: Path, keys: tuple[str, .
     chosen = answer if isinstance(answer, list) else [answer]
     for key in chosen:
         if key not in keys:
-            check.error(path + ("answer",), f"'{key}' is not one of the choice keys {', '.join(keys)}")
+            check.error(path + ("answer",), f"'{_shown_number(key)}' is not one of the choice keys {', '.join(keys)}")
+    options = data.get("options") if isinstance(data.get("options"), dict) else {}
+    if not chosen:
+        check.error(path + ("answer",), "must be a choice key or a non-empty list of keys")
+    elif len(chosen) > 1 and options.get("multiple") is not True:
+        check.error(path + ("answer",), "several right keys need options.multiple: true")
     return answer, None
 
 
@@ -816,8 +1153,8 @@ def _hints(check: _Validator, raw, path: Path, known: set[str]) -> tuple[Hint, .
             check.error(here, "each hint needs exactly 'after' (tries) and 'text'")
             continue
         after = hint["after"]
-        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
-            check.error(here + ("after",), "must be a whole number of tries >= 0")
+        if not _bounded(after, 0, check.limit(MAX_HINT_TRIES), whole=True):
+            check.error(here + ("after",), _bound_words(0, check.limit(MAX_HINT_TRIES), whole=True, unit=" of tries"))
             continue
         hints.append(Hint(after, check.text(hint, "text", here, known, required=True)))
     return tuple(hints)
@@ -893,10 +1230,13 @@ def _gate(check: _Validator, raw, path: Path, known: set[str]) -> Gate | None:
     expression = check.expression(raw["expr"], path + ("expr",), known)
     limit = raw.get("limit", DEFAULT_MAX_WEIGHT if kind == "max_weight" else None)
     if kind == "entry_range":
-        if not (isinstance(limit, list) and len(limit) == 2 and all(_is_numeric_literal(v) for v in limit)):
-            check.error(path + ("limit",), "an entry_range gate needs limit: [low, high]")
+        if isinstance(limit, list) and any(isinstance(v, float) and not math.isfinite(v) for v in limit):
+            return None  # reported as unstorable, with the entry's own path
+        if not (isinstance(limit, list) and len(limit) == 2 and all(map(_is_float_sized, limit))
+                and limit[0] <= limit[1]):
+            check.error(path + ("limit",), "an entry_range gate needs limit: [low, high], low not above high")
             return None
-    elif limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))):
+    elif limit is not None and not _is_float_sized(limit):
         check.error(path + ("limit",), "must be a number")
         return None
     if expression is None:

@@ -172,7 +172,7 @@ def test_a_derivation_part_without_a_start_is_refused_on_its_line():
     ("big_step_credit", "0.9", "must be a number from 0 to 0.5"),
     ("big_step_credit", "yes", "must be a number from 0 to 0.5"),
     ("max_rules_per_step", "7", "must be a whole number from 0 (no limit) to 4"),
-    ("min_steps", "0", "must be a whole number of at least 1"),
+    ("min_steps", "0", "must be a whole number from 1 to 10"),
 ])
 def test_derivation_options_that_would_let_reasoning_be_skipped_are_refused(option, value, message):
     text = DERIVATION.replace('      start: "Var(dot(q, k))"\n', f'      start: "Var(dot(q, k))"\n      {option}: {value}\n')
@@ -191,4 +191,4 @@ def test_the_same_issue_is_reported_once_in_file_order():
 
 def test_a_whole_number_too_large_for_a_float_is_refused_not_a_crash():
     text = VALID.replace("    decimals: 0\n", "    decimals: 0\n    points: " + "9" * 400 + "\n")
-    assert errors_of(text) == ["line 15: parts[0].points: must be a number >= 0"]
+    assert errors_of(text) == ["line 15: parts[0].points: must be a number from 0 to 100"]

@@ -61,7 +61,9 @@ import sympy
 
 from grading.core import misconceptions, moment_rules, safe_expr, symbolic
 from grading.core.moment_rules import Unsupported  # noqa: F401  (raised by the rules, named here)
-from grading.core.grades import AnswerFormatError, Grade, InvalidRequest, Parsed, could_not_grade, invalid, right, wrong
+from grading.core.grades import (
+    AnswerFormatError, Grade, InvalidRequest, Parsed, could_not_grade, invalid, option_int, right, wrong,
+)
 from grading.core.latex_as_read import latex_as_read
 
 GRAMMAR = safe_expr.Grammar(
@@ -596,7 +598,7 @@ def check(expected, answer, options: dict) -> Grade:
         return wrong(_hollow_feedback(counted), hollow=True, **details)
     ruled = [reason for reason in counted if reason.kind == RULE]
     big = [reason for reason in counted if reason.kind == BIG]
-    min_steps = int(options.get("min_steps", 1))
+    min_steps = option_int(options, "min_steps", 1)
     shown = sum(1 for reason in ruled if reason.rule_count)
     if not big and shown < min_steps:
         return wrong(f"Show at least {min_steps} steps that each apply a rule; restating or padding "

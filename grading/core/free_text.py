@@ -3,7 +3,7 @@ presence and length, then queued for a person to grade."""
 
 from __future__ import annotations
 
-from grading.core.grades import AnswerFormatError, Grade, Parsed, invalid
+from grading.core.grades import AnswerFormatError, Grade, InvalidRequest, Parsed, invalid, option_int
 
 MAX_TEXT_CHARS = 10_000
 QUEUED_FEEDBACK = "Your answer was received and is queued for manual grading."
@@ -12,7 +12,9 @@ QUEUED_FEEDBACK = "Your answer was received and is queued for manual grading."
 def read_text(answer, options: dict) -> str:
     if not isinstance(answer, str):
         raise AnswerFormatError(f"expected text, got {type(answer).__name__}")
-    limit = int(options.get("max_chars", MAX_TEXT_CHARS))
+    limit = option_int(options, "max_chars", MAX_TEXT_CHARS)
+    if limit < 1:
+        raise InvalidRequest("option 'max_chars' must be at least 1: no explanation fits in 0 characters")
     text = answer.strip()
     if not text:
         raise AnswerFormatError("the answer is empty: write your explanation")

@@ -71,26 +71,39 @@ def could_not_grade(feedback: str, **details) -> Grade:
 
 
 def option_float(options: dict, name: str, default: float | None) -> float | None:
-    """Read a numeric option, refusing anything that is not a finite non-negative number."""
-    value = options.get(name, default)
+    """Read a numeric option, refusing anything that is not a finite non-negative number;
+    an option given as null reads as ``default``, as a missing one does."""
+    value = options.get(name)
     if value is None:
-        return None
+        return default
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise InvalidRequest(f"option {name!r} must be a number, got {value!r}") from None
+        raise InvalidRequest(f"option {name!r} must be a number, got {_shown(value)}") from None
+    except OverflowError:  # a whole number too large for a float
+        number = math.inf
     if not math.isfinite(number) or number < 0:
-        raise InvalidRequest(f"option {name!r} must be a finite number >= 0, got {value!r}")
+        raise InvalidRequest(f"option {name!r} must be a finite number >= 0, got {_shown(value)}")
     return number
 
 
-def option_int(options: dict, name: str, default: int | None = None) -> int | None:
-    value = options.get(name, default)
+def option_int(options: dict, name: str, default: int | None = None, *, maximum: int | None = None) -> int | None:
+    """Read a whole-number option from 0 to ``maximum`` (None: no upper bound); an option given
+    as null reads as ``default``, as a missing one does."""
+    value = options.get(name)
     if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidRequest(f"option {name!r} must be a whole number >= 0, got {value!r}")
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or (maximum is not None and value > maximum):
+        bound = f"from 0 to {maximum}" if maximum is not None else ">= 0"
+        raise InvalidRequest(f"option {name!r} must be a whole number {bound}, got {_shown(value)}")
     return value
+
+
+def _shown(value) -> str:
+    """An option's value in a message: a whole number too long to print is named by its size."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"a whole number of {len(str(abs(value)))} digits"
+    return repr(value)
 
 
 def require_options_dict(options) -> dict:

@@ -70,7 +70,7 @@ def _declared(options: dict) -> tuple[dict, dict, dict]:
         raise InvalidRequest("option 'scalars' must map names to numbers")
     try:
         scalar_values = {str(name): float(value) for name, value in scalars.items()}
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InvalidRequest("every value in option 'scalars' must be a number") from None
     shapes, dimensions = {}, {}
     for name, shape in matrices.items():

@@ -55,6 +55,9 @@ CLOSE_RELATIVE = Fraction(1, 100)
 MAX_NUMBER_CHARS = 200
 MAX_DECIMAL_EXPONENT = 308  # the float range: 1.5e300 is a number
 MIN_DECIMAL_EXPONENT = -400  # 1e-310 is a number too (a subnormal float, exact as a fraction)
+# Decimals or significant figures past the smallest number read ask for nothing more, and a
+# million of them would take minutes to turn into a tolerance.
+MAX_DIGITS = -MIN_DECIMAL_EXPONENT
 
 _DECIMAL = r"(?:\d+(?:\.\d*)?|\.\d+)"
 # An exponent of any length is read (the text is at most MAX_NUMBER_CHARS long), so 1e99999999
@@ -249,14 +252,14 @@ def exact_tolerance(expected: Fraction, options: dict) -> Fraction:
 def _rounding_unit(expected: Fraction, options: dict) -> Fraction | None:
     """One unit of the last digit the part asks for (``sigfigs`` first, then ``decimals``),
     or None when the part declares its tolerance (``atol`` / ``rtol``) instead."""
-    sigfigs = option_int(options, "sigfigs")
+    sigfigs = _sigfigs(options)
     if sigfigs is not None:
         if sigfigs < 1:
             raise InvalidRequest("option 'sigfigs' must be at least 1")
         if expected == 0:
             return Fraction(10) ** -sigfigs
         return Fraction(10) ** (_decimal_magnitude(abs(expected)) - sigfigs + 1)
-    decimals = option_int(options, "decimals")
+    decimals = _decimals(options)
     if decimals is not None:
         return Fraction(10) ** -decimals
     return None
@@ -273,13 +276,21 @@ def _nearest_integer(value: Fraction) -> int | None:
     return nearest if abs(value - nearest) <= INTEGER_NOISE * max(1, abs(nearest)) else None
 
 
+def _decimals(options: dict) -> int | None:
+    return option_int(options, "decimals", maximum=MAX_DIGITS)
+
+
+def _sigfigs(options: dict) -> int | None:
+    return option_int(options, "sigfigs", maximum=MAX_DIGITS)
+
+
 def whole_number_part(target, options: dict) -> bool:
     """Whether the answer is a whole number: the part asks for ``decimals: 0`` (and no
     significant figures) and its correct value is an integer (a count, an index, a size).
     Then only that integer is right (64, 64.0 and 6.4e1; not 63.6 or 64.4), and no other
     value is "close": a whole number is not rounded. A non-integer correct value at
     ``decimals: 0`` (a ratio of 2.6 answered 3) keeps the half-unit rule."""
-    if option_int(options, "sigfigs") is not None or option_int(options, "decimals") != 0:
+    if _sigfigs(options) is not None or _decimals(options) != 0:
         return False
     return _nearest_integer(_exact(target)) is not None
 
@@ -379,7 +390,7 @@ def _wrong_number_feedback(target: Fraction, value: Fraction, options: dict, kno
     if rounded_to is not None:
         places = "place" if rounded_to == 1 else "places"
         return (f"Not quite: that is the correct value rounded to {rounded_to} decimal {places}; "
-                f"give it to {option_int(options, 'decimals')} decimal places.")
+                f"give it to {_decimals(options)} decimal places.")
     if is_close(target, value, options):
         return CLOSE_NOT_PRECISE if "sigfigs" in options or "decimals" in options else CLOSE_OUTSIDE_TOLERANCE
     return NOT_CORRECT
@@ -406,7 +417,7 @@ def _rounded_too_early(target: Fraction, value: Fraction, typed, options: dict) 
     the part's ``decimals`` (0.39 for 0.3875 at 4 decimals), else None. Only for a plain
     decimal typed with at least one decimal and two significant digits: "1" or "0.5" may be
     a belief (the textbook 1, uniform weights) rather than a rounding, and is not called one."""
-    decimals = option_int(options, "decimals")
+    decimals = _decimals(options)
     if decimals is None or not isinstance(typed, str):
         return None
     match = _DECIMAL_NUMBER.match(safe_expr.normalise_unicode(typed).translate(_UNICODE_SIGNS).strip())

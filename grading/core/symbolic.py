@@ -747,7 +747,7 @@ def check(expected, answer, options: dict) -> Grade:
         checked, answer_expr = read_answer(answer, options, key)
     except AnswerFormatError as problem:
         return invalid(str(problem))
-    forbidden = sorted(checked.names & set(options.get("forbid_symbols") or ()))
+    forbidden = sorted(checked.names & _forbidden_symbols(options))
     if forbidden:
         return wrong(f"Your answer must be written without {', '.join(forbidden)}.", forbidden=forbidden)
     try:
@@ -766,6 +766,15 @@ def check(expected, answer, options: dict) -> Grade:
     if form_problem:
         return wrong(form_problem, score=_form_credit(options), equivalent=True)
     return right("Correct.")
+
+
+def _forbidden_symbols(options: dict) -> set[str]:
+    names = options.get("forbid_symbols") or []
+    if isinstance(names, str):  # one name, not its letters
+        names = [names]
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise InvalidRequest("option 'forbid_symbols' must be a list of symbol names")
+    return set(names)
 
 
 def _form_credit(options: dict) -> float:
