@@ -15,9 +15,12 @@ Each step is read into a structure whose moments stay unevaluated
    but more than the limit), a restatement (ordinary algebra only) or not justified
    (no rule reaches it although the values agree: it scores 0 whatever the limit).
    The rules forwards are searched first; a step they do not reach within the limit is
-   searched again with E[X²] = Var(X) + E[X]² and E[X]E[Y] = E[XY] read backwards and with
-   the side results above. A step that lands on an expression the chain already had (not
-   by restating the one before) goes back, and is not justified.
+   searched again with rules read backwards (E[X²] = Var(X) + E[X]², E[X]E[Y] = E[XY],
+   E[XY] − E[X]E[Y] = Cov(X, Y), Var(X) + Var(Y) = Var(X + Y) for independent terms,
+   bilinearity, joining a double sum: ``moment_rules.REVERSE_RULES``) and with the side
+   results above. A step that lands on an expression the chain already had (not by
+   restating the one before) goes back, and is not justified. After the first step that is
+   not justified, only the next few are looked up, with the rules forwards.
 
 Side results (lemmas). A line, other than the last, whose first expression is not equal to
 the end of the chain so far but which chains expressions of its own (``Var(q_m k_m) = … = 1``)
@@ -29,7 +32,10 @@ own steps are classified and counted like the derivation's (a leap written as a 
 is too big or not justified exactly as it would be in the chain), and one no step uses is
 never searched and never counted. If the next line goes on from a side result instead of
 from the chain, the side result was meant as a step, and it is the break. The chain itself
-still starts at ``start`` and ends at the last line.
+still starts at ``start`` and ends at the last line. Without a ``start``, a chained line
+before the chain that the next line does not go on from, and whose value is not the
+required result, is a side result too; the chain opens at the first line that is not.
+A step that multiplies out to more than ``MAX_STEP_TERMS`` terms cannot be read.
 
 A hollow chain — no rule step ends at a line that still has a moment: the bare result,
 the question restated or padded and then the result — scores 0. Otherwise the score is
@@ -71,6 +77,7 @@ GRAMMAR = safe_expr.Grammar(
     bracket_functions=frozenset({"E", "Var", "Cov"}),
 )
 MAX_STEPS = 30
+MAX_STEP_TERMS = 100
 DEFAULT_MAX_RULES_PER_STEP = 2
 DEFAULT_BIG_STEP_CREDIT = 0.5
 MAX_BIG_STEP_CREDIT = 0.5
@@ -367,6 +374,9 @@ def split_steps(answer) -> list[Step]:
     return steps
 
 
+EQUALS_SIGNS = "=＝﹦"  # with the fullwidth and small equals signs of East Asian keyboards
+
+
 def _split_equals(line: str) -> list[tuple[int, str]]:
     """Split a chained line at its = signs, but not inside braces (Σ_{m=1}^{d_k}): each
     piece stripped, with the column where it starts on the line."""
@@ -376,7 +386,7 @@ def _split_equals(line: str) -> list[tuple[int, str]]:
             depth += 1
         elif char == "}":
             depth -= 1
-        elif char == "=" and depth <= 0:
+        elif char in EQUALS_SIGNS and depth <= 0:
             pieces.append(_stripped_piece(line, start, position))
             start = position + 1
     pieces.append(_stripped_piece(line, start, len(line)))
@@ -456,6 +466,12 @@ class Canonicaliser:
         checked = self.read(text)
         builder = StructureBuilder(self.symbols, self.model, checked.literals, self.dimension)
         built = builder.build(checked.body)
+        # Counted before multiplying out: E[(q_1 + ... + k_2)^12] has 18 564 terms, and the
+        # rules took minutes over them.
+        terms = symbolic._expanded_terms(built)
+        if terms > MAX_STEP_TERMS:
+            raise AnswerFormatError(f"the step is too big to check: multiplied out it has {terms} terms "
+                                    f"(the limit is {MAX_STEP_TERMS}); write it in smaller pieces")
         if built.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
             raise AnswerFormatError("the step is undefined (it divides by zero)")
         return moment_rules.canonical(self._one_index_named_m(built))
@@ -567,7 +583,7 @@ def check(expected, answer, options: dict) -> Grade:
     if len(steps) + (start is not None) < 2:
         return invalid("A derivation is a chain: write the expression you start from, then one step per line.")
     seconds = symbolic.option_float(options, "time_limit", symbolic.DEFAULT_TIME_LIMIT)
-    read = _read_chains(canonicaliser, steps, structures, values, start, seconds, max_rules, options)
+    read = _read_chains(canonicaliser, steps, structures, values, start, seconds, max_rules, options, target)
     if isinstance(read, Grade):
         return read
     chain, lemmas = read
@@ -665,13 +681,15 @@ def _equal(before: tuple, after: tuple, seconds: float):
     return verdict
 
 
-def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_rules, options):
+def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_rules, options, target):
     """(the derivation's chain from the start to the last step, [Lemma]) or the Grade of the
     first step that breaks it. A line whose first expression is not equal to the end of the
     chain so far, that has a chain of its own and is not the last line, is a side result if
     that chain is true (and a false side result if not). A line of one expression, or the
     last line, that does not go on from the chain breaks it; if it goes on from the side
-    result just above, that line was meant as a step of the derivation and is the break."""
+    result just above, that line was meant as a step of the derivation and is the break.
+    Without a start, the chain opens at the first line that is not a side result
+    (``_opens_the_derivation``)."""
     chain = [(None, *start)] if start is not None else []
     lemmas: list[Lemma] = []
     lines = _lines_of(list(zip(steps, structures, values)))
@@ -683,12 +701,9 @@ def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_r
                 return follows
             if not follows:
                 if len(group) > 1 and position < len(lines) - 1:
-                    lemma = Lemma(group)
-                    false = _first_false_pair(lemma, seconds)
-                    if false is not None:
-                        if isinstance(false, Grade):
-                            return false
-                        return _false_lemma(canonicaliser, chain, lemma, false, lemmas, steps, max_rules, options)
+                    lemma = _side_result(canonicaliser, chain, group, lemmas, steps, max_rules, options, seconds)
+                    if isinstance(lemma, Grade):
+                        return lemma
                     lemmas.append(lemma)
                     continue
                 if lemmas and lemmas[-1].line == lines[position - 1][0][0].line:
@@ -701,7 +716,16 @@ def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_r
                 return _chain_breaks(canonicaliser, chain, group[0], lemmas, steps, max_rules, options)
             chain.append(group[0])
             rest = group[1:]
-        elif group:
+        else:
+            opens = _opens_the_derivation(lines, position, target, seconds)
+            if isinstance(opens, Grade):
+                return opens
+            if not opens:
+                lemma = _side_result(canonicaliser, chain, group, lemmas, steps, max_rules, options, seconds)
+                if isinstance(lemma, Grade):
+                    return lemma
+                lemmas.append(lemma)
+                continue
             chain.append(group[0])
             rest = group[1:]
         for entry in rest:
@@ -712,6 +736,38 @@ def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_r
                 return _chain_breaks(canonicaliser, chain, entry, lemmas, steps, max_rules, options)
             chain.append(entry)
     return chain, lemmas
+
+
+def _opens_the_derivation(lines: list, position: int, target, seconds: float):
+    """Without a start: whether line ``lines[position]``, before any line of the chain, opens
+    the derivation (True), is a side result (False), or a Grade when that cannot be decided.
+    A line chains expressions of its own and is followed by another line; that line does not
+    go on from it, and its value is not the required result (a line that starts from the
+    question is the derivation): then it is a side result, as it would be after a start.
+    Any other line opens the derivation."""
+    group = lines[position]
+    if len(group) == 1 or position == len(lines) - 1:
+        return True
+    went_on = _equal(group[-1], lines[position + 1][0], seconds)
+    if went_on is not False:
+        return went_on
+    try:
+        return symbolic.decide_equivalent(target, group[0][2], seconds) is not False
+    except symbolic.TooComplexToCheck:
+        return True  # undecided: read as the derivation, as before side results were read
+
+
+def _side_result(canonicaliser, chain: list, group: list, lemmas: list, steps: list, max_rules, options,
+                 seconds: float):
+    """The Lemma of a line read as a side result, or the Grade of a false one (or of one
+    whose expressions cannot be compared)."""
+    lemma = Lemma(group)
+    false = _first_false_pair(lemma, seconds)
+    if false is None:
+        return lemma
+    if isinstance(false, Grade):
+        return false
+    return _false_lemma(canonicaliser, chain, lemma, false, lemmas, steps, max_rules, options)
 
 
 def _first_false_pair(lemma: Lemma, seconds: float):
@@ -735,10 +791,11 @@ def _false_lemma(canonicaliser, chain: list, lemma: Lemma, index: int, lemmas: l
     """A side result that is not true: named by its line, the two expressions that differ quoted."""
     (before, before_structure, _), (after, after_structure, _) = lemma.entries[index - 1], lemma.entries[index]
     slip = moment_rules.slip_between(before_structure, after_structure, canonicaliser.model.key)
+    why = (f"The line does not go on from {_source(chain[-1][0], lemma.entries[0][0])}" if chain
+           else "The next line does not go on from it")
     feedback = _with_slip(
         f"Line {after.line}: '{_quoted(before.text)} = {_quoted(after.text)}' is not true: under the exercise's "
-        f"assumptions the two sides are not equal. (The line does not go on from {_source(chain[-1][0], lemma.entries[0][0])}, "
-        "so it is read as a separate result.)", slip)
+        f"assumptions the two sides are not equal. ({why}, so it is read as a separate result.)", slip)
     reasons = _classify_chain(canonicaliser, chain, max_rules, lemmas)
     return _broken_chain(after, before, reasons, steps, canonicaliser, options, slip, feedback=feedback,
                          lemmas=[*lemmas, lemma])
@@ -896,17 +953,44 @@ def _first_of_each_rule(path: tuple) -> list:
 def _classify_chain(canonicaliser: Canonicaliser, chain: list, max_rules: int | None, lemmas: list = ()) -> list:
     """How each expression of ``chain`` follows from the one before. A step may use the side
     results written on earlier lines. A step that lands on an expression the chain already
-    had (other than by restating the one before) goes back: it is not justified."""
-    reasons = []
+    had (other than by restating the one before) goes back: it is not justified.
+
+    Once a step is not justified the derivation scores 0: the next few steps are only looked
+    up with the rules forwards in a small search (``_step_rules_quickly``), and left out when
+    that does not reach them; thirty steps searched in full took the checker many seconds."""
+    reasons, unjustified_at = [], None
     for index, (before, after) in enumerate(zip(chain, chain[1:])):
-        usable = [lemma for lemma in lemmas if lemma.usable and lemma.line < after[0].line
-                  and lemma.entries[0][0].number != after[0].number]
-        reason = _step_rules(canonicaliser, before, after, max_rules, usable)
+        if unjustified_at is not None:
+            if index - unjustified_at > STEPS_LOOKED_UP_AFTER_UNJUSTIFIED:
+                break
+            reason = _step_rules_quickly(canonicaliser, before, after, max_rules)
+            if reason is None:
+                continue
+        else:
+            usable = [lemma for lemma in lemmas if lemma.usable and lemma.line < after[0].line
+                      and lemma.entries[0][0].number != after[0].number]
+            reason = _step_rules(canonicaliser, before, after, max_rules, usable)
         if reason.kind in (RULE, BIG) and any(moment_rules.same_up_to_algebra(earlier[1], after[1])
                                               for earlier in chain[:index]):
             reason = StepReason(after[0], before[0], UNJUSTIFIED, before=before[1], after=after[1])
+        if reason.kind == UNJUSTIFIED and unjustified_at is None:
+            unjustified_at = index
         reasons.append(reason)
     return reasons
+
+
+STEPS_LOOKED_UP_AFTER_UNJUSTIFIED = 5
+NODES_AFTER_UNJUSTIFIED = 40
+
+
+def _step_rules_quickly(canonicaliser: Canonicaliser, before: tuple, after: tuple, max_rules: int | None):
+    """A step after one that is not justified: a RULE or RESTATEMENT StepReason if the rules
+    forwards reach it in a small search, else None (the step is shown unchecked)."""
+    depth = max_rules if max_rules is not None else SEARCH_DEPTH_WITHOUT_LIMIT
+    path = moment_rules.rules_between(before[1], after[1], canonicaliser.model.key, depth, NODES_AFTER_UNJUSTIFIED)
+    if path is None:
+        return None
+    return StepReason(after[0], before[0], RULE if path else RESTATEMENT, path, before=before[1], after=after[1])
 
 
 def _step_rules(canonicaliser: Canonicaliser, before: tuple, after: tuple, max_rules: int | None,
@@ -949,6 +1033,8 @@ def _step_details(canonicaliser: Canonicaliser, steps: list[Step], reasons: list
     for lemma in lemmas:
         by_number.update({reason.number: reason for reason in lemma.reasons})
         side.update({entry[0].number: lemma for entry in lemma.entries})
+    # Without a start the derivation opens at its first step that is not part of a side result.
+    opening = next((step.number for step in steps if step.number not in side), None)
     details, previous_line = [], None
     for step in steps:
         number, text = step.number, step.text
@@ -957,8 +1043,8 @@ def _step_details(canonicaliser: Canonicaliser, steps: list[Step], reasons: list
         if reason is not None:
             entry = reason.as_dict()
         else:
-            kind = "wrong" if number == first_wrong else (
-                "start" if number == 1 and lemma is None else "unchecked")
+            opens = number == opening and (first_wrong is None or number < first_wrong)
+            kind = "wrong" if number == first_wrong else ("start" if opens else "unchecked")
             if lemma is not None and number != first_wrong and not (first_wrong and number > first_wrong):
                 kind = "lemma" if lemma.entries[0][0].number == number else "side"
             entry = {"step": number, "line": step.line, "kind": kind, "rules": [], "rule_words": [], "rule_count": 0,

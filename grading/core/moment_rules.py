@@ -10,14 +10,15 @@ Each rule rewrites one moment at a time (or every moment it applies to at once, 
 counts as one application). ``normal_form`` applies the rules until no moment is left and
 records which rules it used; ``rules_between`` searches, a bounded number of rewrites
 deep, for the rules that lead from one step to the next modulo ordinary algebra, and on
-request also with two rules read backwards (``REVERSE_RULES``) and with results the
-student showed on earlier lines (lemmas) as free rewrites.
+request also with rules read backwards (``REVERSE_RULES``) and with results the student
+showed on earlier lines (lemmas) as free rewrites.
 Nothing here imports Django.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import combinations
 
 import sympy
 from sympy.printing.str import StrPrinter
@@ -88,6 +89,10 @@ COVARIANCE_OF_SUMS = "covariance_of_sums"
 SPLIT_DOUBLE_SUM = "split_double_sum"
 SECOND_MOMENT = "second_moment"
 COMBINE_INDEPENDENT = "combine_independent"
+COVARIANCE_FROM_MOMENTS = "covariance_from_moments"
+COMBINE_VARIANCES = "combine_variances"
+BILINEARITY_BACKWARDS = "bilinearity_backwards"
+JOIN_DOUBLE_SUM = "join_double_sum"
 LEMMA = "lemma"
 
 RULE_NAMES = {
@@ -105,6 +110,10 @@ RULE_NAMES = {
     SPLIT_DOUBLE_SUM: "splitting a double sum into its m = n and m ≠ n terms",
     SECOND_MOMENT: "the definition of variance read backwards: E[X²] = Var(X) + E[X]²",
     COMBINE_INDEPENDENT: "independence read backwards: E[X]E[Y] = E[XY]",
+    COVARIANCE_FROM_MOMENTS: "the definition of covariance read backwards: E[XY] − E[X]E[Y] = Cov(X, Y)",
+    COMBINE_VARIANCES: "the variance of a sum of independent terms read backwards: Var(X) + Var(Y) = Var(X + Y)",
+    BILINEARITY_BACKWARDS: "bilinearity read backwards: Σ_m Σ_n Cov(X_m, Y_n) = Cov(Σ_m X_m, Σ_n Y_n)",
+    JOIN_DOUBLE_SUM: "joining the m = n and m ≠ n terms into one double sum",
     LEMMA: "a result shown on an earlier line",
 }
 # The order the normal form tries them in: outer structure first, declared values last.
@@ -114,12 +123,16 @@ RULE_ORDER = (COVARIANCE_OF_ITSELF, VARIANCE_SCALING, VARIANCE_OF_SUM, SPLIT_DOU
 # towards another way of writing it); the search between two steps tries them too.
 SEARCH_ONLY_RULES = (VARIANCE_AS_COVARIANCE, COVARIANCE_OF_SUMS)
 SEARCH_ORDER = RULE_ORDER + SEARCH_ONLY_RULES
-# A definition or independence used the other way round (E[X²] -> Var(X) + E[X]²,
-# E[X]E[Y] -> E[XY]) is a step too, but only searched when the rules forwards do not reach
-# it: what the forward search decides stays as it was. The covariance definition is not read
-# backwards: E[XY] -> Cov(X, Y) + E[X]E[Y] would make "E[XY] = Cov(X, Y)" (true only for zero
-# means) a two-rule step.
-REVERSE_RULES = (SECOND_MOMENT, COMBINE_INDEPENDENT)
+# A rule used the other way round (E[X²] -> Var(X) + E[X]², E[X]E[Y] -> E[XY],
+# E[XY] − E[X]E[Y] -> Cov(X, Y), Var(X) + Var(Y) -> Var(X + Y) for independent X and Y,
+# Σ_m Σ_n Cov(X_m, Y_n) -> Cov(Σ_m X_m, Σ_n Y_n), Σ_m T_mm + Σ_{m≠n} T_mn -> Σ_m Σ_n T_mn) is a
+# step too, but only searched when the rules forwards do not reach it: what the forward search
+# decides stays as it was. The covariance definition is read backwards only whole: E[XY] ->
+# Cov(X, Y) + E[X]E[Y] alone would make "E[XY] = Cov(X, Y)" (true only for zero means) a
+# two-rule step. Cov(X, Y) = 0 for independent X and Y has no backwards: it would invent a
+# covariance out of nothing.
+REVERSE_RULES = (SECOND_MOMENT, COMBINE_INDEPENDENT, COVARIANCE_FROM_MOMENTS, COMBINE_VARIANCES,
+                 BILINEARITY_BACKWARDS, JOIN_DOUBLE_SUM)
 MAX_NORMAL_FORM_ROUNDS = 40
 MAX_SEARCH_NODES = 400
 # Whether named rules reach a step at all (beyond the per-step limit) is searched deeper.
@@ -206,21 +219,21 @@ def _linearity(moment, model: Model):
         inner, count = argument.args
         return RSum(Ex(inner), count)
     terms = sympy.Add.make_args(sympy.expand(argument))
-    total, changed = sympy.Integer(0), len(terms) > 1
+    parts, changed = [], len(terms) > 1  # added up once: a running total costs time quadratic in the terms
     for term in terms:
         constant, random_part = _split_constant(term)
         if random_part == 1:
-            total += constant
+            parts.append(constant)
             changed = True
             continue
         if constant != 1:
             changed = True
         if isinstance(random_part, RSum) and is_random(random_part.args[0]):
-            total += constant * RSum(Ex(random_part.args[0]), random_part.args[1])
+            parts.append(constant * RSum(Ex(random_part.args[0]), random_part.args[1]))
             changed = True
         else:
-            total += constant * Ex(random_part)
-    return total if changed else None
+            parts.append(constant * Ex(random_part))
+    return sympy.Add(*parts) if changed else None
 
 
 def _variance_scaling(moment, model: Model):
@@ -436,6 +449,141 @@ def _combine_sites(expression) -> list:
     return sites
 
 
+# The rules below read a rule of a sum backwards: each rewrites terms of one sum (or one moment
+# of a sum), given as (the sum, the sum rewritten).
+
+
+def _sums_in(expression, outside_double_sums: bool = False) -> list:
+    """The sums (Add nodes) of ``expression``; with ``outside_double_sums``, not those inside
+    Σ_m Σ_n, whose m and n may coincide."""
+    sums = expression.atoms(sympy.Add)
+    if outside_double_sums:
+        for double in expression.atoms(DSum):
+            sums -= double.args[0].atoms(sympy.Add) | {double.args[0]}
+    return sorted(sums, key=sympy.default_sort_key)
+
+
+def _factor_of_type(term, kind):
+    """(the rest, the factor) of a product term with exactly one factor of type ``kind`` (to the
+    power 1) and a rest that is a constant (no moment, nothing random); None otherwise."""
+    factors = sympy.Mul.make_args(term)
+    found = [factor for factor in factors if isinstance(factor, kind)]
+    if len(found) != 1:
+        return None
+    rest = sympy.Mul(*[factor for factor in factors if factor is not found[0]])
+    if has_moments(rest) or is_random(rest):
+        return None
+    return rest, found[0]
+
+
+def _rewritten_sum(total, removed: tuple, added):
+    return sympy.Add(*[term for term in total.args if term not in removed], added)
+
+
+def _only_index(expression, index: str) -> bool:
+    """Whether every random variable of ``expression`` carries ``index`` (and it has one)."""
+    symbols = [symbol for symbol in expression.free_symbols if is_random_symbol(symbol)]
+    return bool(symbols) and all(symbol.name[3:].partition("_")[2] == index for symbol in symbols)
+
+
+def _covariance_sites(expression) -> list:
+    """c E[XY] − c E[X]E[Y] -> c Cov(X, Y) in a sum, with Cov(X, Y) and Cov(Y, X) both offered.
+    The definition holds for any X and Y; E[X²] − E[X]² is SECOND_MOMENT's (Var(X))."""
+    sites = []
+    for total in _sums_in(expression):
+        terms = set(total.args)
+        for term in total.args:
+            factors = sympy.Mul.make_args(term)
+            means = [factor for factor in factors if isinstance(factor, Ex) and is_random(factor.args[0])]
+            for first, second in combinations(means, 2):
+                rest = sympy.Mul(*[factor for factor in factors if factor is not first and factor is not second])
+                if is_random(rest):
+                    continue
+                joint = canonical(-rest * Ex(canonical(first.args[0] * second.args[0])))
+                if joint == term or joint not in terms:
+                    continue
+                for pair in ((first.args[0], second.args[0]), (second.args[0], first.args[0])):
+                    sites.append((total, _rewritten_sum(total, (term, joint), -rest * Cv(*pair))))
+    return sites
+
+
+MAX_COMBINED_PAIRS = 4  # beyond this many variances with one factor, only all of them at once
+
+
+def _variance_sum_sites(expression) -> list:
+    """c Var(X) + c Var(Y) -> c Var(X + Y) for X and Y with no random variable in common (the
+    forward rule's independence), never inside Σ_m Σ_n; also each pair, and all of them at once
+    when they are independent of each other. Σ_m c Var(X_m) -> c Var(Σ_m X_m) when every random
+    variable of X_m carries the index m (the terms are then independent and identically
+    distributed)."""
+    sites = []
+    inside = _inside_double_sums(expression) if expression.has(DSum) else set()
+    for moment in _moments_in(expression):
+        if not isinstance(moment, RSum) or moment in inside:
+            continue
+        split = _factor_of_type(moment.args[0], Vr)
+        if split is None:
+            continue
+        rest, variance = split
+        inner = variance.args[0]
+        if _only_index(inner, "m") and not inner.has(*MOMENT_TYPES):
+            sites.append((moment, rest * Vr(RSum(inner, moment.args[1]))))
+    for total in _sums_in(expression, outside_double_sums=True):
+        by_factor: dict = {}
+        for term in total.args:
+            split = _factor_of_type(term, Vr)
+            if split is None or not is_random(split[1].args[0]) or split[1].args[0].has(*MOMENT_TYPES):
+                continue
+            by_factor.setdefault(split[0], []).append((term, split[1].args[0]))
+        for rest, group in sorted(by_factor.items(), key=lambda item: sympy.default_sort_key(item[0])):
+            independent = [not (free_random(first[1]) & free_random(second[1]))
+                           for first, second in combinations(group, 2)]
+            if len(group) <= MAX_COMBINED_PAIRS:
+                for (first, second), apart in zip(combinations(group, 2), independent):
+                    if apart:
+                        sites.append((total, _rewritten_sum(total, (first[0], second[0]),
+                                                            rest * Vr(canonical(first[1] + second[1])))))
+            if len(group) > 2 and all(independent):
+                combined = rest * Vr(canonical(sympy.Add(*[argument for _, argument in group])))
+                sites.append((total, _rewritten_sum(total, tuple(term for term, _ in group), combined)))
+    return sites
+
+
+def _bilinearity_backwards(moment, model: Model):
+    """Σ_m Σ_n c Cov(X_m, Y_n) = c Cov(Σ_m X_m, Σ_n Y_n), when every random variable of X
+    carries the index m and every one of Y the index n."""
+    if not isinstance(moment, DSum):
+        return None
+    term, count = moment.args
+    split = _factor_of_type(term, Cv)
+    if split is None:
+        return None
+    rest, covariance = split
+    first, second = covariance.args
+    if first.has(*MOMENT_TYPES) or second.has(*MOMENT_TYPES):
+        return None
+    if not (_only_index(first, "m") and _only_index(second, SECOND_INDEX)):
+        return None
+    return rest * Cv(RSum(first, count), RSum(rename_index(second, SECOND_INDEX, "m"), count))
+
+
+def _join_sites(expression) -> list:
+    """c Σ_m T_mm + c Σ_{m≠n} T_mn -> c Σ_m Σ_n T_mn: splitting a double sum read backwards."""
+    sites = []
+    for total in _sums_in(expression):
+        terms = set(total.args)
+        for term in total.args:
+            split = _factor_of_type(term, PSum)
+            if split is None:
+                continue
+            rest, pairs = split
+            pair_term, count = pairs.args
+            diagonal = canonical(rest * RSum(rename_index(pair_term, SECOND_INDEX, "m"), count))
+            if diagonal in terms:
+                sites.append((total, _rewritten_sum(total, (term, diagonal), rest * DSum(pair_term, count))))
+    return sites
+
+
 RULES = {
     LINEARITY: _linearity,
     VARIANCE_SCALING: _variance_scaling,
@@ -450,6 +598,14 @@ RULES = {
     COVARIANCE_OF_SUMS: _covariance_of_sums,
     SPLIT_DOUBLE_SUM: _split_double_sum,
     SECOND_MOMENT: _second_moment,
+    BILINEARITY_BACKWARDS: _bilinearity_backwards,
+}
+# Rules that rewrite a product or a sum of moments, not one moment.
+SITE_RULES = {
+    COMBINE_INDEPENDENT: _combine_sites,
+    COVARIANCE_FROM_MOMENTS: _covariance_sites,
+    COMBINE_VARIANCES: _variance_sum_sites,
+    JOIN_DOUBLE_SUM: _join_sites,
 }
 
 
@@ -475,8 +631,8 @@ def _inside_double_sums(expression) -> set:
 
 def rewrites(expression, rule: str, model: Model) -> list:
     """Every (moment, replacement) the rule allows in ``expression``."""
-    if rule == COMBINE_INDEPENDENT:  # rewrites a product of moments, not one moment
-        return _combine_sites(expression)
+    if rule in SITE_RULES:
+        return SITE_RULES[rule](expression)
     function = RULES[rule]
     excluded = _inside_double_sums(expression) if rule in _NOT_INSIDE_DOUBLE_SUMS and expression.has(DSum) else set()
     result = []
@@ -495,8 +651,20 @@ def apply_everywhere(expression, rule: str, model: Model):
     if not sites:
         return None
     # Innermost sites first would be rewritten away by outer ones; replace the outermost.
-    outer = [site for site in sites if not any(other[0] != site[0] and other[0].has(site[0]) for other in sites)]
+    outer = _outermost(sites)
     return canonical(expression.xreplace(dict(outer))), outer[0]
+
+
+def _outermost(sites: list) -> list:
+    """The sites whose moment is not inside another site's moment. Each moment is walked
+    once: comparing every pair of sites took time quadratic in their number."""
+    moments = {moment for moment, _ in sites}
+    inner = set()
+    for moment in moments:
+        walk = sympy.preorder_traversal(moment)
+        next(walk)  # the moment itself
+        inner.update(node for node in walk if node in moments)
+    return [site for site in sites if site[0] not in inner]
 
 
 @lru_cache(maxsize=2048)
@@ -607,7 +775,7 @@ def rules_between(previous, following, model_key, depth: int, max_nodes: int = M
         for expression, path in frontier:
             for rule in order:
                 for new, site in _neighbours(expression, rule, model):
-                    visited += 1
+                    visited += _node_cost(new)
                     if new in seen:
                         continue
                     seen.add(new)
@@ -632,16 +800,26 @@ MAX_LEMMA_ROUNDS = 3
 
 
 def _reverse_rules_for(start, goal) -> tuple:
-    """The rules read backwards that can lead from ``start`` to ``goal``: E[X²] -> Var(X) + E[X]²
-    only towards a variance ``start`` does not have, E[X]E[Y] -> E[XY] only towards an
-    expectation of a product of independent quantities that ``start`` does not have."""
-    new = goal.atoms(Ex, Vr) - start.atoms(Ex, Vr)
+    """The rules read backwards that can lead from ``start`` to ``goal``, each only towards a
+    moment ``start`` does not have: E[X²] -> Var(X) + E[X]² towards a variance, E[X]E[Y] ->
+    E[XY] towards an expectation of a product of independent quantities, E[XY] − E[X]E[Y] ->
+    Cov(X, Y) towards a covariance, Var(X) + Var(Y) -> Var(X + Y) towards a variance of a sum,
+    bilinearity towards a covariance of sums, joining towards a double sum."""
+    new = goal.atoms(Ex, Vr, Cv, DSum) - start.atoms(Ex, Vr, Cv, DSum)
     rules = []
     if any(isinstance(moment, Vr) for moment in new):
         rules.append(SECOND_MOMENT)
     if any(isinstance(moment, Ex) and len(_independent_groups(sympy.Mul.make_args(sympy.expand(moment.args[0])))) > 1
            for moment in new):
         rules.append(COMBINE_INDEPENDENT)
+    if any(isinstance(moment, Cv) for moment in new):
+        rules.append(COVARIANCE_FROM_MOMENTS)
+    if any(isinstance(moment, Vr) and (isinstance(moment.args[0], RSum) or moment.args[0].is_Add) for moment in new):
+        rules.append(COMBINE_VARIANCES)
+    if any(isinstance(moment, Cv) and any(isinstance(argument, RSum) for argument in moment.args) for moment in new):
+        rules.append(BILINEARITY_BACKWARDS)
+    if any(isinstance(moment, DSum) for moment in new):
+        rules.append(JOIN_DOUBLE_SUM)
     return tuple(rules)
 
 
@@ -679,17 +857,35 @@ def _substitute_lemma(expression, left, right):
     return canonical(replaced)
 
 
-def _neighbours(expression, rule: str, model: Model) -> list:
+def _neighbours(expression, rule: str, model: Model):
+    """Each (expression, (moment, replacement)) that one application of ``rule`` leads to, then
+    the rule applied everywhere at once: made one at a time, so that a search out of nodes
+    stops making them."""
     try:
         sites = rewrites(expression, rule, model)
     except Unsupported:
-        return []
-    result = [(canonical(expression.xreplace({moment: replacement})), (moment, replacement)) for moment, replacement in sites]
+        return
+    for moment, replacement in sites:
+        yield canonical(expression.xreplace({moment: replacement})), (moment, replacement)
     if len(sites) > 1:
         everywhere = apply_everywhere(expression, rule, model)
         if everywhere is not None:
-            result.append(everywhere)
-    return result
+            yield everywhere
+
+
+# A big search node counts as several: making and comparing it takes time linear in its size,
+# and a step of a few dozen terms ran out the checker's time in the search. A step of the
+# chapter's size (a tree of at most 40 nodes or so) counts 1.
+SIZE_PER_NODE = 48
+
+
+def tree_size(expression) -> int:
+    """The number of nodes of ``expression`` (each moment, symbol, number, sum, product...)."""
+    return sum(1 for _ in sympy.preorder_traversal(expression))
+
+
+def _node_cost(expression) -> int:
+    return 1 + tree_size(expression) // SIZE_PER_NODE
 
 
 @lru_cache(maxsize=2048)
@@ -831,11 +1027,22 @@ SLIPS = {
 }
 
 
+MAX_SLIP_SIZE = 100  # tree_size of either side
+MAX_SLIP_SITES = 3  # one site at a time at the first few; every site at once in any case
+MAX_SLIP_NODES = 60
+MAX_SLIP_SEARCHES = 8
+
+
 @lru_cache(maxsize=2048)
 def slip_between(previous, following, model_key, same_value: bool = False) -> str | None:
     """The code of a known slip that, applied once to ``previous`` (then any rules), gives
     ``following``: for a step whose value is right but no rule reaches (``same_value``), the
-    same expression up to a couple of rules; for a step that changes the value, the same value."""
+    same expression up to a couple of rules; for a step that changes the value, the same value.
+    The search is kept small (steps of a few moments, a few sites each, at most
+    MAX_SLIP_SEARCHES searches of MAX_SLIP_NODES): trying every slip at every site of a step of
+    ten moments took many seconds."""
+    if max(tree_size(canonical(previous)), tree_size(canonical(following))) > MAX_SLIP_SIZE:
+        return None
     try:
         goal_value = normal_form(following, model_key)[0]
     except Unsupported:
@@ -844,12 +1051,17 @@ def slip_between(previous, following, model_key, same_value: bool = False) -> st
         on_the_way = [expression for expression, _ in _normal_form_trajectory(previous, model_key)[1]]
     except Unsupported:
         on_the_way = []
+    searches = 0
     for code in SLIPS:
         for expression in [canonical(previous)] + on_the_way:
             for slipped in _slipped(expression, code, _MODELS[model_key]):
                 if same_value:
-                    if _same(slipped, following) or rules_between(slipped, following, model_key, 2) is not None:
+                    if _same(slipped, following):
                         return code
+                    if searches < MAX_SLIP_SEARCHES:
+                        searches += 1
+                        if rules_between(slipped, following, model_key, 2, MAX_SLIP_NODES) is not None:
+                            return code
                     continue
                 try:
                     if goal_value is not None and _same(normal_form(slipped, model_key)[0], goal_value):
@@ -860,7 +1072,8 @@ def slip_between(previous, following, model_key, same_value: bool = False) -> st
 
 
 def _slipped(expression, code: str, model: Model) -> list:
-    """``expression`` with the slip made at one site, for each site, and at every site at once."""
+    """``expression`` with the slip made at one site, for each of the first MAX_SLIP_SITES
+    sites, and at every site at once."""
     sites = {}
     for moment in _moments_in(expression):
         try:
@@ -869,7 +1082,8 @@ def _slipped(expression, code: str, model: Model) -> list:
             continue
         if replacement is not None:
             sites[moment] = replacement
-    results = [canonical(expression.xreplace({moment: replacement})) for moment, replacement in sites.items()]
+    results = [canonical(expression.xreplace({moment: replacement}))
+               for moment, replacement in list(sites.items())[:MAX_SLIP_SITES]]
     if len(sites) > 1:
         results.append(canonical(expression.xreplace(sites)))
     return results
