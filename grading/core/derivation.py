@@ -468,7 +468,7 @@ class Canonicaliser:
         built = builder.build(checked.body)
         # Counted before multiplying out: E[(q_1 + ... + k_2)^12] has 18 564 terms, and the
         # rules took minutes over them.
-        terms = symbolic._expanded_terms(built)
+        terms = symbolic.expanded_terms(built)
         if terms > MAX_STEP_TERMS:
             raise AnswerFormatError(f"the step is too big to check: multiplied out it has {terms} terms "
                                     f"(the limit is {MAX_STEP_TERMS}); write it in smaller pieces")

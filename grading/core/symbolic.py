@@ -666,12 +666,12 @@ def _sized_verdict(left, right, points) -> bool | None:
         grew = True
     if not grew:
         return None
-    if difference == 0 or (_expanded_terms(difference) <= MAX_EXPANDED_TERMS and sympy.expand(difference) == 0):
+    if difference == 0 or (expanded_terms(difference) <= MAX_EXPANDED_TERMS and sympy.expand(difference) == 0):
         return True
     raise TooComplexToCheck()
 
 
-def _expanded_terms(expression) -> int:
+def expanded_terms(expression) -> int:
     """A bound on the number of terms ``sympy.expand`` would produce anywhere in
     ``expression``, computed without expanding, so (a + b + c)^60 is never tried."""
     largest = 1
