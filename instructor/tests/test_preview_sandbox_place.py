@@ -199,7 +199,9 @@ def test_the_pickers_preview_while_a_run_is_held_is_429_with_the_reason(instruct
 
 def test_the_pickers_rows_ask_again_after_a_refusal(instructor, version):
     page = instructor.get(reverse("instructor:exercise_picker", args=["attn", "week1"])).content.decode()
-    assert 'hx-trigger="toggle once, aq-preview-retry" data-busy-retry="aq-preview-retry"' in page
+    # Each row asks again on its retry event; the rows' previews are fetched one at a time.
+    assert ('hx-trigger="toggle once, aq-preview-retry" hx-sync="#picker-add:queue all" '
+            'data-busy-retry="aq-preview-retry"') in page
     assert "attnquiz/authoring_check.js" in page  # which sends the row's event after Retry-After
 
 
