@@ -56,7 +56,22 @@ def time_zone_choices() -> list[tuple[str, str]]:
     return [(name, name) for name in sorted(zoneinfo.available_timezones())]
 
 
-class CourseForm(forms.ModelForm):
+class CourseNamesCleaned:
+    """A course's short name, title and term as every course form takes them: the short name
+    lower case and not a reserved word, title and term without line breaks or control
+    characters."""
+
+    def clean_slug(self):
+        return _clean_course_slug(self.cleaned_data["slug"])
+
+    def clean_title(self):
+        return _clean_course_text(self.cleaned_data["title"], required=True)
+
+    def clean_term(self):
+        return _clean_course_text(self.cleaned_data.get("term") or "", required=False)
+
+
+class CourseForm(CourseNamesCleaned, forms.ModelForm):
     time_zone = forms.ChoiceField(choices=time_zone_choices, initial="UTC")
 
     class Meta:
@@ -71,17 +86,8 @@ class CourseForm(forms.ModelForm):
         if editing:
             del self.fields["slug"]
 
-    def clean_slug(self):
-        return _clean_course_slug(self.cleaned_data["slug"])
 
-    def clean_title(self):
-        return _clean_course_text(self.cleaned_data["title"], required=True)
-
-    def clean_term(self):
-        return _clean_course_text(self.cleaned_data.get("term") or "", required=False)
-
-
-class CopyForm(forms.Form):
+class CopyForm(CourseNamesCleaned, forms.Form):
     title = forms.CharField(max_length=200)
     slug = forms.SlugField(max_length=50, label="Short name (in web addresses)")
     term = forms.CharField(max_length=100, required=False)
@@ -90,15 +96,6 @@ class CopyForm(forms.Form):
         help_text="e.g. 364 moves a Monday deadline to the Monday a year later.",
     )
     copy_staff = forms.BooleanField(required=False, initial=True, label="Invite the same instructors and teaching assistants (each joins when they accept on their dashboard)")
-
-    def clean_slug(self):
-        return _clean_course_slug(self.cleaned_data["slug"])
-
-    def clean_title(self):
-        return _clean_course_text(self.cleaned_data["title"], required=True)
-
-    def clean_term(self):
-        return _clean_course_text(self.cleaned_data.get("term") or "", required=False)
 
 
 class JoinSettingsForm(forms.Form):
