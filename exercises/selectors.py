@@ -43,7 +43,7 @@ from grading.core.misconceptions import ordinal_word
 from grading.core.score_rounding import score_decimal
 from grading.models import Submission, SubmissionStatus
 from grading.selectors import (
-    assignment_variants_progress, part_progress, progress_of_part, variant_progress, variants_progress,
+    assignment_variants_progress, part_progress, no_progress, progress_of_part, variant_progress, variants_progress,
 )
 
 from . import bodies, engine
@@ -705,7 +705,7 @@ def _grid_cell_label(row: int, column: int, rows: int) -> str:
 
 def exercise_page_context(
     *, variant: Variant, limits: StudentLimits | None = None,
-    visibility: FeedbackVisibility = EVERYTHING,
+    visibility: FeedbackVisibility = EVERYTHING, unanswered: bool = False,
 ) -> dict:
     """The exercise page's parts and progress, as the student may see them under the
     review policy (``visibility``): without correctness no part reads "solved".
@@ -716,7 +716,12 @@ def exercise_page_context(
     counts (its best over the copies, as the gradebook counts it; None while the review
     policy hides scores). ``progress`` stays this copy's own: no attempt used on it.
 
-    ``limits``: the student's own (``variant_limits``), for their attempts per part."""
+    ``limits``: the student's own (``variant_limits``), for their attempts per part.
+
+    ``unanswered``: the variant was made for this page (a first visit), so no answer names
+    it and none is read: a query fewer on each student's first page of each exercise. (Two
+    tabs making it at once: the other tab's was stored milliseconds before, before a page
+    of it could send an answer.)"""
     spec = version_spec(variant.exercise_version)
     references = variant_references(variant)
     item = variant.assignment_item
@@ -728,7 +733,10 @@ def exercise_page_context(
     points = engine.part_points(spec, item.points) if item else None
     body = bodies.variant_body(variant=variant, spec=spec, part_points=points)
     parts = []
-    progress_by_part = variant_progress(variant=variant, parts=[part.key for part in spec.parts])
+    part_keys = [part.key for part in spec.parts]
+    progress_by_part = (
+        {key: no_progress() for key in part_keys} if unanswered else variant_progress(variant=variant, parts=part_keys)
+    )
     # "Solved" on an earlier copy would tell what the review policy hides: then the part
     # stays open, as a part solved on this copy does.
     solved_earlier = (

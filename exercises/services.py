@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from contextlib import nullcontext
 
 from django.conf import settings
 from django.core.cache import cache
@@ -127,7 +128,7 @@ def _variant_create(*, version, student, context, seed, item=None, named=None) -
         drawn = _draw_rendered(version=version, seed=seed, item=item, named=named)
     drawn_seed, params, rendered = drawn
     try:
-        with transaction.atomic():
+        with _one_statement_transaction():
             return Variant.objects.create(
                 exercise_version=version,
                 student=student,
@@ -140,6 +141,14 @@ def _variant_create(*, version, student, context, seed, item=None, named=None) -
     except IntegrityError:
         # Two tabs opened the exercise at once: the first stored variant wins.
         return Variant.objects.get(exercise_version=version, student=student, context=context)
+
+
+def _one_statement_transaction():
+    """What a lone INSERT that may lose a race needs around it. Outside a transaction
+    (a page, in autocommit) the statement is its own transaction: no BEGIN and COMMIT round
+    trips, and a refused INSERT leaves the connection usable. Inside a caller's transaction
+    a savepoint keeps the refusal from breaking it."""
+    return transaction.atomic() if transaction.get_connection().in_atomic_block else nullcontext()
 
 
 def _draw_rendered(*, version, seed: int, item=None, named=None) -> tuple[int, dict, dict]:

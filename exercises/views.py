@@ -99,7 +99,8 @@ def exercise_page(request, item_id: int):
             if not window.start_blocked:
                 messages.info(request, "Start the exam first.")
             return redirect("assignment", item.assignment.course.slug, item.assignment.slug)
-    if variant is None:  # a first visit
+    first_visit = variant is None
+    if first_visit:
         variant = services.variant_create_for_item(item=item, student=request.user)
     if window is None:
         # Homework: the accommodation came with the variant's row.
@@ -113,16 +114,19 @@ def exercise_page(request, item_id: int):
     )
     return _render_exercise(
         request, variant=variant, item=item, role=role, is_practice=False, window=window,
-        version_changed=version_changed,
+        version_changed=version_changed, unanswered=first_visit,
     )
 
 
 def _render_exercise(
-    request, *, variant: Variant, item, role: str, is_practice: bool, window=None, version_changed=None
+    request, *, variant: Variant, item, role: str, is_practice: bool, window=None, version_changed=None,
+    unanswered: bool = False,
 ):
     limits = window.limits if window is not None else None
     visibility = exam_selectors.EVERYTHING if window is None else window.visibility
-    page = selectors.exercise_page_context(variant=variant, limits=limits, visibility=visibility)
+    page = selectors.exercise_page_context(
+        variant=variant, limits=limits, visibility=visibility, unanswered=unanswered
+    )
     for part in page["parts"]:
         if window is not None and (window.ended or window.archived):
             part["attempts_left"] = None  # an ended attempt, or an archived course, has none "left"

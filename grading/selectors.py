@@ -155,7 +155,12 @@ def _progress_by_variant_and_part(answers, variants) -> dict[tuple[int, str], di
 
 
 def progress_of_part(progress: dict, *, variant_id: int, part: str) -> dict:
-    return progress.get((variant_id, part)) or _progress_of([])
+    return progress.get((variant_id, part)) or no_progress()
+
+
+def no_progress() -> dict:
+    """``part_progress`` of a part with no answer."""
+    return _progress_of([])
 
 
 # The exercise page's one read of answers: compiled once (``PreparedRead``).
