@@ -2,7 +2,10 @@
 named rule of the moment algebra, the last equal to the target.
 
 An answer is a list of strings or one string with one step per line; a line may also
-chain steps with ``=`` (``Var(q_m k_m) = E[(q_m k_m)^2] - E[q_m k_m]^2 = ...``).
+chain steps with ``=`` (``Var(q_m k_m) = E[(q_m k_m)^2] - E[q_m k_m]^2 = ...``). A line that
+starts with ``=`` (``= 1``) goes on from the line above, whatever that line is, as if it were
+written at its end; any other line goes on from the end of the derivation's chain, never from
+a side result (below), however equal their values.
 
 Each step is read into a structure whose moments stay unevaluated
 (``grading.core.moment_rules``). Two checks run on every pair of consecutive steps:
@@ -25,16 +28,20 @@ Each step is read into a structure whose moments stay unevaluated
 Side results (lemmas). A line, other than the last, whose first expression is not equal to
 the end of the chain so far but which chains expressions of its own (``Var(q_m k_m) = … = 1``)
 is a side result when its own chain is true under the assumptions, and an error naming the
-line ("is not true") when it is not. It earns nothing by itself. A later step may use it:
-its first expression is replaced by its last wherever it occurs (never inside Σ_m Σ_n, whose
-indices may coincide), as a free rewrite within the same rule limit; then the side result's
-own steps are classified and counted like the derivation's (a leap written as a side result
-is too big or not justified exactly as it would be in the chain), and one no step uses is
-never searched and never counted. If the next line goes on from a side result instead of
-from the chain, the side result was meant as a step, and it is the break. The chain itself
+line ("is not true") when it is not; lines below it that start with ``=`` extend its chain.
+It earns nothing by itself. A later step may use it: its first expression is replaced by its
+last wherever it occurs (never inside Σ_m Σ_n, whose indices may coincide), as a free
+rewrite within the same rule limit; then the side result's own steps are classified and
+counted like the derivation's (a leap written as a side result is too big or not justified
+exactly as it would be in the chain), and one no step uses is never searched and never
+counted. A side result whose last value merely equals the next line's first value is still
+a side result (under unit variances ``Var(q_m) = 1`` and the next line may both be 1): only
+when the derivation goes on from it to the last line, never coming back to the chain, was the
+side result meant as a step, and it is the break. The chain itself
 still starts at ``start`` and ends at the last line. Without a ``start``, a chained line
-before the chain that the next line does not go on from, and whose value is not the
-required result, is a side result too; the chain opens at the first line that is not.
+before the chain whose value is not the required result is a side result too when a later
+line starts from the required value, or when the next line does not go on from it; the chain
+opens at the first line that is not.
 A step that multiplies out to more than ``MAX_STEP_TERMS`` terms cannot be read.
 
 A hollow chain — no rule step ends at a line that still has a moment: the bare result,
@@ -331,6 +338,7 @@ class Step:
     column: int
     alone: bool  # the only expression on its line
     line_text: str = ""
+    continues: bool = False  # the line starts with =: it goes on from the line above, whatever that line is
 
     def subject(self) -> str:
         """This step in a sentence: "line 2", or "'B' on line 1" on a chained line."""
@@ -365,8 +373,9 @@ def split_steps(answer) -> list[Step]:
     steps: list[Step] = []
     for line_number, line in enumerate(lines, start=1):
         pieces = [(column, text) for column, text in _split_equals(line) if text]
+        continues = bool(steps) and _starts_with_equals(line)
         for column, text in pieces:
-            steps.append(Step(len(steps) + 1, text, line_number, column, len(pieces) == 1, line.strip()))
+            steps.append(Step(len(steps) + 1, text, line_number, column, len(pieces) == 1, line.strip(), continues))
     if not steps:
         raise AnswerFormatError("the derivation is empty: write one step per line")
     if len(steps) > MAX_STEPS:
@@ -375,6 +384,12 @@ def split_steps(answer) -> list[Step]:
 
 
 EQUALS_SIGNS = "=＝﹦"  # with the fullwidth and small equals signs of East Asian keyboards
+
+
+def _starts_with_equals(line: str) -> bool:
+    """``= B`` on a line of its own: the explicit way to go on from the line above."""
+    stripped = line.lstrip()
+    return bool(stripped) and stripped[0] in EQUALS_SIGNS
 
 
 def _split_equals(line: str) -> list[tuple[int, str]]:
@@ -658,9 +673,11 @@ class Lemma:
 
 
 def _lines_of(entries: list) -> list[list]:
+    """The entries grouped by the line they were typed on; a line that starts with = joins
+    the group of the line above, as if it had been written at its end."""
     lines: list[list] = []
     for entry in entries:
-        if lines and lines[-1][0][0].line == entry[0].line:
+        if lines and (lines[-1][-1][0].line == entry[0].line or entry[0].continues):
             lines[-1].append(entry)
         else:
             lines.append([entry])
@@ -683,16 +700,18 @@ def _equal(before: tuple, after: tuple, seconds: float):
 
 def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_rules, options, target):
     """(the derivation's chain from the start to the last step, [Lemma]) or the Grade of the
-    first step that breaks it. A line whose first expression is not equal to the end of the
-    chain so far, that has a chain of its own and is not the last line, is a side result if
-    that chain is true (and a false side result if not). A line of one expression, or the
-    last line, that does not go on from the chain breaks it; if it goes on from the side
-    result just above, that line was meant as a step of the derivation and is the break.
-    Without a start, the chain opens at the first line that is not a side result
-    (``_opens_the_derivation``)."""
+    first step that breaks it. A line here is a typed line with the lines below it that start
+    with = (``_lines_of``). Each line is compared with the end of the chain, never with a side
+    result. A line whose first expression is not equal to the end of the chain so far, that has
+    a chain of its own and is not the last line, is a side result if that chain is true (and a
+    false side result if not). A line of one expression, or the last line, that does not go on
+    from the chain breaks it; the side result just above is the break instead only when it was
+    meant as a step (``_side_result_meant_as_step``). Without a start, the chain opens at the
+    first line that is not a side result (``_opens_the_derivation``)."""
     chain = [(None, *start)] if start is not None else []
     lemmas: list[Lemma] = []
     lines = _lines_of(list(zip(steps, structures, values)))
+    starts_from_result = _starts_from_result(lines, target, seconds)
     for position, group in enumerate(lines):
         rest = group
         if chain:
@@ -706,18 +725,17 @@ def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_r
                         return lemma
                     lemmas.append(lemma)
                     continue
-                if lemmas and lemmas[-1].line == lines[position - 1][0][0].line:
-                    went_on = _equal(lemmas[-1].entries[-1], group[0], seconds)
-                    if isinstance(went_on, Grade):
-                        return went_on
-                    if went_on:  # the side result was meant as a step: it is the break
-                        lemma = lemmas.pop()
-                        return _chain_breaks(canonicaliser, chain, lemma.entries[0], lemmas, steps, max_rules, options)
+                meant = _side_result_meant_as_step(lines, position, chain[-1], lemmas, seconds)
+                if isinstance(meant, Grade):
+                    return meant
+                if meant:  # the derivation went on from the side result: that line is the break
+                    lemma = lemmas.pop()
+                    return _chain_breaks(canonicaliser, chain, lemma.entries[0], lemmas, steps, max_rules, options)
                 return _chain_breaks(canonicaliser, chain, group[0], lemmas, steps, max_rules, options)
             chain.append(group[0])
             rest = group[1:]
         else:
-            opens = _opens_the_derivation(lines, position, target, seconds)
+            opens = _opens_the_derivation(lines, position, starts_from_result, seconds)
             if isinstance(opens, Grade):
                 return opens
             if not opens:
@@ -738,23 +756,55 @@ def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_r
     return chain, lemmas
 
 
-def _opens_the_derivation(lines: list, position: int, target, seconds: float):
+def _side_result_meant_as_step(lines: list, position: int, chain_end: tuple, lemmas: list, seconds: float):
+    """Whether the side result on the line just above ``lines[position]`` (a line that does
+    not go on from the chain) was meant as a step of the derivation: True when that line goes
+    on from the side result and no later line goes on from the chain, so the derivation never
+    comes back to it; False otherwise; a Grade when the first comparison cannot be made.
+
+    Equal values alone do not join a line to a side result: under unit variances ``Var(q_m) = 1``
+    ends at 1 and so may the next line, which still goes on from the chain (and breaks it when
+    it does not); only a line that starts with = extends a side result."""
+    if not lemmas or lemmas[-1].line != lines[position - 1][0][0].line:
+        return False
+    went_on = _equal(lemmas[-1].entries[-1], lines[position][0], seconds)
+    if went_on is not True:
+        return went_on
+    # A later line that cannot be compared counts as coming back: the break is then this line.
+    return all(_equal(chain_end, later[0], seconds) is False for later in lines[position + 1:])
+
+
+def _opens_the_derivation(lines: list, position: int, starts_from_result, seconds: float):
     """Without a start: whether line ``lines[position]``, before any line of the chain, opens
     the derivation (True), is a side result (False), or a Grade when that cannot be decided.
-    A line chains expressions of its own and is followed by another line; that line does not
-    go on from it, and its value is not the required result (a line that starts from the
-    question is the derivation): then it is a side result, as it would be after a start.
-    Any other line opens the derivation."""
+    A line of one expression, the last line, and a line that starts from an expression with
+    the required result's value (it starts from the question) open the derivation. Any other
+    line chains expressions of its own: it is a side result, as it would be after a start,
+    when a later line starts from the required value (the derivation opens there) or when
+    the next line does not go on from it; otherwise the derivation opens with it."""
     group = lines[position]
     if len(group) == 1 or position == len(lines) - 1:
         return True
-    went_on = _equal(group[-1], lines[position + 1][0], seconds)
-    if went_on is not False:
-        return went_on
-    try:
-        return symbolic.decide_equivalent(target, group[0][2], seconds) is not False
-    except symbolic.TooComplexToCheck:
+    if starts_from_result(position) is not False:
         return True  # undecided: read as the derivation, as before side results were read
+    if any(starts_from_result(later) for later in range(position + 1, len(lines))):
+        return False
+    return _equal(group[-1], lines[position + 1][0], seconds)
+
+
+def _starts_from_result(lines: list, target, seconds: float):
+    """A function of a line's position: whether its first expression has the required result's
+    value (None when that cannot be decided), each line decided once."""
+    decided: dict[int, bool | None] = {}
+
+    def starts_from_result(position: int) -> bool | None:
+        if position not in decided:
+            try:
+                decided[position] = symbolic.decide_equivalent(target, lines[position][0][2], seconds)
+            except symbolic.TooComplexToCheck:
+                decided[position] = None
+        return decided[position]
+    return starts_from_result
 
 
 def _side_result(canonicaliser, chain: list, group: list, lemmas: list, steps: list, max_rules, options,

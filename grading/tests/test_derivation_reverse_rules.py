@@ -178,12 +178,14 @@ SIDE_TABLE = [
         f"'sigma_q^2 sigma_k^2' on line 2: by {SUBSTITUTION}; 'd_k Var(q_m k_m)' on line 3: by {SUM_AND_TERMS}; "
         "'d_k sigma_q^2 sigma_k^2' on line 3: by the result on line 2 (Var(q_m k_m) = sigma_q^2 sigma_k^2).",
         id="two side results before the derivation, one unused"),
-    # With unit variances Var(q_m k_m) = 1 is the value the line above ends with: that line goes on from it.
+    # With unit variances Var(q_m k_m) = 1 is the value the line above ends with; equal values do not join
+    # the two lines: the derivation opens at line 3, which starts from the required value.
     pytest.param(
-        "d_k", UNIT_WITHOUT_START, "Var(q_m) = E[q_m^2] - E[q_m]^2 = 1\n" + CHAPTER, False, 0.0,
-        "Line 3: 'Var(Sum(q_m k_m, m, 1, d_k))' does not follow from line 2: under the exercise's assumptions the two "
-        "are not equal.",
-        id="a line that goes on from the line above by its value is read as the derivation"),
+        "d_k", UNIT_WITHOUT_START, "Var(q_m) = E[q_m^2] - E[q_m]^2 = 1\n" + CHAPTER, True, 1.0,
+        f"{CORRECT} 'E[q_m^2] E[k_m^2] - (E[q_m] E[k_m])^2' on line 2: by {DEFINITION_AND_INDEPENDENCE}; "
+        f"'1*1 - 0' on line 2: by {SUBSTITUTION}; 'd_k * 1' on line 3: by {SUM_AND_TERMS} and the result "
+        "on line 2 (Var(q_m k_m) = 1).",
+        id="a side result ending at the value the next line starts from is still a side result"),
     pytest.param(
         "d_k", UNIT_WITHOUT_START, "Var(q_m k_m) = E[q_m^2 k_m^2] - E[q_m k_m]^2 = 2\nVar(q·k) = d_k Var(q_m k_m) = d_k",
         False, 0.0,
