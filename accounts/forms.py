@@ -8,7 +8,7 @@ from django.contrib.auth.forms import (
 from django.contrib.auth.password_validation import password_validators_help_texts
 
 from .identifiers import email_normalise, identifier_normalise, name_normalise, username_scripts_refusal
-from .selectors import awaits_first_password, email_in_use, user_by_trusted_email, username_lookalike
+from .selectors import awaits_first_password, user_by_trusted_email, username_lookalike
 from .services import email_confirmed_by_password_link, sign_in_failures_clear
 
 
@@ -131,13 +131,9 @@ class SignUpForm(NormalisedNames, PlainPasswordHelp, UserCreationForm):
             )
         return username
 
-    def clean_email(self):
-        email = email_normalise(self.cleaned_data["email"])
-        if email_in_use(email=email):
-            raise forms.ValidationError(
-                "An account already uses this e-mail. Log in, or reset its password."
-            )
-        return email
+    # No check that another account holds the address: that would tell anyone whether an
+    # address has an account. The mailbox is told instead (services.email_verification_send),
+    # and an address another account holds never finds this one.
 
 
 class ProfileForm(NormalisedNames, forms.ModelForm):
@@ -150,8 +146,5 @@ class ProfileForm(NormalisedNames, forms.ModelForm):
         model = get_user_model()
         fields = ("first_name", "last_name", "email")
 
-    def clean_email(self):
-        email = email_normalise(self.cleaned_data["email"])
-        if email_in_use(email=email, exclude_user=self.instance):
-            raise forms.ValidationError("Another account already uses this e-mail.")
-        return email
+    # As at sign-up, no check that another account holds the address: the new address only
+    # replaces the old once its link is followed, and another account's is never sent one.

@@ -29,7 +29,7 @@ from django.utils.crypto import constant_time_compare, get_random_string, salted
 
 from .identifiers import email_normalise
 from .models import EmailRequest, EmailTrust, TrustedEmail
-from .selectors import users_with_trusted_email
+from .selectors import email_in_use, users_with_trusted_email
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +90,12 @@ class ConfirmationLinksTooMany(AccountRefused):
 
 def email_verification_send(*, request, user, email: str, join_code: str = "", signup: bool = False) -> None:
     """E-mail ``email`` a link confirming it for ``user``. Refuses (``ConfirmationLinksTooMany``)
-    past a few links an hour per account, so the profile cannot be used to flood a mailbox."""
+    past a few links an hour per account, so the profile cannot be used to flood a mailbox.
+
+    An address another account holds (``selectors.email_in_use``) is sent a note saying so
+    instead of a link, and the caller cannot tell the two apart: the same refusals, the same
+    earlier links retired, one e-mail either way. Sign-up and the profile would otherwise tell
+    anyone which addresses have an account."""
     from grading.throttle import token_take
 
     wait = token_take(
@@ -103,15 +108,15 @@ def email_verification_send(*, request, user, email: str, join_code: str = "", s
             f"Too many confirmation links were sent for this account; try again in {minutes} minute{'s' * (minutes != 1)}."
         )
     token = email_verification_token(user=user, email=email, join_code=join_code, signup=signup)
-    link = request.build_absolute_uri(reverse("verify_email", args=[token]))
-    context = {"user": user, "email": email, "link": link, "days": VERIFY_MAX_AGE // 86400, "signup": signup}
+    context = {"user": user, "email": email, "days": VERIFY_MAX_AGE // 86400, "signup": signup}
+    if email_in_use(email=email, exclude_user=user):
+        subject, template = "Your e-mail address at attnquiz", "accounts/email_in_use.txt"
+        context["reset_link"] = request.build_absolute_uri(reverse("password_reset"))
+    else:
+        subject, template = "Confirm your e-mail address for attnquiz", "accounts/verify_email.txt"
+        context["link"] = request.build_absolute_uri(reverse("verify_email", args=[token]))
     try:
-        send_mail(
-            subject="Confirm your e-mail address for attnquiz",
-            message=render_to_string("accounts/verify_email.txt", context),
-            from_email=None,
-            recipient_list=[email],
-        )
+        send_mail(subject=subject, message=render_to_string(template, context), from_email=None, recipient_list=[email])
     except (smtplib.SMTPException, OSError):
         logger.exception("could not send a confirmation link")
         raise AccountRefused("We could not send the confirmation e-mail just now; try again later.") from None

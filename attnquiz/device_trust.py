@@ -2,17 +2,16 @@
 whatever others at its address did (OWASP's defence against lockout as denial of service).
 
 Behind one exam room's address, five wrong passwords typed by a classmate paused a named
-student's sign-in for the cool-off, and thirty over many names paused the whole room. A
-successful sign-in now leaves a signed cookie naming the account (``COOKIE``, HttpOnly,
-half a year). A sign-in to that account presenting it is judged by the cookie's own count
-of wrong passwords, not by the address's or the account's: ``LOGIN_FAILURE_LIMIT`` of them
-within the cool-off and the cookie is trusted no more until the cool-off ends, so a stolen
-cookie buys no more guesses than a fresh browser. The cookie also carries a digest of the
-account's password hash, so a password change or reset retires every cookie issued before
-it. The count lives in the cache; with the
-cache unreachable no cookie is trusted and the ordinary tiers apply (they are kept in the
-database, attnquiz.lockout). A browser that never signed in to the account gets the
-ordinary tiers, as before.
+student's sign-in for the cool-off. A successful sign-in now leaves a signed cookie naming
+the account (``COOKIE``, HttpOnly, half a year). A sign-in to that account presenting it is
+judged by the cookie's own count of wrong passwords, not by the (username, address) count
+nor the account's (attnquiz.lockout): ``LOGIN_FAILURE_LIMIT`` of them within the cool-off
+and the cookie is trusted no more until the cool-off ends, so a stolen cookie buys no more
+guesses than a fresh browser. The cookie also carries a digest of the account's password
+hash, so a password change or reset retires every cookie issued before it. The count lives
+in the cache; with the cache unreachable no cookie is trusted and the ordinary tiers apply
+(they are kept in the database, attnquiz.lockout). A browser that never signed in to the
+account gets the ordinary tiers, which only failures against that same account can reach.
 """
 
 from __future__ import annotations

@@ -1,22 +1,32 @@
-"""Sign-in throttling on django-axes' database handler, in three tiers nobody can aim.
+"""Sign-in throttling on django-axes' database handler, in two tiers nobody can aim at others.
 
-A wrong password is recorded per (username, address). Three counts over the cool-off
-window are then compared, each with its own limit:
+A wrong password is recorded per (username, address). Two counts over the cool-off window
+are then compared, each with its own limit:
 
 - the username *from this address* (``LOGIN_FAILURE_LIMIT``, 5): the ordinary lock;
-- this address over every username (``LOGIN_ADDRESS_FAILURE_LIMIT``, 30): one address
-  spraying many accounts;
 - the username over every address (``LOGIN_USERNAME_FAILURE_LIMIT``, 100): a distributed
   guess at one account. One address can add at most 5 failures to it before its own
   (username, address) lock stops it, so reaching it takes twenty addresses — nobody at one
   address can lock another person out.
 
+There is no count of an address over every username. A lecture hall, a campus NAT or a
+mobile carrier puts hundreds of people behind one public address: such a count let
+classmates' typos, or one person spraying names, pause every browser there that had no
+device cookie (attnquiz.device_trust), for accounts nobody had guessed at. Failures against
+account X therefore pause only sign-ins to X: from the failures' address, or everywhere
+past the far higher account limit, and in each case only for browsers without X's device
+cookie, which keep their own count.
+
 A refused try during a lockout is not recorded, so it neither restarts the cool-off nor
-adds to the other counts; the lock ends one cool-off after the failure that set it. A
-successful sign-in clears its own (username, address) count only — signing in to one's own
-account must not wipe an address's spray count — and a password reset clears every count
-against the account (``accounts.services.sign_in_failures_clear``). Everything lives in the database (axes' database handler,
-no cache), so the lockout holds while Redis is down.
+adds to the other count; the lock ends one cool-off after the failure that set it. A
+successful sign-in clears its own (username, address) count only, and a password reset
+clears every count against the account (``accounts.services.sign_in_failures_clear``).
+Everything lives in the database (axes' database handler, no cache), so the lockout holds
+while Redis is down.
+
+What was typed is counted under one name per account (``lockout_username``): the account's
+username when it exists, else the typed text in the form a lookup would give it, so an
+unknown name and a known one pause alike and case or invisible characters buy no extra tries.
 """
 
 from __future__ import annotations
@@ -35,13 +45,12 @@ from django.utils import timezone
 
 from attnquiz.device_trust import device_failure_record, device_failures, trusted_device
 
-PAIR, ADDRESS, USERNAME = "username and address", "address", "username"
+PAIR, USERNAME = "username and address", "username"
 
 
 def tier_limits() -> dict[str, int]:
     return {
         PAIR: settings.AXES_FAILURE_LIMIT,
-        ADDRESS: settings.LOGIN_ADDRESS_FAILURE_LIMIT,
         USERNAME: settings.LOGIN_USERNAME_FAILURE_LIMIT,
     }
 
@@ -56,7 +65,6 @@ class TieredLockoutHandler(AxesDatabaseHandler):
         recent = AccessAttempt.objects.filter(attempt_time__gte=get_cool_off_threshold(request))
         tiers = {
             PAIR: recent.filter(username=username, ip_address=address),
-            ADDRESS: recent.filter(ip_address=address),
             USERNAME: recent.filter(username=username),
         }
         counts = {}
@@ -97,8 +105,8 @@ class TieredLockoutHandler(AxesDatabaseHandler):
         return super().user_login_failed(sender, credentials, request=request, **kwargs)
 
     def user_logged_in(self, sender, request, user, **kwargs):
-        # Signing in with the device cookie leaves the address's count alone: clearing it
-        # would give whoever there guesses at this account five more tries.
+        # Signing in with the device cookie leaves the (username, address) count alone:
+        # clearing it would give whoever there guesses at this account five more tries.
         if request is not None:
             request.axes_device_trusted = trusted_device(request, username=user.get_username()) is not None
         return super().user_logged_in(sender, request, user, **kwargs)
@@ -118,8 +126,7 @@ def lockout_response(request, original_response=None, credentials=None):
         request,
         "registration/locked_out.html",
         {
-            "by_address": ADDRESS in ends and PAIR not in ends,
-            "by_account": USERNAME in ends and PAIR not in ends and ADDRESS not in ends,
+            "by_account": USERNAME in ends and PAIR not in ends,
             "failure_limit": settings.AXES_FAILURE_LIMIT,
             "minutes": math.ceil(seconds / 60),
             "retry_at": retry_at,
@@ -132,12 +139,18 @@ def lockout_response(request, original_response=None, credentials=None):
 
 def lockout_username(request, credentials=None) -> str:
     """The account's username for whatever was typed (a username or an e-mail address), so
-    failures under both names count against one account; unknown names count as typed."""
+    failures under both names count against one account. An unknown name counts in the form
+    a lookup gives it (an e-mail case-folded, invisible characters gone), as a known one
+    does: otherwise "A@x.org" after five failures as "a@x.org" would be paused for an
+    account and not for nobody, telling which addresses have one."""
+    from accounts.identifiers import email_normalise, identifier_normalise
     from accounts.selectors import user_by_identifier
 
     typed = (credentials or {}).get("username") or request.POST.get("username", "")
     # Stored by axes in a 255-character column; NUL cannot be stored by PostgreSQL at all.
     typed = str(typed).replace("\x00", "")[:254]
     user = user_by_identifier(identifier=typed)
-    return user.get_username() if user is not None else typed
-
+    if user is not None:
+        return user.get_username()
+    normal = email_normalise(typed) if "@" in typed else identifier_normalise(typed)
+    return normal.replace("\x00", "")[:254]

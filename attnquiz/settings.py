@@ -175,11 +175,11 @@ AUTHENTICATION_BACKENDS = [
 ]
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
-# Three tiers (attnquiz/lockout.py): the username from one address, one address over all
-# usernames, and a much higher limit for one username over all addresses.
+# Two tiers (attnquiz/lockout.py): the username from one address, and a much higher limit
+# for one username over all addresses. Never one address over all usernames: many students
+# share a lecture hall's address, and others' failures must not pause their accounts.
 AXES_HANDLER = "attnquiz.lockout.TieredLockoutHandler"  # in the database: holds with Redis down
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]  # what a successful sign-in clears
-LOGIN_ADDRESS_FAILURE_LIMIT = env.int("LOGIN_ADDRESS_FAILURE_LIMIT", default=30)
 LOGIN_USERNAME_FAILURE_LIMIT = env.int("LOGIN_USERNAME_FAILURE_LIMIT", default=100)
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # a refused try does not restart it
 AXES_USERNAME_FORM_FIELD = "username"  # the field name of Django's AuthenticationForm

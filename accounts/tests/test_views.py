@@ -55,14 +55,12 @@ def sign_up(client, **fields):
     return client.post(reverse("signup"), data)
 
 
-def test_sign_up_checks_passwords_with_djangos_validators_and_e_mails_are_unique(client, people):
+def test_sign_up_checks_passwords_with_djangos_validators(client, people):
     email_confirmed(people.student, "sam@example.org")
     weak = sign_up(client, password1="12345678", password2="12345678")
     text = weak.content.decode()
     assert weak.status_code == 422
     assert "This password is too common." in text and "This password is entirely numeric." in text
-    taken = sign_up(client, email="SAM@example.org")
-    assert taken.status_code == 422 and "An account already uses this e-mail." in taken.content.decode()
     assert get_user_model().objects.filter(username="newbie").exists() is False
     ok = sign_up(client)
     assert (ok.status_code, ok["Location"], signed_in_as(client)) == (302, reverse("dashboard"), "newbie")
@@ -148,12 +146,9 @@ def test_password_change(client, people):
 
 
 def test_profile_edits_names_and_email(client, people):
-    email_confirmed(people.student2, "sue@example.org")
     client.login(username="sam", password=PASSWORD)
     page = client.get(reverse("profile")).content.decode()
     assert "Attention: student" in page
-    taken = client.post(reverse("profile"), {"first_name": "S", "last_name": "T", "email": "SUE@example.org"})
-    assert taken.status_code == 422 and "Another account already uses this e-mail." in taken.content.decode()
     saved = client.post(reverse("profile"), {"first_name": "Samuel", "last_name": "Stone", "email": "samuel@example.org"}, follow=True)
     assert [str(m) for m in saved.context["messages"]] == [
         "Saved your profile.",
