@@ -147,7 +147,12 @@ class VersionDetail(APIView):
 class VersionTransition(APIView):
     """Move a version through review: draft → in_review (request review), in_review →
     draft (withdraw), in_review → published (approve: another instructor than its
-    author), published → retired."""
+    author), published → retired.
+
+    Publishing shares the version with the staff of every course, and checks its stored
+    file again, in the sandbox, with today's rules: 422 with the problems when it no longer
+    passes (edit it, save it again, then publish); 429 with Retry-After while another run of
+    the person's is under way."""
 
     def post(self, request, course_slug: str, slug: str, number: int):
         access = authoring.access_version(
@@ -161,7 +166,7 @@ class VersionTransition(APIView):
                 to_status=payload.validated_data["to_status"], message=payload.validated_data["message"],
             )
         except authoring_services.AuthoringRefused as refused:
-            raise _refused(refused)
+            raise (_busy(refused) if refused.code == "busy" else _refused(refused)) from None
         except engine.SpecError as error:
             raise _spec_problem(error)
         return Response(serializers.VersionSerializer(version).data)

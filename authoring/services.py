@@ -10,8 +10,8 @@ A published (or retired) version never changes: saving an edit of one starts ver
 n + 1 as a draft. Approval must come from an instructor other than the version's
 author, unless the course asks for no second reviewer (by default: a course with one
 instructor), where the author publishes a draft or a version in review directly and the
-history records it as published by its author. Every change is recorded as an
-``ExerciseEvent``.
+history records it as published by its author. Publishing checks the stored source again,
+in the sandbox, with the rules of today. Every change is recorded as an ``ExerciseEvent``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from .models import (
     SourceCheckRun,
     VariantTestRun,
 )
-from .selectors import CHECK_LIMITS, second_reviewer_required
+from .selectors import CHECK_LIMITS, exercise_is_owned, second_reviewer_required, versions_visible
 
 MAX_SOURCE_BYTES = 200_000
 
@@ -53,6 +53,22 @@ TRANSITIONS: dict[tuple[str, str], str] = {
     (VersionStatus.IN_REVIEW, VersionStatus.PUBLISHED): EventKind.APPROVED,
     (VersionStatus.PUBLISHED, VersionStatus.RETIRED): EventKind.RETIRED,
 }
+
+
+# Shown wherever a version can be published (the version page's Publish and Approve): the
+# library is shared by design, and the author should know before sharing.
+PUBLISH_WARNING = (
+    "Publishing shares this version with every course: the instructors and teaching assistants "
+    "of all courses can read its source and solutions, preview it and add it to their "
+    "assignments. A published version cannot be changed or unpublished; retiring it later "
+    "keeps it readable to them."
+)
+PUBLISHED_NOTICE = "Version {number} is now published and shared with the staff of every course."
+NOT_PUBLISHABLE = (
+    "Version {number} was not published: its source does not pass today's checks for exercise "
+    "files (they may have become stricter since it was saved). Edit it, fix what is listed and "
+    "save it again, then publish. {issues}"
+)
 
 
 class AuthoringRefused(Exception):
@@ -86,6 +102,28 @@ def _slug_issue(source: str, message: str) -> engine.SpecError:
     except engine.SpecError:
         line = None
     return engine.SpecError([engine.SpecIssue(line, "slug", message)])
+
+
+# Slugs are one namespace shared by every course and the built-in bank (``Exercise.slug`` is
+# unique). Refusing a slug must tell a course's staff nothing they cannot already see: an
+# exercise of their own course or of the shared library is named; a slug held by another
+# course's unpublished exercise gets the same words as any other slug that cannot be used.
+SLUG_TAKEN_HERE = "your course already has an exercise called '{slug}'; edit it, or choose another slug"
+SLUG_TAKEN_LIBRARY = "'{slug}' is an exercise of the shared library; choose another slug"
+SLUG_UNAVAILABLE = (
+    "the slug '{slug}' cannot be used (slugs are shared by all courses and the built-in bank); "
+    "choose another slug"
+)
+
+
+def _slug_refusal(*, course: Course, slug: str, source: str) -> engine.SpecError:
+    """Why ``slug``, already in use, cannot name a new exercise of ``course`` (on the slug's line)."""
+    exercise = Exercise.objects.select_related("owner").filter(slug=slug).first()
+    if exercise is not None and exercise_is_owned(exercise=exercise, course=course):
+        return _slug_issue(source, SLUG_TAKEN_HERE.format(slug=slug))
+    if exercise is not None and versions_visible(exercise=exercise, course=course).exists():
+        return _slug_issue(source, SLUG_TAKEN_LIBRARY.format(slug=slug))
+    return _slug_issue(source, SLUG_UNAVAILABLE.format(slug=slug))
 
 
 def working_spec(source: str) -> engine.ExerciseSpec:
@@ -152,10 +190,13 @@ def _exercise_store(
 ) -> ExerciseVersion:
     require_course_writable(course=course)
     if Exercise.objects.filter(slug=spec.slug).exists():
-        raise _slug_issue(
-            source, f"an exercise called '{spec.slug}' already exists; choose another slug"
-        )
-    exercise = Exercise.objects.create(slug=spec.slug, title=spec.title, created_by=actor)
+        raise _slug_refusal(course=course, slug=spec.slug, source=source)
+    try:
+        with transaction.atomic():
+            exercise = Exercise.objects.create(slug=spec.slug, title=spec.title, created_by=actor)
+    except IntegrityError:
+        # Another request took the slug after the look-up above (it committed first).
+        raise _slug_refusal(course=course, slug=spec.slug, source=source) from None
     ExerciseOwner.objects.create(exercise=exercise, course=course)
     version = ExerciseVersion.objects.create(
         exercise=exercise,
@@ -243,26 +284,76 @@ def _version_store(
     return new_version
 
 
-@transaction.atomic
+PUBLISHING_KINDS = (EventKind.APPROVED, EventKind.SELF_PUBLISHED)
+
+
 def version_transition(
     *, version: ExerciseVersion, actor, to_status: str, message: str = ""
 ) -> ExerciseVersion:
-    """Move a version along the review workflow; raises AuthoringRefused otherwise."""
+    """Move a version along the review workflow; raises AuthoringRefused otherwise.
+
+    Publishing (an approval, or an author's own where the course allows it) first checks
+    the stored source again with the current rules for exercise files, in the sandbox and
+    under the limits a save is checked with (``selectors.source_check``), holding the actor's one
+    place for it (AuthoringRefused, code ``busy``, while another run of theirs is under
+    way): the rules may have become stricter since the version was saved, and reading a
+    file runs each reference answer through its checker. Raises SpecError when the source
+    no longer passes. Call outside any transaction (the place must be seen by the person's
+    other requests, and no lock is held while the sandbox runs).
+    """
+    current = ExerciseVersion.objects.select_related("exercise").get(pk=version.pk)
+    checked_hash = None
+    if _transition_kind(version=current, actor=actor, to_status=to_status) in PUBLISHING_KINDS:
+        _source_checked_for_publishing(version=current, actor=actor)
+        checked_hash = current.content_hash
+    return _version_move(
+        version=current, actor=actor, to_status=to_status, message=message, checked_hash=checked_hash
+    )
+
+
+def _transition_kind(*, version: ExerciseVersion, actor, to_status: str) -> str:
+    """The event a move of ``version`` to ``to_status`` by ``actor`` records, or AuthoringRefused."""
+    _require_owner_writable(version)
+    kind = TRANSITIONS.get((version.status, to_status))
+    if kind is None:
+        raise AuthoringRefused(
+            f"A {VersionStatus(version.status).label.lower()} version cannot become "
+            f"{VersionStatus(to_status).label.lower()}."
+        )
+    if kind in PUBLISHING_KINDS:
+        kind = _publishing_kind(version=version, actor=actor, kind=kind)
+    return kind
+
+
+def _source_checked_for_publishing(*, version: ExerciseVersion, actor) -> None:
+    """The version's stored source passes today's checks, run in the sandbox as a save runs
+    them; SpecError (with lines) when it does not. Nothing of the source runs in this process."""
+    from .selectors import source_check, source_check_issues
+
+    with source_check_place(user=actor, action="publish"):
+        checked = source_check(source=version.source)
+    issues = source_check_issues(checked)
+    if issues:
+        raise engine.SpecError(issues)
+
+
+@transaction.atomic
+def _version_move(
+    *, version: ExerciseVersion, actor, to_status: str, message: str, checked_hash: str | None
+) -> ExerciseVersion:
+    """The move itself, with the version locked and every rule decided again. A version is
+    published only with the content that was checked (``checked_hash``)."""
     version = ExerciseVersion.objects.select_for_update().select_related("exercise").get(
         pk=version.pk
     )
-    _require_owner_writable(version)
     from_status = version.status
-    kind = TRANSITIONS.get((from_status, to_status))
-    if kind is None:
-        raise AuthoringRefused(
-            f"A {VersionStatus(from_status).label.lower()} version cannot become "
-            f"{VersionStatus(to_status).label.lower()}."
-        )
-    if kind in (EventKind.APPROVED, EventKind.SELF_PUBLISHED):
-        kind = _publishing_kind(version=version, actor=actor, kind=kind)
-        # The stored spec must still load: the engine may have become stricter since saving.
-        engine.load_spec(version.source)
+    kind = _transition_kind(version=version, actor=actor, to_status=to_status)
+    if kind in PUBLISHING_KINDS:
+        if version.content_hash != checked_hash:
+            raise AuthoringRefused(
+                f"Version {version.number} changed while it was being checked; publish it again.",
+                code="changed",
+            )
         version.published_at = timezone.now()
     version.status = to_status
     version.save(update_fields=["status", "published_at"])
@@ -350,13 +441,8 @@ def _import_store(*, course: Course, actor, source: str, spec: engine.ExerciseSp
     exercise = Exercise.objects.select_related("owner").filter(slug=spec.slug).first()
     if exercise is None:
         return _exercise_store(course=course, actor=actor, source=source, spec=spec, kind=EventKind.IMPORTED)
-    owner = getattr(exercise, "owner", None)
-    if owner is None or owner.course_id != course.pk:
-        raise _slug_issue(
-            source,
-            f"'{spec.slug}' belongs to another course or to the built-in bank; "
-            "import it under a new slug",
-        )
+    if not exercise_is_owned(exercise=exercise, course=course):
+        raise _slug_refusal(course=course, slug=spec.slug, source=source)
     latest = exercise.versions.order_by("-number").first()
     return _version_store(version=latest, actor=actor, source=source, spec=spec, kind=EventKind.IMPORTED)
 
@@ -395,7 +481,7 @@ def variant_test_finish(*, run: VariantTestRun) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Running an author's source in the sandbox (Check, Save, Import, Preview): one at a
+# Running an author's source in the sandbox (Check, Save, Import, Preview, Publish): one at a
 # time per person
 # ---------------------------------------------------------------------------
 
@@ -404,12 +490,14 @@ def variant_test_finish(*, run: VariantTestRun) -> None:
 SOURCE_CHECK_LEASE = timedelta(seconds=30)
 SOURCE_CHECK_RETRY_SECONDS = 2
 # What was not started, by what the request was doing (the editor's check keeps its own words).
-SOURCE_RUN_ACTIONS = {"save": "this save", "import": "this import", "preview": "this preview"}
+SOURCE_RUN_ACTIONS = {
+    "save": "this save", "import": "this import", "preview": "this preview", "publish": "this publish",
+}
 
 
 def source_check_start(*, user, action: str = "check") -> SourceCheckRun:
     """Take the person's one place for running an exercise source in the sandbox (the
-    editor's check, a save, an import, a preview), or raise AuthoringRefused (code
+    editor's check, a save, an import, a preview, a publish), or raise AuthoringRefused (code
     ``busy``) while another run of theirs is under way. Decided by the unique user of
     ``SourceCheckRun``: of two requests at once only one insert succeeds, so both cannot
     run. Call ``source_check_finish`` when the run ends (or use ``source_check_place``),

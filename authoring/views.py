@@ -281,6 +281,7 @@ def version_detail(request, course_slug: str, slug: str, number: int):
             "second_reviewer": second_reviewer,
             "is_author": version.created_by_id == request.user.pk,
             "can_retire": is_instructor and version.status == VersionStatus.PUBLISHED,
+            "publish_warning": services.PUBLISH_WARNING,
             "can_comment": access.owned,
             "comment_form": CommentForm(),
             "events": version.events.select_related("actor") if access.owned else [],
@@ -486,9 +487,13 @@ def version_transition(request, course_slug: str, slug: str, number: int):
     except services.AuthoringRefused as refused:
         messages.error(request, refused.message)
     except engine.SpecError as error:
-        messages.error(request, f"The stored source no longer validates: {error}")
+        issues = "; ".join(str(issue) for issue in error.errors)
+        messages.error(request, services.NOT_PUBLISHABLE.format(number=access.version.number, issues=issues))
     else:
-        messages.success(request, f"Version {version.number} is now {version.get_status_display().lower()}.")
+        if version.status == VersionStatus.PUBLISHED:
+            messages.success(request, services.PUBLISHED_NOTICE.format(number=version.number))
+        else:
+            messages.success(request, f"Version {version.number} is now {version.get_status_display().lower()}.")
     return redirect(_version_url(access))
 
 

@@ -128,6 +128,28 @@ def test_review_rules_hold_no_self_approval(world, instructor):
     assert post(instructor, transition, {"to_status": "sideways"}).status_code == 400
 
 
+
+def test_approval_holds_the_reviewers_one_place_and_is_refused_with_429_while_it_is_taken(world, instructor):
+    """Publishing checks the stored file in the sandbox: while another run of the reviewer's
+    holds their place, 429 with Retry-After and the version stays in review."""
+    from django.utils import timezone
+
+    from authoring.models import SourceCheckRun
+
+    post(instructor, C, {"source": product_yaml(slug="mine")})
+    transition = C + "mine/versions/1/transition/"
+    assert post(instructor, transition, {"to_status": "in_review"}).json()["status"] == "in_review"
+    reviewer = api_client(world.tokens["reviewer"])
+    running = SourceCheckRun.objects.create(user=world.people.reviewer, started_at=timezone.now())
+    refused = post(reviewer, transition, {"to_status": "published"})
+    assert (refused.status_code, refused["Retry-After"]) == (429, "2")
+    assert "this publish was not started" in refused.json()["detail"]
+    assert ExerciseVersion.objects.get(exercise__slug="mine", number=1).status == "in_review"
+    running.delete()
+    approved = post(reviewer, transition, {"to_status": "published"})
+    assert (approved.status_code, approved.json()["status"]) == (200, "published")
+    assert SourceCheckRun.objects.count() == 0  # the place was given back
+
 # ---------------------------------------------------------------------------
 # bank_sync against a live server
 # ---------------------------------------------------------------------------

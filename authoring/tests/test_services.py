@@ -134,7 +134,7 @@ def test_a_taken_slug_is_reported_on_the_slug_line(people):
     with pytest.raises(engine.SpecError) as error:
         services.exercise_create(course=people.course, actor=people.reviewer, source="\n" + product_yaml())
     assert str(error.value.errors[0]) == (
-        "line 2: slug: an exercise called 'product' already exists; choose another slug"
+        "line 2: slug: your course already has an exercise called 'product'; edit it, or choose another slug"
     )
 
 
@@ -152,7 +152,7 @@ def test_import_is_stored_exactly_and_updates_only_owned_exercises(people):
         course=people.course, actor=people.instructor, data=product_yaml(points=2).encode()
     )
     assert (again.pk, again.number) == (version.pk, 1)
-    with pytest.raises(engine.SpecError, match="belongs to another course"):
+    with pytest.raises(engine.SpecError, match="the slug 'product' cannot be used"):
         services.exercise_import(course=people.other_course, actor=people.outsider, data=data)
     with pytest.raises(services.AuthoringRefused, match="not UTF-8"):
         services.exercise_import(course=people.course, actor=people.instructor, data=b"slug: \xff\xfe")
