@@ -129,10 +129,11 @@ GOOD_SOURCES = [
      SLUG, ("title",), "T" * 200),
     ("a part key of 64 characters", product_yaml().replace("key: product", "key: " + "k" * 64),
      SLUG, ("parts", 0, "key"), "k" * 64),
-    # (as a parameter's value it is refused: no draw can compute with it)
-    ("a 4,000-digit whole number", product_yaml().replace(
-        "    points: 1\n", "    points: 1\n    options: {x: " + "7" * 4000 + "}\n"),
-     SLUG, ("parts", 0, "options", "x"), int("7" * 4000)),
+    # (as a parameter's value it is refused: no draw can compute with it; a free-text part's
+    # answer is the rubric for the person who grades it, and any value is one)
+    ("a 4,000-digit whole number",
+     product_yaml() + "  - {key: why, type: free_text, answer: " + "7" * 4000 + ", solution: x}\n",
+     SLUG, ("parts", 2, "answer"), int("7" * 4000)),
     ("an emoji and an accent", product_yaml().replace("title: Product of two numbers", 'title: "\\U0001F600 Zoë"'),
      SLUG, ("title",), "\U0001F600 Zoë"),
 ]

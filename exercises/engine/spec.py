@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import json
 import math
 import re
@@ -618,7 +619,8 @@ def _part(check: _Validator, data, path: Path, known: set[str], default_skills: 
     if answer_type == "derivation":
         _derivation_options(check, options, path)
     if check.source:  # checked when a file is read, as the bounds are (``_Validator.limit``)
-        _checker_options(check, options, path, answer_type=answer_type, symbols=symbols, known=known)
+        _checker_options(check, options, path, key=key, answer_type=answer_type, symbols=symbols,
+                         known=known)
     # Checked when a file is read; a version stored before this check still opens (and grading
     # leaves out a known wrong value it cannot read).
     if answer_type == "numeric" and "value_feedback" in options and check.source:
@@ -689,6 +691,21 @@ OPTION_NUMBERS = {
     "max_chars": (1, MAX_TEXT_CHARS, True),
 }
 OPTION_FLAGS = ("partial_credit", "shape", "multiple", "allow_any_symbols", "product_of_powers", "require_simplified")
+# The options each part type's checker reads (grading.core.<type>, and for numeric and matrix
+# parts the diagnosis's tolerances in grading.core.misconceptions); a file that names any other
+# is refused, so a misspelt option (``sigfig``) is not silently ignored. Stored versions are
+# not checked again.
+CHECKER_OPTIONS = {
+    "numeric": ("decimals", "sigfigs", "atol", "rtol", "value_feedback"),
+    "matrix": ("decimals", "sigfigs", "atol", "rtol", "partial_credit", "shape"),
+    "symbolic": ("symbols", "allow_any_symbols", "forbid_symbols", "require_simplified", "product_of_powers",
+                 "form_credit", "time_limit", "expression_feedback"),
+    "matrix_expression": ("matrices", "scalars"),
+    "derivation": ("start", "symbols", "random_variables", "dimension", "min_steps", "max_rules_per_step",
+                   "big_step_credit", "partial_credit", "time_limit", "examples"),
+    "choice": ("multiple", "partial_credit"),
+    "free_text": ("max_chars",),
+}
 # Options that part_options builds from the part's own fields: written under options they would
 # replace the checked field with an unchecked copy.
 OPTIONS_FROM_FIELDS = {"choices": "choices", "choice_feedback": "choices", "diagnose": "diagnose"}
@@ -700,14 +717,16 @@ RANDOM_VARIABLE_FIELDS = {"mean", "variance", "distribution"}
 DERIVATION_EXAMPLE_KINDS = {"right", "wrong", "hollow"}
 
 
-def _checker_options(check: _Validator, options: dict, path: Path, *, answer_type: str, symbols: dict,
+def _checker_options(check: _Validator, options: dict, path: Path, *, key: str, answer_type: str, symbols: dict,
                      known: set[str]) -> None:
     """Every option a checker reads is of the kind, and within the bounds, that checker can
-    grade with, so no option makes every answer to the part unreadable or the checker fail.
-    Names no checker reads are left alone."""
+    grade with, so no option makes every answer to the part unreadable or the checker fail;
+    a name the part's checker does not read is refused."""
     where = path + ("options",)
     for name, value in options.items():
         here = where + (name,)
+        if _unread_option(check, name, here, answer_type=answer_type, key=key):
+            continue
         if name in OPTION_NUMBERS:
             low, high, whole = OPTION_NUMBERS[name]
             if not _bounded(value, low, high, whole=whole):
@@ -727,6 +746,42 @@ def _checker_options(check: _Validator, options: dict, path: Path, *, answer_typ
         _derivation_model(check, options, where, declared)
     elif answer_type == "matrix_expression":
         _declared_matrices(check, options, where)
+
+
+def _unread_option(check: _Validator, name, path: Path, *, answer_type: str, key: str) -> bool:
+    """Whether option ``name`` is one the part's checker does not read (then reported). An
+    option built from a field of the part, and a known wrong expression on a part of another
+    type, are refused with their own message instead."""
+    readable = CHECKER_OPTIONS[answer_type]
+    if name in readable or name in OPTIONS_FROM_FIELDS or name == "expression_feedback":
+        return False
+    check.error(path, f"part `{key}`: {_why_unread(name, answer_type, readable)}; a {answer_type} part's "
+                f"checker reads the options {', '.join(readable)}")
+    return True
+
+
+def _why_unread(name, answer_type: str, readable: tuple[str, ...]) -> str:
+    """Why option ``name`` is not read: another part type's option, or a name no checker reads,
+    with the nearest option of this part's checker or else the nearest field of a part."""
+    readers = [kind for kind, names in CHECKER_OPTIONS.items() if name in names]
+    if readers:
+        return f"option '{name}' is read only by {_listed(readers)} parts"
+    fields = [field_name for field_name in PART_FIELDS if field_name != "options"]
+    if name in fields:
+        return f"'{name}' is a field of the part, not an option: write it beside options, not under it"
+    written = str(name)
+    option = difflib.get_close_matches(written, readable, n=1)
+    if option:
+        return f"unknown option '{name}' (did you mean '{option[0]}'?)"
+    part_field = difflib.get_close_matches(written, fields, n=1)
+    if part_field:
+        return (f"unknown option '{name}' (did you mean the part's field '{part_field[0]}'? it is written beside "
+                "options, not under it)")
+    return f"unknown option '{name}'"
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _option_placeholders(check: _Validator, value, path: Path, known: set[str]) -> None:
@@ -936,21 +991,45 @@ def _value_feedback(check: _Validator, raw, path: Path, known: set[str], key: st
             check.error(here + ("value",), _not_a_value(value, key, known))
 
 
-def _feedback_entries(check: _Validator, raw: list, path: Path, known: set[str], field: str):
+def _feedback_entries(check: _Validator, raw: list, path: Path, known: set[str], field: str, *,
+                      coded: bool = False):
     """The entries of a known-wrong list (``value_feedback``, ``expression_feedback``) that
-    have exactly ``field`` and ``feedback``, as (path, entry), their feedback text checked;
-    an entry of another shape is named and skipped."""
+    have exactly ``field`` and ``feedback`` (and, when ``coded``, may name their slip with
+    ``misconception``), as (path, entry), their feedback text and code checked; an entry of
+    another shape is named and skipped."""
+    required = {field, "feedback"}
+    allowed = (required | {"misconception"}) if coded else required
+    shape = f"each known wrong {field} needs exactly '{field}' (the wrong {field}) and 'feedback' (why it is wrong)"
+    if coded:
+        shape += ", and may name its slip with 'misconception' (a misconception code, e.g. no_scaling)"
     for index, entry in enumerate(raw):
         here = path + (index,)
-        if not isinstance(entry, dict) or set(entry) != {field, "feedback"}:
-            check.error(here, f"each known wrong {field} needs exactly '{field}' (the wrong {field}) and "
-                        "'feedback' (why it is wrong)")
+        if not isinstance(entry, dict) or not required <= set(entry) <= allowed:
+            check.error(here, shape)
             continue
         if entry["feedback"] is None:
             check.error(here + ("feedback",), "must be non-empty text")
         else:
             check.text(entry, "feedback", here, known, required=True)
+        if "misconception" in entry:
+            _misconception_code(check, entry["misconception"], here + ("misconception",))
         yield here, entry
+
+
+def _misconception_code(check: _Validator, code, path: Path) -> None:
+    """A code of the misconception catalogue, as a built-in diagnosis gives (it names the skill
+    a matching answer counts against, ``skills.MISCONCEPTION_SKILLS``)."""
+    from grading.core.misconceptions import MISCONCEPTIONS  # late, as the engine's other uses of the checkers
+
+    if isinstance(code, str) and code in MISCONCEPTIONS:
+        return
+    known = f"known: {', '.join(MISCONCEPTIONS)}"
+    if not isinstance(code, str):
+        check.error(path, f"must be a misconception code; {known}")
+        return
+    closest = difflib.get_close_matches(code, MISCONCEPTIONS, n=1)
+    suggestion = f" (did you mean '{closest[0]}'?)" if closest else ""
+    check.error(path, f"unknown misconception '{code}'{suggestion}; {known}")
 
 
 def _reads_as_number(value) -> bool:
@@ -1004,7 +1083,7 @@ def _expression_feedback(check: _Validator, raw, path: Path, known: set[str], *,
     if _too_many(check, raw, path, MAX_EXPRESSION_FEEDBACK, "known wrong expressions"):
         return
     checker_options = {"symbols": symbols, **options}  # as exercises.engine.grading.part_options builds them
-    for here, entry in _feedback_entries(check, raw, path, known, "expression"):
+    for here, entry in _feedback_entries(check, raw, path, known, "expression", coded=True):
         expression = entry["expression"]
         if isinstance(expression, str) and PLACEHOLDER_PATTERN.search(expression):
             check.placeholders(expression, here + ("expression",), known)
@@ -1041,7 +1120,7 @@ def _known_expression_problem(expression, options: dict, answer) -> str | None:
         _, right_expression = symbolic.read_expected(answer, options, key)
     except InvalidRequest:
         return None
-    # The equality grading uses to pass an entry over (``symbolic.known_wrong_feedback``).
+    # The equality grading uses to pass an entry over (``symbolic.known_wrong_match``).
     if symbolic.screen_equal(wrong_expression, right_expression):
         return "is equivalent to the right answer"
     return None

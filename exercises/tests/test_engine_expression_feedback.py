@@ -45,6 +45,8 @@ parts:
 EXPRESSION_LINE = 26  # the first entry's expression
 WHOLE_WIDTH = "you scaled by the whole width d_model, not by one head's d_k = d_model / h."
 FIELD = "parts[2].options.expression_feedback"
+ENTRY_SHAPE = ("each known wrong expression needs exactly 'expression' (the wrong expression) and 'feedback' (why it "
+               "is wrong), and may name its slip with 'misconception' (a misconception code, e.g. no_scaling)")
 
 
 def source(expression: str = '"1/sqrt(d_model)"', feedback: str = f'"{WHOLE_WIDTH}"') -> str:
@@ -107,14 +109,11 @@ def test_expressions_numbers_and_templates_are_valid(expression):
         ('"1/sqrt(d_model)"',
          f"line 25: {FIELD}: must be a list of {{expression, feedback}}: a known wrong expression and why it is wrong"),
         ('["1/sqrt(d_model)"]',
-         f"line 26: {FIELD}[0]: each known wrong expression needs exactly 'expression' (the wrong expression) and "
-         "'feedback' (why it is wrong)"),
+         f"line 26: {FIELD}[0]: {ENTRY_SHAPE}"),
         ('[{expression: "1/sqrt(d_model)"}]',
-         f"line 26: {FIELD}[0]: each known wrong expression needs exactly 'expression' (the wrong expression) and "
-         "'feedback' (why it is wrong)"),
+         f"line 26: {FIELD}[0]: {ENTRY_SHAPE}"),
         ('[{expression: "1/sqrt(d_model)", feedback: "x", value: 1}]',
-         f"line 26: {FIELD}[0]: each known wrong expression needs exactly 'expression' (the wrong expression) and "
-         "'feedback' (why it is wrong)"),
+         f"line 26: {FIELD}[0]: {ENTRY_SHAPE}"),
         ('[{expression: "1/sqrt(d_model)", feedback: " "}]', f"line 26: {FIELD}[0].feedback: must be non-empty text"),
         ('[{expression: "1/sqrt(d_model)", feedback: null}]', f"line 26: {FIELD}[0].feedback: must be non-empty text"),
         ('[{expression: "1/sqrt(d_model)", feedback: "it is {{nope}}"}]',
@@ -141,6 +140,51 @@ def test_every_bad_entry_is_reported_in_one_pass():
         f"line 28: {FIELD}[1].expression: cannot be read with the part's symbols: unknown symbol 'd_k'; "
         "this answer may use d_model, h",
     ]
+
+
+def with_code(code: str) -> str:
+    """The source with the first entry naming its slip with ``code`` (as written in YAML)."""
+    return source().replace(f'          feedback: "{WHOLE_WIDTH}"\n',
+                            f'          feedback: "{WHOLE_WIDTH}"\n          misconception: {code}\n')
+
+
+def test_an_entry_may_name_its_slip_with_a_misconception_code_a_matching_answer_carries():
+    spec = load_spec(with_code("d_model_scale"))
+    params = draw_variant(spec, 0).params
+    assert self_test_variant(spec, params).failures == []
+    slip = grade_part(spec, params, "scale_formula", "d_model^(-1/2)")
+    assert (slip.correct, slip.feedback, slip.misconception) == (False, f"Not quite: {WHOLE_WIDTH}", "d_model_scale")
+    uncoded = grade_part(spec, params, "scale_formula", "sqrt(d_model)/sqrt(h)")
+    assert (uncoded.feedback, uncoded.misconception) == ("Not quite: that multiplies; the scale divides.", None)
+    stored = spec_from_json(spec_to_json(spec))
+    assert grade_part(stored, params, "scale_formula", "1/sqrt(d_model)").misconception == "d_model_scale"
+
+
+CODES = ("no_scaling, divided_by_d_k, softmax_wrong_axis, k_not_transposed, weights_transposed, d_model_scale, "
+         "raw_weights_used, scale_after_softmax, keys_queries_swapped, values_on_left, transposed_result, "
+         "dimension_as_number, forgot_sigma, forgot_squares, sigmas_added, projections_swapped, product_of_variances, "
+         "sum_of_variances, count_squared, square_of_mean, dropped_mean_square, no_mask, mask_transposed, "
+         "mask_hides_self, mask_one_extra, masked_scores_zeroed, mask_after_softmax")
+
+
+@pytest.mark.parametrize(
+    "code, message",
+    [
+        ("d_model_scal", f"unknown misconception 'd_model_scal' (did you mean 'd_model_scale'?); known: {CODES}"),
+        ("wrong_head", f"unknown misconception 'wrong_head'; known: {CODES}"),
+        ("null", f"must be a misconception code; known: {CODES}"),
+        ("3", f"must be a misconception code; known: {CODES}"),
+        ("[no_scaling]", f"must be a misconception code; known: {CODES}"),
+    ],
+)
+def test_a_code_outside_the_catalogue_is_refused_with_its_line(code, message):
+    assert refusals(with_code(code)) == [f"line 28: {FIELD}[0].misconception: {message}"]
+
+
+def test_the_codes_named_in_the_file_are_the_catalogues():
+    from grading.core.misconceptions import MISCONCEPTIONS
+
+    assert CODES == ", ".join(MISCONCEPTIONS)
 
 
 def test_the_file_and_the_checker_allow_the_same_number_of_entries():

@@ -111,10 +111,12 @@ STORABLE = [
     ("the largest float", with_part_field("tolerance: {abs: 1.7976931348623157e+308}"),
      ("parts", 0, "tolerance", "abs"), 1.7976931348623157e308),
     # (as a parameter's value it is refused: no draw can compute with it, test_spec_hostile_options.py)
-    ("a 4,000-digit whole number", with_part_field("options: {x: " + "9" * 4000 + "}"),
-     ("parts", 0, "options", "x"), int("9" * 4000)),
+    # (a free-text part's answer is the rubric for the person who grades it: any value is one)
+    ("a 4,000-digit whole number", BASE + "  - {key: why, type: free_text, answer: " + "9" * 4000 + ", solution: x}\n",
+     ("parts", 1, "answer"), int("9" * 4000)),
     ("an emoji written as \\U", BASE.replace("title: Storable", 'title: "\\U0001F600 and é"'), ("title",), "\U0001F600 and é"),
-    ("a quoted date", with_part_field('options: {due: "2024-01-31"}'), ("parts", 0, "options", "due"), "2024-01-31"),
+    ("a quoted date", with_part_field('hints: [{after: 1, text: "2024-01-31"}]'), ("parts", 0, "hints", 0, "text"),
+     "2024-01-31"),
 ]
 
 

@@ -12,7 +12,8 @@ Options:
     time_limit         seconds for the exact decision (default 2)
     expression_feedback [{expression, feedback}]: known wrong expressions of this part, each
                        with why it is wrong, said to a student whose wrong answer matches one
-                       ("Not quite: <feedback>"; see ``known_wrong_expressions``)
+                       ("Not quite: <feedback>"; see ``known_wrong_expressions``); an entry
+                       may add ``misconception``, a code the matching answer's grade carries
 
 Equivalence: a numeric screen at seeded random points that respect the assumptions
 (exits early on any clear difference), then an exact SymPy decision
@@ -942,10 +943,11 @@ def diagnose_symbolic(expected_expr, answer_expr) -> str | None:
 
 def _wrong_expression(expected_expr, answer_expr, options: dict, key: tuple) -> Grade:
     # The author's known wrong expression names this part's own slip: it is said first, and
-    # alone (a built-in misconception it also matches would only say the same less precisely).
-    known = known_wrong_feedback(expected_expr, answer_expr, known_wrong_expressions(options, key))
+    # alone (a built-in misconception it also matches would only say the same less precisely),
+    # with the misconception code the author gave it, if any, so mastery counts the slip.
+    known = known_wrong_match(expected_expr, answer_expr, known_wrong_expressions(options, key))
     if known is not None:
-        return wrong(f"Not quite: {known}")
+        return wrong(f"Not quite: {known.feedback}", misconception=known.misconception)
     code = diagnose_symbolic(expected_expr, answer_expr)
     if code is not None:
         note = shared_sigma_note(expected_expr) if code == "sigmas_added" else ""
@@ -959,6 +961,7 @@ def _wrong_expression(expected_expr, answer_expr, options: dict, key: tuple) -> 
 MAX_EXPRESSION_FEEDBACK = 20  # exercises.engine.spec.MAX_EXPRESSION_FEEDBACK: the file is refused sooner
 EXPRESSION_FEEDBACK_SHAPE = ("option 'expression_feedback' must be a list of {expression, feedback}: "
                              "a known wrong expression and why it is wrong")
+KNOWN_EXPRESSION_FIELDS = {"expression", "feedback", "misconception"}  # misconception is optional
 
 
 @dataclass(frozen=True)
@@ -966,12 +969,14 @@ class KnownWrongExpression:
     text: str  # as written (after the variant's placeholders are filled in)
     expression: object  # SymPy, read with the part's symbols as the expected answer is
     feedback: str
+    misconception: str | None = None  # the slip's code in misconceptions.MISCONCEPTIONS, when the author names it
 
 
 def known_wrong_expressions(options: dict, key: tuple | None = None, *,
                             strict: bool = False) -> list[KnownWrongExpression]:
     """Option ``expression_feedback`` read: a list of at most MAX_EXPRESSION_FEEDBACK
-    {expression: an expression in the part's symbols, feedback: non-empty text}.
+    {expression: an expression in the part's symbols, feedback: non-empty text}, each of which
+    may name its slip with ``misconception``: a code of ``misconceptions.MISCONCEPTIONS``.
 
     As with a numeric part's ``value_feedback``, a malformed entry is the exercise's fault and
     its feedback is extra: when grading it is left out with a warning and the answer is graded
@@ -995,17 +1000,20 @@ def known_wrong_expressions(options: dict, key: tuple | None = None, *,
 
 
 def _known_expression_entry(entry, options: dict, key: tuple) -> KnownWrongExpression:
-    if not isinstance(entry, dict) or set(entry) != {"expression", "feedback"}:
+    if not isinstance(entry, dict) or not {"expression", "feedback"} <= set(entry) <= KNOWN_EXPRESSION_FIELDS:
         raise InvalidRequest(EXPRESSION_FEEDBACK_SHAPE)
     feedback = entry["feedback"]
     if not isinstance(feedback, str) or not feedback.strip():
         raise InvalidRequest(f"{EXPRESSION_FEEDBACK_SHAPE}; a feedback is empty")
+    code = entry.get("misconception")
+    if code is not None and (not isinstance(code, str) or code not in misconceptions.MISCONCEPTIONS):
+        raise InvalidRequest(f"option 'expression_feedback': {code!r} is not a misconception code")
     text = _expression_text(entry["expression"])
     try:
         expression = read_known_wrong_expression(text, options, key)
     except AnswerFormatError as problem:
         raise InvalidRequest(f"option 'expression_feedback': {text!r} cannot be read: {problem}") from None
-    return KnownWrongExpression(text, expression, feedback.strip())
+    return KnownWrongExpression(text, expression, feedback.strip(), code)
 
 
 def _expression_text(value) -> str:
@@ -1024,8 +1032,9 @@ def read_known_wrong_expression(text: str, options: dict, key: tuple | None = No
     return _read_expected_cached(text, key, bool(options.get("allow_any_symbols")))[1]
 
 
-def known_wrong_feedback(expected_expr, answer_expr, known: list[KnownWrongExpression]) -> str | None:
-    """The feedback of the first known wrong expression a wrong answer is equal to.
+def known_wrong_match(expected_expr, answer_expr,
+                      known: list[KnownWrongExpression]) -> KnownWrongExpression | None:
+    """The first known wrong expression a wrong answer is equal to.
 
     Equality is the cheap numeric screen of the misconceptions (``screen_equal``): bounded,
     a few points, no CAS, so twenty entries cost milliseconds, and an expression it cannot
@@ -1035,7 +1044,7 @@ def known_wrong_feedback(expected_expr, answer_expr, known: list[KnownWrongExpre
         if screen_equal(entry.expression, expected_expr):
             continue
         if screen_equal(entry.expression, answer_expr):
-            return entry.feedback
+            return entry
     return None
 
 
