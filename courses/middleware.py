@@ -1,13 +1,17 @@
-"""Pages of one course show and read dates in that course's time zone; an archived course
-refuses every write request before its view runs."""
+"""Pages of one course show and read dates in that course's time zone, and an address that
+names a course or assignment in another case than its stored short name leads to the stored
+one; an archived course refuses every write request before its view runs."""
 
 import zoneinfo
 
+from django.db.models import Exists, OuterRef
+from django.http import HttpResponsePermanentRedirect
+from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from attnquiz.prepared_reads import PreparedRead
 
-from .models import Course
+from .models import Assignment, Course
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
 
@@ -18,8 +22,71 @@ _TIME_ZONE_OF_COURSE = PreparedRead(
 )
 
 
+# An assignment's pages read, in the same query, whether the address names it as stored or
+# in another case: an address of no assignment at all costs nothing more.
+_TIME_ZONE_AND_ASSIGNMENT = PreparedRead(
+    lambda *, slug, assignment_slug: Course.objects.filter(slug=slug).order_by()
+    .annotate(
+        assignment_named=Exists(Assignment.objects.filter(course=OuterRef("pk"), slug=assignment_slug)),
+        assignment_named_in_any_case=Exists(
+            Assignment.objects.filter(course=OuterRef("pk"), slug__iexact=assignment_slug)
+        ),
+    )
+    .values_list("time_zone", "assignment_named", "assignment_named_in_any_case")[:1],
+    slug=str,
+    assignment_slug=str,
+)
+
+
+def _course_zone_in_another_case(slug: str) -> str | None:
+    """The time zone of the only course whose short name is ``slug`` in another case (as
+    ``selectors.course_by_slug`` reads it, once no course is stored under ``slug``)."""
+    zones = list(Course.objects.filter(slug__iexact=slug).order_by().values_list("time_zone", flat=True)[:2])
+    return zones[0] if len(zones) == 1 else None
+
+
+def _zone_of_url(slug: str, assignment_slug: str | None) -> tuple[str | None, bool]:
+    """The time zone of the course the URL names (in any case; None if none), and whether
+    the URL names a course (and assignment) only in another case than stored. One query
+    where it names them as stored or names no assignment of the course; one more where it
+    names no course as stored."""
+    if assignment_slug is None:
+        zone = _TIME_ZONE_OF_COURSE.first(slug=slug)
+        if zone is not None:
+            return zone, False
+    else:
+        row = _TIME_ZONE_AND_ASSIGNMENT.first(slug=slug, assignment_slug=assignment_slug)
+        if row is not None:
+            zone, named, named_in_any_case = row
+            return zone, named_in_any_case and not named
+    zone = _course_zone_in_another_case(slug)
+    return zone, zone is not None
+
+
+def _stored_slugs_redirect(request, *, slug: str, assignment_slug: str | None):
+    """A permanent redirect to the same address with the stored short names, for someone who
+    may open what it names (``selectors.url_slugs_as_stored``), or None. A write keeps its
+    method and body (308)."""
+    from .selectors import url_slugs_as_stored
+
+    stored = url_slugs_as_stored(user=request.user, course_slug=slug, assignment_slug=assignment_slug)
+    match = request.resolver_match
+    if stored is None or match is None:
+        return None
+    try:
+        path = reverse(match.view_name, kwargs={**match.kwargs, **stored})
+    except NoReverseMatch:
+        return None  # an unnamed route: its view reads the short name in any case
+    query = request.META.get("QUERY_STRING", "")
+    return HttpResponsePermanentRedirect(
+        f"{path}?{query}" if query else path, preserve_request=request.method not in SAFE_METHODS,
+    )
+
+
 class CourseTimeZoneMiddleware:
-    """Activates the time zone of the course named by a view's ``course_slug``."""
+    """Activates the time zone of the course named by a view's ``course_slug``; redirects an
+    address naming it (or its ``assignment_slug``) in another case to the stored short names.
+    Costs no query more where the address names them as stored."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -34,7 +101,13 @@ class CourseTimeZoneMiddleware:
         slug = view_kwargs.get("course_slug")
         if not slug:
             return None
-        name = _TIME_ZONE_OF_COURSE.first(slug=slug)
+        assignment_slug = view_kwargs.get("assignment_slug")
+        name, in_another_case = _zone_of_url(slug, assignment_slug)
+        if in_another_case and request.user.is_authenticated:
+            # Else the view reads it in any case (an API client signed in by its token).
+            redirect = _stored_slugs_redirect(request, slug=slug, assignment_slug=assignment_slug)
+            if redirect is not None:
+                return redirect
         if name:
             try:
                 timezone.activate(zoneinfo.ZoneInfo(name))
@@ -64,7 +137,8 @@ def _marked(view_func, name: str) -> bool:
 class ArchivedCourseMiddleware:
     """Archived means read-only: a POST, PUT, PATCH or DELETE to any URL that names a course
     (by slug, assignment item or variant) of an archived course is answered 409, on pages
-    and in the API alike, and so is ``CourseArchived`` raised by a service behind any view."""
+    and in the API alike, and so is ``CourseArchived`` raised by a service behind any view;
+    any other ``CourseRefused`` a view let through is a 400 with its message."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -85,11 +159,29 @@ class ArchivedCourseMiddleware:
         return None
 
     def process_exception(self, request, exception):
-        from .services import CourseArchived
+        from .services import CourseArchived, CourseRefused
 
         if isinstance(exception, CourseArchived):
             return archived_response(request)
+        if isinstance(exception, CourseRefused):
+            # A refusal no view turned into a message of its own (a slug taken in another
+            # case, met by a caller that did not expect it): a 400 that says why, not a 500.
+            return refused_response(request, exception.message)
         return None
+
+
+def refused_response(request, message: str):
+    from django.http import HttpResponse
+    from django.template.loader import render_to_string
+
+    if request.path.startswith("/api/"):
+        from attnquiz.problems import json_problem
+
+        return json_problem(status_code=400, code="refused", detail=message)
+    return HttpResponse(
+        render_to_string("400.html", {"status": 400, "title": "Nothing was changed", "message": message}),
+        status=400,
+    )
 
 
 def archived_response(request):

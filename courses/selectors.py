@@ -91,9 +91,52 @@ _PUBLISHED_ASSIGNMENT_BY_SLUG = PreparedRead(
 )
 
 
+def _only_one(queryset: QuerySet):
+    rows = list(queryset[:2])
+    return rows[0] if len(rows) == 1 else None
+
+
+def course_by_slug(slug: str) -> Course | None:
+    """The course a short name names: the one stored under it, else the only one stored under
+    it in another case (short names from before they were stored in lower case, or set in
+    the admin); None for none, and for two that differ only in case (which one is not guessed)."""
+    return _COURSE_BY_SLUG.first(slug=slug) or _only_one(Course.objects.filter(slug__iexact=slug))
+
+
+def _assignment_by_slug(*, course: Course, slug: str, published_only: bool) -> Assignment | None:
+    """The course's assignment a short name names, as ``course_by_slug`` reads a course's."""
+    read = _PUBLISHED_ASSIGNMENT_BY_SLUG if published_only else _ASSIGNMENT_BY_SLUG
+    found = read.first(course_id=course.pk, slug=slug)
+    if found is None:
+        others = Assignment.objects.filter(course=course, slug__iexact=slug)
+        found = _only_one(others.filter(is_published=True) if published_only else others)
+    if found is not None:
+        found.course = course  # the row the caller read, not a query
+    return found
+
+
+def url_slugs_as_stored(*, user, course_slug: str, assignment_slug: str | None = None) -> dict[str, str] | None:
+    """The stored short names of the course (and assignment) an address names in another case
+    (``course_slug``, ``assignment_slug`` as the URL's keywords), where the address should
+    lead; None when it names them as stored, names nothing, or names what the user may not
+    open (we do not reveal that it exists)."""
+    try:
+        if assignment_slug is None:
+            course, _ = access_course(user=user, slug=course_slug)
+            stored = {"course_slug": course.slug}
+        else:
+            assignment, _ = access_assignment(user=user, course_slug=course_slug, assignment_slug=assignment_slug)
+            stored = {"course_slug": assignment.course.slug, "assignment_slug": assignment.slug}
+    except Http404:
+        return None
+    given = {"course_slug": course_slug, "assignment_slug": assignment_slug}
+    return stored if any(given[name] != value for name, value in stored.items()) else None
+
+
 def access_course(*, user, slug: str) -> tuple[Course, str]:
-    """The course and the user's role in it; 404 for anyone not enrolled."""
-    course = _COURSE_BY_SLUG.first(slug=slug)
+    """The course and the user's role in it; 404 for anyone not enrolled. The short name is
+    read in any case (``course_by_slug``)."""
+    course = course_by_slug(slug)
     role = course_role(user=user, course=course) if course else None
     if role is None:
         raise Http404("No such course.")
@@ -110,11 +153,9 @@ def assignments_visible(*, course: Course, role: str) -> QuerySet[Assignment]:
 def access_assignment(*, user, course_slug: str, assignment_slug: str) -> tuple[Assignment, str]:
     course, role = access_course(user=user, slug=course_slug)
     # assignments_visible's rule, as a prepared read per role
-    read = _ASSIGNMENT_BY_SLUG if role in STAFF_ROLES else _PUBLISHED_ASSIGNMENT_BY_SLUG
-    assignment = read.first(course_id=course.pk, slug=assignment_slug)
+    assignment = _assignment_by_slug(course=course, slug=assignment_slug, published_only=role not in STAFF_ROLES)
     if assignment is None:
         raise Http404("No such assignment.")
-    assignment.course = course  # the row read above, not a query
     return assignment, role
 
 
@@ -179,7 +220,7 @@ def access_staff_assignment(
 ) -> tuple[Assignment, str]:
     """An assignment and the role of one of its course's staff (404 for no such assignment)."""
     course, role = access_course_staff(user=user, slug=course_slug, instructor_only=instructor_only)
-    assignment = course.assignments.filter(slug=assignment_slug).first()
+    assignment = _assignment_by_slug(course=course, slug=assignment_slug, published_only=False)
     if assignment is None:
         raise Http404("No such assignment.")
     return assignment, role
@@ -230,7 +271,7 @@ def course_named_by_url(view_kwargs: dict) -> Course | None:
     from exercises.models import Variant
 
     if view_kwargs.get("course_slug"):
-        return Course.objects.filter(slug=view_kwargs["course_slug"]).first()
+        return course_by_slug(view_kwargs["course_slug"])
     if isinstance(view_kwargs.get("item_id"), int):
         item = AssignmentItem.objects.select_related("assignment__course").filter(pk=view_kwargs["item_id"]).first()
         return item.assignment.course if item else None

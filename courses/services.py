@@ -192,13 +192,21 @@ ASSIGNMENT_FIELDS = (
 
 
 def assignment_create(*, course: Course, **fields) -> Assignment:
-    """A new assignment of ``course`` from the ASSIGNMENT_FIELDS given; refused in an
-    archived course or when the slug is taken."""
+    """A new assignment of ``course`` from the ASSIGNMENT_FIELDS given, its slug stored in
+    lower case; refused in an archived course or when the slug is taken in any case."""
     require_course_writable(course=course)
-    if course.assignments.filter(slug=fields["slug"]).exists():
-        raise CourseRefused(f"This course already has an assignment called '{fields['slug']}'.")
+    slug = course_slug_normalise(fields["slug"])
+    assignment_slug_require_free(course=course, slug=slug)
     values = {name: fields[name] for name in ASSIGNMENT_FIELDS if name in fields}
-    return Assignment.objects.create(course=course, **values)
+    return Assignment.objects.create(course=course, **{**values, "slug": slug})
+
+
+def assignment_slug_require_free(*, course: Course, slug: str, exclude_pk: int | None = None) -> None:
+    """Refuse (CourseRefused) a slug another assignment of the course has in any case: one
+    address may not name two assignments (addresses read it in any case)."""
+    taken = course.assignments.filter(slug__iexact=slug).exclude(pk=exclude_pk).values_list("slug", flat=True).first()
+    if taken is not None:
+        raise CourseRefused(f"This course already has an assignment called '{taken}'.")
 
 
 def require_version_published(*, version: ExerciseVersion) -> None:
@@ -267,7 +275,8 @@ def _slug_names_a_page(slug: str) -> bool:
 
 
 def course_slug_normalise(slug: str) -> str:
-    """Short names are stored in lower case: ``LA300`` and ``la300`` are one name."""
+    """Short names (of courses and assignments) are stored in lower case: ``LA300`` and
+    ``la300`` are one name."""
     return str(slug or "").strip().lower()
 
 
@@ -399,8 +408,11 @@ def course_copy(
         _copy_staff_invite(source=source, copy=copy, actor=actor)
     # Shift on the course's wall clock: a 09:00 deadline stays at 09:00 across a DST change.
     zone = zoneinfo.ZoneInfo(source.time_zone)
-    for assignment in source.assignments.prefetch_related("items"):
+    assignments = list(source.assignments.prefetch_related("items"))
+    slugs = _copied_assignment_slugs(assignments)
+    for assignment in assignments:
         items = list(assignment.items.all())
+        assignment.slug = slugs[assignment.pk]
         assignment.pk = None
         assignment.id = None
         assignment._state.adding = True
@@ -424,6 +436,24 @@ def course_copy(
             for item in items
         )
     return copy
+
+
+def _copied_assignment_slugs(assignments: list[Assignment]) -> dict[int, str]:
+    """Each assignment's slug in a copy (by its id), in lower case as every new slug is. Two
+    that differed only in case (stored before slugs were lower case) would be one: the one
+    already in lower case keeps it, the other gets the first free "-2", "-3", …"""
+    slugs: dict[int, str] = {}
+    taken: set[str] = set()
+    for assignment in sorted(assignments, key=lambda a: (a.slug != a.slug.lower(), a.pk)):
+        base = course_slug_normalise(assignment.slug)
+        slug, number = base, 1
+        while slug in taken:
+            number += 1
+            suffix = f"-{number}"
+            slug = base[: Assignment._meta.get_field("slug").max_length - len(suffix)] + suffix
+        taken.add(slug)
+        slugs[assignment.pk] = slug
+    return slugs
 
 
 def join_code_rotate(*, course: Course) -> Course:
@@ -711,6 +741,13 @@ class RosterReport(LineReport):
     invitation_ids: list[int] = field(default_factory=list)
 
 
+def csv_lines(text: str) -> io.StringIO:
+    """The lines of a CSV's text for ``csv.reader``, without a byte order mark: a line ends at
+    CR LF (Windows), LF (Unix) or a lone CR (old Mac OS), and a line break inside quotes
+    stays in its field, as the csv module's "open with newline=''" asks."""
+    return io.StringIO(text.lstrip("\ufeff"), newline="")
+
+
 def roster_rows_from_csv(text: str) -> list[dict[str, str]]:
     """The rows of a roster CSV as dicts keyed by known column names, each with its ``line``.
 
@@ -720,7 +757,7 @@ def roster_rows_from_csv(text: str) -> list[dict[str, str]]:
         raise CourseRefused(f"The roster is larger than {MAX_ROSTER_BYTES // 1000} kB; split it.")
     if "\x00" in text:  # csv reads NUL since Python 3.11; the database refuses to store it
         raise CourseRefused("The roster contains NUL characters: it is not a text CSV.")
-    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")), strict=True)
+    reader = csv.reader(csv_lines(text), strict=True)
     try:
         header = next(reader, None)
         if header is None:

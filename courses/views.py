@@ -147,7 +147,7 @@ def course_archive(request, course_slug: str):
 def course_copy(request, course_slug: str):
     course, role = selectors.access_course_staff(user=request.user, slug=course_slug, instructor_only=True)
     selectors.require_course_creation(user=request.user)
-    form = CopyForm(request.POST or None, initial={"title": course.title, "slug": f"{course.slug}-copy"[:50]})
+    form = CopyForm(request.POST or None, initial={"title": course.title, "slug": f"{course.slug.lower()}-copy"[:50]})
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
