@@ -10,9 +10,8 @@ them), an absolute time limit not mixed with extra time.
 from __future__ import annotations
 
 import csv
-import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from types import SimpleNamespace
 
@@ -22,11 +21,11 @@ from django.db.models import F, Min, Q
 from django.utils import timezone
 
 from accounts.identifiers import email_normalise
-from attnquiz.confirmations import Confirmed, confirmation_require, scope_of
+from attnquiz.confirmations import Confirmed, confirmation_require, confirmation_token, scope_of
 from attnquiz.input_limits import unstorable_date_reason
 from courses.import_report import ImportLine, LineReport
 from courses.models import Assignment, AssignmentKind, EnrolmentStatus, Role
-from courses.services import require_course_writable
+from courses.services import csv_lines, require_course_writable
 from courses.time_text import course_time_text
 
 from .models import (
@@ -190,13 +189,15 @@ def _log(*, assignment=None, course=None, student_id, action, detail, actor) -> 
 
 def _store(
     *, assignment: Assignment, student_id: int, values: dict, actor, action: str,
-    confirmed: Confirmed = True, only_new: bool = False,
+    confirmed: Confirmed = False, only_new: bool = False, questions: list[str] | None = None,
 ) -> tuple[str, str]:
     """Create, change or remove one accommodation; returns (what happened, in words).
     Call inside a transaction; the values are checked. ``confirmed`` (as
     attnquiz.confirmations.Confirmed): a change that ends or shortens the student's running
     attempt raises ConfirmationNeeded, saving nothing, unless it confirms the sentence
-    computed here. ``only_new``: raise AccommodationExists if the student has one."""
+    computed here. ``questions``: the CSV import's list, which takes that sentence instead,
+    to ask once for all its rows. ``only_new``: raise AccommodationExists if the student
+    has one."""
     require_course_writable(course=assignment.course)
     attempts = AssignmentAttempt.objects.filter(assignment=assignment, student_id=student_id)
     # An attempt whose time is over is ended (at its deadline) before its limits change, so
@@ -213,9 +214,9 @@ def _store(
         question = accommodation_cut_sentence(
             assignment=assignment, student_id=student_id, current=current, values=values, tz=tz,
         )
-        confirmation_require(
+        _ask_or_collect(
             scope=scope_of("exams.accommodation", assignment.pk, student_id, change=_change_of(values)),
-            message=question, confirmed=confirmed,
+            question=question, confirmed=confirmed, questions=questions,
         )
     return _row_store(
         rows=rows, new=lambda: Accommodation(assignment=assignment, student_id=student_id), fields=FIELDS,
@@ -226,10 +227,19 @@ def _store(
     )
 
 
+def _ask_or_collect(*, scope: str, question: str, confirmed: Confirmed, questions: list[str] | None) -> None:
+    """Ask ``question`` now (ConfirmationNeeded unless ``confirmed`` answers it), or, for the
+    CSV import, add it to ``questions``: the import asks once, for every row it cuts."""
+    if questions is None:
+        confirmation_require(scope=scope, message=question, confirmed=confirmed)
+    elif question:
+        questions.append(question)
+
+
 def _question_note(question: str, confirmed: Confirmed) -> str:
     """What the log and the caller read of the question a change asked: the confirmed
-    sentence on a page; said as it is where nobody was asked (the CSV import, whose dry run
-    shows it first, and scripts)."""
+    sentence (a page, the CSV import); said as it is where it was not answered by a token
+    (a dry run, scripts that pass True)."""
     if not question:
         return ""
     return f" (confirmed: {question})" if isinstance(confirmed, str) else f"; {question}"
@@ -419,14 +429,15 @@ def _row_store(
 
 
 def accommodation_set(
-    *, assignment: Assignment, student, values: dict, actor, confirmed: Confirmed = True, only_new: bool = False,
+    *, assignment: Assignment, student, values: dict, actor, confirmed: Confirmed = False, only_new: bool = False,
 ) -> tuple[str, str]:
     """Set one student's accommodation to ``values`` (every field; None keeps the
     assignment's value; all None removes it). Returns (add|change|remove|skip, detail).
     Raises AccommodationRefused (changing nothing) for bad values; ConfirmationNeeded
     (changing nothing) when the change ends or shortens the student's running attempt and
     ``confirmed`` does not confirm that sentence (a page passes ``confirmed_of(POST)``;
-    True, for scripts, applies it); AccommodationExists (changing nothing) with
+    a script passes True to apply it; left out, it asks as False does, so no caller cuts
+    a student's time without saying so); AccommodationExists (changing nothing) with
     ``only_new`` when the student already has one (the page's "add" form)."""
     problems = accommodation_problems(assignment=assignment, values=values)
     if problems:
@@ -438,7 +449,7 @@ def accommodation_set(
         )
 
 
-def accommodation_remove(*, assignment: Assignment, student, actor, confirmed: Confirmed = True) -> bool:
+def accommodation_remove(*, assignment: Assignment, student, actor, confirmed: Confirmed = False) -> bool:
     """Remove one student's accommodation (logged); False when there was none. Asks first
     (ConfirmationNeeded) as accommodation_set when that ends or shortens a running attempt."""
     with transaction.atomic():
@@ -485,12 +496,12 @@ def course_accommodation_problems(*, values: dict) -> dict[str, str]:
 
 
 def _course_store(
-    *, course, student_id: int, values: dict, actor, action: str, confirmed: Confirmed = True,
-    only_new: bool = False,
+    *, course, student_id: int, values: dict, actor, action: str, confirmed: Confirmed = False,
+    only_new: bool = False, questions: list[str] | None = None,
 ) -> tuple[str, str]:
     """Create, change or remove one course-wide accommodation; returns (what happened, in
-    words). Call inside a transaction; the values are checked. ``confirmed`` and
-    ``only_new`` as ``_store``'s, over every assignment of the course."""
+    words). Call inside a transaction; the values are checked. ``confirmed``, ``questions``
+    and ``only_new`` as ``_store``'s, over every assignment of the course."""
     require_course_writable(course=course)
     # As for one assignment's (``_store``): on every exam of the course.
     attempts_end_due(attempts=AssignmentAttempt.objects.filter(assignment__course=course, student_id=student_id))
@@ -501,9 +512,9 @@ def _course_store(
     question = ""
     if current is not None or not _is_empty(values, COURSE_FIELDS):
         question = course_accommodation_cut_sentence(course=course, student_id=student_id, current=current, values=values)
-        confirmation_require(
+        _ask_or_collect(
             scope=scope_of("exams.course_accommodation", course.pk, student_id, change=_change_of(values, COURSE_FIELDS)),
-            message=question, confirmed=confirmed,
+            question=question, confirmed=confirmed, questions=questions,
         )
     return _row_store(
         rows=rows, new=lambda: CourseAccommodation(course=course, student_id=student_id), fields=COURSE_FIELDS,
@@ -514,7 +525,7 @@ def _course_store(
 
 
 def course_accommodation_set(
-    *, course, student, values: dict, actor, confirmed: Confirmed = True, only_new: bool = False,
+    *, course, student, values: dict, actor, confirmed: Confirmed = False, only_new: bool = False,
 ) -> tuple[str, str]:
     """Set one student's course-wide accommodation to ``values`` (time factor, extra
     minutes, attempts per part, note; None keeps each assignment's value; all None removes
@@ -531,7 +542,7 @@ def course_accommodation_set(
         )
 
 
-def course_accommodation_remove(*, course, student, actor, confirmed: Confirmed = True) -> bool:
+def course_accommodation_remove(*, course, student, actor, confirmed: Confirmed = False) -> bool:
     """Remove one student's course-wide accommodation (logged); False when there was none.
     Asks first as course_accommodation_set."""
     with transaction.atomic():
@@ -736,8 +747,40 @@ def _clock_start(*, assignment: Assignment, student, attempt):
 IMPORT_ACTIONS = ("add", "change", "remove", "skip", "error")
 
 
+@dataclass(frozen=True)
+class TimeCut:
+    """A row of the import that ends or shortens its student's running attempt (or working
+    time): ``sentence`` is the question the form would ask of it."""
+
+    line: int
+    who: str
+    sentence: str
+
+
+@dataclass
 class ImportReport(LineReport):
+    """The import's lines, and the rows that cut a student's time short: ``question`` puts
+    them in words, and a dry run's ``token`` confirms exactly them for the same file."""
+
     ACTIONS = IMPORT_ACTIONS
+    cuts: list[TimeCut] = field(default_factory=list)
+    question: str = ""
+    token: str = ""
+
+
+def _import_question(cuts: list[TimeCut]) -> str:
+    """"Importing this file cuts the time of 2 students short. Line 3: This shortens sam's
+    running attempt from 10:35 CET to 10:30 CET. Line 5: …"; "" when no row cuts."""
+    if not cuts:
+        return ""
+    students = len({cut.who for cut in cuts})
+    each = " ".join(f"Line {cut.line}: {cut.sentence}" for cut in cuts)
+    return f"Importing this file cuts the time of {students} student{'s' * (students != 1)} short. {each}"
+
+
+def _import_scope(*, assignment: Assignment, rows: list[dict]) -> str:
+    """A confirmation of one file's import: its rows, on this assignment."""
+    return scope_of("exams.accommodations_import", assignment.pk, change=[dict(row) for row in rows])
 
 
 def accommodation_rows_from_csv(text: str) -> list[dict]:
@@ -751,7 +794,7 @@ def accommodation_rows_from_csv(text: str) -> list[dict]:
     if "\x00" in text:
         # Python's csv reads NUL characters since 3.11, and the database refuses them.
         raise AccommodationRefused("The file contains NUL characters: it is not a text CSV.")
-    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")), strict=True)
+    reader = csv.reader(csv_lines(text), strict=True)
     try:
         header = next(reader, None)
         if header is None:
@@ -873,7 +916,9 @@ def _row_student(row: dict, by_username: dict, by_email: dict):
     return student
 
 
-def accommodations_import(*, assignment: Assignment, rows: list[dict], dry_run: bool, actor) -> ImportReport:
+def accommodations_import(
+    *, assignment: Assignment, rows: list[dict], dry_run: bool, actor, confirmed: Confirmed = False,
+) -> ImportReport:
     """Set the accommodations the rows give: one report line per row, in order.
 
     A row sets the student's whole accommodation: an empty cell keeps the assignment's
@@ -881,7 +926,13 @@ def accommodations_import(*, assignment: Assignment, rows: list[dict], dry_run: 
     student's course-wide accommodation instead (its time factor, extra minutes, attempts
     per part and note; any other value is an error of that row). A bad row is reported and changes nothing;
     the good rows are applied together. A dry run computes the same report and rolls
-    it all back; importing the same file again changes nothing (every line "skip")."""
+    it all back; importing the same file again changes nothing (every line "skip").
+
+    Rows that end or shorten a student's running attempt (or working time) ask first, as
+    the form does, once for the whole file: the dry run lists them (``cuts``, ``question``)
+    with the ``token`` that confirms them; the import raises ConfirmationNeeded, changing
+    nothing, unless ``confirmed`` is that token, for these rows and the same numbers now
+    (True, for scripts, applies them)."""
     report = ImportReport(dry_run=dry_run)
     tz = course_zone(assignment)
     by_username, by_email = _course_students(assignment=assignment, rows=rows)
@@ -915,19 +966,23 @@ def accommodations_import(*, assignment: Assignment, rows: list[dict], dry_run: 
             if errors:
                 report.lines.append(ImportLine(line, who, "error", "; ".join(errors)))
                 continue
-            if scope == SCOPE_COURSE:
-                action, detail = _course_store(
-                    course=assignment.course, student_id=student.pk, values=values, actor=actor,
-                    action=AccommodationAction.IMPORT,
-                )
-            else:
-                action, detail = _store(
-                    assignment=assignment, student_id=student.pk, values=values, actor=actor,
-                    action=AccommodationAction.IMPORT,
-                )
+            asked: list[str] = []
+            store = _course_store if scope == SCOPE_COURSE else _store
+            where = {"course": assignment.course} if scope == SCOPE_COURSE else {"assignment": assignment}
+            action, detail = store(
+                **where, student_id=student.pk, values=values, actor=actor, action=AccommodationAction.IMPORT,
+                confirmed=True if dry_run else confirmed, questions=asked,
+            )
+            report.cuts.extend(TimeCut(line, student.username, question) for question in asked)
             report.lines.append(ImportLine(line, student.username, action, detail))
+        report.question = _import_question(report.cuts)
+        scope = _import_scope(assignment=assignment, rows=rows)
         if dry_run:
+            report.token = confirmation_token(scope=scope, message=report.question) if report.question else ""
             transaction.set_rollback(True)
+        else:
+            # Raised inside the transaction: nothing of the file is kept.
+            confirmation_require(scope=scope, message=report.question, confirmed=confirmed)
     return report
 
 

@@ -163,25 +163,33 @@ def accommodation_remove(request, course_slug: str, assignment_slug: str, user_i
 @login_required
 @require_http_methods(["GET", "POST"])
 def accommodations_import(request, course_slug: str, assignment_slug: str):
-    """A CSV of accommodations: a dry run first (what would change, every row's errors),
-    then apply."""
+    """A CSV of accommodations: a dry run first (what would change, every row's errors,
+    whose running time it would cut short), then apply; rows that cut someone's time are
+    applied only with the dry run's confirmation, else the dry run is shown again, asking."""
     assignment, role = selectors.access_accommodations(
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug, change=True
     )
     form = AccommodationsCsvForm(request.POST or None, request.FILES or None)
-    report, problem, text = None, None, ""
+    report, problem, text, asked_again = None, None, "", None
     if request.method == "POST" and form.is_valid():
         text = form.cleaned_data["text"]
         dry_run = request.POST.get("apply") != "1"
         try:
             rows = services.accommodation_rows_from_csv(text)
-            report = services.accommodations_import(
-                assignment=assignment, rows=rows, dry_run=dry_run, actor=request.user
-            )
+            try:
+                report = services.accommodations_import(
+                    assignment=assignment, rows=rows, dry_run=dry_run, actor=request.user,
+                    confirmed=confirmed_of(request.POST),
+                )
+            except ConfirmationNeeded as needed:
+                asked_again = confirmation_shown(needed)
+                report = services.accommodations_import(
+                    assignment=assignment, rows=rows, dry_run=True, actor=request.user
+                )
         except services.AccommodationRefused as refused:
             problem = refused.message
         else:
-            if not dry_run:
+            if not report.dry_run:
                 messages.success(
                     request, f"Imported: {report.changes} change{'s' if report.changes != 1 else ''}."
                 )
@@ -189,7 +197,7 @@ def accommodations_import(request, course_slug: str, assignment_slug: str):
         request,
         "exams/accommodations_import.html",
         {"course": assignment.course, "assignment": assignment, "form": form, "report": report,
-         "problem": problem, "text": text, "columns": services.CSV_COLUMNS},
+         "problem": problem, "text": text, "columns": services.CSV_COLUMNS, "asked_again": asked_again},
         status=422 if (form.errors or problem or (report is not None and report.errors)) else 200,
     )
 

@@ -10,6 +10,7 @@ from django.utils.text import slugify
 from courses.forms import DATE_TIME_FORMATS, DateTimeInput, StorableDateTimeField
 from courses.models import Assignment, AssignmentKind, ReleaseMoment, SessionPolicy
 from courses.pools import pool_points_problems
+from courses.services import course_slug_normalise
 from exams.access import networks_parse
 from exercises.models import ExerciseVersion, VersionStatus
 
@@ -113,9 +114,14 @@ class AssignmentForm(forms.ModelForm):
         self.fields["review_preset"].widget.attrs["data-presets"] = json.dumps(REVIEW_PRESETS)
 
     def clean_slug(self):
-        """Left empty: the one it had, or (new) one made from the title."""
-        slug = self.cleaned_data.get("slug") or (self.instance.pk and self.instance.slug)
-        return slug or slugify(str(self.data.get("title", "")))[:50].strip("-") or "assignment"
+        """Left empty: the one it had, or (new) one made from the title. A new one is stored in
+        lower case (courses.services.course_slug_normalise); the one it had is kept as it is,
+        even in capitals from before, so that links to it keep working."""
+        stored = self.instance.slug if self.instance.pk else ""
+        slug = (self.cleaned_data.get("slug") or "").strip()
+        if not slug:
+            return stored or slugify(str(self.data.get("title", "")))[:50].strip("-") or "assignment"
+        return stored if slug == stored else course_slug_normalise(slug)
 
     def clean(self):
         cleaned = super().clean()

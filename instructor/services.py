@@ -214,12 +214,17 @@ def assignment_update(*, assignment: Assignment, confirmed: Confirmed = True, **
     address (slug: the old one is not kept) are refused with ConfirmationNeeded (nothing
     saved); the message says whom each reaches (_settings_change_message)."""
     _require_writable(assignment.course)
-    slug = fields.get("slug", assignment.slug)
+    if "slug" in fields:
+        fields["slug"] = _assignment_slug_given(assignment=assignment, slug=fields["slug"])
     # Compared with the other rows, not with the instance: a ModelForm has already copied
     # the new slug onto it, so "changed?" would always read no. Refused before any question:
     # confirming would only lead to this refusal.
-    if assignment.course.assignments.filter(slug=slug).exclude(pk=assignment.pk).exists():
-        raise InstructorRefused(f"This course already has an assignment called '{slug}'.")
+    try:
+        courses_services.assignment_slug_require_free(
+            course=assignment.course, slug=fields.get("slug", assignment.slug), exclude_pk=assignment.pk,
+        )
+    except CourseRefused as refused:
+        raise InstructorRefused(refused.message) from None
     if confirmed is not True:
         message = _settings_change_message(assignment=assignment, fields=fields)
         _require_confirmed(
@@ -234,6 +239,14 @@ def assignment_update(*, assignment: Assignment, confirmed: Confirmed = True, **
             setattr(assignment, name, fields[name])
     assignment.save()
     return assignment
+
+
+def _assignment_slug_given(*, assignment: Assignment, slug: str) -> str:
+    """The slug to store: a new one in lower case (as every new slug); the stored one kept as
+    it is, even in capitals from before lower case (its links keep working). Read from the
+    row: a ModelForm has already copied the new slug onto the instance."""
+    stored = Assignment.objects.filter(pk=assignment.pk).values_list("slug", flat=True).first()
+    return slug if slug == stored else courses_services.course_slug_normalise(slug)
 
 
 def _require_published(version: ExerciseVersion) -> None:

@@ -245,7 +245,7 @@ def test_the_service_asks_a_page_and_applies_for_scripts(people, running):
     assert needed.value.message == SHORTENS
     assert stored(running) == {"sam": (5, None, "")}
     outcome, detail = services.accommodation_set(
-        assignment=running, student=people.student, values={}, actor=people.instructor
+        assignment=running, student=people.student, values={}, actor=people.instructor, confirmed=True
     )
     assert (outcome, detail) == ("remove", f"removed: extra minutes 5 → —; {SHORTENS}")
 
