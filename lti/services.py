@@ -656,7 +656,7 @@ def lti_context_create(
     else:
         base = slugify(context.get("label") or title)[:40] or "lms-course"
         slug = base
-        while Course.objects.filter(slug=slug).exists():
+        while Course.objects.filter(slug__iexact=slug).exists():  # a short name from before may be in capitals
             slug = f"{base}-{secrets.token_hex(3)}"
         course = Course.objects.create(slug=slug, title=title)
     return LtiContext.objects.create(
@@ -727,7 +727,7 @@ def resource_link_map_new_assignment(*, link: ResourceLink, title: str) -> Assig
     course = link.context.course
     base = slugify(title)[:40] or "assignment"
     slug = base
-    while course.assignments.filter(slug=slug).exists():
+    while course.assignments.filter(slug__iexact=slug).exists():  # as assignment_create refuses a case-only clash
         slug = f"{base}-{secrets.token_hex(2)}"
     assignment = assignment_create(course=course, title=title, slug=slug)
     resource_link_map(link=link, assignment=assignment)
