@@ -5,6 +5,7 @@ one; an archived course refuses every write request before its view runs."""
 import zoneinfo
 
 from django.db.models import Exists, OuterRef
+from django.db.models.functions import Lower
 from django.http import HttpResponsePermanentRedirect
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
@@ -24,17 +25,21 @@ _TIME_ZONE_OF_COURSE = PreparedRead(
 
 # An assignment's pages read, in the same query, whether the address names it as stored or
 # in another case: an address of no assignment at all costs nothing more.
+# The name in any case is compared lower-cased on both sides, not with ``iexact``: SQLite's
+# ``iexact`` escapes the value into a LIKE pattern, which a prepared read cannot take.
 _TIME_ZONE_AND_ASSIGNMENT = PreparedRead(
-    lambda *, slug, assignment_slug: Course.objects.filter(slug=slug).order_by()
+    lambda *, slug, assignment_slug, assignment_slug_lower: Course.objects.filter(slug=slug).order_by()
     .annotate(
         assignment_named=Exists(Assignment.objects.filter(course=OuterRef("pk"), slug=assignment_slug)),
         assignment_named_in_any_case=Exists(
-            Assignment.objects.filter(course=OuterRef("pk"), slug__iexact=assignment_slug)
+            Assignment.objects.alias(slug_lower=Lower("slug"))
+            .filter(course=OuterRef("pk"), slug_lower=assignment_slug_lower)
         ),
     )
     .values_list("time_zone", "assignment_named", "assignment_named_in_any_case")[:1],
     slug=str,
     assignment_slug=str,
+    assignment_slug_lower=str,
 )
 
 
@@ -55,7 +60,9 @@ def _zone_of_url(slug: str, assignment_slug: str | None) -> tuple[str | None, bo
         if zone is not None:
             return zone, False
     else:
-        row = _TIME_ZONE_AND_ASSIGNMENT.first(slug=slug, assignment_slug=assignment_slug)
+        row = _TIME_ZONE_AND_ASSIGNMENT.first(
+            slug=slug, assignment_slug=assignment_slug, assignment_slug_lower=assignment_slug.lower()
+        )
         if row is not None:
             zone, named, named_in_any_case = row
             return zone, named_in_any_case and not named
