@@ -178,16 +178,21 @@ class ArchivedCourseMiddleware:
 
 
 def refused_response(request, message: str):
+    return _refusal_response(request, status=400, code="refused", title="Nothing was changed", message=message)
+
+
+def _refusal_response(request, *, status: int, code: str, title: str, message: str, detail: str | None = None):
+    """A refusal as the caller reads one: a problem document for the API (``detail``, else
+    ``message``), the error page for a browser."""
     from django.http import HttpResponse
     from django.template.loader import render_to_string
 
     if request.path.startswith("/api/"):
         from attnquiz.problems import json_problem
 
-        return json_problem(status_code=400, code="refused", detail=message)
+        return json_problem(status_code=status, code=code, detail=detail or message)
     return HttpResponse(
-        render_to_string("400.html", {"status": 400, "title": "Nothing was changed", "message": message}),
-        status=400,
+        render_to_string("400.html", {"status": status, "title": title, "message": message}), status=status
     )
 
 
@@ -197,22 +202,15 @@ def archived_response(request):
 
     from .services import CourseArchived
 
-    if request.path.startswith("/api/"):
-        from attnquiz.problems import json_problem
-
-        return json_problem(status_code=409, code="archived", detail=CourseArchived.MESSAGE)
-    if request.headers.get("HX-Request") == "true":
+    if request.headers.get("HX-Request") == "true" and not request.path.startswith("/api/"):
         # A fragment for the place the page shows the reply in: the page shows one as it is,
         # where a whole page would read "the server did not take your answer, reload".
         answering = getattr(request.resolver_match, "view_name", "") == "submit"
         return HttpResponse(
             render_to_string("courses/_archived_refusal.html", {"answering": answering}).strip(), status=409
         )
-    return HttpResponse(
-        render_to_string("400.html", {
-            "status": 409, "title": "This course is archived",
-            "message": "Nothing was changed: an archived course is read-only. Its instructor can "
-            "bring it back from the course settings, or copy it for a new term.",
-        }),
-        status=409,
+    return _refusal_response(
+        request, status=409, code="archived", title="This course is archived", detail=CourseArchived.MESSAGE,
+        message="Nothing was changed: an archived course is read-only. Its instructor can "
+        "bring it back from the course settings, or copy it for a new term.",
     )
