@@ -58,6 +58,27 @@ def test_the_stored_address_is_served_as_it_is(client, old, path):
     assert _get(client, old.instructor, path).status_code == 200
 
 
+def _lower_cased_reads(client, user, path):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(user)
+    with CaptureQueriesContext(connection) as queries:
+        status = client.get(path).status_code
+    return status, sum("LOWER(" in query["sql"].upper() for query in queries.captured_queries)
+
+
+@pytest.mark.parametrize("who, path, status, lower_cased_reads", [
+    ("student", "/courses/Attn-Old/assignments/Week2/", 200, 0),  # the exam hour's pages: no case search
+    ("instructor", "/teach/Attn-Old/a/Week2/gradebook/", 200, 0),
+    ("student", "/courses/Attn-Old/assignments/WEEK2/", 301, 1),  # a miss looks in another case, once
+    ("student", "/courses/Attn-Old/assignments/nowhere/", 404, 1),
+])
+def test_only_an_assignment_missed_as_typed_is_looked_for_in_another_case(client, old, who, path, status,
+                                                                           lower_cased_reads):
+    assert _lower_cased_reads(client, getattr(old, who), path) == (status, lower_cased_reads)
+
+
 @pytest.mark.parametrize("who, path", [
     ("outsider", "/courses/attn-old/"),  # not in the course: its existence is not revealed
     ("outsider", "/teach/attn-old/a/week2/"),
