@@ -52,8 +52,16 @@ def task_publish(task, *, args: list, queue: str | None = None, countdown: float
 
 def _drop_pool_if_broker_changed(task_app) -> None:
     url = task_app.conf.broker_url
-    if getattr(task_app, "_attnquiz_pool_url", url) != url and task_app._pool is not None:
+    if getattr(task_app, "_attnquiz_pool_url", url) != url:
+        producer_pool_close(task_app)
+    task_app._attnquiz_pool_url = url
+
+
+def producer_pool_close(task_app) -> None:
+    """Close the app's pooled broker connections; the next send opens a new pool. A private
+    broker that a test stops may be followed by another on the same port and URL, whose
+    first sends would otherwise meet the stale sockets."""
+    if task_app._pool is not None:
         task_app._pool.force_close_all()
         task_app._pool = None
         task_app.amqp._producer_pool = None
-    task_app._attnquiz_pool_url = url

@@ -44,12 +44,14 @@ def redis_server():
 @pytest.fixture
 def broker(redis_server, settings):
     """Point this process's Celery app at the private Redis and enqueue through it."""
-    from attnquiz.celery import app
+    from attnquiz.celery import app, producer_pool_close
 
     previous = app.conf.broker_url
+    producer_pool_close(app)  # an earlier private broker's sockets, perhaps on this same port
     app.conf.broker_url = redis_server.url  # read at each send (services.submission_enqueue)
     settings.GRADING_MODE = "celery"
     yield redis_server
+    producer_pool_close(app)
     app.conf.broker_url = previous
 
 
