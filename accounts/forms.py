@@ -6,6 +6,8 @@ from django.contrib.auth.forms import (
     AuthenticationForm, PasswordChangeForm, PasswordResetForm, SetPasswordForm, UserCreationForm,
 )
 from django.contrib.auth.password_validation import password_validators_help_texts
+from django.core.mail import EmailMultiAlternatives
+from django.template.loader import render_to_string
 
 from .identifiers import email_normalise, identifier_normalise, name_normalise, username_scripts_refusal
 from .selectors import awaits_first_password, user_by_trusted_email, username_lookalike
@@ -71,7 +73,10 @@ class PasswordResetFormTrusted(PasswordResetForm):
     sent one here: the account a course's staff made for this address (roster import, "add
     by e-mail"), which has no password until its owner sets one through the mailbox
     (``selectors.awaits_first_password``). An LMS's accounts, which have no usable password
-    either and sign in through their LMS, are still sent none."""
+    either and sign in through their LMS, are still sent none.
+
+    The page (``views.PasswordReset``) only validates the address; a worker looks the
+    accounts up and mails them (``password_reset_links_send``)."""
 
     def clean_email(self):
         return email_normalise(self.cleaned_data["email"])
@@ -83,6 +88,32 @@ class PasswordResetFormTrusted(PasswordResetForm):
         if trusted.is_active and (trusted.has_usable_password() or awaits_first_password(user=trusted)):
             return [trusted]
         return []
+
+    def send_mail(self, subject_template_name, email_template_name, context, from_email, to_email,
+                  html_email_template_name=None):
+        """Django's, except that a mail server that fails raises (the task tries again
+        later) rather than being logged and forgotten."""
+        subject = "".join(render_to_string(subject_template_name, context).splitlines())
+        body = render_to_string(email_template_name, context)
+        message = EmailMultiAlternatives(subject, body, from_email, [to_email])
+        if html_email_template_name is not None:
+            message.attach_alternative(render_to_string(html_email_template_name, context), "text/html")
+        message.send()
+
+
+def password_reset_links_send(
+    *, email: str, domain: str, use_https: bool, subject_template_name: str, email_template_name: str,
+) -> None:
+    """Mail a link to choose a new password to each account ``email`` finds (none, often).
+    ``domain`` (the host the page was asked on) and ``use_https`` make the link's address,
+    as Django's own view does from its request. A worker's work: safe to run twice (a second
+    link, as if asked twice); raises when the mail server fails."""
+    form = PasswordResetFormTrusted(data={"email": email})
+    if form.is_valid():
+        form.save(
+            domain_override=domain, use_https=use_https,
+            subject_template_name=subject_template_name, email_template_name=email_template_name,
+        )
 
 
 class LoginForm(AuthenticationForm):

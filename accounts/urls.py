@@ -1,5 +1,6 @@
-"""Account pages. The password views are Django's own; their URL names are Django's, so
-the reset e-mail and the views' redirects find them."""
+"""Account pages. The password views are Django's own (the reset page hands its e-mail to a
+worker: views.PasswordReset); their URL names are Django's, so the reset e-mail and the
+views' redirects find them."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
@@ -16,7 +17,7 @@ urlpatterns = [
     path("password/change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path(
         "password/reset/",
-        auth_views.PasswordResetView.as_view(
+        views.PasswordReset.as_view(
             form_class=PasswordResetFormTrusted,
             email_template_name="registration/password_reset_email.txt",
             subject_template_name="registration/password_reset_subject.txt",

@@ -1,5 +1,5 @@
 """Sign-up, profile and e-mail confirmation. Password change and reset are Django's own
-views (see urls.py) with our templates."""
+views (see urls.py) with our templates; the reset page hands its e-mail to a worker."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.sites.shortcuts import get_current_site
+from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -19,7 +21,7 @@ from courses.services import CourseRefused, course_join, join_refusal
 from courses.views import join_guesses_refused
 
 from . import selectors, services
-from .forms import ProfileForm, SetPasswordFormPlain, SignUpForm
+from .forms import ProfileForm, SetPasswordFormPlain, SignUpForm, password_reset_links_send
 from .identifiers import email_normalise
 
 BACKEND = "accounts.backends.UsernameOrEmailBackend"
@@ -185,6 +187,27 @@ def email_confirmation_send(request):
         else:
             messages.info(request, f"We sent a link to {user.email}: follow it to confirm your e-mail address.")
     return redirect("profile")
+
+
+class PasswordReset(auth_views.PasswordResetView):
+    """Django's "forgot your password" page, which looks no account up: the address and what
+    the link's address needs go to a worker, which mails each account the address finds
+    (``forms.password_reset_links_send``). A known address and an unknown one cost the
+    request the same work, so neither its answer nor its time says which it was."""
+
+    def form_valid(self, form):
+        link = {
+            "email": form.cleaned_data["email"],
+            "domain": get_current_site(self.request).domain,
+            "use_https": self.request.is_secure(),
+            "subject_template_name": self.subject_template_name,
+            "email_template_name": self.email_template_name,
+        }
+        services.account_email_hand_off(
+            task=services.PASSWORD_RESET_TASK, args=list(link.values()),
+            send_here=lambda: password_reset_links_send(**link),
+        )
+        return HttpResponseRedirect(self.get_success_url())
 
 
 class InvitationAccept(auth_views.PasswordResetConfirmView):
