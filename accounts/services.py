@@ -12,7 +12,9 @@ changed address only replaces the old one once confirmed, whatever
 inactive until its address is confirmed.
 
 An account e-mail leaves from a worker, never from the request (``account_email_hand_off``):
-how long a page takes must not say whether an address has an account."""
+how long a page takes must not say whether an address has an account. A batch of e-mails (a
+course's invitations) leaves the same way, as one task over one mail connection
+(``account_emails_send``)."""
 
 from __future__ import annotations
 
@@ -20,11 +22,12 @@ import logging
 import smtplib
 from collections.abc import Callable
 from dataclasses import dataclass
+from time import monotonic
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import signing
-from django.core.mail import send_mail
+from django.core.mail import EmailMessage, get_connection, send_mail
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -129,15 +132,18 @@ def email_verification_send(*, request, user, email: str, join_code: str = "", s
 # --- Account e-mails, sent by a worker ------------------------------------------------------
 
 ACCOUNT_EMAIL_TASK = "accounts.tasks.send_account_email"
+ACCOUNT_EMAILS_TASK = "accounts.tasks.send_account_emails"
 PASSWORD_RESET_TASK = "accounts.tasks.send_password_reset_links"
 
 
 def account_email_hand_off(*, task: str, args: list, send_here: Callable[[], object]) -> bool:
     """Have a worker run ``task`` (an e-mail's sending) on the follow-ups' queue, which every
     deployment's worker consumes: a mail server's seconds, and whether a message was sent at
-    all, never show in the request's time. ``args`` are plain strings: what the e-mail's
-    links need is taken from the request here, never the request itself. The task reads no
-    row the caller wrote, so it is published at once rather than on commit.
+    all, never show in the request's time. ``args`` are plain values (strings, lists and dicts
+    of them): what the e-mail's links need is taken from the request here, never the request
+    itself. The account e-mails' tasks read no row the caller wrote, so they are published at
+    once; e-mails that must not leave unless the caller's transaction commits (a course's
+    invitations) are handed off from its ``transaction.on_commit``.
 
     Without a worker (GRADING_MODE "inline", the embedded set-up) ``send_here`` sends it now.
     So does a broker that refuses the task, after ``attnquiz.celery.task_publish`` tried a
@@ -153,16 +159,95 @@ def account_email_hand_off(*, task: str, args: list, send_here: Callable[[], obj
             logger.warning("broker unreachable; %s sent from the request instead", task, exc_info=True)
     try:
         send_here()
-    except (smtplib.SMTPException, OSError):
-        logger.exception("could not send an account e-mail (%s)", task)
+    except (smtplib.SMTPException, OSError, AccountEmailsInterrupted) as failure:
+        logger.exception("could not send %s (%s)", _unsent_words(failure), task)
         return False
     return True
+
+
+def _unsent_words(failure: Exception) -> str:
+    if isinstance(failure, AccountEmailsInterrupted):
+        return f"{len(failure.remaining)} of {failure.total} account e-mails"
+    return "an account e-mail"
 
 
 def account_email_send(*, subject: str, body: str, to: str) -> None:
     """Send one rendered account e-mail (``send_account_email``'s work); a mail server that
     fails raises, so the task tries again later."""
     send_mail(subject=subject, message=body, from_email=None, recipient_list=[to])
+
+
+class AccountEmailsInterrupted(Exception):
+    """The mail server failed during a batch: ``remaining`` are the messages not sent (the one
+    being sent first, as the server may or may not have taken it). The failure is the cause."""
+
+    def __init__(self, *, remaining: list, total: int):
+        super().__init__(f"{len(remaining)} of {total} e-mails not sent")
+        self.remaining = remaining
+        self.total = total
+
+
+def account_emails_send(*, messages: list, seconds: float | None = None) -> list:
+    """Send rendered e-mails (dicts of ``subject``, ``body`` and ``to``, as
+    ``account_email_send`` takes them) in order over one mail connection; returns the ones
+    left when ``seconds`` ran out (at least one is sent each time), else [].
+
+    A mail server that fails (cannot be reached, drops the connection, answers an error)
+    raises ``AccountEmailsInterrupted`` with the messages not sent. A message no server will
+    ever take is logged and passed over rather than holding back the ones after it: one not
+    of that shape, one that cannot be made (a line break in a header), or one whose
+    recipient the server refuses for good (a 5xx answer)."""
+    if not isinstance(messages, list):
+        logger.error("account e-mails that are not a list were passed over")
+        return []
+    if not messages:
+        return []
+    deadline = None if seconds is None else monotonic() + seconds
+    connection = get_connection(fail_silently=False)
+    index = 0
+    try:
+        connection.open()
+        for index, message in enumerate(messages):
+            if index and deadline is not None and monotonic() >= deadline:
+                return messages[index:]
+            _batch_message_send(connection=connection, message=message)
+    except (smtplib.SMTPException, OSError) as failure:
+        raise AccountEmailsInterrupted(remaining=messages[index:], total=len(messages)) from failure
+    finally:
+        _connection_close(connection)
+    return []
+
+
+def _batch_message_send(*, connection, message) -> None:
+    email = _email_from(message)
+    if email is None:
+        logger.error("an account e-mail that is not a subject, body and address was passed over")
+        return
+    try:
+        connection.send_messages([email])
+    except smtplib.SMTPRecipientsRefused as refused:
+        if not all(code >= 500 for code, _answer in refused.recipients.values()):
+            raise  # a temporary refusal: tried again with the rest
+        logger.warning("the mail server refused an account e-mail's recipient for good: %s", refused.recipients)
+    except ValueError:  # BadHeaderError: no server would take it
+        logger.exception("an account e-mail that cannot be made was passed over")
+
+
+def _email_from(message) -> EmailMessage | None:
+    if not isinstance(message, dict):
+        return None
+    subject, body, to = (message.get(key) for key in ("subject", "body", "to"))
+    if not all(isinstance(value, str) for value in (subject, body, to)) or not to:
+        return None
+    return EmailMessage(subject, body, None, [to])
+
+
+def _connection_close(connection) -> None:
+    """Whatever was sent stays sent: a server that fails to say goodbye is no failure."""
+    try:
+        connection.close()
+    except (smtplib.SMTPException, OSError):
+        logger.info("closing the mail connection failed", exc_info=True)
 
 
 @dataclass(frozen=True)

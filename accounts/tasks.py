@@ -3,11 +3,24 @@
 ``services`` and ``forms``.
 
 Safe to run twice: a message sent again is a second copy, a reset link sent again a second
-link. A mail server that fails is tried again later, a few times."""
+link; a task changes no row, so a run delivered twice costs duplicate e-mails, never a lost
+one. A mail server that fails is tried again later, a few times.
+
+A batch (``send_account_emails``, a course's invitations) is sent in order over one
+connection. When the server fails after some of it, the retry carries only the messages not
+yet sent (the one being sent among them: the server may have taken it before failing, so
+that one may arrive twice), so the ones before are not sent again. A run sends for at most
+``mail_run_seconds`` and hands the rest to a new task, not a retry (the server is working):
+a run stays inside the soft time limit, and inside the broker's visibility timeout, after
+which an unacknowledged task is delivered again and its messages would all be sent twice.
+A run delivered twice anyway (a worker lost mid-run) sends its messages again: each copy
+carries the same link, rendered once in the request."""
 
 import smtplib
 
 from celery import shared_task
+from celery.utils.time import get_exponential_backoff_interval
+from django.conf import settings
 
 from . import forms, services
 
@@ -23,6 +36,34 @@ MAIL_RETRY = {
 def send_account_email(subject: str, body: str, to: str) -> None:
     """One rendered message (a confirmation link, or the note that an address is taken)."""
     services.account_email_send(subject=subject, body=body, to=to)
+
+
+@shared_task(bind=True, acks_late=True, ignore_result=True)
+def send_account_emails(self, messages: list) -> None:
+    """Rendered messages (dicts of subject, body and to) over one mail connection."""
+    try:
+        rest = services.account_emails_send(messages=messages, seconds=mail_run_seconds(self))
+    except services.AccountEmailsInterrupted as interrupted:
+        raise self.retry(
+            args=[interrupted.remaining], exc=interrupted.__cause__, max_retries=MAIL_RETRY["max_retries"],
+            countdown=get_exponential_backoff_interval(
+                factor=MAIL_RETRY["retry_backoff"], retries=self.request.retries,
+                maximum=MAIL_RETRY["retry_backoff_max"], full_jitter=True,
+            ),
+        )
+    if rest:
+        from attnquiz.enqueue import task_send
+
+        task_send(self.name, args=[rest], queue=settings.FOLLOWUP_QUEUE)
+
+
+def mail_run_seconds(task) -> float:
+    """How long one run of a batch sends before handing the rest on: the message being sent
+    then may still wait up to the mail server's timeout, and the run must end inside the
+    task's soft time limit."""
+    limit = task.soft_time_limit or task.app.conf.task_soft_time_limit or 20
+    last_message = settings.EMAIL_TIMEOUT or limit / 2
+    return max(1.0, limit - last_message - 2)
 
 
 @shared_task(acks_late=True, ignore_result=True, **MAIL_RETRY)

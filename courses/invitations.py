@@ -4,17 +4,20 @@ link to choose their own password, instead of finding "Forgot your password?" al
 The link is Django's password-reset link (``default_token_generator``): it expires after
 ``PASSWORD_RESET_TIMEOUT`` (3 days by default) and stops working once the password is set.
 Resending makes a new link; the people page shows each invitation's status.
+
+The e-mails are rendered in the request (the links as the instructor reached the site) and,
+once the invitations are committed, handed to a worker as one task per batch
+(``accounts.services.account_email_hand_off``): a roster of hundreds does not hold the
+instructor's page for the mail server's conversation.
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.tokens import default_token_generator
-from django.core.mail import EmailMessage, get_connection
 from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -22,10 +25,10 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from accounts.services import ACCOUNT_EMAILS_TASK, account_email_hand_off, account_emails_send
+
 from .models import Course, EnrolmentInvitation, Invitation
 from .time_text import course_time_text
-
-logger = logging.getLogger(__name__)
 
 MAX_INVITATIONS_AT_ONCE = 2000
 
@@ -77,7 +80,7 @@ def invitation_link(*, user, base_url: str) -> str:
     return base_url.rstrip("/") + reverse("invitation_accept", kwargs={"uidb64": uid, "token": token})
 
 
-def _message(*, course: Course, user, actor, base_url: str) -> EmailMessage:
+def _message(*, course: Course, user, actor, base_url: str) -> dict:
     context = {
         "course": course, "user": user, "inviter": actor,
         "link": invitation_link(user=user, base_url=base_url),
@@ -87,12 +90,12 @@ def _message(*, course: Course, user, actor, base_url: str) -> EmailMessage:
     # "<b>" stays "<b>", and a line break, which no header may hold, becomes a space.
     subject = " ".join(render_to_string("registration/invitation_subject.txt", context).split())
     body = render_to_string("registration/invitation_email.txt", context)
-    return EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [user.email])
+    return {"subject": subject, "body": body, "to": user.email}
 
 
 def invitations_send(*, course: Course, users, actor, base_url: str) -> list:
-    """Send each user with an e-mail address an invitation to ``course`` (after the commit
-    of the caller's transaction, over one mail connection); returns the users invited.
+    """Send each user with an e-mail address an invitation to ``course`` (handed to a worker
+    after the commit of the caller's transaction, ``_hand_off``); returns the users invited.
 
     ``base_url`` is the site's address as the instructor reached it (the link's host)."""
     users = [user for user in users if user.email][:MAX_INVITATIONS_AT_ONCE]
@@ -110,17 +113,18 @@ def invitations_send(*, course: Course, users, actor, base_url: str) -> list:
                 invitation.times_sent += 1
                 invitation.save(update_fields=["sent_at", "sent_by", "times_sent"])
         messages = [_message(course=course, user=user, actor=actor, base_url=base_url) for user in users]
-        transaction.on_commit(lambda: _send(messages))
+        transaction.on_commit(lambda: _hand_off(messages))
     return users
 
 
-def _send(messages: list[EmailMessage]) -> None:
-    """A mail server that is down must not turn the import into an error page: the
-    invitations stay recorded (the people page offers "resend")."""
-    try:
-        get_connection(fail_silently=False).send_messages(messages)
-    except Exception:
-        logger.exception("could not send %d invitation e-mails", len(messages))
+def _hand_off(messages: list[dict]) -> None:
+    """One task for the whole batch, sent over one mail connection by the worker. Without a
+    worker, or with the broker down, it is sent from the request (logged); a mail server that
+    is down then must not turn the import into an error page: the invitations stay recorded
+    (the people page offers "resend")."""
+    account_email_hand_off(
+        task=ACCOUNT_EMAILS_TASK, args=[messages], send_here=lambda: account_emails_send(messages=messages),
+    )
 
 
 def invitations_accepted(*, user) -> Course | None:
@@ -155,9 +159,9 @@ def enrolment_invitation_link(*, base_url: str) -> str:
 
 
 def enrolment_invitations_email(*, invitations, base_url: str) -> int:
-    """E-mail each invited person with an address (after the commit of the caller's
-    transaction, over one mail connection) a note of the invitation with a link to their
-    dashboard, where they accept or decline it; not one e-mailed in the last
+    """E-mail each invited person with an address (handed to a worker after the commit of
+    the caller's transaction, as ``invitations_send`` does) a note of the invitation with a
+    link to their dashboard, where they accept or decline it; not one e-mailed in the last
     ``INVITATION_EMAIL_AGAIN_AFTER``. Returns how many were e-mailed."""
     now = timezone.now()
     recent = now - INVITATION_EMAIL_AGAIN_AFTER
@@ -176,7 +180,7 @@ def enrolment_invitations_email(*, invitations, base_url: str) -> int:
         }
         subject = " ".join(render_to_string("courses/enrolment_invitation_subject.txt", context).split())
         body = render_to_string("courses/enrolment_invitation_email.txt", context)
-        messages.append(EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [invitation.user.email]))
+        messages.append({"subject": subject, "body": body, "to": invitation.user.email})
     EnrolmentInvitation.objects.filter(pk__in=[invitation.pk for invitation in chosen]).update(emailed_at=now)
-    transaction.on_commit(lambda: _send(messages))
+    transaction.on_commit(lambda: _hand_off(messages))
     return len(chosen)
