@@ -60,7 +60,7 @@ class SetPasswordFormPlain(PlainPasswordHelp, SetPasswordForm):
     def save(self, commit=True):
         user = super().save(commit=commit)
         if commit:
-            sign_in_failures_clear(username=user.get_username())
+            sign_in_failures_clear(user=user)
             email_confirmed_by_password_link(user=user)
         return user
 

@@ -362,8 +362,10 @@ def email_confirmed_by_password_link(*, user) -> bool:
     return email_trust_record(user=user, email=user.email, trust=EmailTrust.CONFIRMED_BY_PASSWORD)
 
 
-def sign_in_failures_clear(*, username: str) -> int:
-    """Forget the account's failed sign-ins from every address (after a password reset)."""
+def sign_in_failures_clear(*, user) -> int:
+    """Forget the account's failed sign-ins from every address (after a password reset),
+    under both the names they are counted under: its username and its e-mail address."""
     from axes.utils import reset
 
-    return reset(username=username)
+    names = {user.get_username()} | ({email_normalise(user.email)} if user.email else set())
+    return sum(reset(username=name) for name in sorted(names))

@@ -20,23 +20,29 @@ cookie, which keep their own count.
 A refused try during a lockout is not recorded, so it neither restarts the cool-off nor
 adds to the other count; the lock ends one cool-off after the failure that set it. A
 successful sign-in clears its own (username, address) count only, and a password reset
-clears every count against the account (``accounts.services.sign_in_failures_clear``).
+clears every count against the account, under both its names
+(``accounts.services.sign_in_failures_clear``).
 Everything lives in the database (axes' database handler, no cache), so the lockout holds
 while Redis is down.
 
-What was typed is counted under one name per account (``lockout_username``): the account's
-username when it exists, else the typed text in the form a lookup would give it, so an
-unknown name and a known one pause alike and case or invisible characters buy no extra tries.
+What was typed is counted under the name it was typed as (``typed_name``): the account's
+username when the username was typed, else the text in the form a lookup would give it (an
+e-mail address case-folded, invisible characters gone), so case or invisible characters buy
+no extra tries. An e-mail address is counted as itself whether or not an account gives it,
+and apart from that account's username: five failures as ``a@x.org`` pause ``a@x.org`` there
+and never the username, so the pause cannot tell which username an address belongs to, nor
+whether it belongs to any. The account's count over every address adds up both its names.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import datetime
 
 from axes.attempts import get_cool_off_threshold
 from axes.handlers.database import AxesDatabaseHandler
-from axes.helpers import get_client_username, get_cool_off
+from axes.helpers import get_cool_off
 from axes.models import AccessAttempt
 from django.conf import settings
 from django.db.models import Max, Sum
@@ -60,12 +66,12 @@ class TieredLockoutHandler(AxesDatabaseHandler):
 
     def tier_failures(self, request, credentials=None) -> dict[str, tuple[int, datetime | None]]:
         """Per tier: (failures in the cool-off window, time of the latest one)."""
-        username = get_client_username(request, credentials)
+        name = typed_name(request, credentials)
         address = request.axes_ip_address
         recent = AccessAttempt.objects.filter(attempt_time__gte=get_cool_off_threshold(request))
         tiers = {
-            PAIR: recent.filter(username=username, ip_address=address),
-            USERNAME: recent.filter(username=username),
+            PAIR: recent.filter(username=name.counted_as, ip_address=address),
+            USERNAME: recent.filter(username__in=name.account_names),
         }
         counts = {}
         for tier, attempts in tiers.items():
@@ -88,7 +94,7 @@ class TieredLockoutHandler(AxesDatabaseHandler):
         # account's device cookie is judged by the cookie's own count (attnquiz.device_trust);
         # any other: the limit itself when any tier is locked, else the count of the ordinary
         # (username, address) tier.
-        device_id = trusted_device(request, username=get_client_username(request, credentials))
+        device_id = trusted_device(request, username=typed_name(request, credentials).account)
         if device_id is not None:
             return device_failures(device_id) or 0
         if self.locked_tiers(request, credentials):
@@ -99,7 +105,7 @@ class TieredLockoutHandler(AxesDatabaseHandler):
         # A wrong password typed with the account's device cookie counts against the cookie
         # too, before axes asks get_failures whether this failure locks.
         if request is not None and not getattr(request, "axes_locked_out", False):
-            device_id = trusted_device(request, username=get_client_username(request, credentials))
+            device_id = trusted_device(request, username=typed_name(request, credentials).account)
             if device_id is not None:
                 device_failure_record(device_id)
         return super().user_login_failed(sender, credentials, request=request, **kwargs)
@@ -137,20 +143,41 @@ def lockout_response(request, original_response=None, credentials=None):
     return response
 
 
-def lockout_username(request, credentials=None) -> str:
-    """The account's username for whatever was typed (a username or an e-mail address), so
-    failures under both names count against one account. An unknown name counts in the form
-    a lookup gives it (an e-mail case-folded, invisible characters gone), as a known one
-    does: otherwise "A@x.org" after five failures as "a@x.org" would be paused for an
-    account and not for nobody, telling which addresses have one."""
-    from accounts.identifiers import email_normalise, identifier_normalise
-    from accounts.selectors import user_by_identifier
+@dataclass(frozen=True)
+class TypedName:
+    counted_as: str  # the name this try's failure is recorded under
+    account: str  # the username of the account it names, or ``counted_as`` when none
+    account_names: tuple[str, ...]  # every name the account's failures are recorded under
 
+
+def lockout_username(request, credentials=None) -> str:
+    """The name axes records a try under (``AXES_USERNAME_CALLABLE``)."""
+    return typed_name(request, credentials).counted_as
+
+
+def typed_name(request, credentials=None) -> TypedName:
+    """Whatever was typed (a username or an e-mail address), the name it is counted under
+    and the account it names; read once per request and name."""
     typed = (credentials or {}).get("username") or request.POST.get("username", "")
     # Stored by axes in a 255-character column; NUL cannot be stored by PostgreSQL at all.
     typed = str(typed).replace("\x00", "")[:254]
+    known = request.__dict__.setdefault("_lockout_names", {})
+    if typed not in known:
+        known[typed] = _typed_name(typed)
+    return known[typed]
+
+
+def _typed_name(typed: str) -> TypedName:
+    from accounts.identifiers import email_normalise, identifier_normalise
+    from accounts.selectors import user_by_identifier
+
+    normal = identifier_normalise(typed)
     user = user_by_identifier(identifier=typed)
-    if user is not None:
-        return user.get_username()
-    normal = email_normalise(typed) if "@" in typed else identifier_normalise(typed)
-    return normal.replace("\x00", "")[:254]
+    if user is not None and user.get_username() == normal:
+        counted_as = user.get_username()
+    else:
+        counted_as = (email_normalise(typed) if "@" in typed else normal).replace("\x00", "")[:254]
+    if user is None:
+        return TypedName(counted_as=counted_as, account=counted_as, account_names=(counted_as,))
+    names = {counted_as, user.get_username()} | ({email_normalise(user.email)[:254]} if user.email else set())
+    return TypedName(counted_as=counted_as, account=user.get_username(), account_names=tuple(sorted(names)))

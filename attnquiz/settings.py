@@ -185,7 +185,7 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # a refused try does not 
 AXES_USERNAME_FORM_FIELD = "username"  # the field name of Django's AuthenticationForm
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "attnquiz.lockout.lockout_response"
-AXES_USERNAME_CALLABLE = "attnquiz.lockout.lockout_username"  # e-mail and username are one account
+AXES_USERNAME_CALLABLE = "attnquiz.lockout.lockout_username"  # the name as typed, one per account and form
 
 # --- Accounts and e-mail ---
 # Sign-up is open to anyone unless switched off; with verification on, a new account waits
