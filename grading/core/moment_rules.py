@@ -738,6 +738,31 @@ def _never_produced(previous, following) -> bool:
     return False
 
 
+RENAMED_INDICES = ("m", SECOND_INDEX)
+
+
+def _random_in_moments(expression) -> set:
+    """The random symbols inside the moments of ``expression``."""
+    found = set()
+    for moment in expression.atoms(*MOMENT_TYPES):
+        found.update(symbol for symbol in moment.free_symbols if is_random_symbol(symbol))
+    return found
+
+
+def _invents_random(start, goal, lemmas: tuple) -> bool:
+    """Whether a moment of ``goal`` holds a random variable that neither ``start`` nor a side
+    result's sides have. No rule, forwards or backwards, brings in a random variable: each
+    takes randomness apart or regroups it, and only the indices m and n of a double sum are
+    renamed. Two expressions equal up to algebra have the same moments, so the search could
+    not reach ``goal``: ten variances of q_1 … q_10 followed by those of q_2 … q_11 spent
+    most of a second of the checker's time finding that out."""
+    available = set(start.free_symbols)
+    for left, right in lemmas:
+        available |= left.free_symbols | right.free_symbols
+    return any(symbol not in available and symbol.name[3:].partition("_")[2] not in RENAMED_INDICES
+               for symbol in _random_in_moments(goal))
+
+
 @lru_cache(maxsize=2048)
 def rules_between(previous, following, model_key, depth: int, max_nodes: int = MAX_SEARCH_NODES,
                   lemmas: tuple = (), reverse: bool = False, exclude: tuple = ()) -> tuple | None:
@@ -755,6 +780,8 @@ def rules_between(previous, following, model_key, depth: int, max_nodes: int = M
     start, goal = canonical(previous), canonical(following)
     if _same(start, goal):
         return ()
+    if _invents_random(start, goal, lemmas):
+        return None
     # Writing a variance as a covariance only leads somewhere the next step shows a covariance.
     order = SEARCH_ORDER if goal.has(Cv, DSum, PSum) else RULE_ORDER
     if reverse:
