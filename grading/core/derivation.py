@@ -29,6 +29,11 @@ Side results (lemmas). A line, other than the last, whose first expression is no
 the end of the chain so far but which chains expressions of its own (``Var(q_m k_m) = … = 1``)
 is a side result when its own chain is true under the assumptions, and an error naming the
 line ("is not true") when it is not; lines below it that start with ``=`` extend its chain.
+Equal values alone do not make such a line a step either: one whose first expression has the
+value of the chain's end but is another quantity (``E[(q·k)^2] = … = d_k`` below
+``Var(q·k) = E[(q·k)^2] - E[q·k]^2``) is a side result too when its own chain is true and the
+derivation comes back to the chain's end later, starting from it again or from it with side
+results written in (``d_k - 0``) when no rule step leads from the chain's end to the line.
 It earns nothing by itself. A later step may use it: its first expression is replaced by its
 last wherever it occurs (never inside Σ_m Σ_n, whose indices may coincide), as a free
 rewrite within the same rule limit; then the side result's own steps are classified and
@@ -643,10 +648,10 @@ def check(expected, answer, options: dict) -> Grade:
 
 class Lemma:
     """A side result: a line that does not continue the derivation (its first expression is
-    not equal to the line before) but whose own chain ``A = B = …`` is true under the
-    exercise's assumptions. It earns nothing by itself; a later step may use ``A = <last>``
-    (its ``pair``) as one more rewrite, and then its own steps are checked and counted like
-    the derivation's."""
+    not equal to the line before, or equal only in value: ``_side_result_of_equal_value``)
+    but whose own chain ``A = B = …`` is true under the exercise's assumptions. It earns
+    nothing by itself; a later step may use ``A = <last>`` (its ``pair``) as one more rewrite,
+    and then its own steps are checked and counted like the derivation's."""
 
     def __init__(self, entries: list):
         self.entries = entries  # [(step, structure, value)] of the line
@@ -706,12 +711,15 @@ def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_r
     a chain of its own and is not the last line, is a side result if that chain is true (and a
     false side result if not). A line of one expression, or the last line, that does not go on
     from the chain breaks it; the side result just above is the break instead only when it was
-    meant as a step (``_side_result_meant_as_step``). Without a start, the chain opens at the
-    first line that is not a side result (``_opens_the_derivation``)."""
+    meant as a step (``_side_result_meant_as_step``). A line whose first expression equals the
+    chain's end only in value may still be a side result (``_side_result_of_equal_value``).
+    Without a start, the chain opens at the first line that is not a side result
+    (``_opens_the_derivation``)."""
     chain = [(None, *start)] if start is not None else []
     lemmas: list[Lemma] = []
     lines = _lines_of(list(zip(steps, structures, values)))
     starts_from_result = _starts_from_result(lines, target, seconds)
+    searches = _SearchBudget(MAX_EQUAL_VALUE_SEARCHES)
     for position, group in enumerate(lines):
         rest = group
         if chain:
@@ -732,6 +740,10 @@ def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_r
                     lemma = lemmas.pop()
                     return _chain_breaks(canonicaliser, chain, lemma.entries[0], lemmas, steps, max_rules, options)
                 return _chain_breaks(canonicaliser, chain, group[0], lemmas, steps, max_rules, options)
+            if _side_result_of_equal_value(canonicaliser, lines, position, chain[-1], lemmas, max_rules, seconds,
+                                           searches):
+                lemmas.append(Lemma(group))
+                continue
             chain.append(group[0])
             rest = group[1:]
         else:
@@ -772,6 +784,87 @@ def _side_result_meant_as_step(lines: list, position: int, chain_end: tuple, lem
         return went_on
     # A later line that cannot be compared counts as coming back: the break is then this line.
     return all(_equal(chain_end, later[0], seconds) is False for later in lines[position + 1:])
+
+
+def _side_result_of_equal_value(canonicaliser, lines: list, position: int, chain_end: tuple, lemmas: list,
+                                max_rules: int | None, seconds: float, searches: _SearchBudget) -> bool:
+    """Whether ``lines[position]``, whose first expression has the value of the chain's end, is
+    still a side result: the mirror of ``_side_result_meant_as_step``. Under unit variances
+    ``Var(q_m) = E[q_m^2] - E[q_m]^2 = 1`` starts at 1 and so may the chain; equal values alone
+    do not make the line a step. It is a side result when it chains expressions of its own, is
+    not the last line, starts from another quantity than the chain's end (not the same up to
+    algebra), its own chain is true, and the derivation comes back to the chain's end later:
+    a later line starts from it again (read as a step, the line would make that one go back),
+    or starts from it with side results written in for their left sides while no rule step
+    leads from the chain's end to this line. That last search is made for a few lines of an
+    answer only (``searches``); past them the line is read as a step, as equal values read."""
+    group = lines[position]
+    if len(group) < 2 or position == len(lines) - 1:
+        return False
+    end = chain_end[1]
+    if moment_rules.same_up_to_algebra(end, group[0][1]):
+        return False
+    resumed = _chain_resumed(canonicaliser, lines, position, end, lemmas, seconds)
+    if resumed is None:
+        return False
+    if resumed == SUBSTITUTED:
+        if not searches.take():
+            return False
+        usable = tuple(lemma.pair for lemma in lemmas if lemma.usable)
+        if _rule_step_reaches(canonicaliser, end, group[0][1], max_rules, usable):
+            return False
+    return _first_false_pair(Lemma(group), seconds) is None
+
+
+def _rule_step_reaches(canonicaliser, previous, following, max_rules: int | None, lemma_pairs: tuple) -> bool:
+    """Whether ``_step_rules`` would find a rule step or a restatement from ``previous`` to
+    ``following``, without the deeper search that only tells a too-big step from one that is
+    not justified (with a limit on the rules per step, both are not a rule step)."""
+    key = canonicaliser.model.key
+    depth = max_rules if max_rules is not None else SEARCH_DEPTH_WITHOUT_LIMIT
+    if moment_rules.rules_between(previous, following, key, depth) is not None:
+        return True
+    if moment_rules.rules_between(previous, following, key, depth, moment_rules.MAX_SEARCH_NODES, lemma_pairs,
+                                  True) is not None:
+        return True
+    return max_rules is None and moment_rules.rules_reaching(previous, following, key) is not None
+
+
+MAX_EQUAL_VALUE_SEARCHES = 1
+
+
+class _SearchBudget:
+    """How many more rule searches an answer may spend on reading its lines."""
+
+    def __init__(self, searches: int):
+        self.left = searches
+
+    def take(self) -> bool:
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        return True
+
+
+RESTATED, SUBSTITUTED = "restated", "substituted"
+
+
+def _chain_resumed(canonicaliser, lines: list, position: int, end, lemmas: list, seconds: float) -> str | None:
+    """How a line after ``lines[position]`` comes back to the chain's end ``end``: RESTATED when
+    its first expression is ``end`` up to algebra, SUBSTITUTED when it is ``end`` with side
+    results written in (those above, the line at ``position`` and the true chained lines
+    between), None when no later line does."""
+    pairs = [lemma.pair for lemma in lemmas if lemma.usable]
+    for offset, later in enumerate(lines[position + 1:]):
+        if moment_rules.same_up_to_algebra(end, later[0][1]):
+            return RESTATED
+        aside = Lemma(lines[position + offset])  # the line just above ``later``, if a side result
+        if len(aside.entries) > 1 and aside.usable and _first_false_pair(aside, seconds) is None:
+            pairs.append(aside.pair)
+        if pairs and moment_rules.rules_between(end, later[0][1], canonicaliser.model.key, 0,
+                                                lemmas=tuple(pairs)) is not None:
+            return SUBSTITUTED
+    return None
 
 
 def _opens_the_derivation(lines: list, position: int, starts_from_result, seconds: float):
