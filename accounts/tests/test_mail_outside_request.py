@@ -19,52 +19,15 @@ from django.urls import reverse
 
 from accounts import services, tasks
 from accounts.tests.helpers import email_confirmed
+from accounts.tests.mail_worker import (  # noqa: F401 (fixtures)
+    broker_down, mail_server_down, published, run_published,
+)
 from authoring.tests.factories import user_create
-from grading.harness import free_port
 
 NEW_PASSWORD = "a-long-unusual-passphrase-42"
 RESET_LINK = re.compile(r"http://testserver(/accounts/password/reset/\S+/)")
 VERIFY_LINK = re.compile(r"http://testserver(/accounts/verify/\S+/)")
 RESET_TEMPLATES = ["registration/password_reset_subject.txt", "registration/password_reset_email.txt"]
-
-
-@pytest.fixture
-def published(settings):
-    """A deployment with a worker: what the request publishes, as (task, args, queue)."""
-    settings.GRADING_MODE = "celery"
-    sent = []
-    with mock.patch(
-        "attnquiz.celery.task_publish",
-        side_effect=lambda task, *, args, queue=None, countdown=None: sent.append((task, args, queue)),
-    ):
-        yield sent
-
-
-def run_published(published) -> None:
-    """The worker's turn: each published task run as the worker would (eagerly, here)."""
-    for task, args, _queue in published:
-        assert task.apply(args=args).successful()
-
-
-@pytest.fixture
-def broker_down(settings):
-    """A worker is expected, but the broker's port is closed."""
-    from attnquiz.celery import app, producer_pool_close
-
-    settings.GRADING_MODE = "celery"
-    previous = app.conf.broker_url
-    producer_pool_close(app)
-    app.conf.broker_url = f"redis://127.0.0.1:{free_port()}/0"
-    yield
-    producer_pool_close(app)
-    app.conf.broker_url = previous
-
-
-@pytest.fixture
-def mail_server_down(settings):
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", free_port()
-    settings.EMAIL_USE_TLS, settings.EMAIL_USE_SSL, settings.EMAIL_TIMEOUT = False, False, 1
 
 
 @pytest.fixture

@@ -20,9 +20,11 @@ from django.utils import timezone
 
 from accounts import services, tasks
 from accounts.tests.helpers import email_confirmed
+from accounts.tests.mail_worker import (  # noqa: F401 (fixtures)
+    broker_down, mail_server_down, published, run_published,
+)
 from authoring.tests.factories import PASSWORD, user_create
 from courses.models import Enrolment, EnrolmentInvitation, Invitation
-from grading.harness import free_port
 
 LINK = re.compile(r"http://testserver(/accounts/invitation/[^/\s]+/[^/\s]+/)")
 ROSTER = "email,name\nada@example.org,Ada Lovelace\nbob@example.org,Bob Byte\ncy@example.org,Cy Young\n"
@@ -80,47 +82,6 @@ def connections(settings):
     settings.EMAIL_BACKEND = f"{__name__}.CountingBackend"
     CountingBackend.made = 0
     return CountingBackend
-
-
-@pytest.fixture
-def published(settings):
-    """A deployment with a worker: what the request publishes, as (task, args, queue)."""
-    settings.GRADING_MODE = "celery"
-    sent = []
-    with mock.patch(
-        "attnquiz.celery.task_publish",
-        side_effect=lambda task, *, args, queue=None, countdown=None: sent.append((task, args, queue)),
-    ):
-        yield sent
-
-
-def run_published(published) -> None:
-    """The worker's turn: each published task run as the worker would (eagerly, here),
-    and any task a run publishes after it."""
-    while published:
-        task, args, _queue = published.pop(0)
-        assert task.apply(args=args).successful()
-
-
-@pytest.fixture
-def broker_down(settings):
-    """A worker is expected, but the broker's port is closed."""
-    from attnquiz.celery import app, producer_pool_close
-
-    settings.GRADING_MODE = "celery"
-    previous = app.conf.broker_url
-    producer_pool_close(app)
-    app.conf.broker_url = f"redis://127.0.0.1:{free_port()}/0"
-    yield
-    producer_pool_close(app)
-    app.conf.broker_url = previous
-
-
-@pytest.fixture
-def mail_server_down(settings):
-    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", free_port()
-    settings.EMAIL_USE_TLS, settings.EMAIL_USE_SSL, settings.EMAIL_TIMEOUT = False, False, 1
 
 
 @pytest.fixture
