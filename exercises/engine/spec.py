@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import functools
+import hashlib
 import json
 import math
 import re
@@ -79,6 +81,11 @@ DEFAULT_FIGURE_DECIMALS = 2
 DEFAULT_FIGURE_RANGE = (0.0, 1.0)  # attention weights: the colours of the graded results' heatmaps
 MAX_FIGURE_TITLE_LENGTH = 120
 MAX_FIGURE_LABEL_LENGTH = 30
+# A parameter space this small (sets of parameter values, before gates) has the feedback
+# templates of its options filled in on every variant when the file is read, not on a sample,
+# when that takes at most this many syntax-tree nodes evaluated in all (about half a second).
+MAX_VARIANTS_CHECKED_EVERY = 2000
+MAX_EVERY_VARIANT_WORK = 1_000_000
 
 # Bounds of a part's fields and of the checker options an author sets, so that every part
 # can be drawn, shown and graded (docs/exercise-format.md, Limits). Added after versions were
@@ -206,7 +213,29 @@ class ExerciseSpec:
 def load_spec(yaml_text: str) -> ExerciseSpec:
     """Parse and validate exercise YAML; raises SpecError listing every problem with its line."""
     data, source_map = read_yaml(yaml_text)
-    return _validate(data, source_map, source=True)
+    spec = _validate(data, source_map, source=True)
+    issues = _issues_on_every_variant(spec, yaml_text)
+    if issues:
+        raise SpecError(list(issues))
+    return spec
+
+
+# The same source gives the same issues: the bank's files are read again and again (every
+# load of the bank), and filling the options of every variant is most of their reading.
+_EVERY_VARIANT_ISSUES: dict[str, tuple[SpecIssue, ...]] = {}
+MAX_REMEMBERED_SOURCES = 256
+
+
+def _issues_on_every_variant(spec: ExerciseSpec, yaml_text: str) -> tuple[SpecIssue, ...]:
+    """``selftest.options_on_every_variant`` of the valid ``spec`` read from ``yaml_text``."""
+    from .selftest import options_on_every_variant  # late: the self-test draws variants of a valid spec
+
+    key = hashlib.sha256(yaml_text.encode()).hexdigest()
+    if key not in _EVERY_VARIANT_ISSUES:
+        if len(_EVERY_VARIANT_ISSUES) >= MAX_REMEMBERED_SOURCES:
+            _EVERY_VARIANT_ISSUES.clear()
+        _EVERY_VARIANT_ISSUES[key] = tuple(options_on_every_variant(spec))
+    return _EVERY_VARIANT_ISSUES[key]
 
 
 def with_source_lines(spec: ExerciseSpec, yaml_text: str) -> ExerciseSpec:
@@ -334,6 +363,20 @@ PLACEHOLDER_DECIMALS = f"decimals after '|' must be a whole number from 0 to {MA
 
 
 def parse_placeholder(source: str, known: set[str] | None) -> Placeholder:
+    """The placeholder written ``source`` between its braces; with ``known``, its names
+    must be among them. Without, as every variant fills the text it was checked in, it is
+    parsed once per process (a compiled expression is never changed)."""
+    if known is None:
+        return _parsed_placeholder(source)
+    return _parse_placeholder(source, known)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_placeholder(source: str) -> Placeholder:
+    return _parse_placeholder(source, None)
+
+
+def _parse_placeholder(source: str, known: set[str] | None) -> Placeholder:
     expression_text, _, decimals_text = source.partition("|")
     decimals = None
     if decimals_text.strip():

@@ -7,8 +7,10 @@ student's matrices must never change because a dependency was upgraded.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import hmac
+import itertools
 import json
 import math
 import secrets
@@ -19,6 +21,7 @@ import numpy as np
 from .errors import CountedDrawProblem, DrawFailed, DrawProblem, ExpressionError, VariantError, count_draw_problems
 from .expressions import Expression, evaluate, to_json_value
 from .figures import figure_problems
+from .grading import option_problems
 from .reference import part_reference
 from .source import render_path
 from .spec import DEFAULT_MAX_WEIGHT, MAX_MATRIX_SIDE, NUMERIC_TYPES, ExerciseSpec, Gate, Parameter, Part
@@ -167,6 +170,14 @@ def _named_variant(spec: ExerciseSpec, seed: int, name: str) -> VariantDraw:
         known = ", ".join(spec.variants) or "none"
         raise ValueError(f"'{spec.slug}' has no variant named '{name}'; known: {known}")
     params = generate_params(spec, DrawStream(seed, 0), fixed=spec.variants[name])
+    # No gate applies to a hand-picked variant, but one its checkers cannot grade is refused:
+    # it is never redrawn, so it would be given as it is.
+    ungradable = option_problems(spec, params, feedback=False)
+    if ungradable:
+        raise VariantError(
+            f"'{spec.slug}': the named variant '{name}' cannot be graded: {ungradable[0]}",
+            [problem.reason for problem in ungradable], ungradable,
+        )
     return VariantDraw(params=params, seed=seed, attempts=1, rejections=[], name=name)
 
 
@@ -246,6 +257,77 @@ def _generate(spec: ExerciseSpec, parameter: Parameter, params: dict, stream: Dr
     return np.asarray(values, dtype=float).reshape(shape)
 
 
+def every_variant(spec: ExerciseSpec, limit: int, *, budget: int | None = None, per_variant: int = 0
+                  ) -> list[dict] | None:
+    """Every parameter set the generators can give, in declaration order (each parameter
+    over every value its generator can take given the ones above), before any gate; None
+    when there are more than ``limit`` at any step, or when evaluating them (counted in
+    syntax-tree nodes) and ``per_variant`` more nodes for each would pass ``budget``. A
+    branch on which a field cannot be evaluated gives no variant (a draw there is redrawn).
+    Values are stored as ``generate_params`` stores them."""
+    partial: list[dict] = [{}]
+    work = 0
+    for parameter in spec.parameters:
+        work += len(partial) * _evaluation_size(parameter)
+        if budget is not None and work > budget:
+            return None
+        extended: list[dict] = []
+        for params in partial:
+            values = _possible_values(spec, parameter, params, room=limit - len(extended))
+            if values is None:
+                return None
+            extended += [{**params, parameter.name: value} for value in values]
+        partial = extended
+    if budget is not None and work + len(partial) * per_variant > budget:
+        return None
+    return partial
+
+
+def _evaluation_size(parameter: Parameter) -> int:
+    """The syntax-tree nodes evaluated to draw ``parameter`` once (at least 1)."""
+    expressions = [value for value in parameter.settings.values() if isinstance(value, Expression)]
+    expressions += [size for size in parameter.settings.get("shape", []) if isinstance(size, Expression)]
+    return 1 + sum(expression_size(expression) for expression in expressions)
+
+
+def expression_size(expression: Expression) -> int:
+    """The nodes of ``expression``'s syntax tree: what evaluating it once costs."""
+    return sum(1 for _ in ast.walk(expression.tree))
+
+
+def _possible_values(spec: ExerciseSpec, parameter: Parameter, params: dict, *, room: int) -> list | None:
+    """Every value ``parameter`` can be drawn as after ``params`` ([] when none can), or
+    None when there are more than ``room``."""
+    settings = parameter.settings
+    fields = _ParameterFields(spec, parameter, params)
+    try:
+        if parameter.generator == "fixed":
+            values = [to_json_value(settings["value"])]
+        elif parameter.generator == "derived":
+            values = [fields.value(settings["expr"], ("expr",), stored=True)]
+        elif parameter.generator == "choice":
+            stored = (to_json_value(option) for option in settings["from"])
+            values = list({json.dumps(option): option for option in stored}.values())
+        else:
+            low = fields.whole(settings["min"], ("min",), "min")
+            high = fields.whole(settings["max"], ("max",), "max")
+            if low > high:
+                return []
+            if parameter.generator == "int_range":
+                values = range(low, high + 1)
+            else:
+                shape = [fields.whole(size, ("shape", i), "shape") for i, size in enumerate(settings["shape"])]
+                if not all(1 <= size <= MAX_MATRIX_SIDE for size in shape):
+                    return []
+                if (high - low + 1) ** math.prod(shape) > room:
+                    return None
+                values = [to_json_value(np.asarray(entries, dtype=float).reshape(shape))
+                          for entries in itertools.product(range(low, high + 1), repeat=math.prod(shape))]
+    except (DrawFailed, ValueError, OverflowError):  # a bound of NaN or infinity: that draw fails too
+        return []
+    return list(values) if len(values) <= room else None
+
+
 # ---------------------------------------------------------------------------
 # Quality gates
 # ---------------------------------------------------------------------------
@@ -258,9 +340,10 @@ def first_failed_gate(spec: ExerciseSpec, params: dict) -> str | None:
 
 
 def first_failed_check(spec: ExerciseSpec, params: dict) -> DrawProblem | None:
-    """Why this variant is unfit to be shown, naming the part, figure or gate, or None if
-    it passes every gate. Raises DrawFailed when a part's answer or a gate cannot be
-    evaluated (a figure that cannot be is returned as its problem)."""
+    """Why this variant is unfit to be shown, naming the part, figure, gate or option, or
+    None if it passes every gate. Raises DrawFailed when a part's answer or a gate cannot
+    be evaluated (a figure that cannot be is returned as its problem, and so is an option
+    its checker grades with that does not fill in on this variant: ``grading.option_problems``)."""
     references = {part.key: _part_reference(spec, part, params) for part in spec.parts}
     for part in spec.parts:
         if part.type in NUMERIC_TYPES:
@@ -283,7 +366,8 @@ def first_failed_check(spec: ExerciseSpec, params: dict) -> DrawProblem | None:
                 field=render_path(path), line=spec.line_of(path), action="rejected the draw",
                 detail=gate.reason if gate.kind == "require" else reason.split(": ", 1)[-1],
             )
-    return None
+    ungradable = option_problems(spec, params, feedback=False)
+    return ungradable[0] if ungradable else None
 
 
 PART_PROBLEM_ACTIONS = {
