@@ -42,13 +42,14 @@ REFUSAL_STATUS = {
     "unchanged": status.HTTP_409_CONFLICT,  # the same answer as the part's latest one that counts
     "attempt_finished": status.HTTP_409_CONFLICT,  # an exam answered after its attempt ended
     "rate_limited": status.HTTP_429_TOO_MANY_REQUESTS,  # the per-student answer rate limit
+    "variant_ungradable": status.HTTP_409_CONFLICT,  # a stored variant whose options do not fill in
 }
 
 PROBLEM_422 = OpenApiResponse(ProblemSerializer, description="The answer cannot be read (no attempt used).")
 PROBLEM_409 = OpenApiResponse(
     ProblemSerializer,
     description="Not accepted now: solved, no attempts left, closed, not open yet, time up, "
-    "or (an exam) not started or already finished.",
+    "(an exam) not started or already finished, or a variant that cannot be graded.",
 )
 NUMBER_ANSWER = (
     'Send the answer as text: "0.5", not 0.5 (a list of strings for choices, a list of rows of '

@@ -28,6 +28,7 @@ from exams.locks import attempt_lock_for_answer
 from exams.selectors import student_window
 from exams.selectors_accommodations import carried_accommodation, with_own_accommodation
 from exams.window import Window
+from exercises.engine import ExpressionError
 from exercises.models import Variant
 from exercises.selectors import parts_solved_on_earlier_copies
 from exercises.specs import variant_part_options, variant_references, version_spec
@@ -74,9 +75,24 @@ def part_context(*, variant: Variant, part: str) -> PartContext:
     return PartContext(
         answer_type=part_spec.type,
         expected=variant_references(variant)[part],
-        options=variant_part_options(variant, part),
+        options=_gradable_options(variant, part),
         attempts_allowed=attempts_allowed,
     )
+
+
+def _gradable_options(variant: Variant, part: str) -> dict:
+    """The part's checker options on this variant. A variant stored before its exercise's
+    options were checked on every draw may hold one that does not fill in (``{{8 / w}}`` on
+    w = 0): its answers are refused, using no attempt, rather than lost to an error page."""
+    try:
+        return variant_part_options(variant, part)
+    except ExpressionError as error:
+        logger.warning("variant %s part %s cannot be graded: %s", variant.pk, part, error)
+        raise SubmissionRefused(
+            f"This part cannot be graded on your variant: {error}. Nothing was stored and no attempt was "
+            "used; please tell your instructor, who can give you another variant.",
+            code="variant_ungradable",
+        ) from None
 
 
 # Every answer counts its part's attempts under the variant's lock: compiled once.

@@ -73,7 +73,10 @@ PREVIEW_OPTION_KEYS = (
 def preview_options(variant, part_key) -> str:
     """JSON of the parse options of one part of a variant, for data-preview-options (the
     options its grade uses, kept per process)."""
-    options = variant_part_options(variant, part_key)
+    try:
+        options = variant_part_options(variant, part_key)
+    except engine.ExpressionError:  # a stored variant whose options do not fill in: its answers are refused
+        return "{}"
     readable = {key: options[key] for key in PREVIEW_OPTION_KEYS if key in options}
     return json.dumps(readable, separators=(",", ":"), sort_keys=True)
 
