@@ -4,7 +4,7 @@ one; an archived course refuses every write request before its view runs."""
 
 import zoneinfo
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Case, Exists, OuterRef, Value, When
 from django.db.models.functions import Lower
 from django.http import HttpResponsePermanentRedirect
 from django.urls import NoReverseMatch, reverse
@@ -23,22 +23,26 @@ _TIME_ZONE_OF_COURSE = PreparedRead(
 )
 
 
-# An assignment's pages read, in the same query, whether the address names it as stored: the
-# exam hour's pages pay one index lookup for it, and only a miss looks for it in another case.
+# An assignment's pages read, in the same query, whether the address names it as stored or
+# in another case. A CASE is evaluated lazily (PostgreSQL and SQLite alike): the exam hour's
+# pages, naming it as stored, run the first EXISTS only, one index lookup; only a miss looks
+# over the course's assignments lower-cased. The name in any case is compared lower-cased on
+# both sides, not with ``iexact``: SQLite's ``iexact`` escapes the value into a LIKE pattern,
+# which a prepared read cannot take.
+NAMED_AS_STORED, NAMED_IN_ANOTHER_CASE, NOT_NAMED = 1, 2, 0
 _TIME_ZONE_AND_ASSIGNMENT = PreparedRead(
-    lambda *, slug, assignment_slug: Course.objects.filter(slug=slug).order_by()
-    .annotate(assignment_named=Exists(Assignment.objects.filter(course=OuterRef("pk"), slug=assignment_slug)))
+    lambda *, slug, assignment_slug, assignment_slug_lower: Course.objects.filter(slug=slug).order_by()
+    .annotate(assignment_named=Case(
+        When(Exists(Assignment.objects.filter(course=OuterRef("pk"), slug=assignment_slug)),
+             then=Value(NAMED_AS_STORED)),
+        When(Exists(Assignment.objects.alias(slug_lower=Lower("slug"))
+                    .filter(course=OuterRef("pk"), slug_lower=assignment_slug_lower)),
+             then=Value(NAMED_IN_ANOTHER_CASE)),
+        default=Value(NOT_NAMED),
+    ))
     .values_list("time_zone", "assignment_named")[:1],
     slug=str,
     assignment_slug=str,
-)
-
-# The name in any case is compared lower-cased on both sides, not with ``iexact``: SQLite's
-# ``iexact`` escapes the value into a LIKE pattern, which a prepared read cannot take.
-_ASSIGNMENT_IN_ANOTHER_CASE = PreparedRead(
-    lambda *, slug, assignment_slug_lower: Assignment.objects.alias(slug_lower=Lower("slug"))
-    .filter(course__slug=slug, slug_lower=assignment_slug_lower).order_by().values_list("pk", flat=True)[:1],
-    slug=str,
     assignment_slug_lower=str,
 )
 
@@ -53,22 +57,18 @@ def _course_zone_in_another_case(slug: str) -> str | None:
 def _zone_of_url(slug: str, assignment_slug: str | None) -> tuple[str | None, bool]:
     """The time zone of the course the URL names (in any case; None if none), and whether
     the URL names a course (and assignment) only in another case than stored. One query
-    where it names them as stored; one more where it names no assignment of the course as
-    stored, or no course as stored."""
+    where it names the course as stored; one more where it does not."""
     if assignment_slug is None:
         zone = _TIME_ZONE_OF_COURSE.first(slug=slug)
         if zone is not None:
             return zone, False
     else:
-        row = _TIME_ZONE_AND_ASSIGNMENT.first(slug=slug, assignment_slug=assignment_slug)
+        row = _TIME_ZONE_AND_ASSIGNMENT.first(
+            slug=slug, assignment_slug=assignment_slug, assignment_slug_lower=assignment_slug.lower()
+        )
         if row is not None:
             zone, named = row
-            if named:
-                return zone, False
-            in_another_case = _ASSIGNMENT_IN_ANOTHER_CASE.first(
-                slug=slug, assignment_slug_lower=assignment_slug.lower()
-            ) is not None
-            return zone, in_another_case
+            return zone, named == NAMED_IN_ANOTHER_CASE
     zone = _course_zone_in_another_case(slug)
     return zone, zone is not None
 
