@@ -6,7 +6,8 @@ Swagger UI's own palette does not: white on its light method badges (GET 2.3:1, 
 static/attnquiz/css/api-docs.css, loaded after Swagger's, darkens them. The page is
 checked as a reader goes through it: as loaded, an operation open with "Try it out",
 a request sent (an anonymous reader gets a 401 problem document, shown highlighted),
-and every schema expanded; on a phone and on a desktop.
+and every schema expanded; on a phone and on a desktop. The Authorize dialog, where a reader
+pastes a token, is checked open too.
 """
 
 from __future__ import annotations
@@ -76,3 +77,17 @@ def test_an_operation_tried_out_and_the_schemas_opened_have_no_contrast_violatio
     seen["schemas expanded"] = contrast_failures(page, watch)
 
     assert seen == {"tried out": [], "response shown": [], "schemas expanded": []}
+
+
+def test_the_authorize_dialog_has_no_contrast_violation(page, watch, transactional_db):
+    # The dialog where a reader pastes a token: its labels, input, Authorize and Close.
+    for viewport in (PHONE, DESKTOP):
+        page.set_viewport_size(viewport)
+        open_docs(page)
+        page.locator(".auth-wrapper .btn.authorize").click()
+        dialog = page.locator(".dialog-ux .modal-ux")
+        dialog.wait_for()
+        settle(page)
+        assert contrast_failures(page, watch) == [], viewport
+        dialog.locator(".close-modal").click()
+        dialog.wait_for(state="detached")
