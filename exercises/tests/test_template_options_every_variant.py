@@ -157,29 +157,12 @@ def test_on_a_variant_a_feedback_entry_that_cannot_be_filled_in_is_left_out_and_
 @pytest.mark.django_db
 def test_a_student_given_such_a_variant_gets_the_page_and_a_grade(client, django_user_model,
                                                                   django_capture_on_commit_callbacks):
-    from courses.models import Assignment, AssignmentItem, Course, Enrolment
-    from exercises import bodies
-    from exercises.models import Exercise, ExerciseVersion, Variant, VersionStatus
-    from exercises.services import assignment_variant_context
+    from exercises.tests.stored_variants import variant_stored
     from grading.models import Submission
 
-    text = LARGE.replace("VALUE", "{{1 / r}}")
-    spec = load_spec(text)
-    version = ExerciseVersion.objects.create(
-        exercise=Exercise.objects.create(slug=spec.slug, title=spec.title), number=1, source=text,
-        spec=spec_to_json(spec), content_hash="c" * 64, status=VersionStatus.PUBLISHED,
-    )
     student = django_user_model.objects.create_user(username="student", password="x")
-    course = Course.objects.create(slug="c1", title="Course")
-    Enrolment.objects.create(course=course, user=student, role="student")
-    assignment = Assignment.objects.create(course=course, slug="a1", title="Homework", is_published=True)
-    item = AssignmentItem.objects.create(assignment=assignment, exercise_version=version, points=1)
-    params = {"r": 0}
-    variant = Variant.objects.create(
-        exercise_version=version, student=student, context=assignment_variant_context(item), seed=7,
-        params=params, assignment_item=item,
-        rendered=bodies.body_render(spec=spec, params=params, content_hash=version.content_hash, part_points=None),
-    )
+    variant = variant_stored(source=LARGE.replace("VALUE", "{{1 / r}}"), params={"r": 0}, student=student)
+    item = variant.assignment_item
     client.force_login(student)
     assert client.get(reverse("exercise", args=[item.pk])).status_code == 200
     for answer in ("7", "1"):

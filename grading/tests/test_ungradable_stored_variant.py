@@ -6,9 +6,9 @@ using no attempt, on the page and in the API: never a 500."""
 import pytest
 from django.urls import reverse
 
-from api.services import api_token_create
 from api.models import TokenScope
-from exercises.engine import load_spec, spec_to_json
+from api.services import api_token_create
+from exercises.tests.stored_variants import variant_stored
 from grading.models import Submission
 
 SOURCE = """\
@@ -35,28 +35,8 @@ REFUSAL = ("This part cannot be graded on your variant: cannot evaluate '8 / w':
 @pytest.fixture
 def stored(db, django_user_model):
     """A student's variant w = 0, stored as an earlier draw could have stored it."""
-    from courses.models import Assignment, AssignmentItem, Course, Enrolment
-    from exercises import bodies
-    from exercises.models import Exercise, ExerciseVersion, Variant, VersionStatus
-    from exercises.services import assignment_variant_context
-
-    spec = load_spec(SOURCE)
-    version = ExerciseVersion.objects.create(
-        exercise=Exercise.objects.create(slug=spec.slug, title=spec.title), number=1, source=SOURCE,
-        spec=spec_to_json(spec), content_hash="d" * 64, status=VersionStatus.PUBLISHED,
-    )
     student = django_user_model.objects.create_user(username="student", password="x")
-    course = Course.objects.create(slug="c1", title="Course")
-    Enrolment.objects.create(course=course, user=student, role="student")
-    assignment = Assignment.objects.create(course=course, slug="a1", title="Homework", is_published=True)
-    item = AssignmentItem.objects.create(assignment=assignment, exercise_version=version, points=1)
-    params = {"n": 2, "w": 0}
-    variant = Variant.objects.create(
-        exercise_version=version, student=student, context=assignment_variant_context(item), seed=7,
-        params=params, assignment_item=item,
-        rendered=bodies.body_render(spec=spec, params=params, content_hash=version.content_hash, part_points=None),
-    )
-    return variant
+    return variant_stored(source=SOURCE, params={"n": 2, "w": 0}, student=student, content_hash="d" * 64)
 
 
 def test_the_page_shows(client, stored):
