@@ -277,6 +277,9 @@ def _source_check(*, source: str, seed: int) -> dict:
     if unrendered["seeds"]:
         return {"errors": [], "failure": unrendered["failure"], "problems": unrendered["problems"],
                 "preview": version_preview(spec=spec, seed=seed)}
+    loose = _loose_tolerance(spec, range(CHECK_SEEDS))
+    if loose:
+        return {"errors": [], "failure": loose, "problems": [], "preview": version_preview(spec=spec, seed=seed)}
     failure, problems = None, []
     tries = [(s, None) for s in range(CHECK_SEEDS)] + [(0, name) for name in spec.variants]
     for try_seed, name in tries:
@@ -290,6 +293,18 @@ def _source_check(*, source: str, seed: int) -> dict:
             problems = tried.get("problems") or []
             break
     return {"errors": [], "failure": failure, "problems": problems, "preview": version_preview(spec=spec, seed=seed)}
+
+
+def _loose_tolerance(spec: engine.ExerciseSpec, seeds) -> str | None:
+    """The first seed's words on a declared tolerance that accepts 0 or a known wrong value
+    ("Test 100 variants" says so of every variant; a save or publish stops at the first)."""
+    from exercises.engine.selftest import declared_tolerance_problems
+
+    for seed in seeds:
+        problems = declared_tolerance_problems(spec, engine.draw_variant(spec, seed).params)
+        if problems:
+            return f"The exercise's tolerance is too loose for seed {seed}: {problems[0]}"
+    return None
 
 
 def _unrendered_seeds(spec: engine.ExerciseSpec, seeds) -> dict:

@@ -85,6 +85,23 @@ def self_test_variant(spec: ExerciseSpec, params: dict) -> SelfTestResult:
     return result
 
 
+def declared_tolerance_problems(spec: ExerciseSpec, params: dict) -> list[str]:
+    """What ``self_test_variant`` says of the parts' declared tolerances on this variant
+    (one that accepts 0, or a known wrong value), without running any checker: cheap enough
+    for every save and publish to try on a few seeds."""
+    result = SelfTestResult()
+    for part in spec.parts:
+        if part.type not in NUMERIC_TYPES:
+            continue
+        try:
+            options = part_options(spec, params, part.key)
+            expected = part_reference(part, params)
+        except (ExpressionError, DrawFailed):
+            continue  # reported by the draws' own checks
+        _check_declared_tolerance(spec, part, params, expected, options, result)
+    return result.failures
+
+
 def _unfilled_options(spec: ExerciseSpec, params: dict, result: SelfTestResult) -> set[str]:
     """A failure for every template of the parts' options that does not fill in on this
     variant; the keys of the parts whose checker cannot be given its options at all (a
