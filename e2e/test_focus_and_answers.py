@@ -85,7 +85,9 @@ def test_leaving_asks_only_while_an_answer_is_unsent(student_page, demo_site):
     assert page.evaluate(LEAVING_ASKS) is True
     page.get_by_role("button", name="Submit part (e)", exact=True).click()
     page.locator("#result-textbook_std [data-result=graded]").wait_for()
-    assert page.evaluate(LEAVING_ASKS) is False  # sent
+    # The page learns the stored answer when htmx settles the swapped result (a moment after
+    # it is in the page): wait for that, not for the element alone.
+    page.wait_for_function(f"() => !({LEAVING_ASKS})()", timeout=5000)  # sent
     page.reload()
     expect(number).to_have_value("12.5")
     assert page.evaluate(LEAVING_ASKS) is False  # restored as sent
