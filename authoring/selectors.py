@@ -273,11 +273,11 @@ def _source_check(*, source: str, seed: int) -> dict:
     if draws.failed_seeds:
         return {"errors": [], "failure": _failed_seeds_text(spec, draws), "problems": draws.problems,
                 "preview": version_preview(spec=spec, seed=seed)}
-    unrendered = _unrendered_seeds(spec, range(CHECK_SEEDS))
+    unrendered = _unrendered_seeds(spec, draws.params)
     if unrendered["seeds"]:
         return {"errors": [], "failure": unrendered["failure"], "problems": unrendered["problems"],
                 "preview": version_preview(spec=spec, seed=seed)}
-    loose = _loose_tolerance(spec, range(CHECK_SEEDS))
+    loose = _loose_tolerance(spec, draws.params)
     if loose:
         return {"errors": [], "failure": loose, "problems": [], "preview": version_preview(spec=spec, seed=seed)}
     failure, problems = None, []
@@ -295,28 +295,30 @@ def _source_check(*, source: str, seed: int) -> dict:
     return {"errors": [], "failure": failure, "problems": problems, "preview": version_preview(spec=spec, seed=seed)}
 
 
-def _loose_tolerance(spec: engine.ExerciseSpec, seeds) -> str | None:
+def _loose_tolerance(spec: engine.ExerciseSpec, drawn: dict[int, dict]) -> str | None:
     """The first seed's words on a declared tolerance that accepts 0 or a known wrong value
-    ("Test 100 variants" says so of every variant; a save or publish stops at the first)."""
+    ("Test 100 variants" says so of every variant; a save or publish stops at the first).
+    ``drawn``: each seed's variant, as ``engine.check_draws`` drew it."""
     from exercises.engine.selftest import declared_tolerance_problems
 
-    for seed in seeds:
-        problems = declared_tolerance_problems(spec, engine.draw_variant(spec, seed).params)
+    for seed, params in drawn.items():
+        problems = declared_tolerance_problems(spec, params)
         if problems:
             return f"The exercise's tolerance is too loose for seed {seed}: {problems[0]}"
     return None
 
 
-def _unrendered_seeds(spec: engine.ExerciseSpec, seeds) -> dict:
+def _unrendered_seeds(spec: engine.ExerciseSpec, drawn: dict[int, dict]) -> dict:
     """Seeds that draw but whose text (prompt, solutions, hints, choices) has a placeholder
-    that cannot be filled in, and each such placeholder once, counted over the seeds."""
+    that cannot be filled in, and each such placeholder once, counted over the seeds.
+    ``drawn``: each seed's variant, as ``engine.check_draws`` drew it (once for every check)."""
     from exercises.engine.errors import once_per_draw
     from exercises.engine.rendering import text_problems
 
-    seeds = list(seeds)
+    seeds = list(drawn)
     failed, problems = [], []
-    for seed in seeds:
-        found = text_problems(spec, engine.draw_variant(spec, seed).params)
+    for seed, params in drawn.items():
+        found = text_problems(spec, params)
         if found:
             failed.append(seed)
             problems += once_per_draw(found)

@@ -146,12 +146,13 @@ class DrawCheck:
     failed_seeds: list[int]
     draws: int
     problems: list[CountedDrawProblem]
+    params: dict[int, dict]  # seed -> the variant it gave, for each seed that gave one
 
 
 def check_draws(spec: ExerciseSpec, seeds) -> DrawCheck:
     """Draw every seed of ``seeds`` (with its redraws) and count the refused draws by cause."""
     seeds = list(seeds)
-    failed, problems, draws = [], [], 0
+    failed, problems, draws, params = [], [], 0, {}
     for seed in seeds:
         try:
             draw = draw_variant(spec, seed)
@@ -162,7 +163,9 @@ def check_draws(spec: ExerciseSpec, seeds) -> DrawCheck:
         else:
             draws += draw.attempts
             problems += draw.problems
-    return DrawCheck(seeds=seeds, failed_seeds=failed, draws=draws, problems=count_draw_problems(problems, draws))
+            params[seed] = draw.params
+    return DrawCheck(seeds=seeds, failed_seeds=failed, draws=draws, problems=count_draw_problems(problems, draws),
+                     params=params)
 
 
 def _named_variant(spec: ExerciseSpec, seed: int, name: str) -> VariantDraw:
