@@ -100,7 +100,7 @@ class Command(BenchHttp):
                 queue_worker_start(worker, queue)
             self.beat.start()
             web.start()
-            self.web, self.broker_server, self.cpu_rounds = web, broker, []
+            self.web, self.broker_server, self.cpu_rounds, self.polls_per_answer = web, broker, [], []
             self.broker = redis.Redis.from_url(broker.url)
             item = self.bench_item()
             page_students = self.prepared(item, clients)
