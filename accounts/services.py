@@ -193,10 +193,12 @@ def account_emails_send(*, messages: list, seconds: float | None = None) -> list
     left when ``seconds`` ran out (at least one is sent each time), else [].
 
     A mail server that fails (cannot be reached, drops the connection, answers an error)
-    raises ``AccountEmailsInterrupted`` with the messages not sent. A message no server will
-    ever take is logged and passed over rather than holding back the ones after it: one not
-    of that shape, one that cannot be made (a line break in a header), or one whose
-    recipient the server refuses for good (a 5xx answer)."""
+    raises ``AccountEmailsInterrupted`` with the messages not sent. A recipient the server
+    refuses for now (a 4xx answer: a full mailbox, greylisting) holds back only its own
+    message: the rest are sent, then it is raised with the messages so refused. A message no
+    server will ever take is logged and passed over: one not of that shape, one that cannot
+    be made (a line break in a header), or one whose recipient the server refuses for good
+    (a 5xx answer)."""
     if not isinstance(messages, list):
         logger.error("account e-mails that are not a list were passed over")
         return []
@@ -205,17 +207,32 @@ def account_emails_send(*, messages: list, seconds: float | None = None) -> list
     deadline = None if seconds is None else monotonic() + seconds
     connection = get_connection(fail_silently=False)
     index = 0
+    refused_for_now: list = []
+    last_refusal = None
     try:
         connection.open()
         for index, message in enumerate(messages):
             if index and deadline is not None and monotonic() >= deadline:
-                return messages[index:]
-            _batch_message_send(connection=connection, message=message)
+                return messages[index:] + refused_for_now
+            try:
+                _batch_message_send(connection=connection, message=message)
+            except RecipientRefusedForNow as refusal:
+                refused_for_now.append(message)
+                last_refusal = refusal.__cause__
     except (smtplib.SMTPException, OSError) as failure:
-        raise AccountEmailsInterrupted(remaining=messages[index:], total=len(messages)) from failure
+        raise AccountEmailsInterrupted(
+            remaining=messages[index:] + refused_for_now, total=len(messages)
+        ) from failure
     finally:
         _connection_close(connection)
+    if refused_for_now:
+        raise AccountEmailsInterrupted(remaining=refused_for_now, total=len(messages)) from last_refusal
     return []
+
+
+class RecipientRefusedForNow(Exception):
+    """The mail server refused a message's recipient with a temporary (4xx) answer; the
+    refusal is the cause."""
 
 
 def _batch_message_send(*, connection, message) -> None:
@@ -227,7 +244,7 @@ def _batch_message_send(*, connection, message) -> None:
         connection.send_messages([email])
     except smtplib.SMTPRecipientsRefused as refused:
         if not all(code >= 500 for code, _answer in refused.recipients.values()):
-            raise  # a temporary refusal: tried again with the rest
+            raise RecipientRefusedForNow() from refused  # tried again after the rest
         logger.warning("the mail server refused an account e-mail's recipient for good: %s", refused.recipients)
     except ValueError:  # BadHeaderError: no server would take it
         logger.exception("an account e-mail that cannot be made was passed over")

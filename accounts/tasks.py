@@ -9,8 +9,9 @@ one. A mail server that fails is tried again later, a few times.
 A batch (``send_account_emails``, a course's invitations) is sent in order over one
 connection. When the server fails after some of it, the retry carries only the messages not
 yet sent (the one being sent among them: the server may have taken it before failing, so
-that one may arrive twice), so the ones before are not sent again. A run sends for at most
-``mail_run_seconds`` and hands the rest to a new task, not a retry (the server is working):
+that one may arrive twice), so the ones before are not sent again. A recipient refused
+for now (a 4xx answer) holds back only its own message: the rest are sent, and the retry
+carries it. A run sends for at most ``mail_run_seconds`` and hands the rest to a new task, not a retry (the server is working):
 a run stays inside the soft time limit, and inside the broker's visibility timeout, after
 which an unacknowledged task is delivered again and its messages would all be sent twice.
 A run delivered twice anyway (a worker lost mid-run) sends its messages again: each copy

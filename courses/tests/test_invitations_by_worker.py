@@ -71,6 +71,21 @@ class RefusingBackend(locmem.EmailBackend):
         return super().send_messages(messages)
 
 
+class RefusingThenDroppingBackend(RefusingBackend):
+    """Refuses ``b@example.org`` for now, then drops the connection ``drops`` times on the
+    message after it."""
+
+    refused = "b@example.org"
+    drops = 0
+
+    def send_messages(self, messages):
+        cls = type(self)
+        if cls.drops and any("c@example.org" in m.to for m in messages):
+            cls.drops -= 1
+            raise smtplib.SMTPServerDisconnected("Connection unexpectedly closed")
+        return super().send_messages(messages)
+
+
 @pytest.fixture
 def instructor(client, people):
     client.login(username="ines", password=PASSWORD)
@@ -220,23 +235,55 @@ def test_an_unreachable_mail_server_is_tried_again(mail_server_down, runs):
     assert runs() == [FIVE[:3]] * (1 + tasks.MAIL_RETRY["max_retries"])
 
 
-@pytest.mark.parametrize("code, runs_expected, delivered", [
-    (550, 1, ["ada@example.org", "cy@example.org"]),  # refused for good: passed over
-    (450, 1 + tasks.MAIL_RETRY["max_retries"], ["ada@example.org"]),  # for now: tried again from it
+RETRIES = tasks.MAIL_RETRY["max_retries"]
+THREE = ["ada@example.org", "bob@example.org", "cy@example.org"]
+
+
+@pytest.mark.parametrize("code, runs_expected", [
+    (550, [THREE]),  # refused for good: passed over
+    (450, [THREE] + [["bob@example.org"]] * RETRIES),  # for now: the rest sent, it alone tried again
 ])
-def test_a_refused_recipient_holds_back_the_rest_only_while_it_may_be_taken_later(
-    settings, runs, caplog, code, runs_expected, delivered,
-):
+def test_a_refused_recipient_holds_back_only_its_own_message(settings, runs, caplog, code, runs_expected):
     settings.EMAIL_BACKEND = f"{__name__}.RefusingBackend"
     RefusingBackend.code = code
     with caplog.at_level(logging.WARNING, logger="accounts.services"):
-        tasks.send_account_emails.apply(args=[batch("ada@example.org", "bob@example.org", "cy@example.org")])
-    assert len(runs()) == runs_expected
-    assert [m.to[0] for m in mail.outbox] == delivered
+        result = tasks.send_account_emails.apply(args=[batch(*THREE)])
+    assert runs() == runs_expected
+    assert [m.to[0] for m in mail.outbox] == ["ada@example.org", "cy@example.org"]
+    assert (result.state, type(result.result).__name__) == (
+        ("SUCCESS", "NoneType") if code == 550 else ("FAILURE", "SMTPRecipientsRefused")
+    )
     refusals = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
     assert refusals == ([
         "the mail server refused an account e-mail's recipient for good: {'bob@example.org': (550, b'no such mailbox')}"
     ] if code == 550 else [])
+
+
+def test_a_recipient_refused_for_now_is_tried_again_with_what_a_failing_server_left(settings, runs):
+    """Refused for now, then the server drops the connection: the retry carries the messages
+    not reached and the refused one, each once."""
+    settings.EMAIL_BACKEND = f"{__name__}.RefusingThenDroppingBackend"
+    RefusingThenDroppingBackend.code, RefusingThenDroppingBackend.drops = 450, 1
+    task = tasks.send_account_emails
+    with mock.patch.object(task, "retry", wraps=task.retry) as retry:
+        task.apply(args=[batch(*FIVE)])
+    first_retry = retry.call_args_list[0]
+    assert [m["to"] for m in first_retry.kwargs["args"][0]] == ["c@example.org", "d@example.org", "e@example.org", "b@example.org"]
+    assert runs()[:2] == [FIVE, ["c@example.org", "d@example.org", "e@example.org", "b@example.org"]]
+    assert [m.to[0] for m in mail.outbox] == ["a@example.org", "c@example.org", "d@example.org", "e@example.org"]
+
+
+def test_a_recipient_refused_for_now_goes_with_the_rest_when_the_runs_time_is_up(settings, published, runs):
+    settings.EMAIL_BACKEND = f"{__name__}.RefusingBackend"
+    RefusingBackend.code, RefusingBackend.refused = 450, "a@example.org"
+    try:
+        with mock.patch.object(tasks, "mail_run_seconds", return_value=0):
+            assert tasks.send_account_emails.apply(args=[batch(*FIVE[:3])]).successful()
+    finally:
+        RefusingBackend.refused = "bob@example.org"
+    [(_task, [rest], _queue)] = published
+    assert [m["to"] for m in rest] == ["b@example.org", "c@example.org", "a@example.org"]
+    assert mail.outbox == []  # the run's one message was refused for now
 
 
 @pytest.mark.parametrize("messages", [
