@@ -49,7 +49,8 @@ line starts from the required value, or when the next line does not go on from i
 opens at the first line that is not.
 A step that multiplies out to more than ``MAX_STEP_TERMS`` terms cannot be read.
 
-A hollow chain — no rule step ends at a line that still has a moment: the bare result,
+A hollow chain — no rule step ends at a line that still has a moment (writing Var(X) as
+Cov(X, X), or back, is no such step: it renames the moment): the bare result,
 the question restated or padded and then the result — scores 0. Otherwise the score is
 ``derivation_score``: the share of the rule path shown within the limit, too-big steps
 counting ``big_step_credit`` (default and maximum 0.5) per rule. ``min_steps`` counts
@@ -72,6 +73,7 @@ right/wrong derivations for the exercise self-test).
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass
 
@@ -90,6 +92,9 @@ GRAMMAR = safe_expr.Grammar(
 )
 MAX_STEPS = 30
 MAX_STEP_TERMS = 100
+# What the rules make of a step's moments (Var(X) -> E[X²] - E[X]²): the variance of a sum of
+# ten terms written out by its definition has 110; a thousand took the checker seconds.
+MAX_TERMS_AFTER_RULES = 200
 DEFAULT_MAX_RULES_PER_STEP = 2
 DEFAULT_BIG_STEP_CREDIT = 0.5
 MAX_BIG_STEP_CREDIT = 0.5
@@ -281,6 +286,7 @@ def rewrite_notation(text: str, bases, dimension: str) -> str:
         text = re.sub(rf"(?<![A-Za-z0-9_])({names})\s*(?:·|⋅|∙|\.|\\cdot|\\bullet)\s*({names})(?![A-Za-z0-9_])",
                       r" dot(\1, \2) ", text)
         text = re.sub(rf"(?<![A-Za-z0-9_\\])({names}){_TRANSPOSE}({names})(?![A-Za-z0-9_])", r" dot(\1, \2) ", text)
+        text = _angle_brackets_as_dot(text, names)
     text = _NESTED_PAIR_SUM.sub(lambda match: f"Σ_{{{match.group('first')}≠{match.group('second')}}}", text)
     for _ in range(20):
         match = _PAIR_SUM_OPENER.search(text)
@@ -306,6 +312,14 @@ def rewrite_notation(text: str, bases, dimension: str) -> str:
             raise AnswerFormatError("a sum Σ needs a term after it, e.g. Σ_m q_m k_m")
         text = f"{text[:match.start()]} Sum({term}, {index}, {lower}, {upper}) {text[end:]}"
     raise AnswerFormatError("too many sums in one step")
+
+
+_ANGLE_OPEN, _ANGLE_CLOSE = r"(?:\\left\s*)?(?:⟨|〈|\\langle)", r"(?:\\right\s*)?(?:⟩|〉|\\rangle)"
+
+
+def _angle_brackets_as_dot(text: str, names: str) -> str:
+    """⟨q, k⟩ (or \\langle q, k \\rangle) of two declared vectors -> dot(q, k): the inner product."""
+    return re.sub(rf"{_ANGLE_OPEN}\s*({names})\s*,\s*({names})\s*{_ANGLE_CLOSE}", r" dot(\1, \2) ", text)
 
 
 def _term_end(text: str, position: int) -> int:
@@ -492,6 +506,11 @@ class Canonicaliser:
         if terms > MAX_STEP_TERMS:
             raise AnswerFormatError(f"the step is too big to check: multiplied out it has {terms} terms "
                                     f"(the limit is {MAX_STEP_TERMS}); write it in smaller pieces")
+        after_rules = terms_after_rules(built)
+        if after_rules > MAX_TERMS_AFTER_RULES:
+            raise AnswerFormatError(f"the step is too big to check: its moments taken apart by the rules have "
+                                    f"{after_rules} terms (the limit is {MAX_TERMS_AFTER_RULES}); write it in smaller "
+                                    "pieces")
         if built.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
             raise AnswerFormatError("the step is undefined (it divides by zero)")
         return moment_rules.canonical(self._one_index_named_m(built))
@@ -535,6 +554,47 @@ class Canonicaliser:
             return built
         (index,) = indices
         return moment_rules.rename_index(built, index, "m")
+
+
+def terms_after_rules(expression) -> int:
+    """A bound on the terms the rules make anywhere in ``expression``, computed without
+    expanding: a moment counts the terms its argument multiplies out to (linearity splits
+    E[X] into them), Var(X) those of X² (its definition) and Cov(X, Y) those of XY. A step of
+    few terms can still make thousands: Var((q_m + k_m)^50) took over a second to refuse,
+    Cov((Σ q)^2, (Σ k)^2) of ten terms each took seconds to evaluate."""
+    largest = 1
+
+    def terms(node) -> int:
+        nonlocal largest
+        if node.is_Atom:
+            return 1
+        counts = [terms(arg) for arg in node.args]
+        if isinstance(node, moment_rules.Ex):
+            count = counts[0]
+        elif isinstance(node, moment_rules.Vr):
+            count = _power_terms(counts[0], 2)
+        elif isinstance(node, moment_rules.Cv):
+            count = counts[0] * counts[1]
+        elif isinstance(node, (moment_rules.RSum, moment_rules.DSum, moment_rules.PSum)):
+            count = counts[0]
+        elif node.is_Add:
+            count = sum(counts)
+        elif node.is_Mul:
+            count = math.prod(counts)
+        elif node.is_Pow and node.args[1].is_Integer and int(node.args[1]) > 1:
+            count = _power_terms(counts[0], int(node.args[1]))
+        else:
+            count = 1
+        largest = max(largest, count)
+        return count
+
+    terms(expression)
+    return largest
+
+
+def _power_terms(terms: int, exponent: int) -> int:
+    """The terms of a sum of ``terms`` terms raised to ``exponent``, multiplied out."""
+    return math.comb(exponent + terms - 1, terms - 1) if terms > 1 else 1
 
 
 def _random_sum_outside_moments(expression) -> bool:
@@ -635,7 +695,7 @@ def check(expected, answer, options: dict) -> Grade:
     ruled = [reason for reason in counted if reason.kind == RULE]
     big = [reason for reason in counted if reason.kind == BIG]
     min_steps = option_int(options, "min_steps", 1)
-    shown = sum(1 for reason in ruled if reason.rule_count)
+    shown = sum(1 for reason in ruled if reason.rule_count and reason.makes_progress)
     if not big and shown < min_steps:
         return wrong(f"Show at least {min_steps} steps that each apply a rule; restating or padding "
                      f"(such as + 0) does not count. Yours has {shown}.", **details)
@@ -976,11 +1036,11 @@ def derivation_score(reasons: list, credit: float) -> float:
     """The share of the rule path the student justified: every rule of a step within the
     limit counts 1, every rule of a too-big step counts ``credit``; restatements count
     nothing. (Hollow and unjustified derivations score 0 before this is asked.)"""
-    total = sum(reason.rule_count for reason in reasons if reason.kind in (RULE, BIG))
+    counted = [reason for reason in reasons if reason.kind in (RULE, BIG) and reason.makes_progress]
+    total = sum(reason.rule_count for reason in counted)
     if not total:
         return 0.0
-    earned = sum(reason.rule_count * (1.0 if reason.kind == RULE else credit)
-                 for reason in reasons if reason.kind in (RULE, BIG))
+    earned = sum(reason.rule_count * (1.0 if reason.kind == RULE else credit) for reason in counted)
     return round(min(earned / total, 1.0), 4)
 
 
@@ -994,11 +1054,12 @@ def _is_hollow(reasons: list) -> bool:
     """No line shows an intermediate result: no step that applies a rule ends at a line
     that still has a moment in it, so every rule is hidden in one leap to a formula and
     the other lines only restate or pad the question or the result."""
-    return not any(reason.kind in (RULE, BIG) and moment_rules.has_moments(reason.after) for reason in reasons)
+    return not any(reason.kind in (RULE, BIG) and reason.makes_progress and moment_rules.has_moments(reason.after)
+                   for reason in reasons)
 
 
 def _hollow_feedback(reasons: list) -> str:
-    restated = next((reason for reason in reasons if reason.kind == RESTATEMENT), None)
+    restated = next((reason for reason in reasons if reason.kind == RESTATEMENT or not reason.makes_progress), None)
     if restated is None:
         return ("This line only states the result: no step applies a rule. Show how the rules "
                 "lead from the question to it, a few at a time.")
@@ -1014,6 +1075,7 @@ def _first_moment(structure):
 
 
 RULE, BIG, RESTATEMENT, UNJUSTIFIED = "rule", "too_big", "restatement", "not_justified"
+NOTATION_ONLY_RULES = frozenset({moment_rules.VARIANCE_AS_COVARIANCE, moment_rules.COVARIANCE_OF_ITSELF})
 
 
 class StepReason:
@@ -1050,6 +1112,12 @@ class StepReason:
     def rule_count(self) -> int:
         """The named rules applied; using a side result shown above is not one."""
         return sum(1 for rule, _, _ in self.path if rule != moment_rules.LEMMA)
+
+    @property
+    def makes_progress(self) -> bool:
+        """Whether the step does more than write a variance as a covariance of a quantity with
+        itself or back (Var(X) = Cov(X, X)): the same moment renamed, like a restatement."""
+        return any(rule not in NOTATION_ONLY_RULES for rule, _, _ in self.path)
 
     @property
     def rule_words(self) -> list[str]:

@@ -45,7 +45,8 @@ class Cv(sympy.Function):
 
 
 class _SumOfTerms(sympy.Function):
-    """A sum whose terms are all 0 is 0 (ordinary algebra, not a rule)."""
+    """A sum whose terms are all 0 is 0, and a constant factor of every term is a factor of the
+    sum (Σ_m q_m k_m/√d_k = (Σ_m q_m k_m)/√d_k): ordinary algebra, not a rule."""
 
     nargs = 2
 
@@ -53,7 +54,19 @@ class _SumOfTerms(sympy.Function):
     def eval(cls, term, count):
         if term == 0:
             return sympy.Integer(0)
+        constant, rest = constant_factor(term)
+        if constant != 1 and rest != 1:
+            return constant * cls(rest, count)
         return None
+
+
+def constant_factor(term) -> tuple:
+    """(the factors of ``term`` free of random variables and moments, the other factors)."""
+    constant, rest = [], []
+    for factor in sympy.Mul.make_args(term):
+        plain = not factor.has(*MOMENT_TYPES) and not any(is_random_symbol(symbol) for symbol in factor.free_symbols)
+        (constant if plain else rest).append(factor)
+    return sympy.Mul(*constant), sympy.Mul(*rest)
 
 
 class RSum(_SumOfTerms):
@@ -296,13 +309,22 @@ def _independence(moment, model: Model):
     return product
 
 
+def _scaled_sum(expression):
+    """(c, RSum) for c·Σ_m X_m, a constant multiple of a sum of random terms; None otherwise."""
+    constant, rest = constant_factor(expression)
+    if isinstance(rest, RSum) and is_random(rest.args[0]):
+        return constant, rest
+    return None
+
+
 def _variance_of_sum(moment, model: Model):
     if not isinstance(moment, Vr):
         return None
     (argument,) = moment.args
-    if isinstance(argument, RSum) and is_random(argument.args[0]):
-        inner, count = argument.args
-        return RSum(Vr(inner), count)
+    scaled = _scaled_sum(argument)
+    if scaled is not None:  # Var(c Σ_m X_m) = Σ_m Var(c X_m)
+        constant, (inner, count) = scaled[0], scaled[1].args
+        return RSum(Vr(sympy.expand(constant * inner)), count)
     terms = [term for term in sympy.Add.make_args(sympy.expand(argument)) if is_random(term)]
     if len(terms) < 2 or any(term.has(RSum) for term in terms):
         return None
@@ -368,10 +390,13 @@ def _variance_as_covariance(moment, model: Model):
 def _covariance_of_sums(moment, model: Model):
     if not isinstance(moment, Cv):
         return None
-    first, second = moment.args
-    if not (isinstance(first, RSum) and isinstance(second, RSum) and first.args[1] == second.args[1]):
+    first, second = (_scaled_sum(argument) for argument in moment.args)
+    if first is None or second is None or first[1].args[1] != second[1].args[1]:
         return None
-    return DSum(Cv(first.args[0], rename_index(second.args[0], "m", SECOND_INDEX)), first.args[1])
+    (first_constant, first_sum), (second_constant, second_sum) = first, second
+    first_term, count = first_sum.args
+    second_term = rename_index(sympy.expand(second_constant * second_sum.args[0]), "m", SECOND_INDEX)
+    return DSum(Cv(sympy.expand(first_constant * first_term), second_term), count)
 
 
 def _split_double_sum(moment, model: Model):
