@@ -45,6 +45,10 @@ _BINARY_OPERATORS: dict[type, Callable] = {
     ast.Pow: operator.pow,
     ast.MatMult: operator.matmul,
 }
+_OPERATOR_SYMBOLS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+    ast.Pow: "**", ast.MatMult: "@",
+}
 _UNARY_OPERATORS: dict[type, Callable] = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 _COMPARISONS: dict[type, Callable] = {
     ast.Lt: operator.lt,
@@ -88,6 +92,40 @@ def _checked_size(shape: Iterable[int]) -> tuple[int, ...]:
     return dims
 
 
+def _checked_result(shape: Iterable[int], what: str) -> None:
+    """Refuse, before NumPy allocates it, a result of more than MAX_ARRAY_ELEMENTS entries:
+    each operand may be within the limit while their product is not (``outer`` of two
+    vectors of 100,000 entries asks for 75 GiB)."""
+    entries = math.prod(int(size) for size in shape)
+    if entries > MAX_ARRAY_ELEMENTS:
+        raise ExpressionError(
+            f"{what} would make an array of {entries} entries (at most {MAX_ARRAY_ELEMENTS})"
+        )
+
+
+def _broadcast_checked(left, right, what: str) -> None:
+    """Elementwise operands: their broadcast shape (a column and a row make a matrix)."""
+    _checked_result(np.broadcast_shapes(np.shape(left), np.shape(right)), what)
+
+
+def _matmul_shape(left_shape: tuple, right_shape: tuple) -> tuple:
+    """The shape ``left @ right`` would have (a vector counts as one row or one column)."""
+    left_shape = left_shape if len(left_shape) > 1 else (1,) + tuple(left_shape)
+    right_shape = right_shape if len(right_shape) > 1 else tuple(right_shape) + (1,)
+    batch = np.broadcast_shapes(left_shape[:-2], right_shape[:-2])
+    return tuple(batch) + (left_shape[-2], right_shape[-1])
+
+
+def _matmul_checked(left, right, what: str) -> None:
+    left_shape, right_shape = np.shape(left), np.shape(right)
+    if not left_shape or not right_shape:
+        _broadcast_checked(left, right, what)
+    elif len(left_shape) > 2 and len(right_shape) > 2:  # np.dot pairs every batch with every batch
+        _checked_result(left_shape[:-1] + right_shape[:-2] + right_shape[-1:], what)
+    else:
+        _checked_result(_matmul_shape(left_shape, right_shape), what)
+
+
 def _index(value) -> int:
     if isinstance(value, (bool, np.bool_)) or float(value) != int(value):
         raise ExpressionError(f"an index must be a whole number, got {value!r}")
@@ -128,9 +166,51 @@ def _round(value, decimals=0):
 
 def _attention(Q, K, V, scale=None, causal=False):
     try:
+        _attention_checked(_array(Q), _array(K), _array(V))
         return attention_core.attention(Q, K, V, scale=scale, causal=bool(causal))
     except ValueError as exc:
         raise ExpressionError(str(exc)) from None
+
+
+def _attention_checked(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> None:
+    """The scores (n × m) and the output (n × d_v) must fit before they are computed."""
+    if Q.ndim == 0 or K.ndim == 0 or V.ndim == 0:
+        return  # attention_core refuses these itself
+    scores = _matmul_shape(Q.shape, np.swapaxes(np.atleast_2d(K), -1, -2).shape)
+    _checked_result(scores, "attention(...) scores")
+    _checked_result(_matmul_shape(scores, V.shape), "attention(...) output")
+
+
+def _outer(a, b):
+    a, b = _array(a), _array(b)
+    _checked_result((a.size, b.size), "outer(...)")
+    return np.outer(a, b)  # (m,) x (k,) -> (m, k)
+
+
+def _diag(v):
+    v = _array(v)
+    if v.ndim == 1:
+        _checked_result((v.size, v.size), "diag(...)")
+    return np.diag(v)
+
+
+def _matmul(a, b):
+    a, b = _array(a), _array(b)
+    _matmul_checked(a, b, "matmul(...)")
+    return a @ b
+
+
+def _dot(a, b):
+    a, b = _array(a), _array(b)
+    _matmul_checked(a, b, "dot(...)")
+    return np.dot(a, b)
+
+
+def _whole_number(x) -> int:
+    number = _index(round(float(x)))
+    if abs(number) >= MAX_INTEGER:
+        raise ExpressionError("a whole number in the expression is too large (at most 2^63)")
+    return number
 
 
 def _softmax(x, axis=-1):
@@ -140,6 +220,7 @@ def _softmax(x, axis=-1):
 def _softmax_jacobian(p):
     """d p_i / d x_j = p_i (delta_ij - p_j) for p = softmax(x)."""
     p = _array(p)
+    _checked_result((p.size, p.size), "softmax_jacobian(...)")
     return np.diag(p) - np.outer(p, p)  # (m,) -> (m, m)
 
 
@@ -151,11 +232,16 @@ def _head_dim(d_model, num_heads):
 
 
 def _equal_row_pairs(matrix) -> int:
-    """How many pairs of rows are identical (equal keys get equal weight from any query)."""
-    rows = np.atleast_2d(_array(matrix))
-    return sum(
-        bool(np.array_equal(rows[a], rows[b])) for a in range(len(rows)) for b in range(a + 1, len(rows))
-    )
+    """How many pairs of rows are identical (equal keys get equal weight from any query).
+
+    Rows are grouped by sorting, not compared pair by pair: 100,000 rows would be
+    5·10⁹ pairs. -0.0 equals 0.0, and a row holding NaN equals no row (as ``==`` says)."""
+    rows = np.atleast_2d(_array(matrix)) + 0.0  # + 0.0 turns -0.0 into 0.0
+    comparable = rows[~np.isnan(rows.reshape(len(rows), -1)).any(axis=1)]
+    if len(comparable) < 2:
+        return 0
+    _, counts = np.unique(comparable.reshape(len(comparable), -1), axis=0, return_counts=True)
+    return int(sum(int(count) * (int(count) - 1) // 2 for count in counts))
 
 
 def _shape(value):
@@ -187,10 +273,10 @@ FUNCTIONS: dict[str, Callable] = {
         "log": lambda x: np.log(_array(x)),
         "abs": lambda x: np.abs(_array(x)),
         "transpose": lambda m: _array(m).T,
-        "matmul": lambda a, b: _array(a) @ _array(b),
-        "dot": lambda a, b: np.dot(_array(a), _array(b)),
-        "outer": lambda a, b: np.outer(_array(a), _array(b)),
-        "diag": lambda v: np.diag(_array(v)),
+        "matmul": _matmul,
+        "dot": _dot,
+        "outer": _outer,
+        "diag": _diag,
         "row": _row,
         "col": _col,
         "set_row": _set_row,
@@ -210,7 +296,7 @@ FUNCTIONS: dict[str, Callable] = {
         "shape": _shape,
         "equal_row_pairs": _equal_row_pairs,
         "len": lambda x: len(np.atleast_1d(x)),
-        "int": lambda x: _index(round(float(x))),
+        "int": _whole_number,
         "float": lambda x: float(x),
     }.items()
 }
@@ -404,7 +490,9 @@ def _evaluate(node: ast.AST, env: dict):
         result = value[_evaluate_index(node.slice, env)]
         return result.item() if isinstance(result, np.generic) else result
     if isinstance(node, (ast.List, ast.Tuple)):
-        return np.asarray([_evaluate(element, env) for element in node.elts], dtype=float)
+        elements = [_evaluate(element, env) for element in node.elts]
+        _checked_result((sum(np.size(element) for element in elements),), "a list")
+        return np.asarray(elements, dtype=float)
     raise ExpressionError(f"{type(node).__name__} is not allowed")  # unreachable after checking
 
 
@@ -429,6 +517,9 @@ def _binary(node: ast.BinOp, left, right):
         if left.shape[-1] != inner:
             # NumPy's own message speaks of gufunc signatures; say it as an author would.
             raise ValueError(f"shapes {_shape_text(left)} and {_shape_text(right)} do not align")
+        _checked_result(_matmul_shape(left.shape, right.shape), "@")
+    else:
+        _broadcast_checked(left, right, _OPERATOR_SYMBOLS[type(node.op)])
     result = _BINARY_OPERATORS[type(node.op)](left, right)
     if isinstance(result, int) and abs(result) >= MAX_INTEGER:
         raise ExpressionError("number too large")
@@ -446,6 +537,7 @@ def _compare(node: ast.Compare, env: dict):
     left = _evaluate(node.left, env)
     for op, comparator in zip(node.ops, node.comparators):
         right = _evaluate(comparator, env)
+        _broadcast_checked(left, right, "a comparison")
         if not bool(np.all(_COMPARISONS[type(op)](left, right))):
             return False
         left = right

@@ -6,7 +6,7 @@ import math
 from fractions import Fraction
 
 from .errors import DrawProblem, ExpressionError
-from .reference import fill_markdown, fill_plain
+from .reference import FilledTextTooLong, fill_markdown, fill_plain
 from .source import render_path
 from .spec import PLACEHOLDER_PATTERN, ExerciseSpec
 
@@ -101,15 +101,34 @@ def text_problems(spec: ExerciseSpec, params: dict) -> list[DrawProblem]:
     to one the part's symbols can read."""
     problems = _value_feedback_problems(spec, params) + _expression_feedback_problems(spec, params)
     for path, text, subject in _text_fields(spec):
-        for match in PLACEHOLDER_PATTERN.finditer(text):
-            try:
-                fill_markdown(match.group(0), params)
-            except ExpressionError as exc:
-                line = spec.source_map.line_within(path, text, match.start()) if spec.source_map.lines else None
-                problems.append(DrawProblem(
-                    kind="rendering", reason=f"rendering: {exc}", subject=subject, field=render_path(path),
-                    line=line, action=f"placeholder `{{{{{match.group(1).strip()}}}}}` failed", detail=exc.detail,
-                ))
+        problems += _filled_text_problems(spec, path, text, subject, params)
+    return problems
+
+
+def _filled_text_problems(spec: ExerciseSpec, path, text: str, subject: str, params: dict) -> list[DrawProblem]:
+    """The text filled as a whole, once, as a page fills it: [] when it fills in; the text
+    itself when together its placeholders make it too long (the same matrix printed ten
+    thousand times); else each placeholder that fails, on its own line."""
+    try:
+        fill_markdown(text, params)
+        return []
+    except FilledTextTooLong as exc:
+        return [DrawProblem(
+            kind="rendering", reason=f"rendering: {exc}", subject=subject, field=render_path(path),
+            line=spec.line_of(path), action="the text could not be filled in", detail=exc.detail,
+        )]
+    except ExpressionError:
+        pass
+    problems = []
+    for match in PLACEHOLDER_PATTERN.finditer(text):
+        try:
+            fill_markdown(match.group(0), params)
+        except ExpressionError as exc:
+            line = spec.source_map.line_within(path, text, match.start()) if spec.source_map.lines else None
+            problems.append(DrawProblem(
+                kind="rendering", reason=f"rendering: {exc}", subject=subject, field=render_path(path),
+                line=line, action=f"placeholder `{{{{{match.group(1).strip()}}}}}` failed", detail=exc.detail,
+            ))
     return problems
 
 
