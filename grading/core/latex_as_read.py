@@ -38,6 +38,14 @@ def _greek(word: str) -> str:
     return word
 
 
+def _juxtaposition_misreads(left: str, right: str) -> bool:
+    """Whether writing the factors side by side would read as another number: 2 3 as 23,
+    2 .5 as 2.5, 2 -3 as 2 - 3, and 2 \\frac{1}{2} as the mixed number two and a half."""
+    if right[:1].isdigit() or right.startswith(("-", ".")):
+        return True
+    return left[-1:].isdigit() and right.startswith(r"\frac")
+
+
 class _Printer:
     def __init__(self, literals: dict):
         self.literals = literals
@@ -67,13 +75,19 @@ class _Printer:
         if isinstance(node.op, ast.Div):
             return rf"\frac{{{self.visit(node.left)}}}{{{self.visit(node.right)}}}"
         if isinstance(node.op, ast.Pow):
-            return f"{self._operand(node.left, level + 1)}^{{{self.visit(node.right)}}}"
+            return f"{self._power_base(node.left, level + 1)}^{{{self.visit(node.right)}}}"
         right_level = level + 1 if isinstance(node.op, ast.Sub) else level
         left, right = self._operand(node.left, level), self._operand(node.right, right_level)
         symbol = {ast.Add: " + ", ast.Sub: " - ", ast.Mult: " ", ast.MatMult: " "}[type(node.op)]
-        if isinstance(node.op, ast.Mult) and (right[:1].isdigit() or right.startswith("-")):
-            symbol = r" \cdot "  # 2 \cdot 3 must not read as 23
+        if isinstance(node.op, ast.Mult) and _juxtaposition_misreads(left, right):
+            symbol = r" \cdot "
         return left + symbol + right
+
+    def _power_base(self, node: ast.AST, level: int) -> str:
+        """A fraction raised to a power is bracketed: \\frac{1}{2}^{2} reads as 1 over 2²."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            return rf"\left({self.visit(node)}\right)"
+        return self._operand(node, level)
 
     def visit_Call(self, node: ast.Call) -> str:
         name = node.func.id if isinstance(node.func, ast.Name) else "?"

@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from grading.core import misconceptions, numeric
+from grading.core import misconceptions, numeric, safe_expr
 from grading.core.misconceptions import ordinal_word
 from grading.core.grades import (
     AnswerFormatError,
@@ -67,9 +67,12 @@ def _rows_from_text(text: str) -> tuple[list, bool]:
         raise AnswerFormatError(f"the answer is too long ({len(text)} characters)")
     if "\x00" in text:
         raise AnswerFormatError("the answer contains a NUL character")
-    body = text.strip()
+    body = _plain_matrix_text(text).strip()
     if not body:
         raise AnswerFormatError("the answer is empty: type the entries, e.g. [[1, 2], [3, 4]]")
+    if body.startswith("\\begin"):
+        return _rows_from_latex(body)
+    body = _square_outer_brackets(body)
     if body.startswith("["):
         return _rows_from_brackets(body)
     if "[" in body or "]" in body:
@@ -95,13 +98,59 @@ def _rows_from_brackets(body: str) -> tuple[list, bool]:
             raise AnswerFormatError(f"found {chunk.group(2)!r} outside the rows: write rows like [[1, 2], [3, 4]]")
         rows.append(_split_entries(chunk.group(1)))
     leftover = re.sub(r"\[[^\[\]]*\]", "", inner)
-    if leftover.strip(" ,\n\t"):
+    if leftover.replace(",", " ").strip():  # any whitespace between rows, \r of a pasted line too
         raise AnswerFormatError("could not read the rows: write them like [[1, 2], [3, 4]] (matrices have two levels of brackets at most)")
     return rows, True
 
 
+# Full-width brackets and separators (a Chinese or Japanese keyboard) as their ASCII forms.
+_FULL_WIDTH_PUNCTUATION = str.maketrans({"［": "[", "］": "]", "，": ",", "；": ";", "（": "(", "）": ")", "、": ","})
+
+
+def _plain_matrix_text(text: str) -> str:
+    """The text without invisible format characters and with full-width punctuation as ASCII."""
+    if text.isascii():
+        return text
+    return safe_expr.without_invisible_characters(text).translate(_FULL_WIDTH_PUNCTUATION)
+
+
+_LATEX_MATRIX = re.compile(r"\\begin\{([a-zA-Z]*matrix)\*?\}(.*)\\end\{\1\*?\}", re.DOTALL)
+
+
+def _rows_from_latex(body: str) -> tuple[list, bool]:
+    """\\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix}: rows end with \\\\, entries are split by &."""
+    match = _LATEX_MATRIX.fullmatch(body)
+    if not match:
+        raise AnswerFormatError("could not read the LaTeX matrix: write it as \\begin{bmatrix} 1 & 2 \\\\ 3 & 4 \\end{bmatrix}")
+    lines = [line for line in match.group(2).split("\\\\") if line.strip()]
+    rows = [[entry.strip() for entry in line.split("&")] for line in lines]
+    return rows, len(rows) > 1
+
+
+_OPENING_PARTNER = {"(": ")", "{": "}", "⟨": "⟩"}
+
+
+def _square_outer_brackets(body: str) -> str:
+    """(0.25, 0.75), {0.25, 0.75}, ⟨0.25, 0.75⟩ and ((1, 2), (3, 4)) as square-bracketed lists,
+    when every bracket of that kind in the text stands where a [ ] would (no entry like (1/2)
+    is then bracketed on its own); anything else is left for the usual reading to judge."""
+    opener = body[:1]
+    closer = _OPENING_PARTNER.get(opener)
+    if closer is None or not body.endswith(closer) or "[" in body or "]" in body:
+        return body
+    squared = body.replace(opener, "[").replace(closer, "]")
+    try:
+        rows, _ = _rows_from_brackets(squared)
+    except AnswerFormatError:
+        return body
+    if any(mark in entry for row in rows for entry in row for mark in "()"):
+        return body
+    return squared
+
+
 _EMPTY_BETWEEN_COMMAS = re.compile(r"(?:^|,)\s*,")
 _SPACED_COMMA = re.compile(r",\s")
+_SPACED_OPERATOR = re.compile(r"\s*(/|×|·|\*|\^|\\times|\\cdot)\s*")
 _DECIMAL_COMMA = re.compile(r"\d,\d")
 
 
@@ -117,8 +166,8 @@ def _split_entries(row_text: str) -> list[str]:
             f"{text!r} separates entries with ', ' but also has {comma.group(0)!r}: write decimals with a point "
             f"({comma.group(0).replace(',', '.')}), and put a space after every comma between entries"
         )
-    # Fractions may be typed with spaces around the slash: "1 / 2".
-    compact = re.sub(r"\s*/\s*", "/", text)
+    # Fractions and powers of ten may be typed with spaces around the operator: "1 / 2", "2.5 × 10^-3".
+    compact = _SPACED_OPERATOR.sub(r"\1", text)
     return [entry for entry in _ENTRY_SEPARATORS.split(compact) if entry]
 
 

@@ -70,7 +70,7 @@ _TIMES_TEN = re.compile(
     r"(?P<open>[({]?)\s*(?P<exponent>[+-]?\d+)\s*(?P<close>[)}]?)$"
 )
 _CLOSING_BRACKET = {"": "", "(": ")", "{": "}"}
-_UNICODE_SIGNS = str.maketrans({"−": "-", "–": "-", "—": "-", "＋": "+", "﹣": "-", "⁄": "/", "∕": "/"})
+_UNICODE_SIGNS = str.maketrans({"−": "-", "–": "-", "—": "-", "＋": "+", "﹣": "-", "⁄": "/", "∕": "/", "÷": "/"})
 _NOT_A_NUMBER_WORDS = {"nan", "+nan", "-nan"}
 _INFINITY_WORDS = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "∞", "-∞", "+∞"}
 
@@ -90,9 +90,11 @@ def parse_number(text) -> Fraction:
     cleaned = _mixed_number(text.strip())
     if isinstance(cleaned, Fraction):
         return cleaned
+    cleaned = safe_expr.without_invisible_characters(cleaned)
     cleaned = safe_expr.normalise_unicode(cleaned).translate(_UNICODE_SIGNS).strip()
     if len(cleaned) > MAX_NUMBER_CHARS:
         raise AnswerFormatError(f"the answer is too long for a number ({len(cleaned)} characters)")
+    cleaned = _without_latex_markup(cleaned)
     cleaned = _without_outer_brackets(cleaned)  # ⅜ is read as (3/8), −⅜ as -(3/8), ((0.5)) as 0.5
     if not cleaned:
         raise AnswerFormatError("the answer is empty: type a number")
@@ -119,6 +121,34 @@ def _without_outer_brackets(text: str) -> str:
     return text
 
 
+# A number as an equation editor or a LaTeX source writes it: $0.25$, \\(0.25\\), \\left(0.25\\right),
+# \\frac{1}{4}, \\dfrac14, {0.25}. Only the markup goes; what is left is read as typed.
+_MATH_DELIMITERS = re.compile(r"^(?:\$\$(.*)\$\$|\$(.*)\$|\\\((.*)\\\)|\\\[(.*)\\\])$", re.DOTALL)
+_LATEX_FRACTION = re.compile(r"\\[dt]?frac\s*(?:\{([^{}]*)\}|(\d))\s*(?:\{([^{}]*)\}|(\d))")
+_BRACED = re.compile(r"\{([^{}]*)\}")
+_LATEX_SIZED_BRACKET = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)\s*([()])")
+
+
+def _without_latex_markup(text: str) -> str:
+    """The number inside LaTeX markup; text without a backslash, $ or brace is returned as it is."""
+    if not any(mark in text for mark in "\\${}"):
+        return text
+    delimited = _MATH_DELIMITERS.match(text)
+    if delimited:
+        text = next(group for group in delimited.groups() if group is not None).strip()
+    text = _LATEX_SIZED_BRACKET.sub(r"\1", text)
+    text = _LATEX_FRACTION.sub(_fraction_of_latex, text)
+    while _BRACED.search(text):  # only matched pairs: 10^{-14) stays a typing error
+        text = _BRACED.sub(r"(\1)", text)
+    return text.strip()
+
+
+def _fraction_of_latex(match: re.Match) -> str:
+    numerator = match.group(1) if match.group(1) is not None else match.group(2)
+    denominator = match.group(3) if match.group(3) is not None else match.group(4)
+    return f"({numerator.strip()})/({denominator.strip()})"
+
+
 def _balanced(text: str) -> bool:
     depth = 0
     for char in text:
@@ -142,8 +172,8 @@ def _parse_fraction(text: str) -> Fraction:
     parts = text.split("/")
     if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
         raise AnswerFormatError(f"could not read {text!r} as a fraction: write it like 5/2")
-    numerator = _parse_decimal(parts[0].strip())
-    denominator = _parse_decimal(parts[1].strip())
+    numerator = _parse_decimal(_without_outer_brackets(parts[0].strip()))  # (1)/(4) is 1/4
+    denominator = _parse_decimal(_without_outer_brackets(parts[1].strip()))
     if denominator == 0:
         raise AnswerFormatError(f"{text!r} divides by zero")
     return _within_range(numerator / denominator, text)

@@ -114,7 +114,7 @@ def normalise_unicode(text: str) -> str:
 
     The order matters: NFKC would turn x² into x2, Kᵀ into KT and 1⅜ into 13⁄8."""
     text = _SUPERSCRIPT_RUN.sub(lambda m: "^(" + m.group(0).translate(_SUPERSCRIPT_DIGITS) + ")", text)
-    text = text.replace("ᵀ", "^T")
+    text = _transpose_signs(text)
     if _VULGAR_CHARACTERS.search(text):
         text = _VULGAR_FRACTION.sub(_vulgar_fraction, text)
     if not text.isascii():
@@ -122,6 +122,27 @@ def normalise_unicode(text: str) -> str:
     if not text.isascii():
         text = _ascii_digits(text)
     return text
+
+
+# Invisible characters that only join or break words: the zero-width space, non-joiner and
+# joiner, the word joiner, the byte order mark and the soft hyphen. Direction controls
+# (U+202A-U+202E, U+2066-U+2069) are not among them: they change what a reader sees, and
+# an answer holding them is refused.
+_INVISIBLE_CHARACTERS = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff]")
+
+
+def without_invisible_characters(text: str) -> str:
+    """A number copied from a web page or a PDF brings these along, invisible, and "0.25" with
+    a zero-width space in it is still 0.25. (Expressions refuse them, naming the character.)"""
+    return _INVISIBLE_CHARACTERS.sub("", text)
+
+
+# Kᵀ and K⊤ (the "down tack" of many texts) are K^T; typed after a ^ they are the T alone.
+_TRANSPOSE_SIGN = re.compile(r"(\^\s*)?[ᵀ⊤]")
+
+
+def _transpose_signs(text: str) -> str:
+    return _TRANSPOSE_SIGN.sub("^T", text) if "ᵀ" in text or "⊤" in text else text
 
 
 # The Arabic decimal and thousands separators; NFKC keeps them (and other scripts' digits).

@@ -35,8 +35,11 @@ from __future__ import annotations
 
 import ast
 import cmath
+import hashlib
+import hmac
 import math
 import random
+import secrets
 import signal
 import threading
 from contextlib import contextmanager
@@ -354,6 +357,37 @@ def wide_points(symbols, count: int = WIDE_POINTS, seed: int = 20240612) -> list
     return points
 
 
+# The key of the points no answer can be written against. The seeded points are in the
+# source, so a student could add a term that vanishes at each of them (a product of (d_k - c)
+# over their coordinates); points drawn from a keyed hash of the two expressions cannot be
+# known without the key, and the same answer to the same question is always decided at the
+# same points (a regrade, or two students typing alike, get the same verdict). The
+# deployment sets its own key at start-up (``unpredictable_points_key_set``); until then a
+# process draws one of its own.
+_UNPREDICTABLE_KEY = secrets.token_bytes(32)
+
+
+def unpredictable_points_key_set(key: bytes) -> None:
+    global _UNPREDICTABLE_KEY
+    _UNPREDICTABLE_KEY = bytes(key)
+
+
+def unpredictable_rng(left, right) -> random.Random:
+    """A generator keyed by the secret and the two expressions. A true identity holds at
+    every point, so the verdict on it does not depend on the draw."""
+    message = sympy.srepr(left).encode() + b"\x00" + sympy.srepr(right).encode()
+    digest = hmac.new(_UNPREDICTABLE_KEY, message, hashlib.sha256).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+UNPREDICTABLE_POINTS = 3
+
+
+def unpredictable_points(left, right, symbols, count: int = UNPREDICTABLE_POINTS) -> list[dict]:
+    """Typical points (as ``sample_points``) of ``unpredictable_rng``."""
+    return sample_points(symbols, count, seed=unpredictable_rng(left, right).randrange(2**63))
+
+
 def _values_close(left: complex, right: complex) -> bool:
     return abs(left - right) <= 1e-9 * max(abs(left), abs(right)) + 1e-13
 
@@ -558,10 +592,12 @@ def exact_rational_decision(left, right) -> bool | None:
 
     A difference found there is a real difference; agreement at several random points
     means equality except with probability (degree / 2^61) per point (Schwartz-Zippel).
-    It decides (x-a)^6000 against (a-x)^6000 in microseconds, without expanding."""
+    It decides (x-a)^6000 against (a-x)^6000 in microseconds, without expanding.
+    The points are keyed (``unpredictable_rng``): a product of (d_k - r) over known points
+    would otherwise be "equal" to anything."""
     if not (_is_rational_function(left) and _is_rational_function(right)):
         return None
-    rng = random.Random(20240613)
+    rng = unpredictable_rng(left, right)
     symbols = sorted(left.free_symbols | right.free_symbols, key=lambda symbol: symbol.name)
     decided = 0
     for _ in range(RATIONAL_POINTS * 3):
@@ -642,13 +678,20 @@ def decide_equivalent(left, right, seconds: float = DEFAULT_TIME_LIMIT) -> bool 
                 if verdict is None:
                     undecided.append(point)
             if agreeing >= MIN_AGREEING_POINTS or (not symbols and agreeing):
-                return True
+                return not _differs_at_unpredictable_points(left, right, symbols)
             sized = _sized_verdict(left, right, undecided)
             if sized is not None:
                 return sized
             return _exact_equal(left, right, None)
     except (DecisionTimeout, RecursionError):
         return None
+
+
+def _differs_at_unpredictable_points(left, right, symbols) -> bool:
+    """Whether the two differ at a keyed point (``unpredictable_points``): the check that
+    an answer built to agree only at the seeded points cannot pass. A point where either side
+    is undefined or too large to compute says nothing."""
+    return any(_point_verdict(left, right, point) is False for point in unpredictable_points(left, right, symbols))
 
 
 def _sized_verdict(left, right, points) -> bool | None:
