@@ -137,6 +137,45 @@ def test_grid_paste_box_and_arrow_keys(student_page, demo_site):
     assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "third entry of part (a)"
 
 
+def test_a_matrix_left_in_the_paste_box_is_sent_when_the_grid_is_empty(student_page, demo_site):
+    """A student pastes a matrix into the box and presses Submit, not "Fill the grid": the
+    grid is filled from the box and that answer is graded; one the box cannot fill is not
+    sent, and cells typed by hand are never replaced by the box."""
+    page = student_page
+    item = item_for(demo_site, WORKED_EXAMPLE)
+    page.goto(f"/exercises/{item.pk}/")
+    variant = Variant.objects.get(assignment_item=item, student__username="student1")
+    scaled = weights_for_variant(variant, scaled=True)
+    cells = page.locator("#grid-weights input")
+    box = page.locator("#part-weights [data-paste-source]")
+    page.locator("#part-weights .aq-paste summary").click()
+
+    box.fill("[[1, 2], [3, 4]]")
+    page.locator("#form-weights button[type=submit]").click()
+    status = page.locator("#part-weights [data-grid-status]")
+    expect(status).to_have_text("That is a 2 × 2 matrix, but the answer is 1 × 4.")
+    expect(box).to_be_focused()
+    assert page.locator("#result-weights [data-result]").count() == 0  # nothing sent
+    assert page.locator("#attempts-left-weights").inner_text() == "5"
+
+    box.fill("\\begin{bmatrix} " + " & ".join(f"{w:.4f}" for w in scaled) + " \\end{bmatrix}")
+    result = submit_and_wait_for_grade(page, "weights", attempt=1)
+    assert "Correct" in result.locator(".score").inner_text()
+    assert [cells.nth(i).input_value() for i in range(4)] == [f"{w:.4f}" for w in scaled]
+
+
+def test_cells_typed_by_hand_are_sent_whatever_the_paste_box_holds(student_page, demo_site):
+    page = student_page
+    item = item_for(demo_site, WORKED_EXAMPLE)
+    page.goto(f"/exercises/{item.pk}/")
+    page.locator("#part-weights .aq-paste summary").click()
+    page.locator("#part-weights [data-paste-source]").fill("0.1 0.2 0.3 0.4")
+    fill_grid(page, "weights", [0.25, 0.25, 0.25, 0.25], digits=2)
+    result = submit_and_wait_for_grade(page, "weights", attempt=1)
+    assert "Not correct" in result.locator(".score").inner_text()
+    assert [page.locator("#grid-weights input").nth(i).input_value() for i in range(4)] == ["0.25"] * 4
+
+
 def test_matrix_text_formats_are_read_the_same(student_page, demo_site):
     page = student_page
     page.goto(f"/exercises/{item_for(demo_site, WORKED_EXAMPLE).pk}/")

@@ -1368,9 +1368,36 @@
     return key !== null && key === form.aqStoredKey;
   }
 
+  /* A matrix typed or pasted into the box and sent without "Fill the grid": the grid is
+     filled from the box first, so the answer sent is the one the student sees. Only a grid
+     whose every cell is empty: cells typed by hand are never overwritten. False (and the
+     box's problem said beside the grid) when the box cannot fill it. */
+  function gridsFilledFromPasteBoxes(form) {
+    var filled = true;
+    form.querySelectorAll(".matrix-grid[data-rows][data-cols]").forEach(function (grid) {
+      var box = grid.nextElementSibling;
+      var source = box && box.matches(".aq-paste") ? box.querySelector("[data-paste-source]") : null;
+      if (!source || !source.value.trim()) return;
+      var empty = Array.prototype.every.call(grid.querySelectorAll("input"), function (cell) {
+        return !cell.value.trim();
+      });
+      if (empty && !pasteIntoGrid(grid, source.value, 0, 0)) {
+        filled = false;
+        box.open = true;
+        source.focus();
+      }
+    });
+    return filled;
+  }
+
   document.addEventListener("submit", function (event) {
     var form = event.target;
     if (!isAnswerForm(form)) return;
+    if (!gridsFilledFromPasteBoxes(form)) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      return;
+    }
     if (sameAsStored(form)) {
       // Not sent: htmx listens on the form, so stopping the event here keeps it from htmx.
       event.preventDefault();
