@@ -73,7 +73,6 @@ right/wrong derivations for the exercise self-test).
 from __future__ import annotations
 
 import ast
-import math
 import re
 from dataclasses import dataclass
 
@@ -562,39 +561,17 @@ def terms_after_rules(expression) -> int:
     E[X] into them), Var(X) those of X² (its definition) and Cov(X, Y) those of XY. A step of
     few terms can still make thousands: Var((q_m + k_m)^50) took over a second to refuse,
     Cov((Σ q)^2, (Σ k)^2) of ten terms each took seconds to evaluate."""
-    largest = 1
-
-    def terms(node) -> int:
-        nonlocal largest
-        if node.is_Atom:
-            return 1
-        counts = [terms(arg) for arg in node.args]
-        if isinstance(node, moment_rules.Ex):
-            count = counts[0]
-        elif isinstance(node, moment_rules.Vr):
-            count = _power_terms(counts[0], 2)
-        elif isinstance(node, moment_rules.Cv):
-            count = counts[0] * counts[1]
-        elif isinstance(node, (moment_rules.RSum, moment_rules.DSum, moment_rules.PSum)):
-            count = counts[0]
-        elif node.is_Add:
-            count = sum(counts)
-        elif node.is_Mul:
-            count = math.prod(counts)
-        elif node.is_Pow and node.args[1].is_Integer and int(node.args[1]) > 1:
-            count = _power_terms(counts[0], int(node.args[1]))
-        else:
-            count = 1
-        largest = max(largest, count)
-        return count
-
-    terms(expression)
-    return largest
+    return symbolic.expanded_terms(expression, _moment_terms)
 
 
-def _power_terms(terms: int, exponent: int) -> int:
-    """The terms of a sum of ``terms`` terms raised to ``exponent``, multiplied out."""
-    return math.comb(exponent + terms - 1, terms - 1) if terms > 1 else 1
+def _moment_terms(node, counts: list[int]) -> int | None:
+    if isinstance(node, (moment_rules.Ex, moment_rules.RSum, moment_rules.DSum, moment_rules.PSum)):
+        return counts[0]
+    if isinstance(node, moment_rules.Vr):
+        return symbolic.power_terms(counts[0], 2)
+    if isinstance(node, moment_rules.Cv):
+        return counts[0] * counts[1]
+    return None
 
 
 def _random_sum_outside_moments(expression) -> bool:

@@ -715,9 +715,11 @@ def _sized_verdict(left, right, points) -> bool | None:
     raise TooComplexToCheck()
 
 
-def expanded_terms(expression) -> int:
+def expanded_terms(expression, other_terms=None) -> int:
     """A bound on the number of terms ``sympy.expand`` would produce anywhere in
-    ``expression``, computed without expanding, so (a + b + c)^60 is never tried."""
+    ``expression``, computed without expanding, so (a + b + c)^60 is never tried.
+    ``other_terms(node, counts)`` may count a node that is not a sum, product or power (from
+    the counts of its arguments); None leaves it at 1."""
     largest = 1
 
     def terms(node) -> int:
@@ -729,15 +731,20 @@ def expanded_terms(expression) -> int:
             count = sum(counts)
         elif node.is_Mul:
             count = math.prod(counts)
-        elif node.is_Pow and node.args[1].is_Integer and int(node.args[1]) > 1 and counts[0] > 1:
-            count = math.comb(int(node.args[1]) + counts[0] - 1, counts[0] - 1)
+        elif node.is_Pow and node.args[1].is_Integer and int(node.args[1]) > 1:
+            count = power_terms(counts[0], int(node.args[1]))
         else:
-            count = 1
+            count = (other_terms(node, counts) if other_terms else None) or 1
         largest = max(largest, count)
         return count
 
     terms(expression)
     return largest
+
+
+def power_terms(terms: int, exponent: int) -> int:
+    """The terms of a sum of ``terms`` terms raised to ``exponent``, multiplied out."""
+    return math.comb(exponent + terms - 1, terms - 1) if terms > 1 else 1
 
 
 def _point_verdict(left, right, point) -> bool | None:
