@@ -1,12 +1,13 @@
 """Account pages. The password views are Django's own (the reset page hands its e-mail to a
-worker: views.PasswordReset); their URL names are Django's, so the reset e-mail and the
+worker: views.PasswordReset; a reset link that does not work is a 400:
+views.PasswordResetConfirm); their URL names are Django's, so the reset e-mail and the
 views' redirects find them."""
 
 from django.contrib.auth import views as auth_views
-from django.urls import path, reverse_lazy
+from django.urls import path
 
 from . import views
-from .forms import PasswordChangeFormPlain, PasswordResetFormTrusted, SetPasswordFormPlain
+from .forms import PasswordChangeFormPlain, PasswordResetFormTrusted
 
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
@@ -27,9 +28,7 @@ urlpatterns = [
     path("password/reset/sent/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
     path(
         "password/reset/<uidb64>/<token>/",
-        auth_views.PasswordResetConfirmView.as_view(
-            form_class=SetPasswordFormPlain, success_url=reverse_lazy("password_reset_complete")
-        ),
+        views.PasswordResetConfirm.as_view(),
         name="password_reset_confirm",
     ),
     path("invitation/<uidb64>/<token>/", views.InvitationAccept.as_view(), name="invitation_accept"),

@@ -210,7 +210,25 @@ class PasswordReset(auth_views.PasswordResetView):
         return HttpResponseRedirect(self.get_success_url())
 
 
-class InvitationAccept(auth_views.PasswordResetConfirmView):
+class SpentLinkRefused:
+    """For Django's set-password views: a link that does not work (used, expired, altered)
+    is a refused request, so its page ("That link did not work") comes with 400, as a
+    failed e-mail confirmation does, not 200."""
+
+    def render_to_response(self, context, **response_kwargs):
+        if not context.get("validlink", True):
+            response_kwargs["status"] = 400
+        return super().render_to_response(context, **response_kwargs)
+
+
+class PasswordResetConfirm(SpentLinkRefused, auth_views.PasswordResetConfirmView):
+    """The password-reset link: Django's view (token checked, single use, expiring)."""
+
+    form_class = SetPasswordFormPlain
+    success_url = reverse_lazy("password_reset_complete")
+
+
+class InvitationAccept(SpentLinkRefused, auth_views.PasswordResetConfirmView):
     """The invitation link: Django's set-password view (token checked, single use, expiring),
     which also records that the person accepted their invitations, signs them in and opens
     the course they were invited to.

@@ -26,9 +26,9 @@ def urls():
         ("password_change_done", reverse("password_change_done"), (302, 200, 200, 200, 200)),
         ("password_reset", reverse("password_reset"), (200, 200, 200, 200, 200)),
         ("password_reset_done", reverse("password_reset_done"), (200, 200, 200, 200, 200)),
-        ("password_reset_confirm", reverse("password_reset_confirm", args=["MQ", "bad-token"]), (200, 200, 200, 200, 200)),
+        ("password_reset_confirm", reverse("password_reset_confirm", args=["MQ", "bad-token"]), (400, 400, 400, 400, 400)),
         ("password_reset_complete", reverse("password_reset_complete"), (200, 200, 200, 200, 200)),
-        ("invitation_accept", reverse("invitation_accept", args=["MQ", "bad-token"]), (200, 200, 200, 200, 200)),
+        ("invitation_accept", reverse("invitation_accept", args=["MQ", "bad-token"]), (400, 400, 400, 400, 400)),
     ]
 
 
