@@ -122,12 +122,30 @@ def _refusal(request, *, status_code: int, code: str, title: str, detail: str):
     return HttpResponse(render_to_string("400.html", context), status=status_code)
 
 
+def method_not_allowed_page(request, response):
+    """A page refusing a request's method (``require_POST`` and the like answer 405 with an
+    empty body): the error page, saying which methods it takes, with the same Allow header."""
+    if getattr(response, "streaming", False) or response.content:
+        return response
+    allowed = response.get("Allow", "")
+    detail = (f"This address does not take a {request.method[:20]} request (it takes {allowed}). "
+              "Nothing was changed: go back and use the page's own links and buttons.")
+    page = _refusal(request, status_code=405, code="method_not_allowed", title="That request is not used here",
+                    detail=detail)
+    if allowed:
+        page["Allow"] = allowed
+    return page
+
+
 class ApiProblemMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        return chunked_body_refusal(request) or form_body_refusal(request) or self.get_response(request)
+        response = chunked_body_refusal(request) or form_body_refusal(request) or self.get_response(request)
+        if response.status_code == 405 and not request.path.startswith(API_PREFIX):
+            return method_not_allowed_page(request, response)
+        return response
 
     def process_exception(self, request, exception):
         if not request.path.startswith(API_PREFIX):

@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from courses import selectors as course_selectors
 from courses.selectors import STAFF_ROLES
@@ -20,6 +20,7 @@ from .models import Variant
 
 
 @login_required
+@require_safe
 def dashboard(request):
     enrolments = list(course_selectors.enrolments_for_user(user=request.user))
     summaries = selectors.courses_assignment_summaries(
@@ -49,6 +50,7 @@ def dashboard(request):
 
 
 @login_required
+@require_safe
 def assignment_detail(request, course_slug: str, assignment_slug: str):
     assignment, role = course_selectors.access_assignment(
         user=request.user, course_slug=course_slug, assignment_slug=assignment_slug
@@ -84,6 +86,7 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
 
 
 @login_required
+@require_safe
 def exercise_page(request, item_id: int):
     item, role, variant = selectors.access_item_and_variant(user=request.user, item_id=item_id)
     refusal = exam_gate_response(request, assignment=item.assignment, role=role)
@@ -183,6 +186,7 @@ def practice_start(request, item_id: int):
 
 
 @login_required
+@require_safe
 def practice_page(request, variant_id: int):
     variant = Variant.objects.filter(
         pk=variant_id, student=request.user, context__startswith="practice:"
