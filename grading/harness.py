@@ -39,6 +39,18 @@ def wait_until(predicate, *, timeout: float, interval: float = 0.05, what: str =
     raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
 
 
+def statistics_refresh() -> None:
+    """ANALYZE, as autovacuum would have long before a real exam (a deployment runs it; this
+    machine's PostgreSQL does not): the students were enrolled seconds ago, and with the
+    planner's statistics of an empty table the role read walked every enrolment of the
+    course (0.42 ms at 2,000 students, 1.3 ms at 14,000) instead of the one it needs."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+
+
 def database_url(settings_dict: dict, *, vendor: str) -> str:
     """The URL a worker subprocess needs to reach the database this process uses."""
     if vendor == "sqlite":

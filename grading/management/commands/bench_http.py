@@ -51,7 +51,7 @@ from exercises.services_bank import bank_load
 from grading import services, tasks
 from grading.harness import (
     CeleryBeat, CeleryWorker, CpuMeter, Gunicorn, RedisServer, database_url, grade_queues, queue_worker_start, reference_loop_ms,
-    stack_cpu_meter, stack_env, wait_until,
+    stack_cpu_meter, stack_env, statistics_refresh, wait_until,
 )
 from grading.models import Submission, SubmissionStatus
 
@@ -183,6 +183,7 @@ class Command(BaseCommand):
                 "answer": "[" + ", ".join(f"{w:.4f}" for w in weights) + "]",
                 "session": client.cookies[settings.SESSION_COOKIE_NAME].value,
             })
+        statistics_refresh()
         return students
 
     # --- the figures ---------------------------------------------------------------------

@@ -69,7 +69,7 @@ from exercises.services_bank import bank_load
 from grading.harness import (
     CeleryBeat, CeleryWorker, Gunicorn, RedisServer, children_cpu_seconds, database_url, grade_queues,
     machine_busy_seconds, queue_worker_start, reference_loop_ms, sessions_cpu_seconds, stack_cpu_meter, stack_env,
-    wait_until,
+    statistics_refresh, wait_until,
 )
 from grading.management.commands.bench_pipeline import FINISHED, right_weights
 from grading.models import Submission, SubmissionStatus
@@ -222,15 +222,6 @@ def sessions_signed_in(users) -> list[str]:
     ]
     Session.objects.bulk_create(rows)
     return [row.session_key for row in rows]
-
-
-def statistics_refresh() -> None:
-    """ANALYZE, as autovacuum would have long before a real exam: the course was enrolled
-    seconds ago, and with the planner's statistics of an empty table the role read walked
-    every enrolment of the course (0.42 ms at 2,000 students) instead of the one it needs."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
 
 
 def outcome_problems(*, assignment: Assignment, plan: dict) -> list[str]:
