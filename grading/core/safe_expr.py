@@ -133,8 +133,9 @@ _INVISIBLE_CHARACTERS = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff]")
 
 def without_invisible_characters(text: str) -> str:
     """A number copied from a web page or a PDF brings these along, invisible, and "0.25" with
-    a zero-width space in it is still 0.25. (Expressions refuse them, naming the character.)"""
-    return _INVISIBLE_CHARACTERS.sub("", text)
+    a zero-width space in it is still 0.25. (Expressions refuse them, naming the character.)
+    Typed answers are nearly always ASCII: those are returned as they are, with no search."""
+    return text if text.isascii() else _INVISIBLE_CHARACTERS.sub("", text)
 
 
 # Kᵀ and K⊤ (the "down tack" of many texts) are K^T; typed after a ^ they are the T alone.
