@@ -86,12 +86,13 @@ def _rows_from_brackets(body: str) -> tuple[list, bool]:
     if body.count("[") != body.count("]") or not body.endswith("]"):
         raise AnswerFormatError("unbalanced brackets: every [ needs a matching ]")
     inner = body[1:-1].strip()
-    if not inner.startswith("["):
+    if not inner.lstrip(", \t\r\n").startswith("["):
         if "[" in inner or "]" in inner:
             raise AnswerFormatError("unbalanced brackets: write rows like [[1, 2], [3, 4]]")
         if ";" in inner:
             return [_split_entries(row) for row in inner.split(";") if row.strip()], True
         return [_split_entries(inner)], False
+    _require_one_comma_between_rows(inner)
     rows = []
     for chunk in re.finditer(r"\[([^\[\]]*)\]|([^\[\]\s,]+)", inner):
         if chunk.group(2) is not None:
@@ -101,6 +102,22 @@ def _rows_from_brackets(body: str) -> tuple[list, bool]:
     if leftover.replace(",", " ").strip():  # any whitespace between rows, \r of a pasted line too
         raise AnswerFormatError("could not read the rows: write them like [[1, 2], [3, 4]] (matrices have two levels of brackets at most)")
     return rows, True
+
+
+_ROW = re.compile(r"\[[^\[\]]*\]")
+
+
+def _require_one_comma_between_rows(inner: str) -> None:
+    """[[1, 2],, [3, 4]] has a row missing, as [[1,, 2]] has an entry missing: refused, not read
+    as two rows. A comma before the first row is refused too; one after the last is harmless."""
+    gaps = _ROW.split(inner)
+    if gaps[0].count(","):
+        raise AnswerFormatError("a row is missing: a comma stands before the first row")
+    for number, gap in enumerate(gaps[1:], start=1):
+        if gap.count(",") > 1:
+            raise AnswerFormatError(
+                f"a row is missing after the {ordinal_word(number)} row: two commas have no row between them"
+            )
 
 
 # Full-width brackets and separators (a Chinese or Japanese keyboard) as their ASCII forms.

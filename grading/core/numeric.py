@@ -117,8 +117,17 @@ _BRACKETED = re.compile(r"([+-]?)\((.*)\)", re.DOTALL)
 def _without_outer_brackets(text: str) -> str:
     """(0.5), ((0.5)) and -(3/8) without the brackets that enclose the whole number."""
     while (match := _BRACKETED.fullmatch(text)) and _balanced(match.group(2)):
-        text = match.group(1) + match.group(2).strip()
+        text = _signs_combined(match.group(1), match.group(2).strip())
     return text
+
+
+def _signs_combined(outer_sign: str, inner: str) -> str:
+    """-(-0.25) is 0.25 and -(+0.25) is -0.25: a sign before the brackets and one just inside
+    become one sign, so the number reads as it would in a calculator."""
+    if not outer_sign or inner[:1] not in ("+", "-"):
+        return outer_sign + inner
+    negative = (outer_sign == "-") != (inner[0] == "-")
+    return ("-" if negative else "+") + inner[1:]
 
 
 # A number as an equation editor or a LaTeX source writes it: $0.25$, \\(0.25\\), \\left(0.25\\right),

@@ -63,12 +63,25 @@ def test_numbers_that_cannot_be_read_say_why(answer, error):
 
 @pytest.mark.parametrize(
     "answer",
-    ["(((((0.5)))))", "(" * 60 + "0.5" + ")" * 60, "٠٫٥", "۰٫۵", "０．５", "+(0.5)", "(1/2)", "½"],
+    ["(((((0.5)))))", "(" * 60 + "0.5" + ")" * 60, "٠٫٥", "۰٫۵", "０．５", "+(0.5)", "(1/2)", "½",
+     "-(-0.5)", "−(−0.5)", "+(+0.5)", "-(-(1/2))", "-(-1)/2", "-(-(-(-0.5)))"],
 )
 def test_numbers_in_brackets_and_in_other_scripts_are_read(answer):
     grade, seconds = timed_check("numeric", "0.5", answer, NUMBER)
     assert (grade.correct, grade.error, grade.feedback) == (True, None, "Correct.")
     assert seconds < SECONDS
+
+
+@pytest.mark.parametrize("answer", ["-(+0.5)", "+(-0.5)", "-(-(-0.5))", "−(0.5)", "-(-(-1))/2"])
+def test_a_sign_before_brackets_and_one_inside_are_multiplied(answer):
+    assert timed_check("numeric", "-0.5", answer, NUMBER)[0].correct is True
+    assert timed_check("numeric", "0.5", answer, NUMBER)[0].correct is False
+
+
+@pytest.mark.parametrize("answer", ["--0.5", "-(+-0.5)", "-(-(1/2))*-1"])
+def test_signs_typed_twice_outside_brackets_are_refused_not_guessed(answer):
+    grade, _ = timed_check("numeric", "0.5", answer, NUMBER)
+    assert grade.correct is False and grade.error.startswith("could not read")
 
 
 @pytest.mark.parametrize(
@@ -81,6 +94,11 @@ def test_numbers_in_brackets_and_in_other_scripts_are_read(answer):
         ("[[1,2],[3]]", "the second row has 1 entry but the first has 2: every row needs the same number of entries"),
         ("[[1,2],[3,4]]]", "unbalanced brackets: every [ needs a matching ]"),
         ("[[1,2];[3,4]]", "found ';' outside the rows: write rows like [[1, 2], [3, 4]]"),
+        ("[[1,2],,[3,4]]", "a row is missing after the first row: two commas have no row between them"),
+        ("[[1,2], , [3,4]]", "a row is missing after the first row: two commas have no row between them"),
+        ("[[1,2],[3,4],,]", "a row is missing after the second row: two commas have no row between them"),
+        ("[,[1,2],[3,4]]", "a row is missing: a comma stands before the first row"),
+        ("[ , [1,2],[3,4]]", "a row is missing: a comma stands before the first row"),
     ],
 )
 def test_matrices_with_a_missing_entry_or_a_decimal_comma_are_refused(answer, error):
@@ -89,7 +107,7 @@ def test_matrices_with_a_missing_entry_or_a_decimal_comma_are_refused(answer, er
     assert seconds < SECONDS
 
 
-@pytest.mark.parametrize("answer", ["[[1,2,],[3,4,]]", "[[1, 2], [3, 4]]", "1,2\n3,4", "[1, 2; 3, 4]", "[[١,٢],[٣,٤]]"])
+@pytest.mark.parametrize("answer", ["[[1,2,],[3,4,]]", "[[1,2],[3,4],]", "[[1, 2] [3, 4]]", "[[1, 2], [3, 4]]", "1,2\n3,4", "[1, 2; 3, 4]", "[[١,٢],[٣,٤]]"])
 def test_matrices_with_a_trailing_comma_or_rows_as_lines_are_still_read(answer):
     grade, _ = timed_check("matrix", [[1, 2], [3, 4]], answer, NUMBER)
     assert (grade.correct, grade.error) == (True, None)
