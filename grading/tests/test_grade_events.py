@@ -16,6 +16,7 @@ from grading.models import Submission, SubmissionStatus
 @pytest.fixture
 def private_redis(redis_server, settings):
     settings.REDIS_URL = redis_server.url
+    settings.GRADING_MODE = "celery"  # a worker grades elsewhere: the long poll waits for it
     return redis_server
 
 
@@ -92,3 +93,19 @@ def test_long_poll_still_ends_on_the_database_when_the_announcement_is_lost(
     thread.join()
     assert finished.status == SubmissionStatus.GRADED
     assert 0.35 < time.monotonic() - started < 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_in_inline_mode_the_wait_reads_the_grade_once_and_never_sleeps(
+    settings, variant, student, django_assert_num_queries, monkeypatch
+):
+    """Inline mode (the embedded set-up) graded the answer as it committed: one read, no nap."""
+    settings.GRADING_MODE = "inline"
+    submission = Submission.objects.create(variant=variant, student=student, part="weights", raw_answer="[1]")
+    Submission.objects.filter(pk=submission.pk).update(status=SubmissionStatus.GRADED, score=0.5)
+    monkeypatch.setattr(time, "sleep", lambda seconds: pytest.fail(f"slept {seconds} s"))
+    started = time.monotonic()
+    with django_assert_num_queries(1):
+        finished = selectors.submission_wait_finished(submission=submission, timeout=10)
+    assert time.monotonic() - started < 0.2  # no blocking wait on Redis either
+    assert (finished.status, finished.score) == (SubmissionStatus.GRADED, 0.5)
