@@ -9,7 +9,10 @@ Keys are matched exactly after trimming, falling back to a case-insensitive matc
 
 from __future__ import annotations
 
+import unicodedata
+
 from grading.core.grades import AnswerFormatError, Grade, InvalidRequest, Parsed, invalid, right, wrong
+from grading.core.safe_expr import without_invisible_characters
 
 MAX_KEY_CHARS = 200
 
@@ -38,6 +41,7 @@ def _expected_keys(expected, options: dict) -> set[str]:
 
 def parse_keys(answer, options: dict) -> set[str]:
     if isinstance(answer, str):
+        answer = _plain(answer)  # "A，B" typed with a full-width comma is "A,B"
         raw_items = answer.split(",") if options.get("multiple") else [answer]
     elif isinstance(answer, (list, tuple)):
         raw_items = list(answer)
@@ -45,7 +49,7 @@ def parse_keys(answer, options: dict) -> set[str]:
         raise AnswerFormatError(f"expected a choice, got {type(answer).__name__}")
     if any(not isinstance(item, (str, int)) or isinstance(item, bool) for item in raw_items):
         raise AnswerFormatError("each choice must be a key such as 'A'")
-    items = [str(item).strip() for item in raw_items]
+    items = [_plain(str(item)).strip() for item in raw_items]
     items = [item for item in items if item]
     if not items:
         raise AnswerFormatError("no choice selected")
@@ -60,10 +64,18 @@ def parse_keys(answer, options: dict) -> set[str]:
 def _known_key(item: str, valid: list[str] | None) -> str:
     if valid is None or item in valid:
         return item
-    folded = [key for key in valid if key.casefold() == item.casefold()]
+    folded = [key for key in valid if _plain(key).strip().casefold() == item.casefold()]
     if len(folded) == 1:
         return folded[0]
     raise AnswerFormatError(f"{item!r} is not one of the choices ({', '.join(valid)})")
+
+
+def _plain(text: str) -> str:
+    """Full-width letters and punctuation as ASCII (Ａ -> A), invisible characters left out:
+    what a phone keyboard or a paste adds to a key. ASCII text is returned as it is."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", without_invisible_characters(text))
 
 
 def check(expected, answer, options: dict) -> Grade:

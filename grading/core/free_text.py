@@ -4,6 +4,7 @@ presence and length, then queued for a person to grade."""
 from __future__ import annotations
 
 from grading.core.grades import AnswerFormatError, Grade, InvalidRequest, Parsed, invalid, option_int
+from grading.core.safe_expr import without_invisible_characters
 
 MAX_TEXT_CHARS = 10_000
 QUEUED_FEEDBACK = "Your answer was received and is queued for manual grading."
@@ -16,7 +17,7 @@ def read_text(answer, options: dict) -> str:
     if limit < 1:
         raise InvalidRequest("option 'max_chars' must be at least 1: no explanation fits in 0 characters")
     text = answer.strip()
-    if not text:
+    if not without_invisible_characters(text).strip():  # zero-width spaces only look like nothing
         raise AnswerFormatError("the answer is empty: write your explanation")
     if "\x00" in text:
         raise AnswerFormatError("the answer contains a NUL character")

@@ -16,8 +16,10 @@ answer right only at the declared sizes (``sqrt(32)`` for ``sqrt(d_k)``) is told
 the size in terms of its name. Known slips (no scaling, d_k for √d_k, softmax over
 columns, transposed weights, scaling after the softmax, K Qᵀ, V on the left, √d_model for a
 head's scale, a transposed result) are named. A product of incompatible shapes is explained,
-with a transpose hint. A power of a matrix (``Q^-1``, ``(Q K^T)^2``) is not part of the
-format: it is refused when the answer is read, so it uses no attempt.
+with a transpose hint. A right answer is checked once more at sizes and entries keyed by a
+secret (``keyed_draw``), so one fitted to the seeded sizes is wrong. A power of a matrix
+(``Q^-1``, ``(Q K^T)^2``) is not part of the format: it is refused when the answer is read,
+so it uses no attempt.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from grading.core import attention, misconceptions, safe_expr
+from grading.core import attention, misconceptions, safe_expr, symbolic
 from grading.core.grades import AnswerFormatError, Grade, InvalidRequest, Parsed, invalid, right, wrong
 
 GRAMMAR = safe_expr.Grammar(
@@ -119,15 +121,58 @@ def shape_assignments(shapes: dict, scalars: dict, dimensions: dict, count: int 
             values[label] = value
             taken.add(value)
             used[label].add(value)
-        new_shapes = {name: list(shape) for name, shape in shapes.items()}
-        new_scalars = dict(scalars)
-        for label, dimension in dimensions.items():
-            for matrix, axis in dimension["axes"]:
-                new_shapes[matrix][axis] = values[label]
-            for scalar in dimension["scalars"]:
-                new_scalars[scalar] = float(values[label])
-        assignments.append(({name: tuple(shape) for name, shape in new_shapes.items()}, new_scalars))
+        assignments.append(_assigned(shapes, scalars, dimensions, values))
     return assignments
+
+
+def _assigned(shapes: dict, scalars: dict, dimensions: dict, values: dict) -> tuple[dict, dict]:
+    """(shapes, scalars) with every dimension set to ``values[label]``."""
+    new_shapes = {name: list(shape) for name, shape in shapes.items()}
+    new_scalars = dict(scalars)
+    for label, dimension in dimensions.items():
+        for matrix, axis in dimension["axes"]:
+            new_shapes[matrix][axis] = values[label]
+        for scalar in dimension["scalars"]:
+            new_scalars[scalar] = float(values[label])
+    return {name: tuple(shape) for name, shape in new_shapes.items()}, new_scalars
+
+
+# The sizes and entries above are seeded in the source, so an answer could be built to agree
+# with the result only at them: softmax(Q Kᵀ / (a d_k² + b d_k + c)) V with a quadratic through
+# √d_k at the three values d_k takes. A right answer is checked once more at sizes and entries
+# drawn from a keyed hash of the two expressions (``symbolic.unpredictable_rng``): a formula that
+# is right for every size agrees there too, and one fitted to the seeded sizes cannot know them.
+KEYED_SIZES = range(2, 25)
+ONLY_AT_SOME_SIZES = ("Not quite: your expression gives the right values only for some sizes of the matrices, "
+                      "not for every size; write it in terms of the matrices and their dimensions.")
+
+
+def keyed_draw(expected_checked, checked, shapes: dict, scalars: dict, dimensions: dict) -> dict:
+    """Matrices and scalars at sizes and entries no answer can be written against."""
+    rng = symbolic.unpredictable_rng(expected_checked.text, checked.text)
+    labels = sorted(dimensions)
+    candidates = list(KEYED_SIZES)
+    picked = rng.sample(candidates, len(labels)) if len(labels) <= len(candidates) else [
+        rng.choice(candidates) for _ in labels]
+    new_shapes, new_scalars = _assigned(shapes, scalars, dimensions, dict(zip(labels, picked)))
+    generator = np.random.default_rng(rng.randrange(2**63))
+    draw = {name: generator.standard_normal(shape) for name, shape in sorted(new_shapes.items())}
+    return {**draw, **new_scalars}
+
+
+def _differs_at_keyed_sizes(expected_checked, checked, shapes: dict, scalars: dict, dimensions: dict) -> bool:
+    draw = keyed_draw(expected_checked, checked, shapes, scalars, dimensions)
+    try:
+        expected_value = evaluate(expected_checked, draw)
+    except (ShapeMismatch, AnswerFormatError):
+        return False  # the expected expression itself cannot be evaluated there: no evidence
+    if not np.all(np.isfinite(expected_value)):
+        return False
+    try:
+        answer_value = evaluate(checked, draw)
+    except (ShapeMismatch, AnswerFormatError):
+        return True
+    return not (np.shape(answer_value) == np.shape(expected_value) and _close(answer_value, expected_value))
 
 
 def _known_names(shapes: dict, scalars: dict) -> frozenset:
@@ -144,7 +189,8 @@ def read(text, shapes: dict, scalars: dict) -> safe_expr.CheckedExpression:
     checked = _read_cached(text, known) if isinstance(text, str) else safe_expr.read_expression(text, GRAMMAR, known)
     unknown = sorted(checked.names - known - {safe_expr.TRANSPOSE_MARKER})
     if unknown:
-        raise AnswerFormatError(f"unknown name {unknown[0]!r}; this answer may use {', '.join(sorted(known))}")
+        hint = safe_expr.did_you_mean(unknown[0], known)
+        raise AnswerFormatError(f"unknown name {unknown[0]!r}{hint}; this answer may use {', '.join(sorted(known))}")
     _refuse_matrix_powers(checked.body, frozenset(shapes))
     return checked
 
@@ -413,7 +459,11 @@ def check(expected, answer, options: dict) -> Grade:
         return invalid(str(problem))
     grade = _compare(expected_values, answer_values)
     if grade.correct:
+        if _differs_at_keyed_sizes(expected_checked, checked, shapes, scalars, dimensions):
+            return wrong(ONLY_AT_SOME_SIZES)
         return grade
+    if _bare_fraction_power_meant(checked, shapes, scalars, draws, expected_values):
+        return wrong(f"Not quite. {safe_expr.BARE_FRACTION_POWER_ADVICE}")
     if side:
         return wrong(side, misconception="values_on_left")
     slip = diagnose_slip(expected_checked, answer_values, draws, expected_values)
@@ -425,6 +475,18 @@ def check(expected, answer, options: dict) -> Grade:
     if only_here:
         return _dimension_as_number(checked, expected_checked, options, dimensions, shapes, scalars)
     return grade
+
+
+def _bare_fraction_power_meant(checked, shapes: dict, scalars: dict, draws: list, expected_values: list) -> bool:
+    """Whether ``d_k^1/2`` (read (d_k^1)/2) bracketed as d_k^(1/2) is the right answer."""
+    bracketed = safe_expr.bracketed_fraction_powers(checked.text)
+    if bracketed is None:
+        return False
+    try:
+        meant = read(bracketed, shapes, scalars)
+        return _compare(expected_values, [evaluate(meant, draw) for draw in draws]).correct
+    except (AnswerFormatError, ShapeMismatch):
+        return False
 
 
 def _values_on_the_wrong_side(expected_checked, checked) -> str | None:

@@ -87,7 +87,10 @@ _UNICODE_OPERATORS = str.maketrans({
     "（": "(", "）": ")", "⁄": "/", "∕": "/", "\u00a0": " ", "\t": " ", "\r": " ",
 })
 _SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
-_SUPERSCRIPT_RUN = re.compile(r"[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_SUPERSCRIPT_RUN = re.compile(r"(\^\s*)?([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+# Subscript digits and Latin letters after a letter (dₖ, σₖ, W₁): NFKC alone would make dₖ
+# "dk". After a digit they stay digits, as NFKC reads them (a number has no subscript).
+_SUBSCRIPT_RUN = re.compile(r"(?<=[^\W\d])(_?)([\u2080-\u2089\u2090-\u209c\u1d62-\u1d65\u2c7c]+)")
 _UNICODE_ROOT = re.compile(r"√\s*([A-Za-z][A-Za-z0-9_]*|\d+(?:\.\d+)?)")
 
 _LATEX_SPACING = {",", ";", "!", " ", ":", "quad", "qquad", "displaystyle", "textstyle", "limits"}
@@ -113,7 +116,10 @@ def normalise_unicode(text: str) -> str:
     """Superscripts, ᵀ and vulgar fractions made explicit, then NFKC (fullwidth ＋ → +).
 
     The order matters: NFKC would turn x² into x2, Kᵀ into KT and 1⅜ into 13⁄8."""
-    text = _SUPERSCRIPT_RUN.sub(lambda m: "^(" + m.group(0).translate(_SUPERSCRIPT_DIGITS) + ")", text)
+    # d_k², and d_k^² typed with both a caret and a superscript, are the same square.
+    text = _SUPERSCRIPT_RUN.sub(lambda m: "^(" + m.group(2).translate(_SUPERSCRIPT_DIGITS) + ")", text)
+    if not text.isascii():
+        text = _SUBSCRIPT_RUN.sub(lambda m: "_" + unicodedata.normalize("NFKC", m.group(2)), text)
     text = _transpose_signs(text)
     if _VULGAR_CHARACTERS.search(text):
         text = _VULGAR_FRACTION.sub(_vulgar_fraction, text)
@@ -330,9 +336,13 @@ class _LatexReader:
             close = self.text.find("]", self.pos)
             if close < 0:
                 raise AnswerFormatError("\\sqrt[ is never closed by ]")
-            index = self.text[self.pos + 1: close]
+            index = _LatexReader(self.text[self.pos + 1: close], self.known_names).read_all()
             self.pos = close + 1
         radicand = self.read_group()
+        if re.fullmatch(r"[A-Za-z]", radicand) and self.text.startswith("_", self.pos):
+            # \sqrt d_k: TeX sets the subscript after the root, but the k is d's (√d_k).
+            self.pos += 1
+            radicand += self.read_subscript([]).strip()
         if index is None:
             return f" sqrt({radicand})"
         return f"(({radicand})^(1/({index})))"
@@ -381,9 +391,13 @@ def tokenise(text: str, grammar: Grammar, known_names: frozenset) -> list[_Token
         if not match:
             char = text[position]
             advice = _CHARACTER_ADVICE.get(char, "it is not part of the answer syntax")
+            if char in "'′" and grammar.transpose:  # K' (MATLAB) or K′ for a transpose
+                advice = "write K^T for a transpose, not K'"
             raise AnswerFormatError(f"unexpected character {char!r} at position {position + 1}: {advice}")
         kind = match.lastgroup
-        if kind != "space":
+        if kind == "name" and grammar.transpose and tokens and tokens[-1].text == "**":
+            tokens.extend(_transpose_then_names(match.group(0), position, grammar, known_names))
+        elif kind != "space":
             tokens.extend(_checked_token(kind, match.group(0), position, grammar, known_names))
         position = match.end()
         if len(tokens) > MAX_TOKENS:
@@ -409,6 +423,16 @@ def _checked_token(kind: str, text: str, position: int, grammar: Grammar, known_
     if text in "[]" and not grammar.bracket_functions:
         raise AnswerFormatError("square brackets are not used here: use round brackets ( ) for grouping")
     return [_Token("op", "**" if text == "^" else text, position)]
+
+
+def _transpose_then_names(text: str, position: int, grammar: Grammar, known_names: frozenset) -> list[_Token]:
+    """After a ^, ``TV`` in ``Q K^TV`` is the transpose mark and then V (when TV is no name)."""
+    rest = text[1:]
+    if text.startswith("T") and rest and text not in known_names:
+        pieces = [rest] if rest in known_names else _split_into_known_names(rest, known_names)
+        if pieces:
+            return [_Token("name", "T", position)] + [_Token("name", piece, position + 1) for piece in pieces]
+    return _checked_token("name", text, position, grammar, known_names)
 
 
 def _too_small(number_text: str) -> bool:
@@ -439,6 +463,27 @@ UNSUPPORTED_FUNCTIONS = frozenset(
     "log2 gamma erf".split()
 )
 _INFINITY_NAMES = frozenset({"inf", "infty", "infinity", "oo"})
+
+
+_BARE_FRACTION_POWER = re.compile(r"(\^|\*\*)\s*(-?\s*\d*\.?\d+)\s*/\s*(\d*\.?\d+)")
+BARE_FRACTION_POWER_ADVICE = "A power such as x^1/2 is read as (x^1)/2; write a fractional power in brackets: x^(1/2)."
+
+
+def bracketed_fraction_powers(text: str) -> str | None:
+    """``text`` with each unbracketed fractional power bracketed (d_k^1/2 -> d_k^(1/2)), or
+    None when it has none. For feedback only: the answer is graded as it was typed."""
+    if not _BARE_FRACTION_POWER.search(text):
+        return None
+    return _BARE_FRACTION_POWER.sub(r"\1(\2/\3)", text)
+
+
+def did_you_mean(name: str, known_names) -> str:
+    """' (did you mean d_k?)' for a name that is a declared one without its underscore or in
+    another case (dk, sigmaq, D_K, σₖ typed as sigmak); empty when no single name fits."""
+    folded = name.replace("_", "").casefold()
+    matches = sorted(known for known in known_names
+                     if known != name and known.replace("_", "").casefold() == folded)
+    return f" (did you mean {matches[0]}?)" if len(matches) == 1 else ""
 
 
 def _split_into_known_names(text: str, known_names: frozenset) -> list[str] | None:

@@ -21,10 +21,13 @@ Equivalence: a numeric screen at seeded random points that respect the assumptio
 large or too small to compute at the points (towers of exponentials) are bounded instead
 (``grading.core.magnitude``): a difference the bounds prove is "not equivalent", one they
 cannot decide is "too complex to check" (could not grade, no attempt used), never a CAS
-run that ends in a time-out.
+run that ends in a time-out. An answer agreeing at the seeded points is checked once more at
+points keyed by a secret (``unpredictable_points``; whole-number symbols there take values
+from 10 to 1000), so one built to vanish at the seeded points is not marked right.
 
 A wrong answer's feedback says the most specific thing that is true of it (first that holds):
-the author's known wrong expression (``expression_feedback``, in the order listed); a built-in
+an unbracketed fractional power (``d_k^1/2``, read (d_k^1)/2) that, bracketed, is the right
+answer; the author's known wrong expression (``expression_feedback``, in the order listed); a built-in
 misconception (``diagnose_symbolic``); the sign, a square, a square root or a constant factor
 (``_hint``); else plain "Not equivalent to the correct expression.". None of them changes the
 score, and none is said of a right answer, a partly right one (a form problem) or one that
@@ -181,7 +184,8 @@ class SympyBuilder:
         if self.allow_any_symbols:
             return sympy.Symbol(name, real=True)
         allowed = ", ".join(sorted(self.symbols)) or "no letters (numbers only)"
-        raise AnswerFormatError(f"unknown symbol {name!r}; this answer may use {allowed}")
+        hint = safe_expr.did_you_mean(name, set(self.symbols) | set(_CONSTANTS))
+        raise AnswerFormatError(f"unknown symbol {name!r}{hint}; this answer may use {allowed}")
 
     @staticmethod
     def binary(op: ast.operator, left, right):
@@ -374,18 +378,41 @@ def unpredictable_points_key_set(key: bytes) -> None:
 
 def unpredictable_rng(left, right) -> random.Random:
     """A generator keyed by the secret and the two expressions. A true identity holds at
-    every point, so the verdict on it does not depend on the draw."""
-    message = sympy.srepr(left).encode() + b"\x00" + sympy.srepr(right).encode()
+    every point, so the verdict on it does not depend on the draw. Texts (the matrix
+    expressions' normalised answers) are keyed as they are."""
+    message = _key_text(left).encode() + b"\x00" + _key_text(right).encode()
     digest = hmac.new(_UNPREDICTABLE_KEY, message, hashlib.sha256).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def _key_text(value) -> str:
+    return value if isinstance(value, str) else sympy.srepr(value)
 
 
 UNPREDICTABLE_POINTS = 3
 
 
+# A whole-number symbol takes few values at the seeded points (1..9 and the wide 17, 100, ...):
+# a product of (n - c) over them vanishes at every one, so its keyed values are drawn from a
+# range no answer can cover with such factors (an answer has at most MAX_TOKENS symbols).
+KEYED_INTEGERS = (10, 1000)
+
+
 def unpredictable_points(left, right, symbols, count: int = UNPREDICTABLE_POINTS) -> list[dict]:
-    """Typical points (as ``sample_points``) of ``unpredictable_rng``."""
-    return sample_points(symbols, count, seed=unpredictable_rng(left, right).randrange(2**63))
+    """Typical points (as ``sample_points``) of ``unpredictable_rng``; whole-number symbols
+    take values in KEYED_INTEGERS (with the sign their assumptions allow)."""
+    rng = random.Random(unpredictable_rng(left, right).randrange(2**63))
+    ordered = sorted(symbols, key=lambda symbol: symbol.name)
+    return [{symbol: complex(_keyed_value(symbol, rng)) for symbol in ordered} for _ in range(count)]
+
+
+def _keyed_value(symbol, rng: random.Random) -> complex:
+    if not symbol.is_integer or is_complex_symbol(symbol):
+        return _sample_value(symbol, rng)
+    magnitude = rng.randint(*KEYED_INTEGERS)
+    if symbol.is_positive or symbol.is_nonnegative:
+        return magnitude
+    return -magnitude if symbol.is_negative or rng.random() < 0.5 else magnitude
 
 
 def _values_close(left: complex, right: complex) -> bool:
@@ -415,7 +442,9 @@ def numeric_screen(left, right, points: list[dict], confirm: bool = True) -> boo
     agreeing = 0
     for point in points:
         values = _float_values(left, right, point)
-        if values is None and not confirm:
+        if not confirm and (values is None or values == (0, 0)):
+            # Without confirmation a float 0 says nothing: exp(-1000 x) and -exp(-1000 x) both
+            # underflow to 0 at x = 2, and agreeing there would name a sign slip that is not one.
             continue
         if values is None:
             verdict = _high_precision_equal(left, right, point)
@@ -678,6 +707,8 @@ def decide_equivalent(left, right, seconds: float = DEFAULT_TIME_LIMIT) -> bool 
                 if verdict is None:
                     undecided.append(point)
             if agreeing >= MIN_AGREEING_POINTS or (not symbols and agreeing):
+                if _proved_different(left - right, undecided):
+                    return False
                 return not _differs_at_unpredictable_points(left, right, symbols)
             sized = _sized_verdict(left, right, undecided)
             if sized is not None:
@@ -690,8 +721,32 @@ def decide_equivalent(left, right, seconds: float = DEFAULT_TIME_LIMIT) -> bool 
 def _differs_at_unpredictable_points(left, right, symbols) -> bool:
     """Whether the two differ at a keyed point (``unpredictable_points``): the check that
     an answer built to agree only at the seeded points cannot pass. A point where either side
-    is undefined or too large to compute says nothing."""
-    return any(_point_verdict(left, right, point) is False for point in unpredictable_points(left, right, symbols))
+    is undefined or too large to compute says nothing; but when no keyed point says anything
+    (sqrt(n) + exp(exp(n)) (n - 1) ... (n - 9): 0 at the seeded n, too large at every other)
+    the answer is not known to be right: TooComplexToCheck."""
+    points = unpredictable_points(left, right, symbols)
+    verdicts = [_point_verdict(left, right, point) for point in points]
+    if any(verdict is False for verdict in verdicts):
+        return True
+    if symbols and not any(verdicts):
+        difference = left - right
+        if _proved_different(difference, points):
+            return True
+        if expanded_terms(difference) <= MAX_EXPANDED_TERMS and sympy.expand(difference) == 0:
+            return False  # exp(exp(n) + log(2)) against 2 exp(exp(n)): equal, if only too large
+        raise TooComplexToCheck()
+    return False
+
+
+def _proved_different(difference, points) -> bool:
+    """Whether at one of ``points`` (where a value was too large to compute) the difference is
+    bounded away from 0: d_k σ + 10^-1000 exp(exp(exp(d_k))) agrees with d_k σ in 60 digits
+    wherever d_k < 2.3, and is too large to compute beyond, where it is not d_k σ at all."""
+    for point in points:
+        size = magnitude.difference_at(difference, point)
+        if size is not None and size.proved_nonzero:
+            return True
+    return False
 
 
 def _sized_verdict(left, right, points) -> bool | None:
@@ -812,11 +867,30 @@ def check(expected, answer, options: dict) -> Grade:
             reason="timeout",
         )
     if not verdict:
+        if _bare_fraction_power_meant(checked, expected_expr, options, key):
+            return wrong(BARE_FRACTION_POWER)
         return _wrong_expression(expected_expr, answer_expr, options, key)
     form_problem = _form_problem(expected_checked, checked, answer_expr, options)
     if form_problem:
         return wrong(form_problem, score=_form_credit(options), equivalent=True)
     return right("Correct.")
+
+
+# d_k^1/2 is (d_k^1)/2 by the rules of precedence, as in every calculator; the student almost
+# always meant d_k^(1/2). Said only when that reading is the right answer, so the slip is named.
+BARE_FRACTION_POWER = f"Not equivalent to the correct expression. {safe_expr.BARE_FRACTION_POWER_ADVICE}"
+
+
+def _bare_fraction_power_meant(checked, expected_expr, options: dict, key: tuple) -> bool:
+    """Whether the answer, with its unbracketed fractional powers bracketed, is the right one."""
+    bracketed = safe_expr.bracketed_fraction_powers(checked.text)
+    if bracketed is None:
+        return False
+    try:
+        _, meant = read_answer(bracketed, options, key)
+    except AnswerFormatError:
+        return False
+    return screen_equal(meant, expected_expr)
 
 
 def _forbidden_symbols(options: dict) -> set[str]:
