@@ -48,10 +48,16 @@ before the chain whose value is not the required result is a side result too whe
 line starts from the required value, or when the next line does not go on from it; the chain
 opens at the first line that is not.
 A step that multiplies out to more than ``MAX_STEP_TERMS`` terms cannot be read.
+Layout is not a step (``split_steps``): LaTeX rows split by \\\\ (each a line), ``$``, ``\\[ \\]``,
+``\\begin{align}`` and ``&``, labels ``1)``, ``Step 2:`` (and ``(1)``, ``1.`` when every line
+has one, numbered 1, 2, 3 ...), a leading ``Thus`` or ``⇒``, words after a step that justify it
+(``... by linearity``, ``(since E[q_m] = 0)``, ``\\quad \\text{by independence}``) and lines of
+words only. None of it earns anything: the formulas left are checked as if typed alone.
 
-A hollow chain — no rule step ends at a line that still has a moment (writing Var(X) as
-Cov(X, X), or back, is no such step: it renames the moment): the bare result,
-the question restated or padded and then the result — scores 0. Otherwise the score is
+A hollow chain — no rule step (within the limit: a too-big step is a leap) ends at a line that
+still has a moment (writing Var(X) as Cov(X, X), or back, is no such step: it renames the
+moment): the bare result, the question restated or padded and then the result, leaps to a line
+one substitution short of the result — scores 0. Otherwise the score is
 ``derivation_score``: the share of the rule path shown within the limit, too-big steps
 counting ``big_step_credit`` (default and maximum 0.5) per rule. ``min_steps`` counts
 only rule steps. docs/exercise-format.md explains it for authors.
@@ -381,27 +387,178 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def split_steps(answer) -> list[Step]:
+MAX_ANSWER_CHARS = 200_000  # the whole answer: 30 steps of at most 2000 characters fit many times over
+
+
+def split_steps(answer, names=frozenset()) -> list[Step]:
+    """The steps of an answer, each line read as written (``_rows``): LaTeX rows (``\\\\``),
+    math delimiters, alignment marks, step numbers, connectives, prose lines and trailing
+    justifications are layout, not steps. ``names`` are the names the exercise declares
+    (a word among them is never read as prose)."""
     if isinstance(answer, str):
-        lines = answer.splitlines()
+        size, lines = len(answer), None
     elif isinstance(answer, (list, tuple)) and all(isinstance(step, str) for step in answer):
-        lines = list(answer)
+        size, lines = sum(len(step) for step in answer), list(answer)
     else:
         raise AnswerFormatError("a derivation is a list of steps (text), or one step per line")
+    if size > MAX_ANSWER_CHARS:  # refused before any line is looked at: 20 MB took the checker 30 s
+        raise AnswerFormatError(f"the derivation is too long ({size} characters; the limit is {MAX_ANSWER_CHARS}): "
+                                f"write at most {MAX_STEPS} steps, one per line")
+    if lines is None:
+        lines = answer.splitlines()
+    rows = _rows(lines)
+    numbered = _numbered(rows, names)
+    read, count = [], 0  # (line number, as typed, to read, prose, pieces); past MAX_STEPS steps only counted
+    for line_number, (typed, line) in enumerate(rows, start=1):
+        if count > MAX_STEPS:  # only counted now, roughly: 60 000 LaTeX rows read in full took 2 s
+            count += sum(1 for piece in _EQUALS_SPLIT.split(line) if piece.strip())
+            continue
+        line, prose = _layout_removed(line, numbered, names)
+        pieces = [(column, text) for column, text in
+                  ((column, _justification_removed(text, names)) for column, text in _split_equals(line)) if text]
+        count += 0 if prose else len(pieces)
+        read.append((line_number, typed, line, prose, pieces))
+    if count > MAX_STEPS:
+        raise AnswerFormatError(f"too many steps ({count}; the limit is {MAX_STEPS})")
+    formulas = [index for index, (_, _, _, prose, pieces) in enumerate(read) if pieces and not prose]
+    first, last = (formulas[0], formulas[-1]) if formulas else (len(read), -1)
     steps: list[Step] = []
-    for line_number, line in enumerate(lines, start=1):
-        pieces = [(column, text) for column, text in _split_equals(line) if text]
+    for index, (line_number, typed, line, prose, pieces) in enumerate(read):
+        # Words before the first formula, after the last, or heading the lines below (ending in :)
+        # are layout; other words between the steps are read, and refused, as a step.
+        if prose and (index < first or index > last or line.rstrip().endswith(":")):
+            continue
+        count += len(pieces) if prose else 0
         continues = bool(steps) and _starts_with_equals(line)
         for column, text in pieces:
-            steps.append(Step(len(steps) + 1, text, line_number, column, len(pieces) == 1, line.strip(), continues))
-    if not steps:
+            steps.append(Step(len(steps) + 1, text, line_number, column, len(pieces) == 1, typed.strip(), continues))
+    if not steps and count <= MAX_STEPS:
+        if any(prose for _, _, _, prose, _ in read):
+            raise AnswerFormatError("the derivation has no formula, only words: write one step per line, "
+                                    "each a formula such as Var(q·k) or d_k Var(q_m k_m)")
         raise AnswerFormatError("the derivation is empty: write one step per line")
-    if len(steps) > MAX_STEPS:
-        raise AnswerFormatError(f"too many steps ({len(steps)}; the limit is {MAX_STEPS})")
+    if count > MAX_STEPS:
+        raise AnswerFormatError(f"too many steps ({count}; the limit is {MAX_STEPS})")
     return steps
 
 
+# --------------------------------------------------------------------------- layout around the steps
+# A derivation typed as LaTeX (rows split by \\, aligned at &=, inside $...$ or an align
+# environment), numbered (1), 2., Step 3:), or with words around its steps (Thus ..., ... by
+# linearity, a closing sentence) is the same derivation: the layout is blanked out (replaced by
+# spaces, so positions on the line stay where the student typed them) before the steps are read.
+
+_ROW_BREAK = re.compile(r"\\\\(?:[ \t]*\[[^\]\n]{0,20}\])?")  # \\ or \\[2pt]
+_DELIMITERS = re.compile(r"\$|\\[()\[\]]|\\(?:begin|end)[ \t]*\{[ \t]*[A-Za-z]{1,20}\*?[ \t]*\}(?:\{[^{}]{0,40}\})?|&"
+                         r"|\\(?:non)?umber\b|\\notag\b|\\(?:tag|label)[ \t]*\{[^{}]{0,40}\}")
+_STEP_LABEL = re.compile(r"^\s*(?:(?:step|line|eq\.?|equation)\s*\(?\d{1,2}\)?\s*[:.)\-–]?|\d{1,2}\s*[):]|\(\d{1,2}\)|\d{1,2}\.(?=\s))",
+                         re.IGNORECASE)
+_PLAIN_LABEL = re.compile(r"^\s*(?:\((\d{1,2})\)|(\d{1,2})\.(?=\s))")  # read as a label only when every line has one
+_CONNECTIVE = re.compile(r"^\s*(?:(?:thus|so|hence|therefore|then|which gives|giving|we get|i\.e\.)\b\s*[,:]?"
+                         r"|=>|⇒|⟹|→|∴|\\(?:implies|Rightarrow|Longrightarrow|therefore)\b)", re.IGNORECASE)
+_JUSTIFYING_WORD = re.compile(r"(?<![A-Za-z0-9_\\])(by|since|using|because|from|via|as|where|with)\b", re.IGNORECASE)
+_NOTE = re.compile(r"(?<![A-Za-z0-9_\\])[(\[][ \t]*(by|since|using|because|from|via|as|where|with)\b"
+                   r"(?:[^()\[\]]|[(\[][^()\[\]]*[)\]])*[)\]]",
+                   re.IGNORECASE)  # (since E[q_m] = 0) on a line: its = is not a step
+_TEXT_NOTE = re.compile(r"\\(?:text|textrm|mbox)[ \t]*\{([^{}]*)\}[ \t]*$")
+_SPACING = ("\\qquad", "\\quad", "\\,", "\\;", "\\:", "\\!", "\\ ")
+_TEXT_OPENING = re.compile(r"\\(?:text|textrm|mbox|mathrm)[ \t]*\{$")
+_PROSE = re.compile(r"[A-Za-z][A-Za-z\s,;:.'’!?()-]*")
+_PROSE_WORDS = frozenset({"qed", "done"})
+_ENDINGS = "□∎■"
+
+
+def _rows(lines: list[str]) -> list[tuple[str, str]]:
+    """(as typed, to read) for each row: a typed line, split where a LaTeX row ends (\\\\)
+    inside it. A \\\\ at the end of a line ends that line only."""
+    rows = []
+    for line in lines:
+        parts = _ROW_BREAK.split(line)
+        if len(parts) > 1 and not parts[-1].strip():
+            parts = parts[:-1]
+        rows += [(part, part) for part in parts] or [(line, line)]
+    return rows
+
+
+def _numbered(rows: list, names) -> bool:
+    """Whether every row with a formula starts with a plain label ``(1)`` or ``1.`` numbering the
+    rows 1, 2, 3, ...: only then is ``2. d_k`` a label and not the number 2."""
+    labels = []
+    for _, line in rows:
+        line = _DELIMITERS.sub(" ", line)
+        if not line.strip() or _is_prose(line, names):
+            continue
+        match = _PLAIN_LABEL.match(line)
+        if not match:
+            return False
+        labels.append(int(match.group(1) or match.group(2)))
+    return len(labels) > 1 and labels == list(range(labels[0], labels[0] + len(labels))) and labels[0] in (0, 1)
+
+
+def _blank(match) -> str:
+    return " " * len(match.group(0))
+
+
+def _layout_removed(line: str, numbered: bool, names) -> tuple[str, bool]:
+    """The line with its layout blanked out, and whether what is left is words only (``_is_prose``)."""
+    line = _DELIMITERS.sub(_blank, line)
+    line = line.rstrip().rstrip(_ENDINGS)
+    if _PLAIN_LABEL.match(line) is None or numbered:
+        line = _STEP_LABEL.sub(_blank, line, count=1)
+    line = _CONNECTIVE.sub(_blank, line, count=1)
+    if len(line) <= safe_expr.MAX_CHARS:  # a longer line is refused as it is; these searches would take long on it
+        line = _NOTE.sub(lambda note: note.group(0) if note.group(1) in names else _blank(note), line)
+    return line, _is_prose(line, names)
+
+
+def _is_prose(line: str, names) -> bool:
+    """A line of words only (none of them a name the exercise declares or a function of the
+    answer syntax), such as a closing sentence: not a step."""
+    text = line.strip()
+    if not text or not _PROSE.fullmatch(text):
+        return False
+    words = re.findall(r"[A-Za-z]+", text)
+    if any(word in names or word in GRAMMAR.functions for word in words):
+        return False
+    return len(words) > 1 or text[-1] in ".:!" or words[0].lower() in _PROSE_WORDS
+
+
+def _justification_removed(piece: str, names) -> str:
+    """A step with the words that justify it after it (``d_k Var(q_m k_m) (by linearity)``,
+    ``\\quad \\text{since the terms are independent}``) left out."""
+    if len(piece) > safe_expr.MAX_CHARS:  # refused as it is when read
+        return piece
+    for match in _JUSTIFYING_WORD.finditer(piece):
+        if match.group(1) in names:
+            continue
+        before = _without_separators(piece[:match.start()])
+        if before and len(before) < match.start():  # a separator between the step and the words
+            return before.strip()
+    note = _TEXT_NOTE.search(piece)
+    if note and len(note.group(1).split()) > 1:
+        before = _without_separators(piece[:note.start()])
+        if before and len(before) < note.start():
+            return before.strip()
+    return piece.strip()
+
+
+def _without_separators(text: str) -> str:
+    """``text`` without the spaces, commas, opening brackets, LaTeX spacing and ``\\text{`` at its end."""
+    while True:
+        shorter = text.rstrip(" \t,([")
+        for command in _SPACING:
+            if shorter.endswith(command):
+                shorter = shorter[:-len(command)]
+        opening = _TEXT_OPENING.search(shorter[-12:])
+        if opening:
+            shorter = shorter[:len(shorter) - 12 + opening.start()] if len(shorter) >= 12 else shorter[:opening.start()]
+        if shorter == text:
+            return text
+        text = shorter
+
+
 EQUALS_SIGNS = "=＝﹦"  # with the fullwidth and small equals signs of East Asian keyboards
+_EQUALS_SPLIT = re.compile(f"[{EQUALS_SIGNS}]")
 
 
 def _starts_with_equals(line: str) -> bool:
@@ -631,7 +788,7 @@ def check(expected, answer, options: dict) -> Grade:
     start = _target_structure(canonicaliser, options["start"], "option 'start'") if options.get("start") else None
     max_rules = _max_rules(options)
     try:
-        steps = split_steps(answer)
+        steps = split_steps(answer, canonicaliser.known)
         structures = [_on_line(canonicaliser, step, canonicaliser.structure, step.text) for step in steps]
         values = [_on_line(canonicaliser, step, canonicaliser.value_of, structure)
                   for step, structure in zip(steps, structures)]
@@ -660,7 +817,9 @@ def check(expected, answer, options: dict) -> Grade:
     if verdict is None:
         return could_not_grade("Deciding whether the last step is the result timed out; passed on for review.")
     if not verdict:
-        credit = 0.5 if options.get("partial_credit") and not hollow else 0.0
+        # Without a start a chain that is not the result never had its value: it derives another
+        # quantity (Var(q_m) = E[q_m²] − E[q_m]² under any question), which earns nothing.
+        credit = 0.5 if options.get("partial_credit") and not hollow and start is not None else 0.0
         slip = symbolic.diagnose_symbolic(target, values[-1])
         return wrong(_with_slip(f"Every step follows, but {_last_words(steps[-1])} is not the required result.", slip),
                      score=credit, misconception=slip, **details)
@@ -668,7 +827,7 @@ def check(expected, answer, options: dict) -> Grade:
         return wrong(f"The last step still contains {moment_rules.describe(_first_moment(structures[-1]))}: "
                      "finish the derivation with a formula in the exercise's constants.", **details)
     if hollow:
-        return wrong(_hollow_feedback(counted), hollow=True, **details)
+        return wrong(_hollow_feedback(counted, max_rules), hollow=True, **details)
     ruled = [reason for reason in counted if reason.kind == RULE]
     big = [reason for reason in counted if reason.kind == BIG]
     min_steps = option_int(options, "min_steps", 1)
@@ -1028,14 +1187,21 @@ def _last_words(step: Step) -> str:
 
 
 def _is_hollow(reasons: list) -> bool:
-    """No line shows an intermediate result: no step that applies a rule ends at a line
-    that still has a moment in it, so every rule is hidden in one leap to a formula and
-    the other lines only restate or pad the question or the result."""
-    return not any(reason.kind in (RULE, BIG) and reason.makes_progress and moment_rules.has_moments(reason.after)
+    """No line shows an intermediate result: no rule step (within the limit) ends at a line
+    that still has a moment in it, so every rule is hidden in leaps and the other lines only
+    restate or pad the question or the result. A too-big step to such a line is one of those
+    leaps: ``Var(q·k)``, then ``d_k E[q_m²] E[k_m²]`` (five rules at once), then the result by
+    one substitution scored 0.58 as if it had been shown."""
+    return not any(reason.kind == RULE and reason.makes_progress and moment_rules.has_moments(reason.after)
                    for reason in reasons)
 
 
-def _hollow_feedback(reasons: list) -> str:
+def _hollow_feedback(reasons: list, max_rules: int | None) -> str:
+    leap = next((reason for reason in reasons if reason.kind == BIG and reason.makes_progress
+                 and moment_rules.has_moments(reason.after)), None)
+    if leap is not None:
+        return (f"{leap.too_big_feedback(max_rules)} No step within that limit shows an intermediate result: a "
+                "derivation of leaps earns nothing.")
     restated = next((reason for reason in reasons if reason.kind == RESTATEMENT or not reason.makes_progress), None)
     if restated is None:
         return ("This line only states the result: no step applies a rule. Show how the rules "
@@ -1272,7 +1438,8 @@ def _broken_chain(step: Step, previous: Step | None, reasons: list, steps: list[
     step_number = step.number
     score = 0.0
     if options.get("partial_credit") and not any(reason.kind == UNJUSTIFIED for reason in reasons):
-        ruled = sum(1 for reason in reasons if reason.kind in (RULE, BIG))
+        # Writing Var(X) as Cov(X, X) renames a moment: like a restatement, it earns nothing.
+        ruled = sum(1 for reason in reasons if reason.kind in (RULE, BIG) and reason.makes_progress)
         score = round(0.5 * ruled / len(steps), 4)
     details = _step_details(canonicaliser, steps, reasons, first_wrong=step_number, lemmas=lemmas)
     return wrong(feedback, score=score, misconception=slip, first_wrong_step=step_number, steps=details)
@@ -1281,7 +1448,7 @@ def _broken_chain(step: Step, previous: Step | None, reasons: list, steps: list[
 def parse_answer(answer, options: dict) -> Parsed:
     try:
         canonicaliser = Canonicaliser(options)
-        steps = split_steps(answer)
+        steps = split_steps(answer, canonicaliser.known)
         values = [_on_line(canonicaliser, step, canonicaliser.value, step.text) for step in steps]
     except (AnswerFormatError, InvalidRequest) as problem:
         return Parsed(None, str(problem), None)
