@@ -1,5 +1,6 @@
 """Writes of the course's people page that reach many people at once: sending the
-invitation again to everyone a filter keeps who has not joined yet.
+invitation again to everyone a filter keeps who has not joined yet; and "Add someone"
+asking first when it would take a member of staff's role away (``enrolment_add_asking``).
 
 It goes through ``invitations.invitations_send``, the service of the per-person "Resend
 invitation" button, so it is bounded the same way (at most MAX_INVITATIONS_AT_ONCE e-mails,
@@ -21,11 +22,13 @@ from django.utils import timezone
 
 from attnquiz.confirmations import Confirmed, confirmation_require, scope_of
 
-from . import invitations, selectors_people
+from accounts.selectors import user_by_username_or_trusted_email
+
+from . import invitations, selectors_people, services
 from .invitations import MAX_INVITATIONS_AT_ONCE
-from .models import Course, Invitation
+from .models import Course, Enrolment, EnrolmentStatus, Invitation, Role
 from .selectors_people import PeopleQuery
-from .services import CourseRefused
+from .services import CourseRefused, EnrolmentChange
 
 # A bulk send leaves out whoever was sent an invitation this recently.
 INVITE_AGAIN_AFTER = timedelta(minutes=10)
@@ -137,3 +140,61 @@ def invitation_send_to_person(*, course: Course, user, actor, base_url: str) -> 
                 f"send it again after {_minutes(INVITE_AGAIN_AFTER)}, if they have not joined by then."
             )
         invitations.invitations_send(course=course, users=[user], actor=actor, base_url=base_url)
+
+
+# ---------------------------------------------------------------------------
+# "Add someone" who is already staff of the course, with a lower role
+# ---------------------------------------------------------------------------
+
+# What each role may do here, in order: a change to a lower rank takes something away.
+_ROLE_RANK = {Role.STUDENT: 0, Role.TEACHING_ASSISTANT: 1, Role.INSTRUCTOR: 2}
+
+
+_ROLE_WORDS = {Role.STUDENT: "a student", Role.TEACHING_ASSISTANT: "a teaching assistant", Role.INSTRUCTOR: "an instructor"}
+
+
+def _role_words(role: str) -> str:
+    return _ROLE_WORDS.get(role, "a member")
+
+
+def person_add_role_question(*, course: Course, identifier: str, role: str) -> str:
+    """The sentence "Add someone" asks before it lowers the role of an active member of the
+    course's staff ("" when it would not): the form's role starts at "student", so typing a
+    colleague's username to look them up made them a student at once, without a word."""
+    user = user_by_username_or_trusted_email(identifier=identifier)
+    if user is None or role not in _ROLE_RANK:
+        return ""
+    enrolment = Enrolment.objects.filter(course=course, user=user, status=EnrolmentStatus.ACTIVE).first()
+    if enrolment is None or _ROLE_RANK[role] >= _ROLE_RANK.get(enrolment.role, 0):
+        return ""
+    name = user.get_username()
+    loses = (
+        "the course's staff pages (gradebook, grading, people) and see the course as a student does"
+        if role == Role.STUDENT else "what only instructors do (people, roster, settings, categories)"
+    )
+    return (
+        f"{name} is {_role_words(enrolment.role)} of this course. Adding {name} as {_role_words(role)} "
+        f"changes their role at once: they lose {loses}. To keep their role, cancel; to add someone "
+        "else, check the username or e-mail."
+    )
+
+
+def enrolment_add_asking(
+    *, course: Course, identifier: str, role: str, actor, student_id: str = "", confirmed: Confirmed,
+) -> EnrolmentChange:
+    """``services.enrolment_add`` from the people page's "Add someone": the same, except
+    that lowering the role of an active member of staff raises ConfirmationNeeded (nothing
+    changed) until ``confirmed`` answers that very sentence, for that person and role.
+    Decided with the course row locked, as ``enrolment_add`` decides."""
+    with transaction.atomic():
+        Course.objects.select_for_update().filter(pk=course.pk).first()
+        message = person_add_role_question(course=course, identifier=identifier, role=role)
+        if message:
+            user = user_by_username_or_trusted_email(identifier=identifier)
+            confirmation_require(
+                scope=scope_of("person_add_role", course.pk, change={"user": user.pk, "role": role}),
+                message=message, confirmed=confirmed,
+            )
+        return services.enrolment_add(
+            course=course, identifier=identifier, role=role, actor=actor, student_id=student_id,
+        )

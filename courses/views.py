@@ -286,10 +286,14 @@ def person_add(request, course_slug: str):
         invite = form.cleaned_data["invite"]
         role_label = Role(form.cleaned_data["role"]).label.lower()
         try:
-            change = services.enrolment_add(
+            change = services_people.enrolment_add_asking(
                 course=course, identifier=form.cleaned_data["identifier"], role=form.cleaned_data["role"],
-                actor=request.user, student_id=form.cleaned_data["student_id"],
+                actor=request.user, student_id=form.cleaned_data["student_id"], confirmed=confirmed_of(request.POST),
             )
+        except ConfirmationNeeded as needed:
+            context = _people_context(request, course, role, form)
+            context["person_add_confirmation"] = confirmation_shown(needed)
+            return render(request, "courses/people.html", context)
         except services.CourseRefused as refused:
             if invite and "@" in form.cleaned_data["identifier"] and not course.is_archived:
                 done = _add_by_invitation(request, course, form)
