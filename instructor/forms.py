@@ -250,9 +250,12 @@ class ItemPoolsForm(forms.Form):
 
 class ManualGradeForm(forms.Form):
     criteria = forms.TypedMultipleChoiceField(coerce=int, required=False, widget=forms.CheckboxSelectMultiple)
+    SCORE_RANGE = "Give the score as a fraction between 0 and 1 of the part's points (0.5 is half of them)."
+
     score = forms.FloatField(
         min_value=0, max_value=1, required=False,
         help_text="Fraction 0–1. Leave empty to score by the ticked criteria.",
+        error_messages={"min_value": SCORE_RANGE, "max_value": SCORE_RANGE, "invalid": SCORE_RANGE},
     )
     comment = forms.CharField(widget=forms.Textarea(attrs={"rows": 4, "cols": 60}), required=False, max_length=5000)
 
@@ -271,6 +274,10 @@ class ManualGradeForm(forms.Form):
 
     def clean(self):
         cleaned = super().clean()
+        if "score" in self.errors:
+            # A score was typed and refused: its own message says what to type; the one
+            # below ("this part has no rubric points") would only mislead.
+            return cleaned
         if cleaned.get("score") is None:
             criteria = self.rubric.criteria if self.rubric else ()
             total = sum(points for _, points in criteria)
@@ -357,6 +364,25 @@ class RegradeForm(forms.Form):
 
 
 class GradeCategoryForm(forms.Form):
+    MAX_DROP_LOWEST = 50
+
     name = forms.CharField(max_length=100)
     weight = forms.FloatField(min_value=0, max_value=100, help_text="Percent of the course total.")
-    drop_lowest = forms.IntegerField(min_value=0, max_value=50, initial=0, label="Drop lowest")
+    drop_lowest = forms.IntegerField(min_value=0, max_value=MAX_DROP_LOWEST, initial=0, label="Drop lowest")
+
+    # What each field needs, said in the one message the gradebook shows for a refused form.
+    PROBLEMS = {
+        "name": "a name of at most 100 characters",
+        "weight": "a weight between 0 and 100 (percent of the course total)",
+        "drop_lowest": f"a whole number between 0 and {MAX_DROP_LOWEST} of lowest results to drop",
+    }
+
+    def problem(self) -> str:
+        """The refused form's message, naming only the fields that were wrong and what each
+        needs (the gradebook shows it above the table, away from the field)."""
+        needs = [words for name, words in self.PROBLEMS.items() if name in self.errors]
+        if not needs:
+            return "Nothing was saved: check the category's fields."
+        listed = needs[0] if len(needs) == 1 else ", ".join(needs[:-1]) + " and " + needs[-1]
+        typed = (self.data.get("name") or "").strip()[:100]
+        return f"Nothing was saved: the category{f' “{typed}”' if typed else ''} needs {listed}."

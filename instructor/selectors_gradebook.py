@@ -276,6 +276,40 @@ def course_gradebook(*, course: Course, student_filter: str = "") -> CourseGrade
     return book
 
 
+def _titles(columns: list[GradebookColumn]) -> str:
+    titles = [f"“{column.assignment.title}”" for column in columns[:3]]
+    more = len(columns) - len(titles)
+    listed = titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
+    return listed + (f" and {more} more" if more else "")
+
+
+def gradebook_setup_problems(*, book: CourseGradebook) -> list[str]:
+    """What in the categories leaves points out of the totals, each with what to do: the
+    page shows it above the table (a total of "—" for everyone said nothing of why).
+    None without categories: then every assignment counts."""
+    if book.categories[0].id is None:
+        return []
+    problems = []
+    loose = [column for column in book.columns if column.category_id is None]
+    if loose:
+        one = len(loose) == 1
+        problems.append(
+            f"{len(loose)} assignment{'' if one else 's'} ({_titles(loose)}) count{'s' if one else ''} in no category: "
+            f"{'its' if one else 'their'} points are left out of every total. Choose a category for "
+            f"{'it' if one else 'each'} under “Which category each assignment counts in”."
+        )
+    used = {column.category_id for column in book.columns}
+    for category in book.categories:
+        if category.id is not None and category.weight > 0 and category.id not in used:
+            problems.append(
+                f"The category “{category.name}” ({category.weight:g} %) holds no assignment: it counts nothing, "
+                "and the totals weigh only the other categories until an assignment is put in it."
+            )
+    if not any(category.weight > 0 for category in book.categories if category.id is not None):
+        problems.append("Every category weighs 0 %: no total can be worked out. Give the categories their weights.")
+    return problems
+
+
 # ---------------------------------------------------------------------------
 # The page: sorted, one page of rows at a time
 # ---------------------------------------------------------------------------

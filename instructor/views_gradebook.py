@@ -42,6 +42,7 @@ def course_gradebook(request, course_slug: str):
             "student_filter": student_filter,
             "is_instructor": role == Role.INSTRUCTOR,
             "has_categories": book.categories[0].id is not None,
+            "setup_problems": selectors_gradebook.gradebook_setup_problems(book=book),
             "category_form": GradeCategoryForm(),
         },
     )
@@ -101,7 +102,7 @@ def grade_category_add(request, course_slug: str):
     course, role = selectors.access_teaching(user=request.user, course_slug=course_slug, instructor_only=True)
     form = GradeCategoryForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "A category needs a name, a weight between 0 and 100 and 0 or more results to drop.")
+        messages.error(request, form.problem())
     else:
         _refusal_or_success(
             request, lambda: services_gradebook.grade_category_create(course=course, **form.cleaned_data),
@@ -130,7 +131,7 @@ def grade_category_edit(request, course_slug: str, category_id: int):
         return redirect("instructor:course_gradebook", course.slug)
     form = GradeCategoryForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "A category needs a name, a weight between 0 and 100 and 0 or more results to drop.")
+        messages.error(request, form.problem())
     else:
         _refusal_or_success(
             request, lambda: services_gradebook.grade_category_update(category=category, **form.cleaned_data),

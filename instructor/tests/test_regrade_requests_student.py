@@ -441,8 +441,9 @@ def test_the_grades_page_lists_hand_graded_and_asked_about_answers_only(people, 
     page = client.get(reverse("grades:mine")).content.decode()
     assert "<h1>Your graded answers and requests</h1>" in page
     assert "<title>Your graded answers and requests" in page
-    assert ("<p>Nothing here yet: none of your answers has been graded by a person, and you have not asked "
-            "about any.</p>") in page
+    assert ('<p id="no-graded-answers">Nothing here yet: no answer of yours graded by a person can be shown (a '
+            "grade appears here once the assignment's review policy shows it), and you have not asked about "
+            "any.</p>") in page
     assert '<a href="/grades/">Graded answers</a>' in page  # the header leads here
     client.post(ask_url(released["first"]), {"message": "The first one?"})
     page = client.get(reverse("grades:mine")).content.decode()
