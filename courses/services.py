@@ -851,6 +851,7 @@ class _RosterLookups:
 
     by_username: dict[str, object]
     by_trusted_email: dict[str, object]
+    by_folded_username: dict[str, list]  # casefolded -> accounts: "Stu005" from a spreadsheet finds stu005
     claims: dict[str, list[str]]  # address -> accounts giving it without its being trusted
     recorded_emails: set[str]  # addresses a trust record holds (perhaps one changed since)
     lookalikes: LookalikeUsernames
@@ -860,6 +861,7 @@ class _RosterLookups:
         usernames = {values["username"] for values in rows if values["username"]}
         emails = {values["email"] for values in rows if values["email"]}
         by_username = {user.username: user for user in get_user_model()._default_manager.filter(username__in=usernames)}
+        by_folded_username = _accounts_by_folded_username(usernames - set(by_username))
         by_trusted_email = users_by_trusted_email(emails=emails)
         lookalikes = LookalikeUsernames()
         if any(values["username"] not in by_username and values["email"] not in by_trusted_email for values in rows):
@@ -867,6 +869,7 @@ class _RosterLookups:
         return cls(
             by_username=by_username,
             by_trusted_email=by_trusted_email,
+            by_folded_username=by_folded_username,
             claims=usernames_claiming_emails(emails=set(emails) - set(by_trusted_email)),
             recorded_emails=trusted_emails_recorded(emails=emails),
             lookalikes=lookalikes,
@@ -879,6 +882,31 @@ class _RosterLookups:
         self.lookalikes.add(user.username)
 
 
+def _accounts_by_folded_username(usernames: set[str]) -> dict[str, list]:
+    """The accounts whose username is one of ``usernames`` but for letter case."""
+    if not usernames:
+        return {}
+    from django.db.models.functions import Lower
+
+    folded: dict[str, list] = {}
+    wanted = {username.lower() for username in usernames}
+    for user in get_user_model()._default_manager.annotate(folded=Lower("username")).filter(folded__in=wanted):
+        folded.setdefault(user.username.casefold(), []).append(user)
+    return folded
+
+
+def _account_of_username(username: str, lookups: _RosterLookups):
+    """(account, note): the account called ``username``, else the one account called so but
+    for letter case (a spreadsheet capitalises), named in the report; None when neither."""
+    user = lookups.by_username.get(username)
+    if user is not None:
+        return user, ""
+    alike = lookups.by_folded_username.get(username.casefold(), [])
+    if len(alike) == 1:
+        return alike[0], f"; the file writes '{username}': the account is '{alike[0].username}'"
+    return None, ""
+
+
 def _roster_account(values: dict[str, str], lookups: _RosterLookups) -> _RosterAccount:
     """The account a row names, or the username of the one to make. Raises _RowError when it
     is ambiguous. An e-mail finds only the account that has confirmed it (or was made for
@@ -888,11 +916,11 @@ def _roster_account(values: dict[str, str], lookups: _RosterLookups) -> _RosterA
     claimed = lookups.claims.get(email, []) if email and by_email is None else []
     note = f"; {_claimed_by(claimed)} also give{'s' * (len(claimed) == 1)} this e-mail without having confirmed it: not used" if claimed else ""
     if username:
-        user = lookups.by_username.get(username)
+        user, case_note = _account_of_username(username, lookups)
         if user is not None:
             if email and user.email and email_normalise(user.email) != email:
-                raise _RowError(f"the account '{username}' has another e-mail address")
-            return _RosterAccount(user, username)
+                raise _RowError(f"the account '{user.username}' has another e-mail address")
+            return _RosterAccount(user, user.username, case_note)
         if by_email is not None:
             raise _RowError(
                 f"no account is called '{username}', and the e-mail belongs to another account; give the e-mail alone"
@@ -1138,7 +1166,7 @@ def _roster_apply(*, course: Course, checked, lookups: _RosterLookups, report: R
                 "update": f"'{user.username}': student id set to {values['student_id']}",
                 "skip": f"'{user.username}' is already enrolled as {role_label}",
             }[action]
-            report.lines.append(RosterLine(line, who, action, detail + _name_note(user=user, values=values)))
+            report.lines.append(RosterLine(line, who, action, detail + account.note + _name_note(user=user, values=values)))
         if dry_run:
             transaction.set_rollback(True)
             report.created_user_ids = []

@@ -225,3 +225,26 @@ def test_the_accommodations_import_takes_the_same_upload_without_an_invitation_b
     assert 'name="text"' in page and 'name="invite"' not in page and "invitation" not in page
     roster_page = client.get(reverse("courses:roster", args=["attn"])).content.decode()
     assert 'name="invite"' in roster_page
+
+
+@pytest.mark.parametrize(
+    ("typed", "line"),
+    [
+        ("SAM", (1, "skip", "'sam' is already enrolled as student; the file writes 'SAM': the account is 'sam'")),
+        ("Sam", (1, "skip", "'sam' is already enrolled as student; the file writes 'Sam': the account is 'sam'")),
+        ("sam", (1, "skip", "'sam' is already enrolled as student")),
+        ("GHOST", (1, "error", "no account is called 'GHOST'; add an e-mail to create one")),
+    ],
+)
+def test_a_username_in_another_letter_case_finds_its_one_account(roster_people, typed, line):
+    """A spreadsheet capitalises: "Sam" finds sam, and the report names the account."""
+    report = roster_import(course=roster_people.course, rows=[{"username": typed}], dry_run=True,
+                           actor=roster_people.instructor, first_line=1)
+    assert report_rows(report) == [line]
+
+
+def test_a_username_two_accounts_share_but_for_case_finds_neither(roster_people):
+    user_create("Sam")  # made before usernames were compared without case
+    report = roster_import(course=roster_people.course, rows=[{"username": "SAM"}], dry_run=True,
+                           actor=roster_people.instructor, first_line=1)
+    assert report_rows(report) == [(1, "error", "no account is called 'SAM'; add an e-mail to create one")]
