@@ -273,6 +273,9 @@ def launch_validate(*, state: str, id_token: str, browser_states: set[str]) -> L
     if header.get("alg") != "RS256":
         raise LtiRefused(f"The id_token must be signed with RS256, not {header.get('alg')}.")
     issuer = unverified.get("iss")
+    # Read before the signature is checked: anyone who starts a login may send it.
+    if isinstance(issuer, str) and unstorable_reason(issuer):
+        raise LtiRefused(f"The id_token's issuer {unstorable_reason(issuer)}.")
     if not isinstance(issuer, str) or not Platform.objects.filter(issuer=issuer).exists():
         raise LtiRefused(f"Unknown issuer '{issuer}': this LMS is not registered here.")
     platform = login.platform
@@ -293,7 +296,9 @@ def launch_validate(*, state: str, id_token: str, browser_states: set[str]) -> L
         raise LtiRefused("This launch was already used: its nonce has been seen before.")
 
     deployment_id = claims.get(CLAIM_DEPLOYMENT_ID)
-    if not platform.deployments.filter(deployment_id=str(deployment_id)).exists():
+    if unstorable_reason(str(deployment_id)) or not platform.deployments.filter(
+        deployment_id=str(deployment_id)
+    ).exists():
         raise LtiRefused(f"Deployment '{deployment_id}' is not registered for this LMS.")
     return launch_from_claims(platform=platform, claims=claims)
 
@@ -327,11 +332,21 @@ def launch_from_claims(*, platform: Platform, claims: dict) -> Launch:
     context = claims.get(CLAIM_CONTEXT)
     if not isinstance(context, dict) or not context.get("id"):
         raise LtiRefused("The launch has no course context; add attnquiz to a course in the LMS.")
+    # Only text names a course: a title or label of another JSON type is left out.
+    context = {
+        **{key: value for key, value in context.items()
+           if key not in ("title", "label") or isinstance(value, str)},
+        "id": _claim_identifier(context["id"], what="course context id"),
+    }
+    if message_type == RESOURCE_LINK_REQUEST:
+        link_id = _claim_identifier(resource_link["id"], what="resource link id")
+        resource_link = {**resource_link, "id": link_id}
     roles = claims.get(CLAIM_ROLES)
     if not isinstance(roles, list):
         raise LtiRefused("The launch has no roles claim.")
     if not isinstance(claims.get("sub"), str) or not claims["sub"]:
         raise LtiRefused("The launch is anonymous (no 'sub'); attnquiz needs to know the user.")
+    _claim_identifier(claims["sub"], what="user id (sub)")
     custom = claims.get(CLAIM_CUSTOM)
     ags = claims.get(CLAIM_AGS_ENDPOINT)
     nrps = claims.get(CLAIM_NRPS)
@@ -349,6 +364,29 @@ def launch_from_claims(*, platform: Platform, claims: dict) -> Launch:
         deployment_id=str(claims.get(CLAIM_DEPLOYMENT_ID)),
         deep_linking=deep_linking if isinstance(deep_linking, dict) else {},
     )
+
+
+# LTI 1.3: a context, resource link and user id are at most 255 characters.
+MAX_IDENTIFIER_LENGTH = 255
+
+
+def _claim_identifier(value, *, what: str) -> str:
+    """An identifier claim as stored: text (a number is read as its digits) of at most 255
+    characters that PostgreSQL can store. Raises ``LtiRefused`` (400) otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise LtiRefused(f"The launch's {what} is not a text.")
+    text = str(value)
+    if len(text) > MAX_IDENTIFIER_LENGTH:
+        raise LtiRefused(f"The launch's {what} is longer than {MAX_IDENTIFIER_LENGTH} characters.")
+    reason = unstorable_reason(text)
+    if reason:
+        raise LtiRefused(f"The launch's {what} {reason}.")
+    return text
+
+
+def sub_storable(sub: str) -> bool:
+    """Whether a user id (a launch's ``sub``, a roster member's ``user_id``) can be stored."""
+    return len(sub) <= MAX_IDENTIFIER_LENGTH and unstorable_reason(sub) is None
 
 
 def _decode_verified(id_token: str, *, key: jwt.PyJWK, platform: Platform) -> dict:
