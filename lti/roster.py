@@ -95,7 +95,7 @@ def roster_sync(*, context_id: int) -> RosterSyncResult:
 @transaction.atomic
 def roster_apply(*, context: LtiContext, members: list[dict], result: RosterSyncResult) -> None:
     """Create or update users and enrolments; mark those who left as dropped."""
-    from .services import lti_user_ensure, role_from_lti_roles
+    from .services import lti_user_ensure, role_from_lti_roles, sub_storable
 
     course = context.course
     platform = context.platform
@@ -113,7 +113,9 @@ def roster_apply(*, context: LtiContext, members: list[dict], result: RosterSync
     for member in members:
         sub = member.get("user_id")
         roles = member.get("roles")
-        if not isinstance(sub, str) or not sub or not isinstance(roles, list):
+        if not isinstance(sub, str) or not sub or not sub_storable(sub) or not isinstance(roles, list):
+            # A user id past 255 characters or holding a NUL cannot be stored; cut short, two
+            # such ids would name one person.
             result.skipped += 1
             continue
         role = role_from_lti_roles([r for r in roles if isinstance(r, str)])
@@ -121,7 +123,7 @@ def roster_apply(*, context: LtiContext, members: list[dict], result: RosterSync
         if role is None:
             result.skipped += 1
             continue
-        user = lti_user_ensure(platform=platform, sub=sub[:255], claims=member)
+        user = lti_user_ensure(platform=platform, sub=sub, claims=member)
         if status != "Active":
             continue  # Inactive or Deleted: treated as having left (below)
         active_users.add(user.pk)
