@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from courses.services import require_course_writable
+from exams.access import access_exam_gate
 from instructor import selectors as teaching
 from instructor import selectors_rubrics, services_rubrics
 from instructor.services import ConfirmationNeeded, InstructorRefused
@@ -278,6 +279,9 @@ def _own_submission(request, submission_id: int):
     """The caller's own answer and what the review policy shows them of it: anyone else's
     is a 404; one whose score and verdict are both withheld a 403 saying so."""
     submission, visibility = selectors_rubrics.access_own_answer(user=request.user, submission_id=submission_id)
+    item = submission.variant.assignment_item
+    if item is not None:  # an exam's networks and one-session binding guard its answers here too
+        access_exam_gate(request=request, assignment=item.assignment)
     if visibility.grade_hidden:
         raise Problem(selectors_rubrics.REGRADE_HIDDEN, status_code=status.HTTP_403_FORBIDDEN, code="grade_withheld")
     return submission, visibility
