@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from courses import selectors as course_selectors
 from courses.services import require_course_writable
-from exams.access import access_exam_gate
+from exams.access import access_exam_gate, start_session_key, start_session_remember
 from exams import selectors as exam_selectors
 from exams import services as exam_services
 from exams.window import AttemptState
@@ -276,9 +276,15 @@ class ExamAttempt(APIView):
         require_readable_body(request)
         payload = serializers.AttemptActionSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        act = exam_services.attempt_start if payload.validated_data["action"] == "start" else exam_services.attempt_finish
         try:
-            act(assignment=assignment, student=request.user)
+            if payload.validated_data["action"] == "start":
+                attempt = exam_services.attempt_start(
+                    assignment=assignment, student=request.user,
+                    session_key=start_session_key(request=request, assignment=assignment),
+                )
+                start_session_remember(request=request, assignment=assignment, attempt=attempt)
+            else:
+                exam_services.attempt_finish(assignment=assignment, student=request.user)
         except exam_services.ExamRefused as refused:
             raise Problem(refused.message, status_code=status.HTTP_409_CONFLICT, code=refused.code)
         return self._state(assignment, request.user)

@@ -245,6 +245,27 @@ def _session_check(*, request, session, assignment: Assignment, attempt: Assignm
     return attempt
 
 
+def start_session_key(*, request, assignment: Assignment) -> str:
+    """The browser session an exam's attempt is bound to as it starts: this request's,
+    under a one-session policy ("" otherwise, or without a browser session). Binding at the
+    Start, not at the next request, leaves no moment in which another session signed in
+    as the same student could reach the new attempt first and lock out the one that
+    pressed Start."""
+    if assignment.session_policy == SessionPolicy.ANY:
+        return ""
+    session = _browser_session(request)
+    return session.session_key if session is not None else ""
+
+
+def start_session_remember(*, request, assignment: Assignment, attempt: AssignmentAttempt) -> None:
+    """Remember in this browser session that it holds ``attempt`` (bound by its Start), as
+    a bind at a later request does, so a takeover by another session is told apart."""
+    session = _browser_session(request)
+    if session is not None and attempt.session_key and attempt.session_key == session.session_key:
+        bound = {**session.get(BOUND_SESSION_KEY, {}), str(assignment.pk): attempt.pk}
+        session[BOUND_SESSION_KEY] = bound
+
+
 def attempt_sessions_release(*, session_key: str) -> int:
     """Unbind the open attempts bound to a browser session that has ended (its student
     signed out), so a one-session exam can be continued from another browser."""

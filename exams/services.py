@@ -64,11 +64,14 @@ START_REFUSALS = {
 }
 
 
-def attempt_start(*, assignment: Assignment, student) -> AssignmentAttempt:
+def attempt_start(*, assignment: Assignment, student, session_key: str = "") -> AssignmentAttempt:
     """Start the student's attempt (their clock starts now); the existing one if started.
 
     Refused for homework, before the assignment opens for the student, after it closes
-    for them and in an archived course (their window decides)."""
+    for them and in an archived course (their window decides). ``session_key``: the
+    browser session a one-session exam is bound to from its first moment
+    (``exams.access.start_session_key``), so no other session can reach the new attempt
+    before the one that started it."""
     if not is_exam(assignment):
         raise ExamRefused("This assignment has no attempt to start.", code="not_exam")
     now = timezone.now()
@@ -80,7 +83,8 @@ def attempt_start(*, assignment: Assignment, student) -> AssignmentAttempt:
     try:
         with transaction.atomic():
             return AssignmentAttempt.objects.create(
-                assignment=assignment, student=student, started_at=now, last_seen_at=now
+                assignment=assignment, student=student, started_at=now, last_seen_at=now,
+                session_key=session_key,
             )
     except IntegrityError:  # a second tab pressed Start at the same moment
         return AssignmentAttempt.objects.get(assignment=assignment, student=student)

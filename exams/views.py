@@ -14,7 +14,7 @@ from courses.selectors import access_staff_assignment
 from exercises import selectors as exercise_selectors
 
 from . import selectors, services
-from .access import ExamAccessRefused
+from .access import ExamAccessRefused, start_session_key, start_session_remember
 from .forms_release import ReleaseScheduleForm
 from .templatetags.course_time import course_time_text
 from .views_access import exam_gate_response
@@ -44,9 +44,14 @@ def attempt_start(request, course_slug: str, assignment_slug: str):
     if refusal is not None:
         return refusal
     try:
-        services.attempt_start(assignment=assignment, student=request.user)
+        attempt = services.attempt_start(
+            assignment=assignment, student=request.user,
+            session_key=start_session_key(request=request, assignment=assignment),
+        )
     except services.ExamRefused as refused:
         messages.error(request, refused.message)
+    else:
+        start_session_remember(request=request, assignment=assignment, attempt=attempt)
     return _assignment_page(assignment)
 
 
