@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from attnquiz import confirmations
+from exams.views_access import exam_gate_response
 
 from . import selectors, selectors_rubric_change, selectors_rubrics, services_rubrics
 from .forms_regrade import RegradeReplyForm
@@ -372,6 +373,11 @@ def my_regrade_request(request, submission_id: int):
     (``back=exercise`` returns there). A refusal is the page again with its message: 403
     while the review policy hides the grade, 409 by the state of things, 400 otherwise."""
     submission, visibility = selectors_rubrics.access_own_answer(user=request.user, submission_id=submission_id)
+    item = submission.variant.assignment_item
+    if item is not None:  # an exam's networks and one-session binding guard its answers here too
+        refusal = exam_gate_response(request, assignment=item.assignment, role=None)
+        if refusal is not None:
+            return refusal
     message = request.POST.get("message", "")
     try:
         services_rubrics.regrade_request_create(
@@ -381,7 +387,6 @@ def my_regrade_request(request, submission_id: int):
         return _my_grades_page(
             request, refusal=refused.message, status=_refusal_status(refused), typed={submission.pk: message[:2000]}
         )
-    item = submission.variant.assignment_item
     if request.POST.get("back") == "exercise" and item is not None:
         messages.success(request, "Sent your request; the reply will appear under your answer.")
         return redirect(reverse("exercise", args=[item.pk]) + f"#regrade-{submission.pk}")
