@@ -1,7 +1,8 @@
 """Account pages. The password views are Django's own (the reset page hands its e-mail to a
 worker: views.PasswordReset; a reset link that does not work is a 400:
 views.PasswordResetConfirm); their URL names are Django's, so the reset e-mail and the
-views' redirects find them."""
+views' redirects find them; a password change keeps an exam bound to its browser:
+views.PasswordChange."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import path
@@ -14,7 +15,7 @@ urlpatterns = [
     path("profile/", views.profile, name="profile"),
     path("profile/confirm-email/", views.email_confirmation_send, name="email_confirmation_send"),
     path("verify/<str:token>/", views.verify_email, name="verify_email"),
-    path("password/change/", auth_views.PasswordChangeView.as_view(form_class=PasswordChangeFormPlain), name="password_change"),
+    path("password/change/", views.PasswordChange.as_view(form_class=PasswordChangeFormPlain), name="password_change"),
     path("password/change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path(
         "password/reset/",

@@ -19,6 +19,7 @@ from courses import selectors as course_selectors
 from courses.invitations import invitations_accepted
 from courses.services import CourseRefused, course_join, join_refusal
 from courses.views import join_guesses_refused
+from exams.access import attempt_sessions_rebind
 
 from . import selectors, services
 from .forms import ProfileForm, SetPasswordFormPlain, SignUpForm, password_reset_links_send
@@ -187,6 +188,17 @@ def email_confirmation_send(request):
         else:
             messages.info(request, f"We sent a link to {user.email}: follow it to confirm your e-mail address.")
     return redirect("profile")
+
+
+class PasswordChange(auth_views.PasswordChangeView):
+    """Django's, except that an exam bound to this browser's session stays bound: the
+    change gives the session a new key (``update_session_auth_hash``)."""
+
+    def form_valid(self, form):
+        old_key = self.request.session.session_key
+        response = super().form_valid(form)
+        attempt_sessions_rebind(old_key=old_key, new_key=self.request.session.session_key)
+        return response
 
 
 class PasswordReset(auth_views.PasswordResetView):

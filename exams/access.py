@@ -276,6 +276,17 @@ def attempt_sessions_release(*, session_key: str) -> int:
     )
 
 
+def attempt_sessions_rebind(*, old_key: str, new_key: str) -> int:
+    """Move the open attempts bound to a browser session to the same browser's new session
+    key (a password change gives its session a new key, keeping the student signed in):
+    the student keeps the exam they are sitting, rather than being told it was taken over."""
+    if not old_key or not new_key or old_key == new_key:
+        return 0
+    return AssignmentAttempt.objects.filter(session_key=old_key, finished_at__isnull=True).update(
+        session_key=new_key
+    )
+
+
 def attempts_bound(*, assignment: Assignment):
     """Open attempts bound to a browser session, with their students (for the invigilator)."""
     return (

@@ -79,3 +79,24 @@ def test_an_exam_open_to_any_session_binds_none(exam, item, student, clock):
     assert first.post(f"/exam/{exam.course.slug}/a/{exam.slug}/start/").status_code == 302
     assert AssignmentAttempt.objects.get().session_key == ""
     assert second.get(f"/api/v1/exercises/{item.pk}/").status_code == 200
+
+
+def test_a_password_change_mid_exam_keeps_the_exam_bound_to_this_browser(one_session_exam, item, student, clock):
+    """The change gives the session a new key; the attempt follows it, not the old key."""
+    from django.urls import reverse
+
+    student.set_password("old passphrase of the student 1")
+    student.save()
+    exam = one_session_exam
+    first, second = browsers(student)
+    assert first.post(f"/exam/{exam.course.slug}/a/{exam.slug}/start/").status_code == 302
+    key_before = first.session.session_key
+    changed = first.post(reverse("password_change"), {
+        "old_password": "old passphrase of the student 1",
+        "new_password1": "a new passphrase for the exam 2", "new_password2": "a new passphrase for the exam 2",
+    })
+    assert changed.status_code == 302
+    assert first.session.session_key != key_before
+    assert AssignmentAttempt.objects.get().session_key == first.session.session_key
+    assert first.get(f"/api/v1/exercises/{item.pk}/").status_code == 200
+    assert second.get(f"/api/v1/exercises/{item.pk}/").status_code == 401  # the other session is signed out
