@@ -123,18 +123,29 @@ def grades_release(request, course_slug: str, assignment_slug: str):
     except services.ExamRefused as refused:
         messages.error(request, refused.message)
     else:
-        messages.success(request, RELEASE_DONE[action])
+        messages.success(request, release_done_message(action, assignment))
     if action == "unschedule":
         return redirect("exams:release", assignment.course.slug, assignment.slug)
     return redirect("instructor:assignment", assignment.course.slug, assignment.slug)
 
 
 RELEASE_DONE = {
-    "release": "Grades released: each student sees what the review policy shows on release once "
-    "their own attempt has ended, and the scores are sent to the LMS.",
     "withdraw": "Grades withdrawn: students see only what the review policy shows before release.",
     "unschedule": "The scheduled release is cancelled: nothing will be released by itself.",
 }
+
+
+def release_done_message(action: str, assignment) -> str:
+    """What a release did, for this assignment: only an exam has attempts that must end
+    first, and only an assignment an LMS link opened has scores to send."""
+    if action != "release":
+        return RELEASE_DONE[action]
+    who = (
+        "each student sees what the review policy shows on release once their own attempt has ended"
+        if assignment.kind == "exam" else "students see what the review policy shows on release"
+    )
+    lms = ", and the scores are sent to the LMS" if assignment.has_lti_link else ""
+    return f"Grades released: {who}{lms}."
 
 
 def _release_schedule(request, *, assignment):
