@@ -63,6 +63,21 @@ class Platform(models.Model):
         return f"{self.name} ({self.issuer}, client {self.client_id})"
 
 
+class RegistrationLinkUse(models.Model):
+    """A registration link (``registration.registration_token_create``) registers one
+    platform: claimed as its registration starts, released if the LMS refuses, so a link
+    someone else saw cannot add a second platform."""
+
+    link_id = models.CharField(max_length=32, unique=True)
+    platform = models.ForeignKey(
+        Platform, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    used_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"registration link {self.link_id} ({self.used_at:%Y-%m-%d})"
+
+
 class Deployment(models.Model):
     platform = models.ForeignKey(Platform, on_delete=models.CASCADE, related_name="deployments")
     deployment_id = models.CharField(max_length=255)

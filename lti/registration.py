@@ -9,15 +9,17 @@ the platform and deployment it is given, and the page tells the LMS to close.
 
 from __future__ import annotations
 
+import secrets
 import urllib.parse
 
 from django.core import signing
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 from pylti1p3.dynamic_registration import DynamicRegistration
 from pylti1p3.exception import LtiException
 
 from .connector import ServiceRefused, ServiceTemporaryError, call_service, http_session
-from .models import Platform
+from .models import Platform, RegistrationLinkUse
 from .services import LtiRefused, platform_register
 
 SIGNING_SALT = "lti.registration"
@@ -33,13 +35,18 @@ SCOPES = [
 ]
 
 
+LINK_USED = "This registration link has been used already; ask the attnquiz admin for a new one."
+
+
 def registration_token_create(*, note: str = "") -> str:
-    return signing.dumps({"note": note[:100]}, salt=SIGNING_SALT)
+    """A signed link token, good for one registration (its ``id``) within TOKEN_MAX_AGE_SECONDS."""
+    return signing.dumps({"note": note[:100], "id": secrets.token_urlsafe(16)}, salt=SIGNING_SALT)
 
 
-def registration_token_check(token: str) -> None:
+def registration_token_check(token: str) -> str:
+    """The link's id, when the token is one we signed, in time, and not used; else LtiRefused."""
     try:
-        signing.loads(token or "", salt=SIGNING_SALT, max_age=TOKEN_MAX_AGE_SECONDS)
+        payload = signing.loads(token or "", salt=SIGNING_SALT, max_age=TOKEN_MAX_AGE_SECONDS)
     except signing.SignatureExpired:
         raise LtiRefused(
             "This registration link has expired; ask the attnquiz admin for a new one.",
@@ -51,6 +58,22 @@ def registration_token_check(token: str) -> None:
             "(run `manage.py lti_registration_url`).",
             status=403,
         ) from None
+    link_id = str(payload.get("id", ""))[:32] if isinstance(payload, dict) else ""
+    if not link_id:  # a link signed before links were single-use: it still expires
+        return ""
+    if RegistrationLinkUse.objects.filter(link_id=link_id).exists():
+        raise LtiRefused(LINK_USED, status=403)
+    return link_id
+
+
+def _registration_link_claim(link_id: str) -> RegistrationLinkUse | None:
+    if not link_id:
+        return None
+    try:
+        with transaction.atomic():
+            return RegistrationLinkUse.objects.create(link_id=link_id)
+    except IntegrityError:  # another registration with this link got there first
+        raise LtiRefused(LINK_USED, status=403) from None
 
 
 def registration_url(*, base_url: str, token: str) -> str:
@@ -162,11 +185,31 @@ class AttnquizRegistration(DynamicRegistration):
 
 
 def platform_register_dynamically(
-    *, base_url: str, openid_configuration_url: str, registration_token: str
+    *, base_url: str, openid_configuration_url: str, registration_token: str, link_id: str = ""
 ) -> tuple[Platform, str]:
-    """Run the registration; the platform stored and its deployment id. Raises ``LtiRefused``."""
+    """Run the registration; the platform stored and its deployment id. Raises ``LtiRefused``.
+    ``link_id`` (``registration_token_check``'s) is claimed first and kept only when the
+    registration succeeds, so the link registers one platform."""
     if not openid_configuration_url.startswith(("https://", "http://")):
         raise LtiRefused("The LMS sent no openid_configuration URL; start again from the LMS.")
+    use = _registration_link_claim(link_id)
+    try:
+        platform, deployment_id = _platform_register(
+            base_url=base_url, openid_configuration_url=openid_configuration_url,
+            registration_token=registration_token,
+        )
+    except Exception:
+        if use is not None:
+            use.delete()  # the LMS refused (or we failed): the admin's link may be tried again
+        raise
+    if use is not None:
+        RegistrationLinkUse.objects.filter(pk=use.pk).update(platform=platform)
+    return platform, deployment_id
+
+
+def _platform_register(
+    *, base_url: str, openid_configuration_url: str, registration_token: str
+) -> tuple[Platform, str]:
     registration = AttnquizRegistration(
         base_url=base_url,
         openid_configuration_url=openid_configuration_url,

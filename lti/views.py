@@ -323,7 +323,7 @@ def register(request):
     openid_configuration = params.get("openid_configuration", "")
     registration_token = params.get("registration_token", "")
     try:
-        registration.registration_token_check(token)
+        link_id = registration.registration_token_check(token)
         if request.method == "GET":
             if not openid_configuration.startswith(("https://", "http://")):
                 raise services.LtiRefused(
@@ -343,6 +343,7 @@ def register(request):
             base_url=request.build_absolute_uri("/").rstrip("/"),
             openid_configuration_url=openid_configuration,
             registration_token=registration_token,
+            link_id=link_id,
         )
     except services.LtiRefused as refusal:
         return _problem(request, refusal.message, status=refusal.status)

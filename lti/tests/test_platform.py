@@ -374,3 +374,36 @@ def test_dynamic_registration_refuses_a_configuration_from_another_issuer(client
         assert Platform.objects.count() == 0 and platform.registrations == []
     finally:
         platform.stop()
+
+
+def test_a_registration_link_registers_one_platform(client, db):
+    """A link someone else saw (a forwarded e-mail, a browser history) adds no second platform;
+    a registration the LMS refused leaves the link usable."""
+    from lti import registration
+
+    token = registration.registration_token_create(note="once")
+    refusing = LmsPlatform(tool_url="http://testserver")
+    refusing.issuer = "https://elsewhere.example"
+    try:
+        refused = client.post("/lti/register/", {
+            "t": token, "openid_configuration": refusing.url + "/.well-known/openid-configuration",
+            "registration_token": refusing.registration_token,
+        })
+        assert refused.status_code == 502
+    finally:
+        refusing.stop()
+    platform = LmsPlatform(tool_url="http://testserver")
+    try:
+        query = {
+            "t": token, "openid_configuration": platform.url + "/.well-known/openid-configuration",
+            "registration_token": platform.registration_token,
+        }
+        assert client.post("/lti/register/", query).status_code == 200
+        for again in (client.get("/lti/register/", query), client.post("/lti/register/", query)):
+            assert again.status_code == 403
+            assert again.context["message"] == (
+                "This registration link has been used already; ask the attnquiz admin for a new one."
+            )
+        assert Platform.objects.count() == 1 and len(platform.registrations) == 1
+    finally:
+        platform.stop()

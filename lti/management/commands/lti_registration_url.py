@@ -7,7 +7,7 @@ from lti import registration
 
 class Command(BaseCommand):
     help = (
-        "Print attnquiz's LTI Dynamic Registration URL (valid 7 days) for an LMS admin to "
+        "Print attnquiz's LTI Dynamic Registration URL (valid 7 days, for one registration) for an LMS admin to "
         "paste as the tool URL / registration URL."
     )
 
