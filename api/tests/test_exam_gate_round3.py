@@ -10,9 +10,8 @@ import pytest
 from api.models import TokenScope
 from api.services import api_token_create
 from api.tests.conftest import api_client
-from courses.models import ReleaseMoment, SessionPolicy
-from exams import services
-from exams.tests.conftest import correct, exam, exam_policy, item, student  # noqa: F401  (fixtures)
+from courses.models import SessionPolicy
+from exams.tests.conftest import correct, exam, graded_exam_answer, item, student  # noqa: F401  (fixtures)
 from exercises.services import variant_get_or_create_for_item
 from grading.models import Submission
 from grading.services import submission_create
@@ -32,14 +31,8 @@ def setup(settings):
 
 
 @pytest.fixture
-def graded(exam, item, student, clock, django_capture_on_commit_callbacks):
-    """An exam showing scores during the attempt, and one graded answer of the student's."""
-    exam_policy(exam, show_correctness=ReleaseMoment.DURING, show_score=ReleaseMoment.DURING)
-    services.attempt_start(assignment=exam, student=student)
-    variant = variant_get_or_create_for_item(item=item, student=student)
-    with django_capture_on_commit_callbacks(execute=True):
-        submission_create(variant=variant, student=student, part="weights", raw_answer=correct(variant, "weights"))
-    return Submission.objects.get(variant=variant, part="weights")
+def graded(graded_exam_answer):
+    return graded_exam_answer
 
 
 @pytest.fixture

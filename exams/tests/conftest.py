@@ -57,3 +57,20 @@ def correct(variant, part: str) -> str:
 
 
 UNIFORM = "[0.25, 0.25, 0.25, 0.25]"
+
+
+@pytest.fixture
+def graded_exam_answer(exam, item, student, clock, django_capture_on_commit_callbacks):
+    """An exam showing scores during the attempt, and one graded answer of the student's
+    (graded inline: set GRADING_MODE to "inline" in the test)."""
+    from exams import services
+    from exercises.services import variant_get_or_create_for_item
+    from grading.models import Submission
+    from grading.services import submission_create
+
+    exam_policy(exam, show_correctness=ReleaseMoment.DURING, show_score=ReleaseMoment.DURING)
+    services.attempt_start(assignment=exam, student=student)
+    variant = variant_get_or_create_for_item(item=item, student=student)
+    with django_capture_on_commit_callbacks(execute=True):
+        submission_create(variant=variant, student=student, part="weights", raw_answer=correct(variant, "weights"))
+    return Submission.objects.get(variant=variant, part="weights")

@@ -8,6 +8,7 @@ from django.db import connection
 
 from courses.models import AssignmentItem
 from exercises.services import variant_get_or_create_for_item
+from grading.core import symbolic
 from grading.harness import CeleryWorker, RedisServer, database_url
 
 WORKED_EXAMPLE = "attention-weights-one-query"
@@ -85,3 +86,12 @@ def followups_redis(settings):
     import redis
 
     return redis.Redis.from_url(settings.REDIS_URL)
+
+
+@pytest.fixture
+def points_key():
+    """Set the key of the unpredictable points for one test; the process's own comes back after."""
+    previous = symbolic._UNPREDICTABLE_KEY
+    yield symbolic.unpredictable_points_key_set
+    symbolic.unpredictable_points_key_set(previous)
+    symbolic.decide_equivalent.cache_clear()

@@ -227,13 +227,6 @@ def test_true_identities_stay_right_whatever_the_key_of_the_points(expected, ans
         assert (grade.correct, grade.error, grade.feedback) == CORRECT
 
 
-@pytest.fixture
-def points_key():
-    """Set the key of the unpredictable points for one test; the process's own comes back after."""
-    previous = symbolic._UNPREDICTABLE_KEY
-    yield symbolic.unpredictable_points_key_set
-    symbolic.unpredictable_points_key_set(previous)
-    symbolic.decide_equivalent.cache_clear()
 
 
 def test_the_unpredictable_points_follow_the_key_and_the_two_expressions_only(points_key):

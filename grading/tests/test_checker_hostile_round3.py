@@ -29,13 +29,6 @@ def timed_check(answer_type, expected, answer, options):
     return grade, time.monotonic() - started
 
 
-@pytest.fixture
-def points_key():
-    """Set the key of the unpredictable points for one test; the process's own comes back after."""
-    previous = symbolic._UNPREDICTABLE_KEY
-    yield symbolic.unpredictable_points_key_set
-    symbolic.unpredictable_points_key_set(previous)
-    symbolic.decide_equivalent.cache_clear()
 
 
 # --------------------------------------------------------------------------- attention typed as students type it

@@ -7,12 +7,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from courses.models import ReleaseMoment
-from exams import services
-from exams.tests.conftest import correct, exam, exam_policy, item, student  # noqa: F401  (fixtures)
-from exercises.services import variant_get_or_create_for_item
-from grading.models import Submission
-from grading.services import submission_create
+from exams.tests.conftest import exam, graded_exam_answer, item, student  # noqa: F401  (fixtures)
 from instructor.models import RegradeRequest
 
 OUTSIDE = "198.51.100.7"
@@ -24,13 +19,8 @@ def inline(settings):
 
 
 @pytest.fixture
-def graded(exam, item, student, clock, django_capture_on_commit_callbacks):
-    exam_policy(exam, show_correctness=ReleaseMoment.DURING, show_score=ReleaseMoment.DURING)
-    services.attempt_start(assignment=exam, student=student)
-    variant = variant_get_or_create_for_item(item=item, student=student)
-    with django_capture_on_commit_callbacks(execute=True):
-        submission_create(variant=variant, student=student, part="weights", raw_answer=correct(variant, "weights"))
-    return Submission.objects.get(variant=variant, part="weights")
+def graded(graded_exam_answer):
+    return graded_exam_answer
 
 
 @pytest.mark.parametrize(("address", "status", "stored"), [(OUTSIDE, 403, 0), ("192.0.2.10", 302, 1)])
