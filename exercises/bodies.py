@@ -39,7 +39,19 @@ def _points_key(part_points: dict[str, float] | None) -> str:
 
 def body_render(*, spec: engine.ExerciseSpec, params: dict, content_hash: str,
                 part_points: dict[str, float] | None) -> dict:
-    """The whole body of a variant as HTML (the shape in the module docstring)."""
+    """The whole body of a variant as HTML (the shape in the module docstring). Its
+    placeholders share one work budget: a text of ten thousand ``{{sum(X @ X)}}`` is a
+    VariantError (as any placeholder that cannot be filled in on this variant), not
+    minutes of a student's request."""
+    try:
+        with engine.work_budget(engine.MAX_DRAW_WORK, "filling in this variant's texts"):
+            return _body_render(spec=spec, params=params, content_hash=content_hash, part_points=part_points)
+    except engine.ExpressionError as error:  # a placeholder fails on this variant only: say so, never a 500
+        raise engine.VariantError(f"'{spec.slug}': this variant's text cannot be filled in: {error}", [str(error)]) from None
+
+
+def _body_render(*, spec: engine.ExerciseSpec, params: dict, content_hash: str,
+                 part_points: dict[str, float] | None) -> dict:
     parts = {}
     for part in spec.parts:
         hints = engine.render_hints(spec, params, part.key, tries=EVERY_HINT)  # in the spec's order

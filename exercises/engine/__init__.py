@@ -14,7 +14,7 @@ from .errors import (
     VariantError,
     count_draw_problems,
 )
-from .expressions import compile_expression, evaluate
+from .expressions import MAX_DRAW_WORK, compile_expression, evaluate, work_budget
 from .figures import figure_problems, render_figures
 from .grading import grade_part, part_options
 from .reference import reference_answers
@@ -32,6 +32,7 @@ from .variants import DrawCheck, VariantDraw, check_draws, draw_variant, pool_pi
 
 __all__ = [
     "ANSWER_TYPES",
+    "MAX_DRAW_WORK",
     "CountedDrawProblem",
     "DrawCheck",
     "DrawFailed",
@@ -67,4 +68,5 @@ __all__ = [
     "spec_to_json",
     "variant_seed",
     "with_source_lines",
+    "work_budget",
 ]

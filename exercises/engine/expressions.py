@@ -14,6 +14,8 @@ import ast
 import math
 import operator
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,6 +31,11 @@ MAX_EXPRESSION_DEPTH = 50  # nesting; the checker and evaluator recurse once per
 MAX_ARRAY_ELEMENTS = 100_000
 MAX_EXPONENT = 1000
 MAX_INTEGER = 2**63
+# Work, counted as entries made plus multiply-adds of matrix products. Each result fits in
+# MAX_ARRAY_ELEMENTS, yet 400 terms of 316 × 316 products are 10^10 multiply-adds, and a
+# draw evaluates every parameter, gate and answer: minutes of one web request for a student.
+MAX_EXPRESSION_WORK = 2_000_000  # one evaluation of one expression (a few ms of NumPy)
+MAX_DRAW_WORK = 10_000_000  # every expression of one draw, or of one variant's texts, together
 
 # Fields an author may read off a value: the parts of an attention result and a transpose.
 ALLOWED_ATTRIBUTES = frozenset({"weights", "output", "scores", "scaled_scores", "scale", "T"})
@@ -74,6 +81,53 @@ _NODE_NAMES = {
     ast.Yield: "yield",
     ast.YieldFrom: "yield",
 }
+
+
+# ---------------------------------------------------------------------------
+# Work budgets
+# ---------------------------------------------------------------------------
+
+
+class _WorkBudget:
+    def __init__(self, limit: int, message: str):
+        self.left, self.message = limit, message
+
+
+_work_budgets: ContextVar[tuple] = ContextVar("expression_work_budgets", default=())
+
+
+@contextmanager
+def work_budget(limit: int, what: str):
+    """Every expression evaluated inside shares ``limit`` units of work (entries made and
+    multiply-adds); past it the expression being evaluated raises ExpressionError. Budgets
+    nest: each open one is charged."""
+    message = (f"{what} needs too much computation (more than {limit:,} steps, counting every "
+               "entry made and every multiply-add); use smaller matrices or fewer of them")
+    token = _work_budgets.set(_work_budgets.get() + (_WorkBudget(limit, message),))
+    try:
+        yield
+    finally:
+        _work_budgets.reset(token)
+
+
+def _charge(amount) -> None:
+    amount = int(amount)
+    for budget in reversed(_work_budgets.get()):  # the innermost, most particular, says it first
+        budget.left -= amount
+        if budget.left < 0:
+            raise ExpressionError(budget.message, detail=budget.message)
+
+
+def _charge_product(left_shape: tuple, right_shape: tuple) -> None:
+    """The multiply-adds of ``left @ right`` (or ``np.dot``): entries of the result times
+    the length of the summed axis, charged before NumPy does them."""
+    if not left_shape or not right_shape:
+        return
+    if len(left_shape) > 2 and len(right_shape) > 2:
+        result = left_shape[:-1] + right_shape[:-2] + right_shape[-1:]
+    else:
+        result = _matmul_shape(left_shape, right_shape)
+    _charge(math.prod(int(size) for size in result) * int(left_shape[-1]))
 
 
 # ---------------------------------------------------------------------------
@@ -167,6 +221,7 @@ def _round(value, decimals=0):
 def _attention(Q, K, V, scale=None, causal=False):
     try:
         _attention_checked(_array(Q), _array(K), _array(V))
+        _attention_charged(_array(Q), _array(K), _array(V))
         return attention_core.attention(Q, K, V, scale=scale, causal=bool(causal))
     except ValueError as exc:
         raise ExpressionError(str(exc)) from None
@@ -179,6 +234,14 @@ def _attention_checked(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> None:
     scores = _matmul_shape(Q.shape, np.swapaxes(np.atleast_2d(K), -1, -2).shape)
     _checked_result(scores, "attention(...) scores")
     _checked_result(_matmul_shape(scores, V.shape), "attention(...) output")
+
+
+def _attention_charged(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> None:
+    if Q.ndim == 0 or K.ndim == 0 or V.ndim == 0:
+        return
+    keys_t = np.swapaxes(np.atleast_2d(K), -1, -2).shape
+    _charge_product(Q.shape, keys_t)
+    _charge_product(_matmul_shape(Q.shape, keys_t), V.shape)
 
 
 def _outer(a, b):
@@ -197,12 +260,14 @@ def _diag(v):
 def _matmul(a, b):
     a, b = _array(a), _array(b)
     _matmul_checked(a, b, "matmul(...)")
+    _charge_product(a.shape, b.shape)
     return a @ b
 
 
 def _dot(a, b):
     a, b = _array(a), _array(b)
     _matmul_checked(a, b, "dot(...)")
+    _charge_product(a.shape, b.shape)
     return np.dot(a, b)
 
 
@@ -454,15 +519,38 @@ def evaluate(expression: Expression | str, env: dict):
     if not isinstance(expression, Expression):
         expression = compile_expression(expression)
     try:
-        with np.errstate(all="ignore"):
-            return _evaluate(expression.tree.body, env)
+        with np.errstate(all="ignore"), work_budget(MAX_EXPRESSION_WORK, "the expression"):
+            return _evaluate(expression.tree.body, _ReadOnce(env))
     except ExpressionError:
         raise
     except (ArithmeticError, ValueError, TypeError, IndexError, KeyError) as exc:
         raise ExpressionError(f"cannot evaluate '{expression.text}': {exc}", detail=str(exc)) from None
 
 
+class _ReadOnce(dict):
+    """The parameters, each stored list made an array the first time it is read (a name
+    read twenty times is converted once). Expressions never change an array in place."""
+
+    def __init__(self, env: dict):
+        super().__init__()
+        self.env = env
+
+    def __contains__(self, name) -> bool:
+        return name in self.env
+
+    def __getitem__(self, name):
+        if not dict.__contains__(self, name):
+            dict.__setitem__(self, name, _as_value(self.env[name]))
+        return dict.__getitem__(self, name)
+
+
 def _evaluate(node: ast.AST, env: dict):
+    value = _evaluate_node(node, env)
+    _charge(value.size + 1 if isinstance(value, np.ndarray) else 1)
+    return value
+
+
+def _evaluate_node(node: ast.AST, env: dict):
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):
@@ -518,9 +606,15 @@ def _binary(node: ast.BinOp, left, right):
             # NumPy's own message speaks of gufunc signatures; say it as an author would.
             raise ValueError(f"shapes {_shape_text(left)} and {_shape_text(right)} do not align")
         _checked_result(_matmul_shape(left.shape, right.shape), "@")
+        _charge_product(left.shape, right.shape)
     else:
         _broadcast_checked(left, right, _OPERATOR_SYMBOLS[type(node.op)])
-    result = _BINARY_OPERATORS[type(node.op)](left, right)
+    try:
+        result = _BINARY_OPERATORS[type(node.op)](left, right)
+    except OverflowError:  # Python says "(34, 'Numerical result out of range')"
+        raise ExpressionError(
+            f"the result of {_OPERATOR_SYMBOLS[type(node.op)]} is too large (beyond about ±1.8e308)"
+        ) from None
     if isinstance(result, int) and abs(result) >= MAX_INTEGER:
         raise ExpressionError("number too large")
     if isinstance(result, np.generic):
@@ -562,6 +656,27 @@ def _evaluate_index(node: ast.AST, env: dict):
     return _index(_evaluate(node, env))
 
 
+def _json_numbers(flat: np.ndarray) -> list:
+    """The entries of a 1-d numeric array as Python numbers: a whole number below 2^53 as an
+    int, any other as a float (as ``to_json_value`` stores one number)."""
+    if flat.dtype.kind in "iu":
+        return [int(item) for item in flat.tolist()]
+    with np.errstate(invalid="ignore"):
+        whole = np.isfinite(flat) & (np.abs(flat) < 2**53)
+        whole &= flat == np.trunc(np.where(whole, flat, 0))
+    if whole.all():
+        return flat.astype(np.int64).tolist()
+    as_ints = np.where(whole, flat, 0).astype(np.int64).tolist()
+    return [i if w else f for i, f, w in zip(as_ints, flat.tolist(), whole.tolist())]
+
+
+def _nested(flat: list, shape: tuple) -> list:
+    """``flat`` cut into nested lists of ``shape`` (row-major, as ``ravel`` made it)."""
+    for size in reversed(shape[1:]):
+        flat = [flat[start:start + size] for start in range(0, len(flat), size)]
+    return flat
+
+
 def to_json_value(value):
     """A JSON-able copy of an evaluated value: floats, ints, nested lists."""
     if isinstance(value, attention_core.AttentionResult):
@@ -569,6 +684,8 @@ def to_json_value(value):
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, np.ndarray):
+        if value.size and value.dtype.kind in "iuf":  # one pass in C, not a call per entry
+            return _nested(_json_numbers(value.ravel()), value.shape)
         return [to_json_value(item) for item in value] if value.ndim else to_json_value(value.item())
     if isinstance(value, (list, tuple)):
         return [to_json_value(item) for item in value]

@@ -20,7 +20,7 @@ from time import thread_time
 import numpy as np
 
 from .errors import CountedDrawProblem, DrawFailed, DrawProblem, ExpressionError, VariantError, count_draw_problems
-from .expressions import Expression, evaluate, to_json_value
+from .expressions import MAX_ARRAY_ELEMENTS, MAX_DRAW_WORK, Expression, evaluate, to_json_value, work_budget
 from .figures import figure_problems
 from .grading import option_problems
 from .reference import part_reference
@@ -33,6 +33,11 @@ SEED_BITS = 63
 # hold a web process for max_attempts of them. This thread's own CPU, not the clock: a busy
 # machine, whose other threads hold the GIL, does not end a draw early.
 DRAW_BUDGET_SECONDS = 2.0
+# Numbers all the parameters of one variant may hold together: they are stored with each
+# student's variant (a 316 × 316 derived matrix in each of 40 parameters was 80 MB of JSON
+# per student, and seconds of converting it on every draw): the largest array an expression
+# may make, and room for the small parameters beside it.
+MAX_VARIANT_ENTRIES = MAX_ARRAY_ELEMENTS + 10_000
 
 
 @dataclass(frozen=True)
@@ -131,8 +136,9 @@ def draw_variant(spec: ExerciseSpec, seed: int, *, name: str | None = None) -> V
                 problems,
             )
         try:
-            params = generate_params(spec, DrawStream(seed, attempt))
-            problem = first_failed_check(spec, params)
+            with work_budget(MAX_DRAW_WORK, "this draw (all its expressions together)"):
+                params = generate_params(spec, DrawStream(seed, attempt))
+                problem = first_failed_check(spec, params)
         except DrawFailed as failed:
             problem = failed.problem
         except ExpressionError as exc:  # not tied to one field (should not happen)
@@ -186,10 +192,11 @@ def _named_variant(spec: ExerciseSpec, seed: int, name: str) -> VariantDraw:
     if name not in spec.variants:
         known = ", ".join(spec.variants) or "none"
         raise ValueError(f"'{spec.slug}' has no variant named '{name}'; known: {known}")
-    params = generate_params(spec, DrawStream(seed, 0), fixed=spec.variants[name])
-    # No gate applies to a hand-picked variant, but one its checkers cannot grade is refused:
-    # it is never redrawn, so it would be given as it is.
-    ungradable = option_problems(spec, params, feedback=False)
+    with work_budget(MAX_DRAW_WORK, "this draw (all its expressions together)"):
+        params = generate_params(spec, DrawStream(seed, 0), fixed=spec.variants[name])
+        # No gate applies to a hand-picked variant, but one its checkers cannot grade is refused:
+        # it is never redrawn, so it would be given as it is.
+        ungradable = option_problems(spec, params, feedback=False)
     if ungradable:
         raise VariantError(
             f"'{spec.slug}': the named variant '{name}' cannot be graded: {ungradable[0]}",
@@ -204,19 +211,38 @@ def generate_params(spec: ExerciseSpec, stream: DrawStream, *, fixed: dict | Non
     Raises DrawFailed naming the parameter, field and line of whatever failed."""
     fixed = fixed or {}
     params: dict = {}
+    used = 0
     for parameter in spec.parameters:
         if parameter.name in fixed:
             params[parameter.name] = fixed[parameter.name]
         else:
-            params[parameter.name] = to_json_value(_generate(spec, parameter, params, stream))
+            value = _generate(spec, parameter, params, stream, room=MAX_VARIANT_ENTRIES - used)
+            used += _entries(value)
+            # A derived value comes stored already; converting it again costs a call per entry.
+            params[parameter.name] = value if parameter.generator == "derived" else to_json_value(value)
     return params
+
+
+def _entries(value) -> int:
+    """How many numbers ``value`` holds: the product of its sizes, read down its first
+    entries (a stored matrix is regular; a fixed value, at most MAX_LITERAL_ELEMENTS, need
+    not be counted exactly), or 1 for a number."""
+    if isinstance(value, np.ndarray):
+        return int(value.size)
+    count = 1
+    while isinstance(value, list):
+        count *= len(value)
+        if not value:
+            break
+        value = value[0]
+    return count
 
 
 class _ParameterFields:
     """Evaluates a parameter's fields; a failure becomes a DrawFailed naming the field."""
 
-    def __init__(self, spec: ExerciseSpec, parameter: Parameter, params: dict):
-        self.spec, self.parameter, self.params = spec, parameter, params
+    def __init__(self, spec: ExerciseSpec, parameter: Parameter, params: dict, room: int = MAX_VARIANT_ENTRIES):
+        self.spec, self.parameter, self.params, self.room = spec, parameter, params, room
 
     def fail(self, field_path: tuple, message: str, action: str, detail: str):
         path = ("parameters", self.parameter.name) + field_path
@@ -230,7 +256,18 @@ class _ParameterFields:
         """The expression's value (as a parameter stores it, when ``stored``)."""
         try:
             value = evaluate(expression, self.params)
-            return to_json_value(value) if stored else value
+        except ExpressionError as exc:
+            self.fail(field_path, str(exc), f"expression `{expression.text}` failed", exc.detail)
+        if not stored:
+            return value
+        entries = int(np.size(value)) if isinstance(value, np.ndarray) else 1
+        if entries > self.room:
+            detail = (f"the parameters of a variant hold at most {MAX_VARIANT_ENTRIES} numbers together "
+                      f"(they are stored with every student's variant); this one would make "
+                      f"{MAX_VARIANT_ENTRIES - self.room + entries}")
+            self.fail(field_path, detail, f"expression `{expression.text}` failed", detail)
+        try:
+            return to_json_value(value)
         except ExpressionError as exc:
             self.fail(field_path, str(exc), f"expression `{expression.text}` failed", exc.detail)
 
@@ -249,9 +286,10 @@ def _shown(value) -> str:
     return f"{float(value):g}"
 
 
-def _generate(spec: ExerciseSpec, parameter: Parameter, params: dict, stream: DrawStream):
+def _generate(spec: ExerciseSpec, parameter: Parameter, params: dict, stream: DrawStream, *,
+              room: int = MAX_VARIANT_ENTRIES):
     settings = parameter.settings
-    fields = _ParameterFields(spec, parameter, params)
+    fields = _ParameterFields(spec, parameter, params, room)
     if parameter.generator == "fixed":
         return settings["value"]
     if parameter.generator == "derived":
