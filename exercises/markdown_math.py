@@ -21,6 +21,12 @@ from exercises.html_sanitiser import sanitise_html
 
 MATH_SEGMENT = re.compile(r"\$\$.+?\$\$|\$(?!\s)[^$\n]+?\$", re.DOTALL)
 PLACEHOLDER = "\x00MATH{}\x00"
+# Python-Markdown looks for the end of a link at every "[" it meets, so a text of many
+# unclosed brackets costs the square of its length ("[a " 100,000 times: hours of one
+# request). Past this many "[" outside maths a text has no links: every bracket is shown
+# as a bracket. (No prompt needs more; a bracket inside maths does not count.)
+MAX_LINK_BRACKETS = 100
+BRACKET_STANDIN = "\x01"  # YAML refuses this character, so no source holds it
 RENDERED_TEXTS_KEPT = 2048
 LONGEST_TEXT_KEPT = 8000  # characters: at most ~16 MB of kept HTML per process
 
@@ -76,7 +82,13 @@ def markdown_with_math(converter: markdown.Markdown, text: str) -> str:
         segments.append(match.group(0))
         return PLACEHOLDER.format(len(segments) - 1)
 
-    body = converter.convert(MATH_SEGMENT.sub(set_aside, text))
+    outside_maths = MATH_SEGMENT.sub(set_aside, text)
+    many_brackets = outside_maths.count("[") > MAX_LINK_BRACKETS
+    if many_brackets:
+        outside_maths = outside_maths.replace(BRACKET_STANDIN, "").replace("[", BRACKET_STANDIN)
+    body = converter.convert(outside_maths)
+    if many_brackets:
+        body = body.replace(BRACKET_STANDIN, "[")
     for index, segment in enumerate(segments):
         body = body.replace(PLACEHOLDER.format(index), html.escape(segment, quote=False))
     return body
