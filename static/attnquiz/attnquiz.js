@@ -643,6 +643,21 @@
     "The visual editor cannot show this answer exactly as typed. What you typed stays in the text box " +
     "until you change the answer in the editor; from then on the editor's answer replaces it.";
 
+  /* In the editor a subscript stays open until the caret leaves it (→), so typing d_k*sigma^2
+     straight on gives d_{k·σ²}, which the text box holds as d_(k * sigma^2) and the server
+     reads as a call of a function 'd_'. The subscript that holds more than a name, if any:
+     {base: "d", sub: "k * sigma^2"}. */
+  function compoundSubscript(text) {
+    var match = /(?:^|[^A-Za-z0-9_])([A-Za-z][A-Za-z0-9]*)_\(([^()]*[\s*+\-\/^][^()]*)\)/.exec(String(text || ""));
+    return match ? { base: match[1], sub: match[2].trim() } : null;
+  }
+
+  function compoundSubscriptNote(found) {
+    return "The subscript of " + found.base + " holds " + found.sub + ". In the visual editor a subscript " +
+      "goes on until you leave it: press → (the right arrow key) after " + found.base + "'s subscript, " +
+      "then type the rest.";
+  }
+
   function addVisualEditorToggle(input) {
     var button = document.createElement("button");
     button.type = "button";
@@ -681,7 +696,7 @@
       if (field) {
         var showing = field.hidden;
         field.hidden = !showing;
-        note.hidden = !showing || field.dataset.exact === "1";
+        note.hidden = !showing || !note.textContent;
         button.setAttribute("aria-pressed", String(showing));
         if (showing) field.focus();
         return;
@@ -721,8 +736,9 @@
               writing = false;
             }
             field.dataset.exact = "1";
-            note.hidden = true;
-            note.textContent = "";
+            var stuck = compoundSubscript(input.value);
+            note.textContent = stuck ? compoundSubscriptNote(stuck) : "";
+            note.hidden = !stuck;
           });
           button.setAttribute("aria-pressed", "true");
           field.focus();
@@ -917,6 +933,22 @@
     form.classList.add("is-finished");
   }
 
+  /* A correct answer ends the part: its attempts line says "Solved" as the reloaded page
+     does (exercise_page.html), not only the result under the form. */
+  function markPartSolved(form) {
+    var section = form.closest("section.part");
+    var line = section && section.querySelector("p.attempts");
+    if (!line) return;
+    var already = Array.prototype.some.call(line.querySelectorAll("strong"), function (strong) {
+      return strong.textContent.trim() === "Solved";
+    });
+    if (already) return;
+    var mark = document.createElement("strong");
+    mark.textContent = "Solved";
+    if (line.textContent.trim()) line.appendChild(document.createTextNode(" · "));
+    line.appendChild(mark);
+  }
+
   function applyResult(result) {
     var form = formForPart(partOfResult(result));
     if (!form) {
@@ -948,6 +980,7 @@
         /* malformed details only lose the highlighting */
       }
     }
+    if (result.classList.contains("is-correct")) markPartSolved(form);
     if (result.dataset.finished === "1") finishPart(form);
   }
 
