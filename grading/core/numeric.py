@@ -223,6 +223,8 @@ def _why_not_a_number(text: str) -> str:
         return f"could not read {text!r}: the exponent after 'e' is missing (write it like 1.5e3)"
     if re.fullmatch(r"[+-]?0[xXbBoO][0-9a-fA-F]*", text):
         return f"could not read {text!r}: write the number in decimal digits (0x, 0b and 0o numbers are not read)"
+    if re.fullmatch(r"[+-]?0,\d+", text):  # 0,147 can only be a decimal
+        return f"could not read {text!r}: use a dot as the decimal point (e.g. {text.replace(',', '.')})"
     if re.fullmatch(r"[+-]?\d{1,3},\d{3}", text):
         # 1,000 is a thousand in English and one in much of Europe: name both readings.
         return (f"could not read {text!r}: write a decimal with a dot ({text.replace(',', '.')}) "

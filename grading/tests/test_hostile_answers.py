@@ -52,6 +52,10 @@ NUMBER = {"decimals": 4}
         ("-inf", "infinity is not an accepted answer: type a finite number"),
         ("1/0", "'1/0' divides by zero"),
         ("0,5", "could not read '0,5': use a dot as the decimal point (e.g. 0.5)"),
+        ("0,147", "could not read '0,147': use a dot as the decimal point (e.g. 0.147)"),
+        ("-0,147", "could not read '-0,147': use a dot as the decimal point (e.g. -0.147)"),
+        ("1,147", "could not read '1,147': write a decimal with a dot (1.147) and a whole number without "
+                  "separators (1147)"),
         ("50%", "could not read '50%': write the value as a plain number, without %"),
     ],
 )
