@@ -366,7 +366,16 @@ def answer_regrade_requests(*, submission: Submission, visibility: FeedbackVisib
         for request in _REQUESTS_OF_VARIANT.all(student_id=submission.student_id, variant_id=submission.variant_id):
             by_submission.setdefault(request.submission_id, []).append(request)
         memo[submission.variant_id] = by_submission
-    return _graded_answer(submission=submission, visibility=visibility, requests=by_submission.get(submission.pk, []))
+    requests = by_submission.get(submission.pk, [])
+    if not requests and _full_marks(submission):
+        return None  # nothing to ask about: no form under a fully right answer
+    return _graded_answer(submission=submission, visibility=visibility, requests=requests)
+
+
+def _full_marks(submission: Submission) -> bool:
+    """Whether the answer earned everything: right, and no penalty took any of it away."""
+    earned = submission.awarded if submission.awarded is not None else submission.score
+    return bool(submission.correct) and earned is not None and earned >= 1
 
 
 def student_graded_answers(*, student, limit: int = 200) -> list[GradedAnswer]:

@@ -116,6 +116,22 @@ def test_the_exercise_page_offers_the_form_under_each_released_checked_answer(pe
     assert result.index("Not correct") < result.index(f'id="regrade-{released["answer"].pk}"')
 
 
+def test_a_fully_right_answer_has_no_form_unless_it_was_asked_about(people, released):
+    right = graded(released["variant"], "product", "12")
+    assert (right.correct, right.score, right.awarded) == (True, 1.0, 1.0)
+    page = exercise_page(as_user("sam"), released["item"])
+    assert box_of(page, right) is None
+    assert box_of(page, released["answer"]) is not None  # the wrong ones keep theirs
+    RegradeRequest.objects.create(submission=right, student=people.student, message="Why only now?")
+    assert box_of(exercise_page(as_user("sam"), released["item"]), right) is not None
+
+
+def test_a_right_answer_a_late_penalty_reduced_keeps_its_form(people, released):
+    right = graded(released["variant"], "product", "12")
+    Submission.objects.filter(pk=right.pk).update(awarded=0.8)
+    assert box_of(exercise_page(as_user("sam"), released["item"]), right) is not None
+
+
 def test_the_form_waits_for_the_release(people, released):
     assignment = released["assignment"]
     assignment.grades_released_at = None
