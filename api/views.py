@@ -152,6 +152,9 @@ class ExerciseDetail(APIView):
                     "Start the exam first (on its assignment page, or POST its attempt/ with action start).",
                     status_code=status.HTTP_409_CONFLICT, code="not_started",
                 )
+        not_open = exercise_selectors.not_open_yet_message(window=window, role=role, course=item.assignment.course)
+        if not_open:
+            raise Problem(not_open, status_code=status.HTTP_409_CONFLICT, code="not_open")
         variant = variant_get_or_create_for_item(item=item, student=request.user)
         visibility = exam_selectors.feedback_visibility_for(
             assignment=item.assignment, student=request.user, window=window

@@ -322,6 +322,18 @@ def assignment_over(window) -> bool:
     return window.ended or window.limits.is_closed(window.now) or window.archived
 
 
+def not_open_yet_message(*, window, role: str | None, course) -> str:
+    """Why a student cannot open an exercise of an assignment that has not opened for them
+    (their own dates), "" when they can. Its prompts and numbers stay unseen until then;
+    staff see them always. An exam says so at its Start instead."""
+    if role in STAFF_ROLES or not window.limits.is_not_open_yet(window.now):
+        return ""
+    from courses.time_text import course_time_text
+
+    return (f"This assignment opens {course_time_text(window.limits.opens_at, course)}; "
+            "its exercises can be opened from then.")
+
+
 def assignment_statuses_in_window(*, assignment, student, window) -> list[dict]:
     """Each item's status as the student sees it in their ``window`` (exams.selectors
     .student_window): their attempts and review policy, and nothing left once the
@@ -878,6 +890,15 @@ def variant_accommodation(*, variant: Variant):
         accommodation = accommodation_of(assignment=item.assignment, student=variant.student_id)
         accommodation_carry(variant, accommodation)
     return accommodation
+
+
+def page_accommodation(*, item, variant: Variant | None):
+    """The student's accommodation for their exercise page: the one read with their variant,
+    or on a first visit the one read with the item (``access_item_and_variant``); UNREAD
+    when neither was, for ``student_window`` to read."""
+    if variant is not None:
+        return variant_accommodation(variant=variant)
+    return carried_accommodation(item)
 
 
 def variant_limits(*, variant: Variant) -> StudentLimits | None:

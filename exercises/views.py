@@ -81,6 +81,9 @@ def assignment_detail(request, course_slug: str, assignment_slug: str):
             "window": window,
             "attempt": window.attempt,
             "clock": clock_view(window),
+            "not_open": "" if exam else selectors.not_open_yet_message(
+                window=window, role=role, course=assignment.course
+            ),
         },
     )
 
@@ -103,14 +106,21 @@ def exercise_page(request, item_id: int):
                 messages.info(request, "Start the exam first.")
             return redirect("assignment", item.assignment.course.slug, item.assignment.slug)
     first_visit = variant is None
-    if first_visit:
-        variant = services.variant_create_for_item(item=item, student=request.user)
     if window is None:
-        # Homework: the accommodation came with the variant's row.
+        # Homework: the accommodation came with the variant's row, or the item's on a first visit.
         window = exam_selectors.student_window(
             assignment=item.assignment, student=request.user,
-            accommodation=selectors.variant_accommodation(variant=variant),
+            accommodation=selectors.page_accommodation(item=item, variant=variant),
         )
+        not_open = selectors.not_open_yet_message(window=window, role=role, course=item.assignment.course)
+        if not_open:
+            messages.info(request, not_open)
+            return redirect("assignment", item.assignment.course.slug, item.assignment.slug)
+    if first_visit:
+        variant = services.variant_create_for_item(item=item, student=request.user)
+        if item.assignment.time_limit_minutes and not exam_selectors.is_exam(item.assignment):
+            # Timed homework: this first variant starts the student's clock, read afresh.
+            window = exam_selectors.student_window(assignment=item.assignment, student=request.user)
     # A copy made under a version the instructor has switched away from since: say so.
     version_changed = selectors.version_changed_notice(
         item=item, variant=variant, student=request.user, visibility=window.visibility
@@ -171,11 +181,16 @@ def _render_exercise(
 @require_POST
 def practice_start(request, item_id: int):
     """Hand out a fresh variant (or the named one asked for) to practise on."""
-    item, _ = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
+    item, role = course_selectors.access_assignment_item(user=request.user, item_id=item_id)
     if exam_selectors.is_exam(item.assignment):
         # Practice feedback on an exam's own exercises would tell what the exam hides.
         messages.error(request, "An exam's exercises have no practice variants.")
         return redirect("exercise", item_id=item.pk)
+    window = exam_selectors.student_window(assignment=item.assignment, student=request.user)
+    not_open = selectors.not_open_yet_message(window=window, role=role, course=item.assignment.course)
+    if not_open:
+        messages.info(request, not_open)
+        return redirect("assignment", item.assignment.course.slug, item.assignment.slug)
     named = request.POST.get("named") or None
     try:
         variant = services.variant_create_practice(item=item, student=request.user, named=named)
