@@ -895,14 +895,16 @@ def _accounts_by_folded_username(usernames: set[str]) -> dict[str, list]:
     return folded
 
 
-def _account_of_username(username: str, lookups: _RosterLookups):
+def _account_of_username(username: str, email: str, lookups: _RosterLookups):
     """(account, note): the account called ``username``, else the one account called so but
-    for letter case (a spreadsheet capitalises), named in the report; None when neither."""
+    for letter case (a spreadsheet capitalises), named in the report, when the row gives no
+    e-mail or that account's own; None otherwise (a row with another address asks for a new
+    account, and is refused as a look-alike)."""
     user = lookups.by_username.get(username)
     if user is not None:
         return user, ""
     alike = lookups.by_folded_username.get(username.casefold(), [])
-    if len(alike) == 1:
+    if len(alike) == 1 and (not email or (alike[0].email and email_normalise(alike[0].email) == email)):
         return alike[0], f"; the file writes '{username}': the account is '{alike[0].username}'"
     return None, ""
 
@@ -916,7 +918,7 @@ def _roster_account(values: dict[str, str], lookups: _RosterLookups) -> _RosterA
     claimed = lookups.claims.get(email, []) if email and by_email is None else []
     note = f"; {_claimed_by(claimed)} also give{'s' * (len(claimed) == 1)} this e-mail without having confirmed it: not used" if claimed else ""
     if username:
-        user, case_note = _account_of_username(username, lookups)
+        user, case_note = _account_of_username(username, email, lookups)
         if user is not None:
             if email and user.email and email_normalise(user.email) != email:
                 raise _RowError(f"the account '{user.username}' has another e-mail address")

@@ -243,6 +243,19 @@ def test_a_username_in_another_letter_case_finds_its_one_account(roster_people, 
     assert report_rows(report) == [line]
 
 
+@pytest.mark.parametrize(
+    ("email", "line"),
+    [
+        ("sam@example.org", (1, "skip", "'sam' is already enrolled as student; the file writes 'SAM': the account is 'sam'")),
+        ("other@example.org", (1, "error", "the username 'SAM' looks like the existing account 'sam'; choose another")),
+    ],
+)
+def test_a_username_in_another_case_with_an_email_must_give_that_accounts_own(roster_people, email, line):
+    report = roster_import(course=roster_people.course, rows=[{"username": "SAM", "email": email}], dry_run=True,
+                           actor=roster_people.instructor, first_line=1)
+    assert report_rows(report) == [line]
+
+
 def test_a_username_two_accounts_share_but_for_case_finds_neither(roster_people):
     user_create("Sam")  # made before usernames were compared without case
     report = roster_import(course=roster_people.course, rows=[{"username": "SAM"}], dry_run=True,
