@@ -119,11 +119,16 @@ def test_an_unbracketed_fractional_power_in_the_scale_is_named(answer, feedback)
 # --------------------------------------------------------------------------- matrix answers fitted to the seeded sizes
 
 
-def fitted_scale() -> str:
-    """A quadratic in d_k through √d_k at the d_k of every seeded shape assignment."""
+def fitted_coefficients() -> tuple[float, float, float]:
+    """(a, b, c) of a quadratic in d_k through √d_k at the d_k of every seeded shape assignment."""
     shapes, scalars, dimensions = matrix_expression._declared(SHAPED)
     sizes = [assigned["d_k"] for _, assigned in matrix_expression.shape_assignments(shapes, scalars, dimensions)]
     a, b, c = (float(value) for value in np.polyfit(sizes, np.sqrt(sizes), 2))
+    return a, b, c
+
+
+def fitted_scale() -> str:
+    a, b, c = fitted_coefficients()
     return f"({a!r}*d_k*d_k + {b!r}*d_k + {c!r})"
 
 
@@ -132,7 +137,8 @@ def test_the_fitted_scale_really_agrees_at_the_seeded_sizes():
     shapes, scalars, dimensions = matrix_expression._declared(SHAPED)
     for _, assigned in matrix_expression.shape_assignments(shapes, scalars, dimensions):
         d_k = assigned["d_k"]
-        fitted = eval(fitted_scale(), {"d_k": d_k})  # our own text, built above
+        a, b, c = fitted_coefficients()
+        fitted = a * d_k * d_k + b * d_k + c
         assert abs(fitted - np.sqrt(d_k)) < 1e-9 * np.sqrt(d_k)
 
 
