@@ -108,6 +108,7 @@ MAX_FORBIDDEN_SYMBOLS = 20
 # columns' max_length.
 MAX_SLUG_LENGTH = 50  # exercises.Exercise.slug
 MAX_TITLE_LENGTH = 200  # exercises.Exercise.title
+MAX_VERSION = 1_000_000  # an author's own counter: large enough for any history, small enough to show
 MAX_PART_KEY_LENGTH = 64  # the part of grading.Submission, instructor.Rubric, review.ReviewCard
 
 
@@ -402,6 +403,9 @@ def _validate(data, source_map: SourceMap, *, source: bool) -> ExerciseSpec:
     version = data.get("version", 1)
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         check.error(("version",), "must be a whole number >= 1")
+        version = 1
+    elif version > MAX_VERSION:
+        check.error(("version",), f"must be at most {MAX_VERSION}, got a number of {len(str(version))} digits")
         version = 1
     topics = _topics(check, data)
     difficulty = data.get("difficulty", "medium")

@@ -76,6 +76,23 @@ def test_every_problem_is_reported_in_file_order():
     ]
 
 
+def test_the_largest_version_loads():
+    assert load_spec(VALID.replace("version: 2", "version: 1000000")).version == 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("version", "errors"),
+    [
+        ("1000001", ["line 3: version: must be at most 1000000, got a number of 7 digits"]),
+        ("9" * 4000, ["line 3: version: must be at most 1000000, got a number of 4000 digits"]),
+        ("0", ["line 3: version: must be a whole number >= 1"]),
+        ("2.5", ["line 3: version: must be a whole number >= 1"]),
+    ],
+)
+def test_a_version_beyond_what_an_author_counts_to_is_refused(version, errors):
+    assert errors_of(VALID.replace("version: 2", f"version: {version}")) == errors
+
+
 def test_yaml_syntax_error_has_a_line():
     assert errors_of("slug: a\ntitle: [unclosed\n") == [
         "line 3: YAML syntax error: expected ',' or ']', but got '<stream end>'"
