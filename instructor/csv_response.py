@@ -6,7 +6,12 @@ it as UTF-8 (without it σ and · come out garbled); other programs ignore it.
 No cell is ever a formula. A text a spreadsheet would read as one (``FORMULA_STARTS``) is
 ``formula_safe``: a ``NeutralisedText`` that the CSV writes with a leading ``'``, and the
 XLSX writes as typed, as a text cell (data type "s" with Excel's quote prefix), so it shows
-no apostrophe and is never evaluated. The XLSX writes every other text as a text cell too."""
+no apostrophe and is never evaluated. The XLSX writes every other text as a text cell too.
+
+A number reads the same in both: the CSV writes a whole number without a trailing ".0"
+(0, 1, 3), as a spreadsheet shows the XLSX's number, and any other as its shortest decimal
+(0.25); the rows are rounded once, before either writer sees them. A blank ("") is an empty
+cell in both."""
 
 from __future__ import annotations
 
@@ -61,7 +66,7 @@ def csv_streaming_response(rows: Iterable[list], filename: str, *, lines_per_chu
     def chunks():
         lines = ["\ufeff"] if bom else []
         for row in rows:
-            lines.append(writer.writerow(row))
+            lines.append(writer.writerow([csv_cell(value) for value in row]))
             if len(lines) >= lines_per_chunk:
                 yield "".join(lines)
                 lines = []
@@ -71,6 +76,14 @@ def csv_streaming_response(rows: Iterable[list], filename: str, *, lines_per_chu
     response = StreamingHttpResponse(chunks(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+def csv_cell(value):
+    """A whole float as an integer (``3.0`` -> ``3``, as the XLSX's number reads); any other
+    value as it is (``csv`` writes a float as its shortest decimal)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def wants_excel_bom(request) -> bool:

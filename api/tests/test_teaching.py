@@ -47,14 +47,15 @@ def test_gradebook_json_and_csv(graded, instructor):
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert rows == [
         ["username", "student_id", "email", "first_name", "last_name", "product (/1)", "total (/1)", "percent", "pending"],
-        ["sam", "", "", "Sam", "Stone", "0.9", "0.9", "90.0", ""],
-        ["sue", "", "", "Sue", "Shaw", "0.0", "0.0", "0.0", ""],
+        ["sam", "", "", "Sam", "Stone", "0.9", "0.9", "90", ""],
+        ["sue", "", "", "Sue", "Shaw", "0", "0", "0", ""],
     ]
 
 
 def test_gradebook_csv_streams_the_bytes_the_page_exports(graded, instructor, client):
     from django.http import StreamingHttpResponse
 
+    from instructor.csv_response import csv_cell
     from instructor.selectors import gradebook_csv_rows
 
     for index in range(450):  # more than two chunks of rows
@@ -67,7 +68,7 @@ def test_gradebook_csv_streams_the_bytes_the_page_exports(graded, instructor, cl
     assert len(chunks) == 3  # 200 + 200 + 53 lines: sent as produced, not built first
     # The bytes the in-memory writer produced before, and the gradebook page's download.
     before = io.StringIO()
-    csv.writer(before).writerows(gradebook_csv_rows(assignment=graded.assignment))
+    csv.writer(before).writerows([csv_cell(value) for value in row] for row in gradebook_csv_rows(assignment=graded.assignment))
     assert b"".join(chunks) == before.getvalue().encode()
     client.force_login(graded.people.instructor)
     page = client.get("/teach/attn/a/week1/gradebook.csv")

@@ -38,5 +38,5 @@ def test_teaching_writes_are_refused_but_a_regrade_dry_run_and_exports_still_wor
     csv = client.get(reverse("instructor:gradebook_csv", args=["attn", "week1"]))
     assert csv.status_code == 200
     assert b"".join(csv.streaming_content).decode().splitlines()[1:] == [
-        "sam,,,Sam,Stone,0.5,0.5,50.0,", "sue,,,Sue,Shaw,not attempted,not attempted,,"
+        "sam,,,Sam,Stone,0.5,0.5,50,", "sue,,,Sue,Shaw,not attempted,not attempted,,"
     ]

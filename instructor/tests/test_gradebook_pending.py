@@ -133,8 +133,8 @@ def test_the_assignment_exports_name_the_waiting_exercises_in_a_pending_column(c
         ["username", "student_id", "email", "first_name", "last_name", "equal-keys (/1)", "explain-scaling (/1)",
          "total (/2)", "percent", "pending"],
         ["sam", "", "", "Sam", "Stone", "0.75", "not attempted", "0.75", "37.5", ""],
-        ["sue", "", "", "Sue", "Shaw", "0.5", "0.0", "0.5", "25.0", "equal-keys; explain-scaling"],
-        ["tom", "", "", "", "Tran", "0.0", "not attempted", "0.0", "0.0", "equal-keys"],
+        ["sue", "", "", "Sue", "Shaw", "0.5", "0", "0.5", "25", "equal-keys; explain-scaling"],
+        ["tom", "", "", "", "Tran", "0", "not attempted", "0", "0", "equal-keys"],
         ["uma", "", "", "", "Ueda", "not attempted", "not attempted", "not attempted", "", ""],
     ]
     workbook = client.get(reverse("instructor:gradebook_xlsx", args=["attn", "week1"]))

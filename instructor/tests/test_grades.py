@@ -79,8 +79,8 @@ def test_wide_csv_columns_and_a_row(client, people, known):
         "username", "student_id", "email", "first_name", "last_name", "product (/3)", "total (/3)", "percent",
         "pending",
     ]
-    assert rows[1] == ["sam", "", "", "Sam", "Stone", "3.0", "3.0", "100.0", ""]
-    assert rows[4] == ["uma", "", "", "", "", "1.0", "1.0", "33.33", ""]
+    assert rows[1] == ["sam", "", "", "Sam", "Stone", "3", "3", "100", ""]
+    assert rows[4] == ["uma", "", "", "", "", "1", "1", "33.33", ""]
     assert len(rows) == 5
 
 
@@ -118,8 +118,8 @@ def test_wide_csv_has_student_ids_emails_an_excel_mark_and_not_attempted(client,
     excel = b"".join(client.get(url, {"excel": "1"}).streaming_content)
     assert excel.startswith("\ufeffusername,".encode())
     rows = list(csv.reader(io.StringIO(excel.decode("utf-8-sig"))))
-    assert rows[1] == ["sam", "S-17", "sam@example.org", "Sam", "Stone", "3.0", "3.0", "100.0", ""]
-    assert rows[3] == ["tom", "", "", "", "", "0.0", "0.0", "0.0", ""]
+    assert rows[1] == ["sam", "S-17", "sam@example.org", "Sam", "Stone", "3", "3", "100", ""]
+    assert rows[3] == ["tom", "", "", "", "", "0", "0", "0", ""]
     assert rows[5] == ["vic", "S-99", "", "", "", "not attempted", "not attempted", "", ""]
     page = client.get(reverse("instructor:gradebook", args=["attn", "week1"])).content.decode()
     assert page.count("not attempted</td>") == 1
@@ -153,7 +153,7 @@ def test_long_csv_has_every_submission_with_its_raw_answer(client, people, known
     assert len(rows) == 1 + 8
     first = Submission.objects.order_by("created_at", "id").first()
     assert rows[1] == [
-        str(first.pk), "sam", "week1", "product", "1", "product", "1", "graded", "13", "0.0", "0.0", "false",
+        str(first.pk), "sam", "week1", "product", "1", "product", "1", "graded", "13", "0", "0", "false",
         "false", "no_scaling", first.created_at.isoformat(), "", "",
     ]
     tom_total = next(row for row in rows if row[1] == "tom" and row[5] == "total")

@@ -83,8 +83,8 @@ def test_the_gradebook_page_and_csv_say_not_given(client, people, pooled):
     assert rows == [
         ["username", "student_id", "email", "first_name", "last_name", "pa (/2)", "pb (/2)", "pc (/1)",
          "total (/3)", "percent", "pending"],
-        ["sam", "", "", "Sam", "Stone", "2.0", "not given", "not attempted", "2.0", "66.67", ""],
-        ["sue", "", "", "Sue", "Shaw", "not given", "1.0", "0.5", "1.5", "50.0", ""],
+        ["sam", "", "", "Sam", "Stone", "2", "not given", "not attempted", "2", "66.67", ""],
+        ["sue", "", "", "Sue", "Shaw", "not given", "1", "0.5", "1.5", "50", ""],
         ["tom", "", "", "", "", "not given", "not given", "not attempted", "not attempted", "", ""],
     ]
 
