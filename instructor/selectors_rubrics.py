@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import BooleanField, Count, ExpressionWrapper, Prefetch, Q
+from django.db.models import (
+    BooleanField, Case, Count, Exists, ExpressionWrapper, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, When,
+)
 from django.http import Http404
 
 from attnquiz.prepared_reads import PreparedRead
@@ -20,7 +22,7 @@ from .models import (
     ManualGrade, ManualGradeKind, RegradeOutcome, RegradeRequest, RegradeRequestStatus, Rubric, RubricItem,
 )
 from .selectors import (
-    MANUAL_ANSWER_TYPES, access_teaching, assignment_submissions, newest_hand_grade_kind, rubric_for,
+    MANUAL_ANSWER_TYPES, access_teaching, assignment_submissions, manual_queue, newest_hand_grade_kind, rubric_for,
 )
 
 
@@ -99,6 +101,50 @@ def question_rubric(*, course: Course, item: AssignmentItem, part: str) -> Rubri
         .prefetch_related("items")
         .first()
     )
+
+
+def _newest_answer_to_same_part() -> Subquery:
+    """The student's newest answer to the submission's exercise and part: the one answer of
+    theirs the course rubric's pages grade (``question_answers``)."""
+    return Subquery(
+        Submission.objects.filter(
+            variant__assignment_item=OuterRef("variant__assignment_item"), part=OuterRef("part"),
+            student=OuterRef("student"),
+        ).order_by("-attempt", "-id").values("pk")[:1]
+    )
+
+
+def with_course_rubric_answer(submissions: QuerySet[Submission]) -> QuerySet[Submission]:
+    """``submissions``, each with ``rubric_answer_id``: where the course has a rubric of its
+    exercise part, the answer to grade on the rubric's pages (``grading_answer``); None
+    where it has none, and the author's criteria grade it on the manual-grade page. One
+    rubric per question, so two graders of one question never grade by different ones."""
+    course_rubric = Rubric.objects.filter(
+        course=OuterRef("variant__assignment_item__assignment__course"),
+        exercise=OuterRef("variant__exercise_version__exercise"),
+        part=OuterRef("part"),
+    )
+    return submissions.annotate(
+        rubric_answer_id=Case(
+            When(Exists(course_rubric), then=_newest_answer_to_same_part()), default=None, output_field=IntegerField()
+        )
+    )
+
+
+def course_rubric_answer_id(*, submission: Submission) -> int | None:
+    """The answer to grade on the course rubric's pages for ``submission``
+    (``with_course_rubric_answer``); None when its part has no course rubric."""
+    return (
+        with_course_rubric_answer(Submission.objects.filter(pk=submission.pk))
+        .values_list("rubric_answer_id", flat=True)
+        .first()
+    )
+
+
+def manual_queue_rows(*, course: Course, include_graded: bool = False) -> QuerySet[Submission]:
+    """The manual queue (``selectors.manual_queue``), each answer with where it is graded:
+    ``rubric_answer_id`` set, on the course rubric's page of that answer."""
+    return with_course_rubric_answer(manual_queue(course=course, include_graded=include_graded))
 
 
 def author_criteria(*, item: AssignmentItem, part: str):

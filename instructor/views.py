@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from attnquiz import confirmations
@@ -13,7 +14,7 @@ from authoring.selectors import published_versions
 from courses.models import Role
 from grading.core.misconceptions import MISCONCEPTION_LABELS
 
-from . import selectors, selectors_fairness, selectors_hand_grading, services
+from . import selectors, selectors_fairness, selectors_hand_grading, selectors_rubrics, services
 from .csv_response import csv_streaming_response, wants_excel_bom, xlsx_response
 from .forms import (
     AssignmentForm, HandScoreForm, ItemAddForm, ItemPoolsForm, ItemUpdateForm, ManualGradeForm, RegradeForm,
@@ -427,7 +428,7 @@ def manual_queue(request, course_slug: str):
         "instructor/manual_queue.html",
         {
             "course": course,
-            "submissions": selectors.manual_queue(course=course, include_graded=include_graded),
+            "submissions": selectors_rubrics.manual_queue_rows(course=course, include_graded=include_graded),
             "include_graded": include_graded,
         },
     )
@@ -439,6 +440,9 @@ def manual_grade(request, course_slug: str, submission_id: int):
     submission, role = selectors.access_course_submission(
         user=request.user, course_slug=course_slug, submission_id=submission_id
     )
+    rubric_answer_id = selectors_rubrics.course_rubric_answer_id(submission=submission)
+    if rubric_answer_id is not None:
+        return _graded_by_course_rubric(request, submission=submission, answer_id=rubric_answer_id)
     rubric = selectors.rubric_for(submission=submission)
     form = ManualGradeForm(request.POST or None, rubric=rubric)
     refusal = None
@@ -470,6 +474,45 @@ def manual_grade(request, course_slug: str, submission_id: int):
             "history": submission.manual_grades.select_related("grader"),
         },
         status=422 if (form.errors or refusal) else 200,
+    )
+
+
+GRADED_BY_COURSE_RUBRIC = "This part is graded by the course's rubric, on its grading page."
+NEWER_ANSWER_GRADED = (
+    "Submission {old} is an earlier attempt: the course's rubric grades each student's newest answer "
+    "to the part, submission {new}."
+)
+REFUSED_FOR_COURSE_RUBRIC = (
+    "Not saved: this part is graded by the course's rubric now, not by the author's criteria. "
+    "Grade the answer on its grading page."
+)
+
+
+def _graded_by_course_rubric(request, *, submission, answer_id: int):
+    """The part has a course rubric, so the author's criteria grade nothing here: a GET goes
+    to the answer's page of the rubric; a POST (from a page opened before the rubric was
+    made) is refused with nothing saved, and the link."""
+    course = _course_of(submission)
+    url = reverse(
+        "instructor:grading_answer", args=[course.slug, submission.variant.assignment_item_id, submission.part, answer_id]
+    )
+    if request.method == "GET":
+        messages.info(request, GRADED_BY_COURSE_RUBRIC)
+        if answer_id != submission.pk:
+            messages.info(request, NEWER_ANSWER_GRADED.format(old=submission.pk, new=answer_id))
+        return redirect(url)
+    return render(
+        request,
+        "instructor/manual_grade.html",
+        {
+            "course": course,
+            "submission": submission,
+            "answer": selectors.submission_answer_shown(submission=submission),
+            "rubric_grading_url": url,
+            "refusal": REFUSED_FOR_COURSE_RUBRIC,
+            "history": submission.manual_grades.select_related("grader"),
+        },
+        status=409,
     )
 
 
