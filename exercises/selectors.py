@@ -42,6 +42,7 @@ from grading.core.matrix import parse_matrix
 from grading.core.misconceptions import ordinal_word
 from grading.core.score_rounding import score_decimal
 from grading.models import Submission, SubmissionStatus
+from grading.refused_answers import RefusedAnswer
 from grading.selectors import (
     assignment_variants_progress, part_progress, no_progress, progress_of_part, variant_progress, variants_progress,
 )
@@ -605,15 +606,28 @@ class GridCell(NamedTuple):
 
 def _grid_cells(
     shape: list[int] | None, *, part_label: str, last_answer: Submission | None = None,
-    visibility: FeedbackVisibility = EVERYTHING,
+    visibility: FeedbackVisibility = EVERYTHING, refused: RefusedAnswer | None = None,
 ) -> list[list[GridCell]]:
     """The inputs of part ``part_label``'s ("(b)") grid, holding the entries of
     ``last_answer`` (the student's latest submission to the part) as a reloaded page shows
     them, and marking the ones its grade found wrong as far as ``visibility`` shows
-    correctness. A cell without an entry has no mark."""
+    correctness. A cell without an entry has no mark. With ``refused`` (an answer just sent
+    and not taken) the cells hold what it typed instead, unmarked: it has no grade."""
     if not shape:
         return []
     rows, cols = shape
+    if refused is not None:
+        return [
+            [
+                GridCell(
+                    name=f"cell-{r}-{c}",
+                    label=f"{_grid_cell_label(r, c, rows)} of part {part_label}",
+                    value=refused.cell(r, c),
+                )
+                for c in range(cols)
+            ]
+            for r in range(rows)
+        ]
     size = rows * cols
     entries = _grid_entries(last_answer.raw_answer, rows=rows, cols=cols) if last_answer else None
     entries = entries or [""] * size
@@ -684,19 +698,32 @@ def _own_last_answer(progress: dict, *, student_id: int) -> Submission | None:
     return own[-1] if own else None
 
 
-def _typed_answer(answer_type: str, last_answer: Submission | None) -> str:
+def _typed_answer(
+    answer_type: str, last_answer: Submission | None, refused: RefusedAnswer | None = None
+) -> str:
     """The text of ``last_answer`` for the part's input or textarea to hold again ("" for
-    none, another answer type, or an answer that was not sent as one text). Plain text:
-    the template escapes it."""
-    if last_answer is None or answer_type not in _TYPED_ANSWER_TYPES:
+    none, another answer type, or an answer that was not sent as one text), or the text of
+    ``refused`` (an answer just sent and not taken). Plain text: the template escapes it."""
+    if answer_type not in _TYPED_ANSWER_TYPES:
+        return ""
+    if refused is not None:
+        return refused.text
+    if last_answer is None:
         return ""
     return last_answer.raw_answer if isinstance(last_answer.raw_answer, str) else ""
 
 
-def _chosen_keys(answer_type: str, last_answer: Submission | None) -> frozenset[str]:
+def _chosen_keys(
+    answer_type: str, last_answer: Submission | None, refused: RefusedAnswer | None = None
+) -> frozenset[str]:
     """The keys of the choices ``last_answer`` picked, for a choice part's boxes to hold
-    again (one key, or a list of them when several may be chosen)."""
-    if last_answer is None or answer_type != "choice":
+    again (one key, or a list of them when several may be chosen), or those ``refused``
+    (an answer just sent and not taken) picked."""
+    if answer_type != "choice":
+        return frozenset()
+    if refused is not None:
+        return frozenset(refused.answers)
+    if last_answer is None:
         return frozenset()
     raw = last_answer.raw_answer
     if isinstance(raw, str):
@@ -718,6 +745,7 @@ def _grid_cell_label(row: int, column: int, rows: int) -> str:
 def exercise_page_context(
     *, variant: Variant, limits: StudentLimits | None = None,
     visibility: FeedbackVisibility = EVERYTHING, unanswered: bool = False,
+    refused: dict[str, RefusedAnswer] | None = None,
 ) -> dict:
     """The exercise page's parts and progress, as the student may see them under the
     review policy (``visibility``): without correctness no part reads "solved".
@@ -733,7 +761,12 @@ def exercise_page_context(
     ``unanswered``: the variant was made for this page (a first visit), so no answer names
     it and none is read: a query fewer on each student's first page of each exercise. (Two
     tabs making it at once: the other tab's was stored milliseconds before, before a page
-    of it could send an answer.)"""
+    of it could send an answer.)
+
+    ``refused``: answers just sent without JavaScript and not taken, by part
+    (``grading.refused_answers``): their parts' inputs hold them, and their ``refused_error``
+    says why; ``refused_elsewhere`` lists the errors of parts this page does not have."""
+    refused = refused or {}
     spec = version_spec(variant.exercise_version)
     references = variant_references(variant)
     item = variant.assignment_item
@@ -767,6 +800,7 @@ def exercise_page_context(
         label = part_label(spec, part.key)
         # A reloaded page holds the student's last answer, as the page did after sending it.
         last_answer = _own_last_answer(progress, student_id=variant.student_id)
+        typed = refused.get(part.key)
         parts.append(
             {
                 "spec": part,
@@ -782,11 +816,14 @@ def exercise_page_context(
                     part_label=label,
                     last_answer=last_answer,
                     visibility=visibility,
+                    refused=typed,
                 )
                 if part.type == "matrix"
                 else None,
-                "typed_answer": _typed_answer(part.type, last_answer),
-                "chosen": _chosen_keys(part.type, last_answer),
+                "typed_answer": _typed_answer(part.type, last_answer, typed),
+                "chosen": _chosen_keys(part.type, last_answer, typed),
+                "refused_error": typed.error if typed else "",
+                "refused_unreadable": typed.unreadable if typed else False,
                 "choices": part.choices,
                 "multiple": bool(part.options.get("multiple")),
                 "progress": progress,
@@ -826,6 +863,9 @@ def exercise_page_context(
         "exercise_points": item.points if item else None,
         "parts": parts,
         "visibility": visibility,
+        "refused_elsewhere": [
+            answer.error for key, answer in refused.items() if key not in part_keys and answer.error
+        ],
     }
 
 

@@ -14,6 +14,7 @@ from exams.views_access import exam_gate_response
 from exams import selectors as exam_selectors
 from exams.window import AttemptState, clock_view
 from grading import results
+from grading.refused_answers import refused_answers_take
 
 from . import engine, selectors, services
 from .models import Variant
@@ -137,9 +138,14 @@ def _render_exercise(
 ):
     limits = window.limits if window is not None else None
     visibility = exam_selectors.EVERYTHING if window is None else window.visibility
+    # An answer sent without JavaScript and not taken: its part holds it again, once.
+    refused = {} if unanswered else refused_answers_take(request.session, variant_id=variant.pk)
     page = selectors.exercise_page_context(
-        variant=variant, limits=limits, visibility=visibility, unanswered=unanswered
+        variant=variant, limits=limits, visibility=visibility, unanswered=unanswered,
+        refused=refused,
     )
+    for error in page["refused_elsewhere"]:
+        messages.error(request, error)
     for part in page["parts"]:
         if window is not None and (window.ended or window.archived):
             part["attempts_left"] = None  # an ended attempt, or an archived course, has none "left"

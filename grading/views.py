@@ -28,6 +28,7 @@ from grading.core import answers
 
 from . import selectors, services
 from .answer_input import CLIENT_KEY_FIELD, CLIENT_KEY_HEADER, client_key_checked, raw_answer_from_post
+from .refused_answers import refused_answer_keep
 from .results import submission_view_context, submission_visibility
 
 MAX_ANSWER_BYTES = 20_000
@@ -101,7 +102,7 @@ def submit_answer(request, variant_id: int, part: str):
     raw_answer, error = raw_answer_from_post(request.POST, max_bytes=MAX_ANSWER_BYTES)
     submission = None
     retry_after = None
-    refused_not_unreadable = False
+    refusal_code = None
     if error is None:
         try:
             submission = services.submission_create(
@@ -109,7 +110,8 @@ def submit_answer(request, variant_id: int, part: str):
             )
         except services.SubmissionRefused as refused:
             error, retry_after = refused.message, refused.retry_after
-            refused_not_unreadable = refused.code != "invalid"
+            refusal_code = refused.code
+    refused_not_unreadable = refusal_code not in (None, "invalid")
     if retry_after is not None:
         # Too fast: 429 for every client, so a script sees it without parsing a page.
         response = render(
@@ -118,7 +120,9 @@ def submit_answer(request, variant_id: int, part: str):
         response["Retry-After"] = str(retry_after)
         return response
     if not _wants_fragment(request):
-        if error is not None:
+        if error is not None and not _kept_for_its_part(
+            request, variant=variant, part=part, error=error, refusal_code=refusal_code
+        ):
             messages.error(request, error)
         return redirect(_exercise_url(variant) + f"#part-{part}")
     if error is not None:
@@ -135,6 +139,21 @@ def submit_answer(request, variant_id: int, part: str):
         submission = selectors.submission_wait_finished(submission=submission, timeout=submit_wait_seconds())
     return render(
         request, "grading/_result.html", submission_view_context(submission, visibility=visibility)
+    )
+
+
+def _kept_for_its_part(
+    request, *, variant: Variant, part: str, error: str, refusal_code: str | None
+) -> bool:
+    """Keep a plain form's answer that was not taken for the page its redirect opens, which
+    shows the error beside the part and what was typed in its inputs (``refused_answers``).
+    Not when that page shows another copy (the exercise changed version): there the message
+    goes to the top of the page."""
+    if refusal_code == "version_changed":
+        return False
+    return refused_answer_keep(
+        request.session, variant_id=variant.pk, part=part, post=request.POST, error=error,
+        unreadable=refusal_code in (None, "invalid"), max_bytes=MAX_ANSWER_BYTES,
     )
 
 
