@@ -370,7 +370,7 @@ def version_preview_limited(
 # key's version when a preview's content changes, and a day bounds what an unbumped change
 # leaves behind.
 PUBLISHED_PREVIEW_CACHE_SECONDS = 24 * 3600
-_PUBLISHED_PREVIEW_CACHE_VERSION = 1
+_PUBLISHED_PREVIEW_CACHE_VERSION = 2  # 2: images only from static files
 
 
 def published_preview_cache_key(*, version: ExerciseVersion, seed: int) -> str:

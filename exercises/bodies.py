@@ -9,7 +9,7 @@ points that label the parts) is rendered again and stored over it, once.
 
 Stored shape::
 
-    {"format": 2, "version": "<content hash>", "points": "<repr of the part points>",
+    {"format": 3, "version": "<content hash>", "points": "<repr of the part points>",
      "prompt": "<html>",
      "figures": [<engine.render_figures' data>, ...],
      "prompt_sections": ["<html>", "<html>"] or null (with figures: the shared prompt, the parts),
@@ -29,7 +29,7 @@ from . import engine
 from .markdown_math import render_markdown_math
 from .models import Variant
 
-BODY_FORMAT = 2  # 2: raw HTML escaped once (code spans showed &amp;lt;), shares printed as fractions
+BODY_FORMAT = 3  # 2: raw HTML escaped once (code spans showed &amp;lt;), shares printed as fractions; 3: images only from static files
 EVERY_HINT = 10**9  # tries after which every hint of a part is unlocked
 
 

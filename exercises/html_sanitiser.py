@@ -2,12 +2,22 @@
 (Markdown prompts, hints, solutions, previews) passes ``sanitise_html`` last.
 
 An allow-list built on nh3 (the Ammonia binding): only the elements Markdown produces,
-only the attributes they need, URLs only with http, https or mailto (or relative), and
-``rel="noopener noreferrer"`` on every link. No event attribute, no ``style``, no
+only the attributes they need, link URLs only with http, https or mailto (or relative),
+and ``rel="noopener noreferrer"`` on every link. No event attribute, no ``style``, no
 ``class`` or ``id`` survives. Pure Python: no Django import.
+
+An image is fetched by the reader's browser the moment the page opens, signed in, with no
+click: an author's ``![x](/courses/…/join?…)`` would make every student who opens the
+exercise request that page of ours. So an image may only come from the site's static
+files (``IMAGE_SOURCE_PREFIX``, the settings' STATIC_URL); any other source is removed and
+the image shows its alt text instead. (A ``data:`` image is removed too: the pages' CSP
+allows images from the site only.) A link keeps its address: following it is the
+reader's choice.
 """
 
 from __future__ import annotations
+
+import re
 
 import nh3
 
@@ -27,11 +37,33 @@ ALLOWED_ATTRIBUTE_VALUES = {
 }
 ALLOWED_URL_SCHEMES = frozenset({"http", "https", "mailto"})
 LINK_REL = "noopener noreferrer"
+# attnquiz.settings.STATIC_URL ("static/", served from the site's root); a test checks they agree.
+IMAGE_SOURCE_PREFIX = "/static/"
+# A static file's path: plain path characters only, so no query, no "%"-escape, no "\\"
+# (a browser reads it as "/"), no "//"; the dot-segments "." and ".." are refused below.
+_STATIC_PATH = re.compile(r"[A-Za-z0-9_.~-]+(?:/[A-Za-z0-9_.~-]+)*")
+
+
+def image_source_allowed(source: str) -> bool:
+    """Whether an ``<img>`` may load ``source``: a path under the static files that stays
+    there (``/static/../courses/`` would leave it once the browser resolves the dots)."""
+    if not source.startswith(IMAGE_SOURCE_PREFIX):
+        return False
+    path = source[len(IMAGE_SOURCE_PREFIX):]
+    return bool(_STATIC_PATH.fullmatch(path)) and not {".", ".."} & set(path.split("/"))
+
+
+def _only_static_images(element: str, attribute: str, value: str) -> str | None:
+    if element == "img" and attribute == "src" and not image_source_allowed(value):
+        return None
+    return value
+
 
 _cleaner = nh3.Cleaner(
     tags=set(ALLOWED_TAGS),
     clean_content_tags={"script", "style"},
     attributes=ALLOWED_ATTRIBUTES,
+    attribute_filter=_only_static_images,
     tag_attribute_values=ALLOWED_ATTRIBUTE_VALUES,
     url_schemes=set(ALLOWED_URL_SCHEMES),
     link_rel=LINK_REL,

@@ -88,7 +88,7 @@ def test_a_body_stored_in_the_first_format_is_rendered_again_once(client, demo):
     html = client.get(reverse("exercise", args=[worked.pk])).content.decode()
     assert "<p>old</p>" not in html and current["prompt"] in html
     variant.refresh_from_db()
-    assert variant.rendered == current and variant.rendered["format"] == 2 and variant.rendered["figures"] == []
+    assert variant.rendered == current and variant.rendered["format"] == 3 and variant.rendered["figures"] == []
 
 
 def test_a_practice_variant_shows_its_own_heatmap(client, item):
