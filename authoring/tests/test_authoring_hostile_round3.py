@@ -70,15 +70,15 @@ def test_an_expression_of_many_products_is_refused_on_save_with_its_line(instruc
     assert time.monotonic() - started < 20
 
 
-def test_a_prompt_of_thirty_thousand_unclosed_links_is_saved_and_previewed_quickly_as_text(instructor):
+def test_a_prompt_of_three_thousand_unclosed_links_is_saved_and_previewed_quickly_as_text(instructor):
     # In quotes: the reader's bracket-nesting check skips quoted text, so it reaches Markdown.
     source = SOURCE.replace("prompt: |\n  #PROMPT Multiply {{a}} by two.\n",
-                            'prompt: "' + "[a " * 30_000 + 'Multiply {{a}} by two."\n')
+                            'prompt: "' + "[a " * 3_000 + 'Multiply {{a}} by two."\n')
     started = time.monotonic()
     assert created(instructor, source).status_code == 302
     response = instructor.get(reverse("authoring:preview", args=["attn", "hostile-round-three", 1]), {"seed": "3"})
     assert response.status_code == 200
     body = response.content.decode()
-    assert "[a " * 30_000 + "Multiply 6 by two." in body
+    assert "[a " * 3_000 + "Multiply 6 by two." in body
     assert time.monotonic() - started < 20
 

@@ -102,6 +102,12 @@ MAX_FORM_CREDIT = 0.99  # grading.core.symbolic caps it there: an answer in the 
 MAX_TEXT_CHARS = 10_000  # grading.core.free_text.MAX_TEXT_CHARS
 MAX_EXPRESSION_SIZE = 64  # grading.core.matrix_expression.MAX_SIZE: a side of a declared matrix
 MAX_FORBIDDEN_SYMBOLS = 20
+# Markdown is turned into HTML while a student's request waits (their variant's page), and
+# Python-Markdown's time grows with a text's elements (about 1 s per 100,000 characters of
+# headings or table cells, more for one long paragraph of emphasis). The bank's longest text
+# is under 500 characters, its longest exercise under 8,000.
+MAX_MARKDOWN_CHARS = 10_000  # one prompt, hint, solution, choice or feedback
+MAX_EXERCISE_MARKDOWN_CHARS = 20_000  # all of them together: a page shows them at once
 
 # Fields copied into length-limited database columns. The engine imports no Django, so the
 # limits are written here; exercises/tests/test_engine_storable.py checks they equal the
@@ -285,6 +291,7 @@ class _Validator:
         self.source = source  # read from a file (not rebuilt from stored JSON)
         self.issues: list[SpecIssue] = []
         self.unstorable: set[Path] = set()  # fields already reported as unstorable
+        self.markdown_chars = 0  # of the texts read so far (``markdown_length``)
 
     def error(self, path: Path, message: str, *, line: int | None = None) -> None:
         if self.unstorable and any(path[:end] in self.unstorable for end in range(1, len(path) + 1)):
@@ -343,8 +350,24 @@ class _Validator:
         if not isinstance(value, str) or (required and not value.strip()):
             self.error(path + (name,), "must be non-empty text")
             return ""
+        self.markdown_length(path + (name,), value)
         self.placeholders(value, path + (name,), known)
         return value
+
+    def markdown_length(self, path: Path, text: str) -> None:
+        """A text of a file being read within MAX_MARKDOWN_CHARS, and the file's texts
+        within MAX_EXERCISE_MARKDOWN_CHARS together (said once, on the text that passes it)."""
+        if not self.source:
+            return
+        if len(text) > MAX_MARKDOWN_CHARS:
+            self.error(path, f"must be at most {MAX_MARKDOWN_CHARS} characters long, got {len(text)} "
+                             "(longer Markdown takes too long to show)")
+            return
+        before, self.markdown_chars = self.markdown_chars, self.markdown_chars + len(text)
+        if before <= MAX_EXERCISE_MARKDOWN_CHARS < self.markdown_chars:
+            self.error(path, f"the exercise's texts (prompts, hints, solutions, choices, feedback) reach "
+                             f"{self.markdown_chars} characters with this one; at most "
+                             f"{MAX_EXERCISE_MARKDOWN_CHARS} are allowed together, as a page shows them at once")
 
     def placeholders(self, text: str, path: Path, known: set[str]) -> None:
         for match in PLACEHOLDER_PATTERN.finditer(text):
