@@ -83,36 +83,70 @@ def read_yaml(text: str) -> tuple[object, SourceMap]:
 
 
 def _nesting_problem(text: str) -> SpecIssue | None:
-    """Flow brackets nested deeper than MAX_NESTING, found before PyYAML recurses into them.
+    """A collection nested deeper than MAX_NESTING, found before PyYAML's composer recurses
+    into it (it recurses once per level, so thousands of "[" or "- " exhaust the stack).
 
-    PyYAML's parser and composer recurse once per level, so thousands of "[" exhaust the
-    stack. Quoted text and comments are skipped; block nesting (indentation) is bounded
-    by the depth check in ``_to_python``.
+    PyYAML's scanner and parser are loops, not recursion: their events are walked here and
+    every opened list or mapping counted, so only real nesting counts — a "[" in a block
+    scalar (``|``, ``>``), in quotes, in a comment or inside plain text is just a character.
+    A source PyYAML cannot read is left to the reading that follows, which says why (it
+    stops at the same place, before any nesting deeper than counted here).
     """
-    depth, line, state = 0, 1, ""  # state: "", "'", '"' or "#"
-    previous = "\n"
-    for char in text:
-        if char == "\n":
-            line += 1
-            if state == "#":
-                state = ""
-        elif state == "#":
-            pass
-        elif state:
-            if char == state and (state == "'" or previous != "\\"):
-                state = ""
-        elif char in "'\"" and previous in " \t\n[{,:":
-            state = char
-        elif char == "#" and previous in " \t\n":
-            state = "#"
-        elif char in "[{":
-            depth += 1
-            if depth > MAX_NESTING:
-                return SpecIssue(line, "", f"brackets nested more than {MAX_NESTING} levels deep")
-        elif char in "]}":
-            depth = max(0, depth - 1)
-        previous = char
+    frames: list[_Frame] = []
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                path = _next_entry_path(frames)
+                if len(frames) > MAX_NESTING:
+                    return _too_deep(event, path)
+                _advance(frames, event)
+                frames.append(_Frame(path=path, mapping=isinstance(event, yaml.MappingStartEvent)))
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                frames.pop()
+            elif isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+                _advance(frames, event)
+    except yaml.YAMLError:
+        return None
     return None
+
+
+@dataclass
+class _Frame:
+    """An open list or mapping while walking parse events, and where its next entry goes."""
+
+    path: Path
+    mapping: bool
+    entries: int = 0  # items (of a list), or keys and values (of a mapping), read so far
+    key: str = ""  # a mapping's latest key
+
+
+def _advance(frames: list[_Frame], event) -> None:
+    if not frames:
+        return
+    frame = frames[-1]
+    if frame.mapping and frame.entries % 2 == 0:
+        frame.key = str(event.value) if isinstance(event, yaml.ScalarEvent) else "?"
+    frame.entries += 1
+
+
+def _next_entry_path(frames: list[_Frame]) -> Path:
+    """The field path of the next entry, as ``_to_python`` names it (a mapping's key is
+    named by the mapping's own path)."""
+    if not frames:
+        return ()
+    frame = frames[-1]
+    if not frame.mapping:
+        return frame.path + (frame.entries,)
+    if frame.entries % 2 == 0:
+        return frame.path
+    return frame.path + (frame.key,)
+
+
+def _too_deep(event, path: Path) -> SpecIssue:
+    line = event.start_mark.line + 1
+    if event.flow_style:
+        return SpecIssue(line, "", f"brackets nested more than {MAX_NESTING} levels deep")
+    return SpecIssue(line, _display(path), f"nested more than {MAX_NESTING} levels deep")
 
 
 def _to_python(loader, node, path: Path, source_map: SourceMap, seen: set):
