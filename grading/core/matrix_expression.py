@@ -110,10 +110,18 @@ def shape_assignments(shapes: dict, scalars: dict, dimensions: dict, count: int 
                       seed: int = SEED) -> list[tuple[dict, dict]]:
     """(shapes, scalars) for the declared sizes and ``count - 1`` redraws in which every
     dimension takes a new value, different from its others and from the other dimensions'."""
+    return [(shapes, scalars)] + [
+        _assigned(shapes, scalars, dimensions, values) for values in _redrawn_sizes(dimensions, count - 1, seed)
+    ]
+
+
+def _redrawn_sizes(dimensions: dict, count: int, seed: int = SEED) -> list[dict]:
+    """``count`` sets of sizes by dimension label, each size new for its dimension and
+    different from the other dimensions' in the same set (``shape_assignments``)."""
     rng = np.random.default_rng(seed + 1)
-    assignments = [(shapes, scalars)]
     used = {label: {dimension["value"]} for label, dimension in dimensions.items()}
-    for _ in range(count - 1):
+    redraws = []
+    for _ in range(count):
         values, taken = {}, set()
         for label in sorted(dimensions):
             candidates = [size for size in range(2, 13) if size not in used[label] and size not in taken]
@@ -121,8 +129,18 @@ def shape_assignments(shapes: dict, scalars: dict, dimensions: dict, count: int 
             values[label] = value
             taken.add(value)
             used[label].add(value)
-        assignments.append(_assigned(shapes, scalars, dimensions, values))
-    return assignments
+        redraws.append(values)
+    return redraws
+
+
+def _seeded_sizes(dimensions: dict) -> dict[str, set[int]]:
+    """Every size each dimension takes in ``shape_assignments``: the declared one and the
+    redraws."""
+    seeded = {label: {dimension["value"]} for label, dimension in dimensions.items()}
+    for values in _redrawn_sizes(dimensions, SHAPE_ASSIGNMENTS - 1):
+        for label, value in values.items():
+            seeded[label].add(value)
+    return seeded
 
 
 def _assigned(shapes: dict, scalars: dict, dimensions: dict, values: dict) -> tuple[dict, dict]:
@@ -150,14 +168,23 @@ ONLY_AT_SOME_SIZES = ("Not quite: your expression gives the right values only fo
 def keyed_draw(expected_checked, checked, shapes: dict, scalars: dict, dimensions: dict) -> dict:
     """Matrices and scalars at sizes and entries no answer can be written against."""
     rng = symbolic.unpredictable_rng(expected_checked.text, checked.text)
-    labels = sorted(dimensions)
-    candidates = list(KEYED_SIZES)
-    picked = rng.sample(candidates, len(labels)) if len(labels) <= len(candidates) else [
-        rng.choice(candidates) for _ in labels]
-    new_shapes, new_scalars = _assigned(shapes, scalars, dimensions, dict(zip(labels, picked)))
+    new_shapes, new_scalars = _assigned(shapes, scalars, dimensions, _keyed_sizes(rng, dimensions))
     generator = np.random.default_rng(rng.randrange(2**63))
     draw = {name: generator.standard_normal(shape) for name, shape in sorted(new_shapes.items())}
     return {**draw, **new_scalars}
+
+
+def _keyed_sizes(rng, dimensions: dict) -> dict[str, int]:
+    """A size for each dimension from ``KEYED_SIZES``, none that the dimension takes in
+    ``shape_assignments`` (there a formula fitted to the seeded sizes agrees by construction)
+    and, while there are enough, none shared with another dimension."""
+    seeded = _seeded_sizes(dimensions)
+    picked: dict[str, int] = {}
+    for label in sorted(dimensions):
+        fresh = [size for size in KEYED_SIZES if size not in seeded[label]]
+        unshared = [size for size in fresh if size not in picked.values()]
+        picked[label] = rng.choice(unshared or fresh or list(KEYED_SIZES))
+    return picked
 
 
 def _differs_at_keyed_sizes(expected_checked, checked, shapes: dict, scalars: dict, dimensions: dict) -> bool:

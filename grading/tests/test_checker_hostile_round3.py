@@ -177,6 +177,33 @@ def test_the_keyed_sizes_follow_the_key_and_the_two_expressions():
     assert len({n, d_k, d_v}) == 3 and all(size in matrix_expression.KEYED_SIZES for size in (n, d_k, d_v))
 
 
+def test_the_keyed_sizes_are_never_one_a_dimension_takes_at_the_seeded_sizes(points_key):
+    # A formula fitted to the seeded sizes agrees there by construction: a keyed size among
+    # them let it through for about one key in eight.
+    shapes, scalars, dimensions = matrix_expression._declared(SHAPED)
+    seeded = {label: {int(assigned[label]) for _, assigned in matrix_expression.shape_assignments(shapes, scalars, dimensions)}
+              for label in ("n", "d_k", "d_v")}
+    assert seeded == {"n": {5, 3, 10}, "d_k": {32, 9, 11}, "d_v": {12, 10, 5}}
+    expected = matrix_expression.read(ATTENTION, shapes, scalars)
+    answer = matrix_expression.read(f"softmax(Q K^T / {fitted_scale()}) V", shapes, scalars)
+    for key in range(200):
+        points_key(key.to_bytes(2, "big") * 16)
+        draw = matrix_expression.keyed_draw(expected, answer, shapes, scalars, dimensions)
+        picked = {label: int(draw[label]) for label in seeded}
+        assert all(picked[label] not in seeded[label] for label in seeded), (key, picked)
+        assert len(set(picked.values())) == 3
+
+
+def test_an_answer_fitted_to_the_seeded_sizes_is_wrong_under_many_keys(points_key):
+    answer = f"softmax(Q K^T / {fitted_scale()}) V"
+    verdicts = set()
+    for key in range(40):
+        points_key(key.to_bytes(1, "big") * 32)
+        grade, _ = timed_check("matrix_expression", ATTENTION, answer, SHAPED)
+        verdicts.add((grade.correct, grade.feedback))
+    assert verdicts == {(False, matrix_expression.ONLY_AT_SOME_SIZES)}
+
+
 # --------------------------------------------------------------------------- symbolic: notations
 
 
