@@ -636,7 +636,7 @@ class Canonicaliser:
             return message
         try:
             rewritten = rewrite_notation(step.text, frozenset(self.model.moments), self.dimension)
-            read = safe_expr.normalise(rewritten, self.known | self._component_names(rewritten))
+            read = safe_expr.normalise(rewritten, self.known | self._component_names(rewritten), GRAMMAR)
         except AnswerFormatError:
             read = None
         column = _typed_column(step.text, read, int(match.group(1)) - 1)

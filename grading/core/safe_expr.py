@@ -99,7 +99,11 @@ _LATEX_OPERATORS = {"cdot": "*", "times": "*", "ast": "*", "div": "/", "lbrack":
                     "lparen": "(", "rparen": ")", "{": "(", "}": ")", "top": "T", "intercal": "T", "mid": "|",
                     "vert": "|", "lvert": "|", "rvert": "|"}
 _LATEX_FUNCTIONS = {"exp", "log", "ln", "sin", "cos", "tan"}
-_LATEX_TEXT_WRAPPERS = {"mathrm", "operatorname", "text", "textrm", "mathit", "mathsf", "mathbf", "mathbb", "mathcal", "textit", "boldsymbol"}
+_LATEX_TEXT_WRAPPERS = {"mathrm", "operatorname", "text", "textrm", "mathit", "mathsf", "mathbf", "mathcal", "textit", "boldsymbol"}
+# Blackboard letters read as the moment they stand for (\mathbb{E}[X], \mathbb{V}(X)) where
+# the grammar reads moments; any other \mathbb{...} (\mathbb{R}, \mathbb{P}) is refused.
+_BLACKBOARD_MOMENTS = {"E": "E", "V": "Var", "Var": "Var", "Cov": "Cov"}
+_MOMENT_WORDS = {"E": "an expectation", "Var": "a variance", "Cov": "a covariance"}
 
 
 _VULGAR_FRACTION = re.compile(r"(?<!\d)(\d*)\s*([\u00bc-\u00be\u2150-\u215e\u2189])")
@@ -166,13 +170,14 @@ def _ascii_digits(text: str) -> str:
     )
 
 
-def normalise(text: str, known_names: frozenset = frozenset()) -> str:
-    """Turn Unicode math and MathLive LaTeX into the plain ASCII syntax the scanner reads."""
+def normalise(text: str, known_names: frozenset = frozenset(), grammar: Grammar = SCALAR_GRAMMAR) -> str:
+    """Turn Unicode math and MathLive LaTeX into the plain ASCII syntax the scanner reads.
+    ``grammar`` says which moments (E, Var, Cov) a blackboard \\mathbb{E} or \\mathbb{V} may stand for."""
     text = normalise_unicode(text).translate(_UNICODE_OPERATORS)
     text = "".join(" " + _UNICODE_GREEK[ch] if ch in _UNICODE_GREEK else ch for ch in text)
     text = _UNICODE_ROOT.sub(r" sqrt(\1)", text).replace("√", " sqrt")
     if "\\" in text or "{" in text or "}" in text:
-        text = _LatexReader(text, known_names).read_all()
+        text = _LatexReader(text, known_names, grammar.functions).read_all()
     if "|" in text:
         text = _absolute_values(text)
     return text
@@ -201,10 +206,11 @@ def _absolute_values(text: str) -> str:
 class _LatexReader:
     """A small recursive reader for the LaTeX subset an equation editor emits."""
 
-    def __init__(self, text: str, known_names: frozenset):
+    def __init__(self, text: str, known_names: frozenset, functions: frozenset = SCALAR_FUNCTIONS):
         self.text = text
         self.pos = 0
         self.known_names = known_names
+        self.functions = functions  # the grammar's: a blackboard letter reads as a moment only if listed
 
     def read_all(self) -> str:
         out = self.read_until(None)
@@ -318,6 +324,8 @@ class _LatexReader:
             return " " + _LATEX_GREEK[name]
         if name in _LATEX_FUNCTIONS:
             return " " + name
+        if name == "mathbb":
+            return self.read_blackboard()
         if name in _LATEX_TEXT_WRAPPERS:
             word = self.read_group().strip()
             if not re.fullmatch(r"[A-Za-z0-9 ]*", word):
@@ -329,6 +337,22 @@ class _LatexReader:
             raise AnswerFormatError("infinity is not an accepted answer")
         raise AnswerFormatError(f"unsupported LaTeX command \\{name}")
 
+    def read_blackboard(self) -> str:
+        """\\mathbb{E} is the expectation E and \\mathbb{V} the variance Var where the grammar reads
+        moments; anything else in blackboard bold is refused, saying what is read."""
+        letter = self.read_group().replace(" ", "")
+        moment = _BLACKBOARD_MOMENTS.get(letter)
+        if moment in self.functions:
+            return " " + moment
+        if moment is not None:
+            raise AnswerFormatError(f"\\mathbb{{{letter}}} stands for {_MOMENT_WORDS[moment]}, which this answer "
+                                    "does not use: write it with the symbols of the question")
+        shown = letter if re.fullmatch(r"[A-Za-z0-9]{0,8}", letter) else "..."
+        if {"E", "Var"} <= self.functions:
+            raise AnswerFormatError(f"\\mathbb{{{shown}}} cannot be read here: the blackboard letters read are "
+                                    "\\mathbb{E} (expectation, \\mathbb{E}[X]) and \\mathbb{V} (variance, \\mathbb{V}(X))")
+        raise AnswerFormatError(f"\\mathbb{{{shown}}} cannot be read here: write plain letters, not blackboard bold")
+
     def read_root(self) -> str:
         self.skip_spaces()
         index = None
@@ -336,7 +360,7 @@ class _LatexReader:
             close = self.text.find("]", self.pos)
             if close < 0:
                 raise AnswerFormatError("\\sqrt[ is never closed by ]")
-            index = _LatexReader(self.text[self.pos + 1: close], self.known_names).read_all()
+            index = _LatexReader(self.text[self.pos + 1: close], self.known_names, self.functions).read_all()
             self.pos = close + 1
         radicand = self.read_group()
         if re.fullmatch(r"[A-Za-z]", radicand) and self.text.startswith("_", self.pos):
@@ -639,7 +663,7 @@ def read_expression(text, grammar: Grammar = SCALAR_GRAMMAR, known_names=frozens
     if any(ord(char) < 32 and char not in "\n\t\r" for char in text):
         raise AnswerFormatError("the answer contains control characters (such as NUL); retype it")
     known_names = frozenset(known_names)
-    normalised = normalise(text.replace("\n", " "), known_names)
+    normalised = normalise(text.replace("\n", " "), known_names, grammar)
     tokens = _with_brackets_and_products(tokenise(normalised, grammar, known_names), grammar, known_names)
     if not tokens:
         raise AnswerFormatError("the answer is empty: type an expression")
