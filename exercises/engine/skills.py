@@ -50,6 +50,7 @@ MISCONCEPTION_SKILLS: dict[str, str] = {
     "values_on_left": "weighted-values",
     "weights_transposed": "weighted-values",
     "transposed_result": "matrix-shapes",
+    "matrix_transposed": "matrix-shapes",
     "dimension_as_number": "matrix-shapes",
     "forgot_sigma": "variance-derivation",
     "forgot_squares": "variance-derivation",

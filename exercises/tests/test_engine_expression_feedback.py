@@ -162,7 +162,7 @@ def test_an_entry_may_name_its_slip_with_a_misconception_code_a_matching_answer_
 
 CODES = ("no_scaling, divided_by_d_k, softmax_wrong_axis, k_not_transposed, weights_transposed, d_model_scale, "
          "raw_weights_used, scale_after_softmax, keys_queries_swapped, values_on_left, transposed_result, "
-         "dimension_as_number, forgot_sigma, forgot_squares, sigmas_added, projections_swapped, product_of_variances, "
+         "matrix_transposed, dimension_as_number, forgot_sigma, forgot_squares, sigmas_added, projections_swapped, product_of_variances, "
          "sum_of_variances, count_squared, square_of_mean, dropped_mean_square, no_mask, mask_transposed, "
          "mask_hides_self, mask_one_extra, masked_scores_zeroed, mask_after_softmax")
 

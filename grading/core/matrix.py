@@ -324,15 +324,29 @@ def check(expected, answer, options: dict) -> Grade:
     if is_shape:
         return wrong(_wrong_shape_feedback(target, values, grid), score=score, **details)
     feedback = _wrong_matrix_feedback(target, values, grid, options)
-    grade = wrong(feedback, score=score, **details)
-    return _with_diagnosis(grade, values, options)
+    grade = _with_diagnosis(wrong(feedback, score=score, **details), values, options)
+    if grade.misconception in (None, TRANSPOSED) and is_transpose_of(target, values, options):
+        return wrong(f"Not quite. {misconceptions.MISCONCEPTIONS[TRANSPOSED]}", score=score,
+                     misconception=TRANSPOSED, **details)
+    return grade
+
+
+TRANSPOSED = "matrix_transposed"
+
+
+def is_transpose_of(target: np.ndarray, values: np.ndarray, options: dict) -> bool:
+    """Whether ``values`` transposed is ``target`` within the part's tolerance, and ``target``
+    is not symmetric (within it too): the transpose of a symmetric matrix is the matrix
+    itself, right or wrong, and never "rows and columns swapped"."""
+    if target.ndim != 2 or target.shape[0] != target.shape[1] or values.shape != target.shape:
+        return False
+    if entries_correct(target, target.T, options).all():
+        return False
+    return bool(entries_correct(target, values.T, options).all())
 
 
 def _wrong_matrix_feedback(target, values, grid, options) -> str:
     wrong_count = int(grid.size - grid.sum())
-    is_square = target.ndim == 2 and target.shape[0] == target.shape[1]
-    if is_square and np.allclose(values, target.T, rtol=1e-3, atol=5e-5):
-        return "Not quite: your matrix is the transpose of the correct one; check which index is the row."
     if target.ndim == 1 and target.size == 2 and np.allclose(values[::-1], target, rtol=1e-3, atol=5e-5):
         return ("Not quite: the two numbers are in the reverse order. If this is a shape, it is written "
                 "[rows, columns]: the transposed shape is not the same matrix.")

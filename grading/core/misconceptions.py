@@ -43,6 +43,11 @@ MISCONCEPTIONS: dict[str, str] = {
         "the output is w V, where each weight scales one whole row of V."
     ),
     "transposed_result": "Your expression gives the transpose of the result; check the order of the factors.",
+    "matrix_transposed": (
+        "Your answer is the transpose of the expected one: rows and columns are swapped (entry [j, i] where "
+        "[i, j] is asked, or for one query its column where its row is asked). In attention, row i belongs "
+        "to query i and holds one entry per key j."
+    ),
     "dimension_as_number": "The expression is right only at one size: write the dimensions by name (d_k), not as numbers.",
     "forgot_sigma": (
         "Your expression is right only for unit-variance queries and keys: "
@@ -120,6 +125,7 @@ REPEATED_SLIPS: dict[str, str] = {
     "keys_queries_swapped": "queries and keys were swapped",
     "values_on_left": "V was put on the left",
     "transposed_result": "the result came out transposed",
+    "matrix_transposed": "rows and columns were swapped",
     "dimension_as_number": "a dimension was written as a number",
     "forgot_sigma": "the σ factors were left out",
     "forgot_squares": "the squares on σ were forgotten",
@@ -171,6 +177,7 @@ MISCONCEPTION_LABELS: dict[str, str] = {
     "keys_queries_swapped": "swapped queries and keys",
     "values_on_left": "put V on the left",
     "transposed_result": "transposed result",
+    "matrix_transposed": "swapped rows and columns",
     "dimension_as_number": "a dimension as a number",
     "forgot_sigma": "forgot σ",
     "forgot_squares": "forgot the squares on σ",
@@ -196,17 +203,22 @@ MASKS = ("causal",)  # a diagnosis's optional ``mask``: None (no mask) or one of
 MASK_MISTAKES = (
     "no_mask", "mask_transposed", "mask_hides_self", "mask_one_extra", "masked_scores_zeroed", "mask_after_softmax",
 )
+# The index slips (rows and columns swapped) need as many queries as keys, and come last:
+# K Qᵀ is the transpose of the scores, and weights indexed [j, i] are the transposed weights.
 _CANDIDATES = {
-    "scores": ("k_not_transposed",),
-    "scaled_scores": ("no_scaling", "divided_by_d_k", "d_model_scale", "k_not_transposed"),
+    "scores": ("k_not_transposed", "keys_queries_swapped"),
+    "scaled_scores": ("no_scaling", "divided_by_d_k", "d_model_scale", "k_not_transposed", "keys_queries_swapped"),
     "weights": ("no_scaling", "divided_by_d_k", "d_model_scale", "softmax_wrong_axis", "k_not_transposed")
-    + MASK_MISTAKES,
+    + MASK_MISTAKES
+    + ("keys_queries_swapped", "matrix_transposed"),
     "output": (
         "raw_weights_used", "divided_by_d_k", "d_model_scale", "softmax_wrong_axis", "k_not_transposed",
         "values_on_left",
     )
-    + MASK_MISTAKES,
+    + MASK_MISTAKES
+    + ("keys_queries_swapped", "weights_transposed"),
 }
+INDEX_MISTAKES = ("keys_queries_swapped", "matrix_transposed", "weights_transposed")
 
 
 def attention_quantity(
@@ -225,6 +237,8 @@ def attention_quantity(
     causal = mask == "causal"
     if mistake in MASK_MISTAKES:
         return _mask_mistake(Q, K, V, quantity, mistake) if causal else None
+    if mistake in INDEX_MISTAKES:
+        return _index_mistake(Q, K, V, quantity, mistake, causal)
     if mistake is None:
         result = attention.attention(Q, K, V, causal=causal)
     elif mistake in ("no_scaling", "raw_weights_used"):
@@ -254,6 +268,25 @@ def attention_quantity(
     else:
         raise ValueError(f"unknown mistake {mistake!r}")
     return {"scores": result.scores, "scaled_scores": result.scaled_scores, "weights": result.weights, "output": result.output}[quantity]
+
+
+def _index_mistake(Q: np.ndarray, K: np.ndarray, V: np.ndarray, quantity: str, mistake: str, causal: bool):
+    """``quantity`` with a query's index and a key's swapped: scores from K Qᵀ (and all that
+    follows from them), the weights transposed (one row per key), or the output built from
+    the transposed weights (Wᵀ V). None unless there are as many queries as keys."""
+    if Q.shape[-2] != K.shape[-2]:
+        return None
+    if mistake == "keys_queries_swapped":
+        result = attention.attention(K, Q, V, causal=causal)  # rows of K against rows of Q
+        return {"scores": result.scores, "scaled_scores": result.scaled_scores, "weights": result.weights,
+                "output": result.output}[quantity]
+    weights = attention.attention(Q, K, V, causal=causal).weights
+    transposed = np.swapaxes(weights, -1, -2)  # entry [i, j] holds the weight of query j on key i
+    if mistake == "matrix_transposed" and quantity == "weights":
+        return transposed
+    if mistake == "weights_transposed" and quantity == "output":
+        return transposed @ V  # (m, n) x (m, d_v) with n == m -> (n, d_v)
+    return None
 
 
 def _mask_mistake(Q: np.ndarray, K: np.ndarray, V: np.ndarray, quantity: str, mistake: str):

@@ -16,6 +16,9 @@ from grading.core.answers import check, parse
 SECONDS = 0.5  # each decision takes milliseconds; the bound leaves room for a loaded machine
 CORRECT = (True, None, "Correct.")
 MATRIX_CORRECT = (True, None, "Correct: every entry matches.")
+TRANSPOSED_FEEDBACK = ("Not quite. Your answer is the transpose of the expected one: rows and columns are swapped "
+                       "(entry [j, i] where [i, j] is asked, or for one query its column where its row is asked). "
+                       "In attention, row i belongs to query i and holds one entry per key j.")
 NOT_EQUIVALENT = "Not equivalent to the correct expression."
 VARIANCE_SYMBOLS = {"symbols": {"d_k": "positive", "sigma_q": "positive", "sigma_k": "positive"}}
 ATTENTION = {"matrices": {"Q": ["n", "d_k"], "K": ["n", "d_k"], "V": ["n", "d_v"]},
@@ -126,8 +129,8 @@ def test_a_vector_in_round_brackets_or_with_spaced_powers_of_ten_is_right(answer
     "answer, feedback",
     [
         (r"\begin{bmatrix} 1 & 3 \\ 2 & 4 \end{bmatrix}",
-         "Not quite: your matrix is the transpose of the correct one; check which index is the row."),
-        ("((1, 3), (2, 4))", "Not quite: your matrix is the transpose of the correct one; check which index is the row."),
+         TRANSPOSED_FEEDBACK),
+        ("((1, 3), (2, 4))", TRANSPOSED_FEEDBACK),
         ("［［1，2］，［3，5］］", "Not quite: 1 of the 4 entries is outside the accepted tolerance (see the highlighted cells)."),
     ],
 )
