@@ -118,11 +118,14 @@ def with_course_rubric_answer(submissions: QuerySet[Submission]) -> QuerySet[Sub
     """``submissions``, each with ``rubric_answer_id``: where the course has a rubric of its
     exercise part, the answer to grade on the rubric's pages (``grading_answer``); None
     where it has none, and the author's criteria grade it on the manual-grade page. One
-    rubric per question, so two graders of one question never grade by different ones."""
+    rubric per question, so two graders of one question never grade by different ones.
+    A rubric without items (made by opening the question's page, for an exercise whose
+    author wrote no criteria) has nothing to tick, so it does not count yet."""
     course_rubric = Rubric.objects.filter(
         course=OuterRef("variant__assignment_item__assignment__course"),
         exercise=OuterRef("variant__exercise_version__exercise"),
         part=OuterRef("part"),
+        items__isnull=False,
     )
     return submissions.annotate(
         rubric_answer_id=Case(

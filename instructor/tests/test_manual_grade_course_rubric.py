@@ -95,3 +95,14 @@ def test_without_a_course_rubric_the_manual_grade_page_grades_by_the_authors_cri
     essay["answer"].refresh_from_db()
     assert (essay["answer"].status, essay["answer"].score) == (SubmissionStatus.GRADED, 2 / 3)
     assert ManualGrade.objects.get().criteria_met == [0]
+
+
+def test_a_course_rubric_without_items_leaves_the_manual_grade_page_as_it_was(client, people, essay):
+    # Opening the question's grading page makes the course rubric; with no criteria to start
+    # from it has nothing to tick, and sending the grader there would leave no way to score.
+    services_rubrics.rubric_create(course=people.course, item=essay["item"], part="why", criteria=[])
+    client.login(username="tariq", password=PASSWORD)
+    response = client.get(manual_url(essay["answer"]))
+    assert response.status_code == 200
+    assert f'href="{manual_url(essay["answer"])}">Grade {essay["answer"].pk}</a>' in queue_page(client)
+    assert selectors_rubrics.course_rubric_answer_id(submission=essay["answer"]) is None
