@@ -6,6 +6,11 @@ only the attributes they need, link URLs only with http, https or mailto (or rel
 and ``rel="noopener noreferrer"`` on every link. No event attribute, no ``style``, no
 ``class`` or ``id`` survives. Pure Python: no Django import.
 
+One ``data-`` attribute survives, ``data-tex`` on ``<code>`` and nowhere else: a derivation
+step's LaTeX beside the step as typed (``grading.derivation_feedback``), which the page script
+gives KaTeX (strict, trust off, sizes capped) and never writes as HTML. Markdown writes raw
+HTML as text, so an author cannot write one.
+
 An image is fetched by the reader's browser the moment the page opens, signed in, with no
 click: an author's ``![x](/courses/…/join?…)`` would make every student who opens the
 exercise request that page of ours. So an image may only come from the site's static
@@ -28,6 +33,7 @@ ALLOWED_TAGS = frozenset({
 })
 ALLOWED_ATTRIBUTES = {
     "a": {"href", "title"},
+    "code": {"data-tex"},
     "img": {"src", "alt", "title"},
     "ol": {"start"},
 }

@@ -1,11 +1,12 @@
 """The steps of a graded derivation as the student reads them: one item per line of the
-answer box, by its number; a line with one step shows it typeset (KaTeX renders the
-``\\( … \\)`` spans of a ``[data-math]`` container, from a static file), a line chained with
-= shows the line as typed with its steps typeset under it. Each step says in words how it
-follows from the step before, and the first step that does not follow is marked. A side
-result (a line that does not go on from the one before but is true by itself) says so, and
-whether a later step uses it; the steps of one that no step uses count for nothing and are
-never marked. The HTML passes the one sanitiser (``exercises.html_sanitiser``).
+answer box, by its number; a line with one step shows it typeset, a line chained with = shows
+the line as typed with its steps typeset under it. A step is ``<code data-tex="LaTeX">typed
+text</code>``: the page script (a static file) puts KaTeX's rendering of ``data-tex`` in place
+of the text, so a reader without JavaScript reads the step as it was typed, not LaTeX source.
+Each step says in words how it follows from the step before, and the first step that does not
+follow is marked. A side result (a line that does not go on from the one before but is true by
+itself) says so, and whether a later step uses it; the steps of one that no step uses count for
+nothing and are never marked. The HTML passes the one sanitiser (``exercises.html_sanitiser``).
 
 The instance of a rule (``E[k_m q_m] = E[k_m] E[q_m]``) is the checker's own canonical
 form: it is shown only when the review policy shows solutions.
@@ -67,14 +68,21 @@ def _line_item(line, members: list[dict], marked: int | None, show_instances: bo
 
 
 def _step_body(step: dict, marked: int | None, show_instances: bool, *, chained: bool) -> str:
-    latex = str(step.get("latex") or "")
-    written = f"\\({escape(latex)}\\)" if latex else f"<code>{escape(step['text'])}</code>"
+    written = _written_step(step)
     mark = "<strong>✗ The first step that does not follow.</strong> " if step.get("step") == marked else ""
     reason = escape(step_reason_words(step, after="the expression before it" if chained else "the line before"))
     instances = ""
     if show_instances and step.get("instances"):
         instances = "<br>Here: <code>" + "; ".join(escape(text) for text in step["instances"]) + "</code>"
     return f"{written}<br>{mark}<em>{reason}</em>{instances}"
+
+
+def _written_step(step: dict) -> str:
+    """The step as typed, with its LaTeX (when the checker read it) in ``data-tex`` for the page
+    script to typeset in its place; both escaped."""
+    typed = escape(step["text"])
+    latex = str(step.get("latex") or "")
+    return f'<code data-tex="{escape(latex)}">{typed}</code>' if latex else f"<code>{typed}</code>"
 
 
 def step_reason_words(step: dict, *, after: str = "the line before") -> str:

@@ -83,6 +83,12 @@ MATH_MARKDOWN = [
      "<p>$\\href{javascript:alert(1)}{x}$</p>"),
     ("HTML inside maths stays text", "$<img src=x onerror=alert(1)>$",
      "<p>$&lt;img src=x onerror=alert(1)&gt;$</p>"),
+    # data-tex (a derivation step's LaTeX, typeset by the page script) is the feedback's, not
+    # an author's: Markdown writes the raw element as text, so no [data-tex] reaches the page.
+    ("raw code with data-tex stays text", '<code data-tex="\\href{javascript:alert(1)}{x}">x</code>',
+     '<p>&lt;code data-tex="\\href{javascript:alert(1)}{x}"&gt;x&lt;/code&gt;</p>'),
+    ("data-tex inside a code span stays text", '`<code data-tex="x">`',
+     '<p><code>&lt;code data-tex="x"&gt;</code></p>'),
 ]
 
 
@@ -116,6 +122,24 @@ HOSTILE_HTML = [
     ('<form action="https://evil.example/"><input name="q"></form>ok', "ok"),
     ("<object data=x></object><embed src=x>ok", "ok"),
     ("<!-- hidden -->ok", "ok"),
+    # data-tex survives on <code> only (a derivation step's LaTeX), every other data-* nowhere
+    ('<code data-tex="x^2">x^2</code>', '<code data-tex="x^2">x^2</code>'),
+    ('<code DATA-TEX="x">c</code>', '<code data-tex="x">c</code>'),
+    ('<p data-tex="x">p</p>', "<p>p</p>"),
+    ('<span data-tex="x">s</span>', "s"),
+    ('<pre data-tex="x">p</pre>', "<pre>p</pre>"),
+    ('<a href="/a" data-tex="x">a</a>', '<a href="/a" rel="noopener noreferrer">a</a>'),
+    ('<img src="/static/a.png" data-tex="x">', '<img src="/static/a.png">'),
+    ('<code data-x="1" data-math data-tex-rendered="1" data-tex="y">c</code>', '<code data-tex="y">c</code>'),
+    ("<code data-tex=x onclick=y style=z class=w id=v>c</code>", '<code data-tex="x">c</code>'),
+    # a data-tex value cannot leave its attribute: quotes, < and & come back escaped
+    ("<code data-tex='\" onclick=\"alert(1)'>c</code>", '<code data-tex="&quot; onclick=&quot;alert(1)">c</code>'),
+    ('<code data-tex="</code><script>alert(1)</script>">c</code>',
+     '<code data-tex="&lt;/code&gt;&lt;script&gt;alert(1)&lt;/script&gt;">c</code>'),
+    ('<code data-tex="a &amp; b &quot;">c</code>', '<code data-tex="a &amp; b &quot;">c</code>'),
+    # kept as text for KaTeX, which with trust off renders \href as an error, never a link
+    ('<code data-tex="\\href{javascript:alert(1)}{x}">c</code>',
+     '<code data-tex="\\href{javascript:alert(1)}{x}">c</code>'),
 ]
 
 

@@ -3,6 +3,8 @@
  *
  * Every page works without this file (plain forms, full reloads). With it:
  *   - $...$ / $$...$$ in [data-math] elements are typeset with KaTeX;
+ *   - a [data-tex] element (a derivation step, shown as typed) gets KaTeX's rendering of
+ *     its data-tex LaTeX in place of the typed text;
  *   - matrix grids get arrow-key navigation and a "paste a whole matrix" box;
  *   - symbolic and derivation inputs show a live preview of what the parser read;
  *   - htmx swaps in the graded result (the fragment polls until grading is done),
@@ -82,6 +84,34 @@
     } else {
       element.textContent = latex;
     }
+  }
+
+  // A [data-tex] element shows text a reader without JavaScript can read (a derivation step
+  // as the student typed it); its data-tex attribute holds the LaTeX the checker read. KaTeX
+  // (the options above) writes its rendering in place of the text; the attribute is never
+  // written as HTML. Without KaTeX, or if it fails, the typed text stays.
+  function typesetTexElements(root) {
+    if (!window.katex || typeof window.katex.render !== "function") return;
+    var scope = root || document.body;
+    var targets = [];
+    if (scope.matches && scope.matches("[data-tex]")) targets.push(scope);
+    scope.querySelectorAll("[data-tex]").forEach(function (element) {
+      targets.push(element);
+    });
+    targets.forEach(typesetTexElement);
+  }
+
+  function typesetTexElement(element) {
+    if (element.dataset.texRendered === "1" || !element.dataset.tex) return;
+    var typeset = document.createElement("span"); // rendered apart: a failure leaves the typed text
+    try {
+      typesetInto(typeset, element.dataset.tex);
+    } catch (error) {
+      return;
+    }
+    element.textContent = "";
+    while (typeset.firstChild) element.appendChild(typeset.firstChild);
+    element.dataset.texRendered = "1";
   }
 
   // ---------------------------------------------------------- matrix grids
@@ -2095,6 +2125,7 @@
       refreshUnsentDrafts();
     }
     renderMath(root && root.nodeType === 1 ? root : document.body);
+    typesetTexElements(root && root.nodeType === 1 ? root : document.body);
     updateScrollBoxes(document);
   }
 
