@@ -10,12 +10,16 @@ from __future__ import annotations
 import json
 import re
 
-CELL_FIELD = re.compile(r"^cell-(\d{1,3})-(\d{1,3})$")
+# ASCII digits only (\d would take ٣ for 3), and nothing after them (not even a newline).
+CELL_FIELD = re.compile(r"^cell-([0-9]{1,3})-([0-9]{1,3})\Z")
 MAX_GRID_SIDE = 64
 
 
 def raw_answer_from_post(post, *, max_bytes: int) -> tuple[object, str | None]:
     """(raw answer, None) or (None, a message saying what is wrong with the form)."""
+    repeated = _repeated_cell(post)
+    if repeated:
+        return None, f"The grid's cell in {repeated} was sent twice: send each cell once."
     cells = _cells_from_post(post)
     if cells:
         if max(max(r, c) for r, c in cells) >= MAX_GRID_SIDE:
@@ -38,6 +42,21 @@ def _cells_from_post(post) -> dict[tuple[int, int], str]:
         if match:
             cells[(int(match[1]), int(match[2]))] = post.get(name, "").strip()
     return cells
+
+
+def _repeated_cell(post) -> str | None:
+    """The first grid cell posted more than once (cell-0-1 twice, or as cell-0-1 and cell-00-01):
+    which value the student meant cannot be told, so the form is refused, not read."""
+    seen = set()
+    for name in post:
+        match = CELL_FIELD.match(name)
+        if not match:
+            continue
+        position = (int(match[1]), int(match[2]))
+        if position in seen or len(post.getlist(name)) > 1:
+            return f"row {position[0] + 1}, column {position[1] + 1}"
+        seen.add(position)
+    return None
 
 
 def _grid_from_cells(cells: dict[tuple[int, int], str]) -> list[list[str]]:

@@ -1,8 +1,8 @@
 """Single- and multiple-choice answers keyed by choice identifiers.
 
 Options: ``choices`` (the list of valid keys; without it any non-empty key is read),
-``multiple`` (several keys may be right), ``partial_credit`` (multiple only: one point
-per right key picked minus one per wrong key picked, never below zero),
+``multiple`` (several keys may be right), ``partial_credit`` (multiple only: see
+``partial_score``),
 ``choice_feedback`` ({key: text}: why that choice is wrong, said when it is picked).
 Keys are matched exactly after trimming, falling back to a case-insensitive match.
 """
@@ -10,6 +10,7 @@ Keys are matched exactly after trimming, falling back to a case-insensitive matc
 from __future__ import annotations
 
 import unicodedata
+from fractions import Fraction
 
 from grading.core.grades import AnswerFormatError, Grade, InvalidRequest, Parsed, invalid, right, wrong
 from grading.core.safe_expr import without_invisible_characters
@@ -91,13 +92,24 @@ def check(expected, answer, options: dict) -> Grade:
         return wrong(f"Not the right choice: {reasons[0]}" if reasons else "Not the right choice.",
                      picked_feedback=reasons)
     hits, misses = len(picked & wanted), len(picked - wanted)
-    score = max(0.0, (hits - misses) / len(wanted)) if options.get("partial_credit") else 0.0
+    score = partial_score(hits, misses, wanted, _valid_keys(options)) if options.get("partial_credit") else 0.0
     return wrong(
         f"Not quite: {hits} of your {len(picked)} selections are right and "
         f"{len(wanted - picked)} right choice(s) are missing." + "".join(f" {reason}" for reason in reasons),
         score=min(score, 0.99),
         picked_feedback=reasons,
     )
+
+
+def partial_score(hits: int, misses: int, wanted: set[str], valid: list[str] | None) -> float:
+    """The share of the right keys picked, less a penalty per wrong key picked, never below 0.
+
+    A wrong key costs as much as a right key earns (1 / number of right keys), or more when
+    there are fewer wrong keys than right ones (1 / number of wrong keys): ticking every box
+    then scores 0, never the share of the boxes that happen to be right (3 of 4 was 0.67)."""
+    wrong_keys = len(set(valid) - wanted) if valid is not None else None
+    penalty_base = min(len(wanted), wrong_keys) if wrong_keys else len(wanted)
+    return float(max(Fraction(0), Fraction(hits, len(wanted)) - Fraction(misses, penalty_base)))
 
 
 def _distractor_feedback(wrong_picks: set[str], options: dict) -> list[str]:

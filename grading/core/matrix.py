@@ -41,6 +41,12 @@ _ENTRY_SEPARATORS = re.compile(r"[,\s]+")
 
 def parse_matrix(answer) -> np.ndarray:
     """Return a float array of ndim 1 or 2; raise AnswerFormatError pointing at the problem."""
+    return _array_from_rows(answer_layout(answer))
+
+
+def answer_layout(answer) -> tuple[list, bool]:
+    """(rows of unread entries, whether it is two-dimensional): the answer's shape, checked
+    (not empty, not too many entries, no ragged row) before any entry is read as a number."""
     if isinstance(answer, np.ndarray):
         answer = answer.tolist()
     if isinstance(answer, (list, tuple)):
@@ -49,7 +55,23 @@ def parse_matrix(answer) -> np.ndarray:
         rows = _rows_from_text(answer)
     else:
         raise AnswerFormatError(f"expected a vector or matrix, got {type(answer).__name__}")
-    return _array_from_rows(rows)
+    _require_rectangular(rows)
+    return rows
+
+
+# A small answer's entries are read before its shape is compared (an unreadable entry, or an
+# empty extra row of a grid, is named); a larger one of the wrong shape is refused unread, so a
+# pasted 10 000 numbers cost no more than a glance.
+READ_BEFORE_SHAPE = 1000
+
+
+def _entry_count(layout: tuple[list, bool]) -> int:
+    return sum(len(row) for row in layout[0])
+
+
+def layout_shape(layout: tuple[list, bool]) -> tuple[int, ...]:
+    rows, is_2d = layout
+    return (len(rows), len(rows[0])) if is_2d else (len(rows[0]),)
 
 
 def _rows_from_lists(answer) -> tuple[list, bool]:
@@ -83,8 +105,11 @@ def _rows_from_text(text: str) -> tuple[list, bool]:
 
 
 def _rows_from_brackets(body: str) -> tuple[list, bool]:
-    if body.count("[") != body.count("]") or not body.endswith("]"):
+    if body.count("[") != body.count("]"):
         raise AnswerFormatError("unbalanced brackets: every [ needs a matching ]")
+    if not body.endswith("]"):
+        after = body[body.rindex("]") + 1:].strip()
+        raise AnswerFormatError(f"found {after[:20]!r} after the closing ]: end the matrix with ]")
     inner = body[1:-1].strip()
     if not inner.lstrip(", \t\r\n").startswith("["):
         if "[" in inner or "]" in inner:
@@ -169,6 +194,8 @@ _EMPTY_BETWEEN_COMMAS = re.compile(r"(?:^|,)\s*,")
 _SPACED_COMMA = re.compile(r",\s")
 _SPACED_OPERATOR = re.compile(r"\s*(/|×|·|\*|\^|\\times|\\cdot)\s*")
 _DECIMAL_COMMA = re.compile(r"\d,\d")
+# A sign typed apart from its number at the start of a row or after a comma: "[1, - 2]" is [1, -2].
+_SPACED_SIGN = re.compile(r"(^|,)\s*([+\-−–‐‒])\s+(?=[\d.])")
 
 
 def _split_entries(row_text: str) -> list[str]:
@@ -184,15 +211,15 @@ def _split_entries(row_text: str) -> list[str]:
             f"({comma.group(0).replace(',', '.')}), and put a space after every comma between entries"
         )
     # Fractions and powers of ten may be typed with spaces around the operator: "1 / 2", "2.5 × 10^-3".
-    compact = _SPACED_OPERATOR.sub(r"\1", text)
+    compact = _SPACED_OPERATOR.sub(r"\1", _SPACED_SIGN.sub(r"\1\2", text))
     return [entry for entry in _ENTRY_SEPARATORS.split(compact) if entry]
 
 
 MAX_NAMED_ENTRIES = 5  # a message names this many unreadable entries, then says how many more
 
 
-def _array_from_rows(rows_and_is_2d) -> np.ndarray:
-    rows, is_2d = rows_and_is_2d
+def _require_rectangular(rows_and_is_2d) -> None:
+    rows, _ = rows_and_is_2d
     if not rows or not any(rows):
         raise AnswerFormatError("the answer is empty: fill in the entries")
     width = len(rows[0])
@@ -204,6 +231,10 @@ def _array_from_rows(rows_and_is_2d) -> np.ndarray:
                 f"the {ordinal_word(row_number)} row has {_entries(len(row))} but the first has {width}: "
                 "every row needs the same number of entries"
             )
+
+
+def _array_from_rows(rows_and_is_2d) -> np.ndarray:
+    rows, is_2d = rows_and_is_2d
     values, unreadable = [], []
     for row_number, row in enumerate(rows, start=1):
         values.append([])
@@ -257,15 +288,18 @@ def _unreadable_message(unreadable: list[UnreadableEntry]) -> str:
 
 
 def _entry_value(entry, row_number: int, column: int, is_2d: bool) -> float:
-    # Ordinal words, not numbers: prompts number tokens from 0, so "row 1" was ambiguous.
-    where = (f"the {ordinal_word(row_number)} row's {ordinal_word(column)} entry" if is_2d
-             else f"the {ordinal_word(column)} entry")
     if isinstance(entry, str) and not entry.strip():
-        raise UnreadableEntry(where, entry, None)
+        raise UnreadableEntry(_entry_place(row_number, column, is_2d), entry, None)
     try:
         return float(numeric.parse_number(entry))
     except AnswerFormatError as problem:
-        raise UnreadableEntry(where, entry, str(problem)) from None
+        raise UnreadableEntry(_entry_place(row_number, column, is_2d), entry, str(problem)) from None
+
+
+def _entry_place(row_number: int, column: int, is_2d: bool) -> str:
+    # Ordinal words, not numbers: prompts number tokens from 0, so "row 1" was ambiguous.
+    return (f"the {ordinal_word(row_number)} row's {ordinal_word(column)} entry" if is_2d
+            else f"the {ordinal_word(column)} entry")
 
 
 def read_expected(expected) -> np.ndarray:
@@ -277,7 +311,7 @@ def read_expected(expected) -> np.ndarray:
 
 def shape_words(shape: tuple) -> str:
     if len(shape) == 1:
-        return f"{shape[0]} entries"
+        return _entries(shape[0])
     return "×".join(str(size) for size in shape)
 
 
@@ -296,6 +330,9 @@ def entry_tolerances(expected: np.ndarray, options: dict) -> np.ndarray:
     """How far each entry may be from ``expected`` and still be accepted."""
     rtol = numeric.option_float(options, "rtol", numeric.DEFAULT_RTOL)
     atol = numeric.option_float(options, "atol", numeric.DEFAULT_ATOL)
+    if "sigfigs" not in options and options.get("decimals") not in (None, 0):
+        # half a unit of the last decimal, the same for every entry: computed once, not 4096 times
+        return np.full(expected.shape, numeric.tolerance_for(0.0, options))
     if "sigfigs" in options or "decimals" in options:
         return np.vectorize(lambda value: numeric.tolerance_for(float(value), options), otypes=[float])(expected)
     return atol + rtol * np.abs(expected)
@@ -310,7 +347,10 @@ def check(expected, answer, options: dict) -> Grade:
     entries_correct(target, target, options)  # validate tolerance options
     is_shape = _is_shape_part(target, options)
     try:
-        values = parse_matrix(answer)
+        layout = answer_layout(answer)
+        if not is_shape and _entry_count(layout) > READ_BEFORE_SHAPE:
+            conform_shape(target, np.empty(layout_shape(layout)))
+        values = _array_from_rows(layout)
         if is_shape:
             values = shape_answer(target, values)
         values = conform_shape(target, values)

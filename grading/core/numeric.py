@@ -53,6 +53,8 @@ DEFAULT_ATOL = 5e-5
 CLOSE_TOLERANCES = 3
 CLOSE_RELATIVE = Fraction(1, 100)
 MAX_NUMBER_CHARS = 200
+# Room for a number padded with spaces or invisible characters; longer text is refused unread.
+MAX_TYPED_CHARS = 5 * MAX_NUMBER_CHARS
 MAX_DECIMAL_EXPONENT = 308  # the float range: 1.5e300 is a number
 MIN_DECIMAL_EXPONENT = -400  # 1e-310 is a number too (a subnormal float, exact as a fraction)
 # Decimals or significant figures past the smallest number read ask for nothing more, and a
@@ -66,11 +68,16 @@ _DECIMAL_NUMBER = re.compile(rf"^(?P<sign>[+-]?)(?P<mantissa>{_DECIMAL})(?:[eE](
 # m×10^e, also as typed in LaTeX: 1.27 \times 10^{-14}, 1.27 \cdot 10^{-14}; the exponent may be
 # bracketed by a matching pair of ( ) or { }, and is bounded like any other (``_scaled_by_power_of_ten``).
 _TIMES_TEN = re.compile(
-    r"^(?:(?P<mantissa>[+-]?" + _DECIMAL + r")\s*(?:[x×*·]|\\times|\\cdot)\s*)?10\s*(?:\^|\*\*)\s*"
+    r"^(?:(?P<mantissa>[+-]?" + _DECIMAL + r")\s*(?:[xX×*·]|\\times|\\cdot)\s*)?10\s*(?:\^|\*\*)\s*"
     r"(?P<open>[({]?)\s*(?P<exponent>[+-]?\d+)\s*(?P<close>[)}]?)$"
 )
+# A decimal in ASCII digits with at most a three-digit exponent, nothing around it.
+_PLAIN_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
 _CLOSING_BRACKET = {"": "", "(": ")", "{": "}"}
-_UNICODE_SIGNS = str.maketrans({"−": "-", "–": "-", "—": "-", "＋": "+", "﹣": "-", "⁄": "/", "∕": "/", "÷": "/"})
+# Minus as word processors and PDFs paste it: the minus sign, dashes, and the hyphens U+2010 and
+# U+2012 (NFKC turns the non-breaking hyphen U+2011 into U+2010).
+_UNICODE_SIGNS = str.maketrans({"−": "-", "–": "-", "—": "-", "‐": "-", "‒": "-", "＋": "+", "﹣": "-",
+                                "⁄": "/", "∕": "/", "÷": "/"})
 _NOT_A_NUMBER_WORDS = {"nan", "+nan", "-nan"}
 _INFINITY_WORDS = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "∞", "-∞", "+∞"}
 
@@ -87,11 +94,14 @@ def parse_number(text) -> Fraction:
         return _within_range(Fraction(repr(text)), repr(text))
     if not isinstance(text, str):
         raise AnswerFormatError(f"expected a number, got {type(text).__name__}")
+    if len(text) <= MAX_NUMBER_CHARS and _PLAIN_DECIMAL.fullmatch(text):  # the usual case, read at once
+        return _within_range(Fraction(text), text)
+    if len(text) > MAX_TYPED_CHARS:  # refused before any normalising, which costs per character
+        raise AnswerFormatError(f"the answer is too long for a number ({len(text)} characters)")
     cleaned = _mixed_number(text.strip())
     if isinstance(cleaned, Fraction):
         return cleaned
-    cleaned = safe_expr.without_invisible_characters(cleaned)
-    cleaned = safe_expr.normalise_unicode(cleaned).translate(_UNICODE_SIGNS).strip()
+    cleaned = _typed_text(safe_expr.without_invisible_characters(cleaned))
     if len(cleaned) > MAX_NUMBER_CHARS:
         raise AnswerFormatError(f"the answer is too long for a number ({len(cleaned)} characters)")
     cleaned = _without_latex_markup(cleaned)
@@ -108,7 +118,17 @@ def parse_number(text) -> Fraction:
     return _parse_decimal(cleaned)
 
 
-_MIXED_NUMBER = re.compile(r"^([+-−]?)(\d+)\s*([\u00bc-\u00be\u2150-\u215e])$")
+# The sign is one of three characters (written [+-−] it would be the range from + to −, which
+# holds every letter and digit: x1½ was read as 1.5).
+_MIXED_NUMBER = re.compile(r"^([+\-−]?)(\d+)\s*([\u00bc-\u00be\u2150-\u215e])$")
+_SPACED_SIGN = re.compile(r"^([+-])\s+(?=[\d.(])")
+
+
+def _typed_text(text: str) -> str:
+    """The text as a number is read from it: Unicode digits and signs as ASCII, trimmed, and a
+    sign typed apart from its number joined to it ("- 0.5" is -0.5)."""
+    text = safe_expr.normalise_unicode(text).translate(_UNICODE_SIGNS).strip()
+    return _SPACED_SIGN.sub(r"\1", text)
 
 
 _BRACKETED = re.compile(r"([+-]?)\((.*)\)", re.DOTALL)
@@ -205,13 +225,20 @@ def _scaled_by_power_of_ten(value: Fraction, exponent: int, text: str) -> Fracti
     # Refuse before building 10**exponent, which would be slow for absurd exponents.
     if value and not MIN_DECIMAL_EXPONENT - 50 <= exponent <= MAX_DECIMAL_EXPONENT + 50:
         raise AnswerFormatError(f"{text!r} is outside the range of accepted numbers (about 1e-400 to 1e308)")
-    return _within_range(value * Fraction(10) ** exponent, text)
+    return _within_range(value * Fraction(10) ** exponent if exponent else value, text)
+
+
+_SMALLEST = Fraction(10) ** MIN_DECIMAL_EXPONENT  # built once: each costs microseconds, per matrix entry
+_LARGEST = Fraction(10) ** MAX_DECIMAL_EXPONENT
 
 
 def _within_range(value: Fraction, text: str) -> Fraction:
-    if value and not (Fraction(10) ** MIN_DECIMAL_EXPONENT <= abs(value) <= 10**MAX_DECIMAL_EXPONENT):
+    if value and not (_SMALLEST <= abs(value) <= _LARGEST):
         raise AnswerFormatError(f"{text!r} is outside the range of accepted numbers (about 1e-400 to 1e308)")
     return value
+
+
+_APPROXIMATELY = ("≈", "~", "=", "≃", "≅", "∼")
 
 
 def _why_not_a_number(text: str) -> str:
@@ -223,6 +250,10 @@ def _why_not_a_number(text: str) -> str:
         return f"could not read {text!r}: the exponent after 'e' is missing (write it like 1.5e3)"
     if re.fullmatch(r"[+-]?0[xXbBoO][0-9a-fA-F]*", text):
         return f"could not read {text!r}: write the number in decimal digits (0x, 0b and 0o numbers are not read)"
+    if text[:1] in _APPROXIMATELY:
+        return f"could not read {text!r}: type the number alone, without {text[0]!r} before it"
+    if re.fullmatch(r"[+-]?\d+,\d+[eE][+-]?\d+", text):
+        return f"could not read {text!r}: use a dot as the decimal point (e.g. {text.replace(',', '.')})"
     if re.fullmatch(r"[+-]?0,\d+", text):  # 0,147 can only be a decimal
         return f"could not read {text!r}: use a dot as the decimal point (e.g. {text.replace(',', '.')})"
     if re.fullmatch(r"[+-]?\d{1,3},\d{3}", text):
@@ -461,7 +492,7 @@ def _rounded_too_early(target: Fraction, value: Fraction, typed, options: dict) 
     decimals = _decimals(options)
     if decimals is None or not isinstance(typed, str):
         return None
-    match = _DECIMAL_NUMBER.match(safe_expr.normalise_unicode(typed).translate(_UNICODE_SIGNS).strip())
+    match = _DECIMAL_NUMBER.match(_typed_text(typed))
     if not match or match["exponent"] is not None or "." not in match["mantissa"]:
         return None
     typed_decimals = len(match["mantissa"].partition(".")[2])
@@ -490,7 +521,9 @@ def _typed_decimal_latex(answer) -> str | None:
     preview and the attempt history showed), 4e-3 is 4 × 10⁻³. None for anything else."""
     if not isinstance(answer, str):
         return None
-    match = _TYPED_DECIMAL.fullmatch(safe_expr.normalise_unicode(answer).translate(_UNICODE_SIGNS).strip())
+    if len(answer) > MAX_TYPED_CHARS:
+        return None
+    match = _TYPED_DECIMAL.fullmatch(_typed_text(answer))
     if match is None:
         return None
     sign, digits, exponent = match.groups()
