@@ -24,8 +24,10 @@ import math
 import re
 import unicodedata
 from decimal import Decimal
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
+
+import mpmath
 
 from grading.core.grades import AnswerFormatError
 from grading.core.syntax_tree import parse_expression_tree
@@ -72,7 +74,7 @@ class CheckedExpression:
 _UNICODE_GREEK = {
     "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon",
     "ζ": "zeta", "η": "eta", "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lamda", "μ": "mu",
-    "ν": "nu", "ξ": "xi", "π": "pi", "ρ": "rho", "σ": "sigma", "τ": "tau", "υ": "upsilon",
+    "ν": "nu", "ξ": "xi", "π": "pi", "ρ": "rho", "σ": "sigma", "ς": "sigma", "τ": "tau", "υ": "upsilon",
     "φ": "phi", "ϕ": "phi", "χ": "chi", "ψ": "psi", "ω": "omega", "Γ": "Gamma", "Δ": "Delta",
     "Θ": "Theta", "Λ": "Lamda", "Ξ": "Xi", "Π": "Pi", "Σ": "Sigma", "Φ": "Phi", "Ψ": "Psi", "Ω": "Omega",
 }
@@ -675,7 +677,7 @@ def read_expression(text, grammar: Grammar = SCALAR_GRAMMAR, known_names=frozens
     except (RecursionError, MemoryError, ValueError):
         raise AnswerFormatError("the expression is too complicated to read") from None
     names = _check_tree(tree.body, grammar)
-    _check_constants(tree.body)
+    _check_constants(tree.body, literals)
     return CheckedExpression(tree.body, literals, frozenset(names), normalised)
 
 
@@ -749,11 +751,12 @@ def _checked_children(node: ast.AST, grammar: Grammar, names: set[str]) -> list[
     raise AnswerFormatError(f"{type(node).__name__} is not allowed in an answer")
 
 
-def _check_constants(node: ast.AST) -> None:
-    """Fold constant parts with floats so huge powers and 1/0 are refused before any algebra."""
+def _check_constants(node: ast.AST, literals: dict | None = None) -> None:
+    """Fold constant parts so huge or tiny numbers, huge powers and 1/0 are refused before any algebra."""
     if _power_nesting(node) > MAX_POWER_NESTING:
         raise AnswerFormatError(f"powers are nested too deeply (more than {MAX_POWER_NESTING} levels)")
-    _fold(node)
+    with mpmath.workprec(FOLD_BITS):
+        _fold(node, literals or {})
 
 
 def _power_nesting(node: ast.AST) -> int:
@@ -769,62 +772,91 @@ def _power_nesting(node: ast.AST) -> int:
     return deepest
 
 
-def _fold(node: ast.AST):
-    """Return the float value of a constant sub-tree, or None if it involves a name."""
+# Constants are folded in mpmath at float precision but with an unbounded exponent, so
+# (1e-999)^10000 is seen to be tiny (a float says 0.0) and refused before SymPy builds an
+# exact fraction with ten million digits.
+FOLD_BITS = 53
+
+
+class _Coefficient:
+    """The folded size of a sub-tree that involves a name: the product of its constant
+    factors (d_k * 1e-999 * 1e-999 has the coefficient 1e-1998, which SymPy would gather)."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _fold(node: ast.AST, literals: dict):
+    """The value of a constant sub-tree (an mpf), a _Coefficient for a product, quotient or
+    power that involves a name, or None for a sum or call that does."""
     if isinstance(node, ast.Constant):
-        return float(node.value)
+        return _checked_size(mpmath.mpf(literals.get(node.col_offset, repr(node.value))))
     if isinstance(node, ast.Name):
-        return None
+        return _Coefficient(mpmath.mpf(1))
     if isinstance(node, ast.UnaryOp):
-        value = _fold(node.operand)
-        return None if value is None else (-value if isinstance(node.op, ast.USub) else value)
+        value = _fold(node.operand, literals)
+        return -value if isinstance(value, mpmath.mpf) and isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.BinOp):
-        left, right = _fold(node.left), _fold(node.right)
-        if isinstance(node.op, ast.Pow) and right is not None and abs(right) > MAX_EXPONENT:
-            raise AnswerFormatError(f"the exponent {right:g} is too large (the limit is {MAX_EXPONENT})")
-        if isinstance(node.op, ast.Div) and right == 0:
-            raise AnswerFormatError("the expression divides by zero")
-        if left is None or right is None:
-            return None
-        return _folded_binary(node.op, left, right)
+        return _folded_binary_node(node, _fold(node.left, literals), _fold(node.right, literals))
     if isinstance(node, ast.Call):
-        values = [_fold(arg) for arg in node.args]
-        if any(value is None for value in values) or len(values) != 1:
+        values = [_fold(arg, literals) for arg in node.args]
+        if len(values) != 1 or not isinstance(values[0], mpmath.mpf):
             return None
         return _folded_call(node.func.id, values[0])
     return None
 
 
-def _folded_binary(op: ast.operator, left: float, right: float) -> float | None:
-    try:
-        if isinstance(op, ast.Add):
-            value = left + right
-        elif isinstance(op, ast.Sub):
-            value = left - right
-        elif isinstance(op, ast.Mult):
-            value = left * right
-        elif isinstance(op, ast.Div):
-            value = left / right
-        elif isinstance(op, ast.Pow):
-            if left == 0 and right < 0:
-                raise AnswerFormatError("the expression divides by zero (0 to a negative power)")
-            value = abs(left) ** right  # magnitude is all the guard needs
-        else:
-            return None
-    except OverflowError:
-        raise AnswerFormatError("a number in the expression is too large") from None
-    if isinstance(value, complex) or not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
+def _folded_binary_node(node: ast.BinOp, left, right):
+    if isinstance(node.op, ast.Pow) and isinstance(right, mpmath.mpf) and abs(right) > MAX_EXPONENT:
+        raise AnswerFormatError(f"the exponent {float(right):g} is too large (the limit is {MAX_EXPONENT})")
+    if isinstance(node.op, ast.Div) and isinstance(right, mpmath.mpf) and right == 0:
+        raise AnswerFormatError("the expression divides by zero")
+    if isinstance(left, mpmath.mpf) and isinstance(right, mpmath.mpf):
+        return _folded_binary(node.op, left, right)
+    if isinstance(node.op, (ast.Mult, ast.Div)) and left is not None and right is not None:
+        coefficient = _folded_binary(node.op, _size_of(left), _size_of(right))
+        return _Coefficient(coefficient)
+    if isinstance(node.op, ast.Pow) and left is not None and isinstance(right, mpmath.mpf):
+        return _Coefficient(_folded_binary(node.op, _size_of(left), right))
+    return None
+
+
+def _size_of(value) -> "mpmath.mpf":
+    return value.value if isinstance(value, _Coefficient) else value
+
+
+def _checked_size(value):
+    """``value``, unless it is not 0 and outside 10^SMALLEST_EXPONENT .. MAX_MAGNITUDE."""
+    if not mpmath.isfinite(value) or abs(value) > MAX_MAGNITUDE:
         raise AnswerFormatError("a number in the expression is too large")
+    if value and mpmath.log10(abs(value)) < SMALLEST_EXPONENT:
+        raise AnswerFormatError(f"a number in the expression is too small (the limit is 1e{SMALLEST_EXPONENT})")
     return value
 
 
-def _folded_call(function: str, argument: float) -> float | None:
+def _folded_binary(op: ast.operator, left, right):
+    if isinstance(op, ast.Add):
+        return _checked_size(left + right)
+    if isinstance(op, ast.Sub):
+        return _checked_size(left - right)
+    if isinstance(op, ast.Mult):
+        return _checked_size(left * right)
+    if isinstance(op, ast.Div):
+        return _checked_size(left / right)
+    if isinstance(op, ast.Pow):
+        if left == 0 and right < 0:
+            raise AnswerFormatError("the expression divides by zero (0 to a negative power)")
+        return _checked_size(abs(left) ** right)  # magnitude is all the guard needs
+    return None
+
+
+def _folded_call(function: str, argument):
     if function == "exp":
         if argument > 690:
             raise AnswerFormatError("a number in the expression is too large")
-        return math.exp(argument)
+        return _checked_size(mpmath.exp(argument))
     if function in ("log", "ln") and argument == 0:
         raise AnswerFormatError("log(0) is undefined")
     if function in ("sqrt", "abs", "Abs"):
-        return abs(argument) ** 0.5 if function == "sqrt" else abs(argument)
+        return mpmath.sqrt(abs(argument)) if function == "sqrt" else abs(argument)
     return None

@@ -225,7 +225,19 @@ def build_expression(checked: safe_expr.CheckedExpression, options: dict, key: t
     expression = builder.build(checked.body)
     if expression.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
         raise AnswerFormatError("the expression is undefined (it divides by zero)")
+    _require_short_numbers(expression)
     return expression
+
+
+MAX_NUMBER_BITS = 4_600  # about 1400 digits: 1e-999 times 1e300, the extremes safe_expr lets through
+
+
+def _require_short_numbers(expression) -> None:
+    """Refuse an exact number with more digits than any answer needs: 1/3^600 + 1/5^400 + ...
+    adds up to a fraction with thousands of digits, which nothing can print or compare quickly."""
+    for atom in expression.atoms(sympy.Rational):
+        if max(int(atom.p).bit_length(), int(atom.q).bit_length()) > MAX_NUMBER_BITS:
+            raise AnswerFormatError("a number in the expression has too many digits once its fractions are added up")
 
 
 def read_answer(answer, options: dict, key: tuple | None = None):
@@ -551,18 +563,32 @@ def _mp_difference(left, right, point: dict, digits: int):
         return abs(left_value - right_value), max(abs(left_value), abs(right_value))
 
 
+MAX_EXTRA_DIGITS = 1_400  # the numbers of an answer have at most about 1000 + 300 digits (safe_expr)
+
+
+def literal_digits(*expressions) -> int:
+    """The digits of the longest exact number in the expressions (1e-999 has 1000): a term
+    that small is invisible at 60 digits, so the comparison works with this many more."""
+    longest = 0
+    for expression in expressions:
+        for atom in expression.atoms(sympy.Rational):
+            longest = max(longest, int(atom.p).bit_length(), int(atom.q).bit_length())
+    return min(MAX_EXTRA_DIGITS, math.ceil(longest * math.log10(2)))
+
+
 def _high_precision_equal(left, right, point: dict) -> bool | None:
-    """Equal at the point? Decided in 60 digits; a gap there is compared with the gap at 30
-    digits: a rounding difference shrinks with the precision, a real one does not.
-    None when undefined there."""
+    """Equal at the point? Decided in 60 digits (more when a number in them is longer); a gap
+    there is compared with the gap at 30 digits fewer: a rounding difference shrinks with
+    the precision, a real one does not. None when undefined there."""
+    extra = literal_digits(left, right)
     try:
-        fine = _mp_difference(left, right, point, 60)
+        fine = _mp_difference(left, right, point, 60 + extra)
         if fine is None:
             return None
         fine_gap, size = fine
-        if fine_gap == 0 or fine_gap <= mpmath.mpf(10) ** -50 * size:
+        if fine_gap == 0 or fine_gap <= mpmath.mpf(10) ** -(50 + extra) * size:
             return True
-        coarse = _mp_difference(left, right, point, 30)
+        coarse = _mp_difference(left, right, point, 30 + extra)
     except (ZeroDivisionError, OverflowError, ValueError, TypeError, KeyError):
         return None
     if coarse is None:
@@ -707,7 +733,7 @@ def decide_equivalent(left, right, seconds: float = DEFAULT_TIME_LIMIT) -> bool 
                 if verdict is None:
                     undecided.append(point)
             if agreeing >= MIN_AGREEING_POINTS or (not symbols and agreeing):
-                if _proved_different(left - right, undecided):
+                if _proved_different(left - right, undecided) or _lone_term_nonzero(left - right, points):
                     return False
                 return not _differs_at_unpredictable_points(left, right, symbols)
             sized = _sized_verdict(left, right, undecided)
@@ -735,6 +761,36 @@ def _differs_at_unpredictable_points(left, right, symbols) -> bool:
         if expanded_terms(difference) <= MAX_EXPANDED_TERMS and sympy.expand(difference) == 0:
             return False  # exp(exp(n) + log(2)) against 2 exp(exp(n)): equal, if only too large
         raise TooComplexToCheck()
+    return False
+
+
+def _lone_term_nonzero(difference, points) -> bool:
+    """Whether a difference that is a single product of powers and exponentials (no sum
+    outside an exponent, where nothing can cancel) is nonzero at one of ``points``:
+    sqrt(d_k) σ + exp(-10^6 d_k) agrees with sqrt(d_k) σ in any number of digits at every
+    point, but the difference SymPy leaves, exp(-10^6 d_k), is never 0."""
+    if difference == 0 or not _cannot_cancel(difference):
+        return False
+    for point in points[:2]:
+        try:
+            with mpmath.workdps(30):
+                value = mp_value(difference, {symbol: mpmath.mpf(value.real) for symbol, value in point.items()})
+        except (ZeroDivisionError, OverflowError, ValueError, TypeError, KeyError):
+            continue
+        if mpmath.isfinite(value) and value != 0:
+            return True
+    return False
+
+
+def _cannot_cancel(expression) -> bool:
+    """A number, a symbol, or products and whole or fractional powers of them, and exponentials
+    of anything: nothing in it can be 0 by cancellation."""
+    if expression.is_Atom:
+        return True
+    if expression.func is sympy.exp:
+        return True
+    if expression.is_Mul or expression.is_Pow:
+        return all(_cannot_cancel(arg) for arg in expression.args)
     return False
 
 
