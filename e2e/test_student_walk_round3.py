@@ -114,13 +114,16 @@ def test_without_javascript_a_format_error_is_in_view_at_the_part(no_script_page
     page.locator("#form-Q button[type=submit]").click()
     page.wait_for_url(re.compile(re.escape(url) + "#part-Q$"))
     assert page.evaluate("window.scrollY") > 0  # the browser went down to the part
-    message = page.locator(".aq-messages")
+    # The error is beside the part, under the grid, which still holds what was typed.
+    message = page.locator("#result-Q [role=alert]")
     expect(message).to_contain_text("could not read '6o' as a number")
     assert in_viewport(page, message)
-    # ...and does not hide the part's heading the page scrolled to.
+    assert [cells.nth(index).input_value() for index in range(6)] == ["1", "2", "3", "4", "5", "6o"]
+    # ...and the part's heading the page scrolled to is in view above it.
     heading = page.locator("#part-Q-title")
     assert in_viewport(page, heading)
-    assert heading.bounding_box()["y"] >= message.bounding_box()["y"] + message.bounding_box()["height"]
+    assert heading.bounding_box()["y"] + heading.bounding_box()["height"] <= message.bounding_box()["y"]
+    expect(page.locator(".aq-messages")).to_have_count(0)
     # The error used no attempt.
     expect(page.locator("#part-Q .attempts")).to_contain_text("Attempts left: 5 of 5")
 
