@@ -112,6 +112,8 @@ def _reason_words(step: dict, after: str) -> str:
         return f"Does not follow: not equal to {after}."
     if kind == "start":
         return "Where the derivation starts."
+    if kind == "statement":
+        return "States the question and its result: not a step, and not counted."
     if kind == "lemma":
         if step.get("used"):
             return "A side result: it does not go on from the line before, and need not; a later step uses it."

@@ -53,6 +53,10 @@ Layout is not a step (``split_steps``): LaTeX rows split by \\\\ (each a line), 
 has one, numbered 1, 2, 3 ...), a leading ``Thus`` or ``⇒``, words after a step that justify it
 (``... by linearity``, ``(since E[q_m] = 0)``, ``\\quad \\text{by independence}``) and lines of
 words only. None of it earns anything: the formulas left are checked as if typed alone.
+Nor does a statement of the result (``_statements_of_the_result``): a first line
+``Var(q·k) = <result>`` above a derivation that starts from Var(q·k) again (the claim) is left
+out, and so is the restated question of a last line ``Var(q·k) = …`` (the conclusion), the rest
+of that line going on from the line above as if it began with =.
 
 A hollow chain — no rule step (within the limit: a too-big step is a leap) ends at a line that
 still has a moment (writing Var(X) as Cov(X, X), or back, is no such step: it renames the
@@ -80,7 +84,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sympy
 
@@ -784,7 +788,7 @@ def big_step_credit(options: dict) -> float:
 
 def check(expected, answer, options: dict) -> Grade:
     canonicaliser = Canonicaliser(options)
-    _, target = _target_structure(canonicaliser, expected, "expected")
+    target_structure, target = _target_structure(canonicaliser, expected, "expected")
     start = _target_structure(canonicaliser, options["start"], "option 'start'") if options.get("start") else None
     max_rules = _max_rules(options)
     try:
@@ -796,14 +800,19 @@ def check(expected, answer, options: dict) -> Grade:
         return invalid(str(problem))
     if len(steps) + (start is not None) < 2:
         return invalid("A derivation is a chain: write the expression you start from, then one step per line.")
+    statements = _statements_of_the_result(steps, structures, start, target_structure)
+    if statements:
+        steps, structures, values = _without(statements, steps, structures, values)
     seconds = symbolic.option_float(options, "time_limit", symbolic.DEFAULT_TIME_LIMIT)
     read = _read_chains(canonicaliser, steps, structures, values, start, seconds, max_rules, options, target)
     if isinstance(read, Grade):
-        return read
+        return _with_statements(read, canonicaliser, statements)
     chain, lemmas = read
     reasons = _classify_chain(canonicaliser, chain, max_rules, lemmas)
     counted = _counted_reasons(canonicaliser, reasons, lemmas, max_rules)
-    details = {"steps": _step_details(canonicaliser, steps, reasons, lemmas=lemmas)}
+    details = {"steps": _statement_details(canonicaliser, statements)
+               + _step_details(canonicaliser, steps, reasons, lemmas=lemmas)}
+    details["steps"].sort(key=lambda entry: entry["step"])
     unjustified = next((reason for reason in counted if reason.kind == UNJUSTIFIED), None)
     if unjustified is not None:
         slip = moment_rules.slip_between(unjustified.before, unjustified.after, canonicaliser.model.key, True)
@@ -840,6 +849,80 @@ def check(expected, answer, options: dict) -> Grade:
         return wrong(big[0].too_big_feedback(max_rules), score=score, too_big_step=big[0].number, **details)
     summary = "; ".join(reason.summary() for reason in ruled)
     return right(f"Correct: every step follows by a named rule and the last is the result. {summary}.", **details)
+
+
+# --------------------------------------------------------------------------- the result stated
+# Students state what they prove: "Var(q·k) = d_k σ_q² σ_k²" above the derivation (the claim)
+# or as its last line (the conclusion). Read as steps, such a line went back to the start and
+# was "not justified" (score 0) under a right derivation. A statement earns nothing: the claim
+# is left out of the chain, and the conclusion's restated question too, so the rest of its line
+# goes on from the line above as if it began with =.
+
+def _statements_of_the_result(steps: list, structures: list, start, target) -> list:
+    """The steps set aside as statements. The claim: a first line ``S = R`` where S restates
+    the derivation's start (``start``, or without one the expression the next line opens with),
+    R is the required result up to algebra and the next line starts from S again. The
+    conclusion: the S of a last line ``S = R …`` when the line above is plainly the
+    derivation's (``_goes_on``). The derivation without them still has at least one line."""
+    lines = _lines_of(list(zip(steps, structures, range(len(steps)))))
+    if len(lines) < 2:
+        return []
+    statements = []
+    opening = start[0] if start is not None else lines[1][0][1]
+    first = lines[0]
+    if (len(first) == 2 and _restates(first[0], opening) and moment_rules.same_up_to_algebra(first[1][1], target)
+            and moment_rules.same_up_to_algebra(lines[1][0][1], first[0][1])):
+        statements.extend(entry[0] for entry in first)
+        lines = lines[1:]
+    if start is None:
+        opening = lines[0][0][1]
+    last = lines[-1]
+    if len(lines) >= 2 and len(last) >= 2 and _restates(last[0], opening) and _goes_on(lines, opening):
+        statements.append(last[0][0])
+    return statements
+
+
+def _restates(entry: tuple, opening) -> bool:
+    return moment_rules.has_moments(opening) and moment_rules.same_up_to_algebra(entry[1], opening)
+
+
+def _goes_on(lines: list, opening) -> bool:
+    """Whether the line above the last is plainly the derivation's, not a side result: the
+    derivation opens at ``opening`` and that line is one expression, the first line, or starts
+    from the end of the line above it (up to algebra)."""
+    above = lines[-2]
+    return moment_rules.same_up_to_algebra(lines[0][0][1], opening) and (
+        len(above) == 1 or len(lines) == 2 or moment_rules.same_up_to_algebra(above[0][1], lines[-3][-1][1]))
+
+
+def _without(statements: list, steps: list, structures: list, values: list) -> tuple[list, list, list]:
+    kept = [index for index, step in enumerate(steps) if step not in statements]
+    return [steps[i] for i in kept], [structures[i] for i in kept], [values[i] for i in kept]
+
+
+def _statement_details(canonicaliser, statements: list) -> list[dict]:
+    details = []
+    for step in statements:
+        try:
+            latex = canonicaliser.latex_as_read(step.text)
+        except AnswerFormatError:
+            latex = ""
+        entry = {"step": step.number, "line": step.line, "kind": STATEMENT, "rules": [], "rule_words": [],
+                 "rule_count": 0, "too_big": False, "needed": [], "because": [], "instances": [],
+                 "text": step.text, "latex": latex}
+        if not step.alone and step.column == min(s.column for s in statements if s.line == step.line):
+            entry["line_text"] = step.line_text
+        details.append(entry)
+    return details
+
+
+def _with_statements(grade: Grade, canonicaliser, statements: list) -> Grade:
+    """A grade from the chain reading, its step details with the statements set aside."""
+    steps = grade.details.get("steps")
+    if not statements or not isinstance(steps, list):
+        return grade
+    merged = sorted(_statement_details(canonicaliser, statements) + steps, key=lambda entry: entry["step"])
+    return replace(grade, details={**grade.details, "steps": merged})
 
 
 class Lemma:
@@ -1218,6 +1301,7 @@ def _first_moment(structure):
 
 
 RULE, BIG, RESTATEMENT, UNJUSTIFIED = "rule", "too_big", "restatement", "not_justified"
+STATEMENT = "statement"  # a line that states the result, set aside (``_statements_of_the_result``)
 NOTATION_ONLY_RULES = frozenset({moment_rules.VARIANCE_AS_COVARIANCE, moment_rules.COVARIANCE_OF_ITSELF})
 
 
