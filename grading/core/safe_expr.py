@@ -402,6 +402,21 @@ _CHARACTER_ADVICE = {
 }
 
 
+def _character_advice(char: str) -> str:
+    """Why ``char`` cannot be read, and what to type instead: a letter of another alphabet
+    (Cyrillic а looks like Latin a) and an invisible character are named, as a student cannot
+    see what is wrong with either."""
+    if char in _CHARACTER_ADVICE:
+        return _CHARACTER_ADVICE[char]
+    name = unicodedata.name(char, "")
+    if char.isalpha() and not char.isascii() and name:
+        alphabet = name.split(" ")[0].title()
+        return f"it is a {alphabet} letter ({name.lower()}), not a Latin one: type names with Latin letters a–z"
+    if unicodedata.category(char) in ("Cf", "Zs", "Zl", "Zp", "Cc"):
+        return f"it is an invisible or special space character ({name.lower() or 'a control character'}): delete it"
+    return "it is not part of the answer syntax"
+
+
 @dataclass
 class _Token:
     kind: str  # number | name | op
@@ -416,7 +431,7 @@ def tokenise(text: str, grammar: Grammar, known_names: frozenset) -> list[_Token
         match = _TOKEN.match(text, position)
         if not match:
             char = text[position]
-            advice = _CHARACTER_ADVICE.get(char, "it is not part of the answer syntax")
+            advice = _character_advice(char)
             if char in "'′" and grammar.transpose:  # K' (MATLAB) or K′ for a transpose
                 advice = "write K^T for a transpose, not K'"
             raise AnswerFormatError(f"unexpected character {char!r} at position {position + 1}: {advice}")

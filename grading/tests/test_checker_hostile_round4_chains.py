@@ -103,7 +103,7 @@ def test_wrong_matrix_expressions(answer, expected):
 @pytest.mark.parametrize("answer, message", [
     pytest.param("softmax(Q ⊙ K^T / sqrt(d_k)) V", NOT_IN_SYNTAX.format("⊙", 11), id="⊙"),
     pytest.param("softmax(Q K^T / sqrt(d_k)) ∘ V", NOT_IN_SYNTAX.format("∘", 28), id="∘"),
-    pytest.param("softmax(Q К^T / sqrt(d_k)) V", NOT_IN_SYNTAX.format("К", 11), id="a Cyrillic K"),
+    pytest.param("softmax(Q К^T / sqrt(d_k)) V", "unexpected character 'К' at position 11: it is a Cyrillic letter (cyrillic capital letter ka), not a Latin one: type names with Latin letters a–z", id="a Cyrillic K"),
     pytest.param("softmax(Q K^T / sqrt(d_k)) I", f"unknown name 'I'; {NAMES}", id="an identity matrix"),
     pytest.param("softmax(Q K^T / sqrt(d_k)) W", f"unknown name 'W'; {NAMES}", id="an undeclared matrix"),
     pytest.param("inv(Q)", f"unknown function 'inv'; {FUNCTIONS}", id="inv"),
@@ -276,7 +276,7 @@ def test_wrong_and_hollow_derivations(part, answer, score, misconception, feedba
 
 INVALID = [
     pytest.param(lines("Var(q·k)", "d_k Vаr(q_m k_m)", RESULT),
-                 "Line 2: unexpected character 'а' at position 6: it is not part of the answer syntax",
+                 "Line 2: unexpected character 'а' at position 6: it is a Cyrillic letter (cyrillic small letter a), not a Latin one: type names with Latin letters a–z",
                  id="a Cyrillic a in Var"),
     pytest.param(lines(*GOOD, *([RESULT] * 30)), "too many steps (34; the limit is 30)", id="the result 30 more times"),
     pytest.param(lines(*GOOD[:3], RESULT + " + " + "+".join(["0"] * 40000)),
