@@ -94,11 +94,19 @@ def check(expected, answer, options: dict) -> Grade:
     hits, misses = len(picked & wanted), len(picked - wanted)
     score = partial_score(hits, misses, wanted, _valid_keys(options)) if options.get("partial_credit") else 0.0
     return wrong(
-        f"Not quite: {hits} of your {len(picked)} selections are right and "
-        f"{len(wanted - picked)} right choice(s) are missing." + "".join(f" {reason}" for reason in reasons),
+        _selections_counted(hits, len(picked), len(wanted - picked)) + "".join(f" {reason}" for reason in reasons),
         score=min(score, 0.99),
         picked_feedback=reasons,
     )
+
+
+def _selections_counted(hits: int, picked: int, missing: int) -> str:
+    """"Not quite: 1 of your 2 selections is right and 1 right choice is missing." in words
+    that agree with their numbers."""
+    selections = "selection" if picked == 1 else "selections"
+    verb = "is" if hits == 1 else "are"
+    choices = "right choice is" if missing == 1 else "right choices are"
+    return f"Not quite: {hits} of your {picked} {selections} {verb} right and {missing} {choices} missing."
 
 
 def partial_score(hits: int, misses: int, wanted: set[str], valid: list[str] | None) -> float:

@@ -214,3 +214,14 @@ def test_a_grid_with_cells_outside_the_matrix_is_refused_naming_them():
     assert check("matrix", GRID, answer, {}).error == (
         "4 entries are empty: the first row's third entry, the second row's third entry, "
         "the third row's first entry and the third row's second entry")
+
+
+@pytest.mark.parametrize("expected, picked, feedback", [
+    (["A", "B"], ["A"], "Not quite: 1 of your 1 selection is right and 1 right choice is missing."),
+    (["A", "B", "C"], ["A", "D"], "Not quite: 1 of your 2 selections is right and 2 right choices are missing."),
+    (["A", "B"], ["A", "B", "C"], "Not quite: 2 of your 3 selections are right and 0 right choices are missing."),
+    (["A", "B"], ["C"], "Not quite: 0 of your 1 selection are right and 2 right choices are missing."),
+])
+def test_the_counts_of_a_multiple_choice_read_as_english(expected, picked, feedback):
+    grade = check("choice", expected, picked, {"choices": ["A", "B", "C", "D"], "multiple": True})
+    assert (grade.correct, grade.error, grade.feedback) == (False, None, feedback)
