@@ -50,13 +50,16 @@ opens at the first line that is not.
 A step that multiplies out to more than ``MAX_STEP_TERMS`` terms cannot be read.
 Layout is not a step (``split_steps``): LaTeX rows split by \\\\ (each a line), ``$``, ``\\[ \\]``,
 ``\\begin{align}`` and ``&``, labels ``1)``, ``Step 2:`` (and ``(1)``, ``1.`` when every line
-has one, numbered 1, 2, 3 ...), a leading ``Thus`` or ``⇒``, words after a step that justify it
+has one, numbered 1, 2, 3 ...), a leading ``Thus``, ``Hence``, ``⇒``, ``∴`` or heading ``Claim:``,
+``Result:`` (``_leading_words_removed``), words after a step that justify it
 (``... by linearity``, ``(since E[q_m] = 0)``, ``\\quad \\text{by independence}``) and lines of
 words only. None of it earns anything: the formulas left are checked as if typed alone.
 Nor does a statement of the result (``_statements_of_the_result``): a first line
 ``Var(q·k) = <result>`` above a derivation that starts from Var(q·k) again (the claim) is left
 out, and so is the restated question of a last line ``Var(q·k) = …`` (the conclusion), the rest
-of that line going on from the line above as if it began with =.
+of that line going on from the line above as if it began with =. Once the chain has reached the
+result, every line after it that states a quantity (``S = …``) is a conclusion
+(``_conclusions``): set aside when true, caught when false.
 
 A hollow chain — no rule step (within the limit: a too-big step is a leap) ends at a line that
 still has a moment (writing Var(X) as Cov(X, X), or back, is no such step: it renames the
@@ -87,6 +90,10 @@ import re
 from dataclasses import dataclass, replace
 
 import sympy
+# SymPy imports this module the first time it adds two terms (Add.flatten), which every check
+# does: imported with the checker, before the sandbox forks its checker processes, each of them
+# no longer pays it (0.04–0.08 s of CPU, half of a right derivation's first check) itself.
+import sympy.tensor.tensor  # noqa: F401
 
 from grading.core import misconceptions, moment_rules, safe_expr, symbolic
 from grading.core.moment_rules import Unsupported  # noqa: F401  (raised by the rules, named here)
@@ -458,8 +465,12 @@ _DELIMITERS = re.compile(r"\$|\\[()\[\]]|\\(?:begin|end)[ \t]*\{[ \t]*[A-Za-z]{1
 _STEP_LABEL = re.compile(r"^\s*(?:(?:step|line|eq\.?|equation)\s*\(?\d{1,2}\)?\s*[:.)\-–]?|\d{1,2}\s*[):]|\(\d{1,2}\)|\d{1,2}\.(?=\s))",
                          re.IGNORECASE)
 _PLAIN_LABEL = re.compile(r"^\s*(?:\((\d{1,2})\)|(\d{1,2})\.(?=\s))")  # read as a label only when every line has one
-_CONNECTIVE = re.compile(r"^\s*(?:(?:thus|so|hence|therefore|then|which gives|giving|we get|i\.e\.)\b\s*[,:]?"
+_CONNECTIVE = re.compile(r"^\s*(?:(?:thus|so|hence|therefore|then|which gives|giving|we get|we have|i\.e\.)\b\s*[,:]?"
                          r"|=>|⇒|⟹|→|∴|\\(?:implies|Rightarrow|Longrightarrow|therefore)\b)", re.IGNORECASE)
+# A heading word before a statement or a step, always with its colon: Claim: Var(q·k) = d_k.
+_HEADING = re.compile(r"^\s*(?:claim|result|final result|conclusion|answer|final answer|to show|we show|proof)\s*:",
+                      re.IGNORECASE)
+MAX_LEADING_WORDS = 3  # "Hence, Claim: ⇒ ..." at most; each is blanked in turn
 _JUSTIFYING_WORD = re.compile(r"(?<![A-Za-z0-9_\\])(by|since|using|because|from|via|as|where|with)\b", re.IGNORECASE)
 _NOTE = re.compile(r"(?<![A-Za-z0-9_\\])[(\[][ \t]*(by|since|using|because|from|via|as|where|with)\b"
                    r"(?:[^()\[\]]|[(\[][^()\[\]]*[)\]])*[)\]]",
@@ -509,10 +520,25 @@ def _layout_removed(line: str, numbered: bool, names) -> tuple[str, bool]:
     line = line.rstrip().rstrip(_ENDINGS)
     if _PLAIN_LABEL.match(line) is None or numbered:
         line = _STEP_LABEL.sub(_blank, line, count=1)
-    line = _CONNECTIVE.sub(_blank, line, count=1)
+    line = _leading_words_removed(line)
     if len(line) <= safe_expr.MAX_CHARS:  # a longer line is refused as it is; these searches would take long on it
         line = _NOTE.sub(lambda note: note.group(0) if note.group(1) in names else _blank(note), line)
     return line, _is_prose(line, names)
+
+
+def _leading_words_removed(line: str) -> str:
+    """The line with the words a student writes before a statement or a step blanked out: a
+    connective (Thus, So, Hence, Therefore, ⇒, =>, ∴) or a heading (Claim:, Result:), a few of
+    them in a row. The mathematics after them is read as if typed alone: a prefix never makes a
+    step right or wrong."""
+    if not line.strip():  # 100 000 empty LaTeX rows are read one by one
+        return line
+    for _ in range(MAX_LEADING_WORDS):
+        blanked = _HEADING.sub(_blank, _CONNECTIVE.sub(_blank, line, count=1), count=1)
+        if blanked == line:
+            break
+        line = blanked
+    return line
 
 
 def _is_prose(line: str, names) -> bool:
@@ -800,11 +826,13 @@ def check(expected, answer, options: dict) -> Grade:
         return invalid(str(problem))
     if len(steps) + (start is not None) < 2:
         return invalid("A derivation is a chain: write the expression you start from, then one step per line.")
-    statements = _statements_of_the_result(steps, structures, start, target_structure)
+    seconds = symbolic.option_float(options, "time_limit", symbolic.DEFAULT_TIME_LIMIT)
+    statements, false_conclusions = _statements_of_the_result(steps, structures, values, start, target_structure,
+                                                              seconds)
     if statements:
         steps, structures, values = _without(statements, steps, structures, values)
-    seconds = symbolic.option_float(options, "time_limit", symbolic.DEFAULT_TIME_LIMIT)
-    read = _read_chains(canonicaliser, steps, structures, values, start, seconds, max_rules, options, target)
+    read = _read_chains(canonicaliser, steps, structures, values, start, seconds, max_rules, options, target,
+                        false_conclusions)
     if isinstance(read, Grade):
         return _with_statements(read, canonicaliser, statements)
     chain, lemmas = read
@@ -856,17 +884,20 @@ def check(expected, answer, options: dict) -> Grade:
 # or as its last line (the conclusion). Read as steps, such a line went back to the start and
 # was "not justified" (score 0) under a right derivation. A statement earns nothing: the claim
 # is left out of the chain, and the conclusion's restated question too, so the rest of its line
-# goes on from the line above as if it began with =.
+# goes on from the line above as if it began with =. Once the derivation has reached the result,
+# the lines a student appends (the result restated twice, or Var(q·k) = d_k and then
+# Var(q·k/√d_k) = 1) are conclusions (``_conclusions``): shown, not counted, when true.
 
-def _statements_of_the_result(steps: list, structures: list, start, target) -> list:
-    """The steps set aside as statements. The claim: a first line ``S = R`` where S restates
-    the derivation's start (``start``, or without one the expression the next line opens with),
-    R is the required result up to algebra and the next line starts from S again. The
-    conclusion: the S of a last line ``S = R …`` when the line above is plainly the
-    derivation's (``_goes_on``). The derivation without them still has at least one line."""
-    lines = _lines_of(list(zip(steps, structures, range(len(steps)))))
+def _statements_of_the_result(steps: list, structures: list, values: list, start, target,
+                              seconds: float) -> tuple[list, frozenset]:
+    """(the steps set aside as statements, the lines of false conclusions). The claim: a first
+    line ``S = R`` where S restates the derivation's start (``start``, or without one the
+    expression the next line opens with), R is the required result up to algebra and the next
+    line starts from S again. The conclusions: ``_conclusions``. The derivation without them
+    still has at least one line."""
+    lines = _lines_of(list(zip(steps, structures, values)))
     if len(lines) < 2:
-        return []
+        return [], frozenset()
     statements = []
     opening = start[0] if start is not None else lines[1][0][1]
     first = lines[0]
@@ -876,10 +907,68 @@ def _statements_of_the_result(steps: list, structures: list, start, target) -> l
         lines = lines[1:]
     if start is None:
         opening = lines[0][0][1]
+    finished = _finished_at(lines, target, opening)
+    if finished is not None:
+        concluded, false = _conclusions(lines, finished, opening, start is not None, seconds)
+        return statements + concluded, false
     last = lines[-1]
     if len(lines) >= 2 and len(last) >= 2 and _restates(last[0], opening) and _goes_on(lines, opening):
         statements.append(last[0][0])
-    return statements
+    return statements, frozenset()
+
+
+def _finished_at(lines: list, target, opening) -> int | None:
+    """Where the conclusions start: the first line after which the derivation has reached the
+    required result and every line left is a statement ``S = …`` about a quantity S (it has a
+    moment). The line that reaches the result is plainly the derivation's: one expression, the
+    first line when it starts from the question (``opening``), or a line that starts from the end
+    of the line above it (up to algebra); a side result that happens to end at the result value
+    (``Var(q_m) = E[q_m²] − E[q_m]² = 1`` under Var(q_m k_m) = 1) is not where the derivation
+    ends. None when there is no such line."""
+    first = len(lines)
+    while first > 1 and _states_a_quantity(lines[first - 1]):
+        first -= 1
+    for position in range(max(first, 1), len(lines)):
+        end = lines[position - 1]
+        if moment_rules.has_moments(end[-1][1]) or not moment_rules.same_up_to_algebra(end[-1][1], target):
+            continue
+        if len(end) == 1 or (_restates(end[0], opening) if position == 1
+                             else moment_rules.same_up_to_algebra(end[0][1], lines[position - 2][-1][1])):
+            return position
+    return None
+
+
+def _states_a_quantity(line: list) -> bool:
+    return len(line) >= 2 and moment_rules.has_moments(line[0][1])
+
+
+def _conclusions(lines: list, first: int, opening, anchored: bool, seconds: float) -> tuple[list, frozenset]:
+    """(the steps set aside, the lines of false conclusions) of the conclusions ``lines[first:]``,
+    written after the derivation reached the result. A conclusion ``S = R`` whose S restates the
+    question and whose R only restates the result has its S set aside, the rest going on from
+    the derivation's end (a restatement), as for a single conclusion. Any other true conclusion
+    (``Var(q·k) = d_k`` under Var(q·k/√d_k) = 1, or the question with the derivation retold) is
+    set aside whole: it earns nothing and costs nothing. Without a start (not ``anchored``) the
+    derivation's first line is all that says what it derives, so a conclusion about another
+    quantity is set aside only when a conclusion about that first line follows it: else it is read
+    as before (a step). A false one is caught: with S the question, its rest goes on from the
+    derivation's end and breaks the chain there ('does not follow'); about another quantity, it is
+    read as a side result that is not true."""
+    statements, false = [], set()
+    end = lines[first - 1][-1][1]
+    questions = [_restates(line[0], opening) for line in lines[first:]]
+    for index, line in enumerate(lines[first:]):
+        true = _first_false_pair(Lemma(line), seconds) is None
+        if questions[index]:
+            if not true or all(moment_rules.same_up_to_algebra(entry[1], end) for entry in line[1:]):
+                statements.append(line[0][0])
+            else:
+                statements.extend(entry[0] for entry in line)
+        elif not true:
+            false.add(line[0][0].line)
+        elif anchored or any(questions[index + 1:]):
+            statements.extend(entry[0] for entry in line)
+    return statements, frozenset(false)
 
 
 def _restates(entry: tuple, opening) -> bool:
@@ -982,7 +1071,8 @@ def _equal(before: tuple, after: tuple, seconds: float):
     return verdict
 
 
-def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_rules, options, target):
+def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_rules, options, target,
+                 false_conclusions: frozenset = frozenset()):
     """(the derivation's chain from the start to the last step, [Lemma]) or the Grade of the
     first step that breaks it. A line here is a typed line with the lines below it that start
     with = (``_lines_of``). Each line is compared with the end of the chain, never with a side
@@ -993,7 +1083,9 @@ def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_r
     meant as a step (``_side_result_meant_as_step``). A line whose first expression equals the
     chain's end only in value may still be a side result (``_side_result_of_equal_value``).
     Without a start, the chain opens at the first line that is not a side result
-    (``_opens_the_derivation``)."""
+    (``_opens_the_derivation``). A false conclusion about another quantity than the question
+    (``false_conclusions``, by line) is read as a side result wherever it stands, and is caught as
+    one that is not true."""
     chain = [(None, *start)] if start is not None else []
     lemmas: list[Lemma] = []
     lines = _lines_of(list(zip(steps, structures, values)))
@@ -1001,6 +1093,12 @@ def _read_chains(canonicaliser, steps, structures, values, start, seconds, max_r
     searches = _SearchBudget(MAX_EQUAL_VALUE_SEARCHES)
     for position, group in enumerate(lines):
         rest = group
+        if group[0][0].line in false_conclusions:
+            lemma = _side_result(canonicaliser, chain, group, lemmas, steps, max_rules, options, seconds)
+            if isinstance(lemma, Grade):
+                return lemma
+            lemmas.append(lemma)
+            continue
         if chain:
             follows = _equal(chain[-1], group[0], seconds)
             if isinstance(follows, Grade):

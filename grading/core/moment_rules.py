@@ -106,6 +106,7 @@ COVARIANCE_FROM_MOMENTS = "covariance_from_moments"
 COMBINE_VARIANCES = "combine_variances"
 BILINEARITY_BACKWARDS = "bilinearity_backwards"
 JOIN_DOUBLE_SUM = "join_double_sum"
+COVARIANCE_IDENTITY = "covariance_identity"
 LEMMA = "lemma"
 
 RULE_NAMES = {
@@ -127,6 +128,7 @@ RULE_NAMES = {
     COMBINE_VARIANCES: "the variance of a sum of independent terms read backwards: Var(X) + Var(Y) = Var(X + Y)",
     BILINEARITY_BACKWARDS: "bilinearity read backwards: Σ_m Σ_n Cov(X_m, Y_n) = Cov(Σ_m X_m, Σ_n Y_n)",
     JOIN_DOUBLE_SUM: "joining the m = n and m ≠ n terms into one double sum",
+    COVARIANCE_IDENTITY: "the definition of covariance: E[XY] = Cov(X, Y) + E[X]E[Y]",
     LEMMA: "a result shown on an earlier line",
 }
 # The order the normal form tries them in: outer structure first, declared values last.
@@ -140,11 +142,13 @@ SEARCH_ORDER = RULE_ORDER + SEARCH_ONLY_RULES
 # E[XY] − E[X]E[Y] -> Cov(X, Y), Var(X) + Var(Y) -> Var(X + Y) for independent X and Y,
 # Σ_m Σ_n Cov(X_m, Y_n) -> Cov(Σ_m X_m, Σ_n Y_n), Σ_m T_mm + Σ_{m≠n} T_mn -> Σ_m Σ_n T_mn) is a
 # step too, but only searched when the rules forwards do not reach it: what the forward search
-# decides stays as it was. The covariance definition is read backwards only whole: E[XY] ->
-# Cov(X, Y) + E[X]E[Y] alone would make "E[XY] = Cov(X, Y)" (true only for zero means) a
-# two-rule step. Cov(X, Y) = 0 for independent X and Y has no backwards: it would invent a
-# covariance out of nothing.
-REVERSE_RULES = (SECOND_MOMENT, COMBINE_INDEPENDENT, COVARIANCE_FROM_MOMENTS, COMBINE_VARIANCES,
+# decides stays as it was. The covariance definition is read backwards whole (E[XY] − E[X]E[Y]
+# -> Cov(X, Y)) and, for E[XY] alone, only towards a step that writes the identity out
+# (E[XY] -> Cov(X, Y) + E[X]E[Y] where the next step shows Cov(X, Y), E[X] and E[Y]:
+# ``_covariance_identity_sites``): offered for any E[XY] it would make "E[XY] = Cov(X, Y)" (true
+# only for zero means) a two-rule step. Cov(X, Y) = 0 for independent X and Y has no backwards:
+# it would invent a covariance out of nothing.
+REVERSE_RULES = (SECOND_MOMENT, COMBINE_INDEPENDENT, COVARIANCE_FROM_MOMENTS, COVARIANCE_IDENTITY, COMBINE_VARIANCES,
                  BILINEARITY_BACKWARDS, JOIN_DOUBLE_SUM)
 MAX_NORMAL_FORM_ROUNDS = 40
 MAX_SEARCH_NODES = 400
@@ -532,6 +536,32 @@ def _covariance_sites(expression) -> list:
     return sites
 
 
+def _covariance_identity_sites(expression, goal) -> list:
+    """E[XY] -> Cov(X, Y) + E[X]E[Y]: the definition of covariance, true for any X and Y,
+    dependent or not (E[q_m q_m] = Cov(q_m, q_m) + E[q_m]E[q_m]). The split of the product into
+    X and Y is the one ``goal`` (the step the student wrote) shows: a Cov(X, Y) next to both E[X]
+    and E[Y]. Without them the identity is not written out, and is not offered: E[XY] = Cov(X, Y)
+    would follow from it by substituting a zero mean. No split leads to E[XY] = E[X]E[Y] for
+    dependent X and Y, nor to a sign changed."""
+    if goal is None:
+        return []
+    means = goal.atoms(Ex)
+    by_product: dict = {}
+    for covariance in sorted(goal.atoms(Cv), key=sympy.default_sort_key):
+        first, second = covariance.args
+        if is_random(first) and is_random(second) and Ex(first) in means and Ex(second) in means:
+            by_product.setdefault(canonical(first * second), []).append(covariance)
+    if not by_product:
+        return []
+    sites = []
+    for moment in _moments_in(expression):
+        if isinstance(moment, Ex):
+            for covariance in by_product.get(moment.args[0], ()):
+                first, second = covariance.args
+                sites.append((moment, covariance + Ex(first) * Ex(second)))
+    return sites
+
+
 MAX_COMBINED_PAIRS = 4  # beyond this many variances with one factor, only all of them at once
 
 
@@ -632,6 +662,10 @@ SITE_RULES = {
     COMBINE_VARIANCES: _variance_sum_sites,
     JOIN_DOUBLE_SUM: _join_sites,
 }
+# Rules whose sites depend on the step searched for (``goal``), not on the expression alone.
+GOAL_RULES = {
+    COVARIANCE_IDENTITY: _covariance_identity_sites,
+}
 
 
 # --------------------------------------------------------------------------- applying rules
@@ -654,8 +688,11 @@ def _inside_double_sums(expression) -> set:
     return inside
 
 
-def rewrites(expression, rule: str, model: Model) -> list:
-    """Every (moment, replacement) the rule allows in ``expression``."""
+def rewrites(expression, rule: str, model: Model, goal=None) -> list:
+    """Every (moment, replacement) the rule allows in ``expression`` (towards ``goal``, for the
+    rules of ``GOAL_RULES``)."""
+    if rule in GOAL_RULES:
+        return GOAL_RULES[rule](expression, goal)
     if rule in SITE_RULES:
         return SITE_RULES[rule](expression)
     function = RULES[rule]
@@ -670,9 +707,9 @@ def rewrites(expression, rule: str, model: Model) -> list:
     return result
 
 
-def apply_everywhere(expression, rule: str, model: Model):
+def apply_everywhere(expression, rule: str, model: Model, goal=None):
     """(new expression, first (moment, replacement)) with the rule applied at every site, or None."""
-    sites = rewrites(expression, rule, model)
+    sites = rewrites(expression, rule, model, goal)
     if not sites:
         return None
     # Innermost sites first would be rewritten away by outer ones; replace the outermost.
@@ -826,7 +863,7 @@ def rules_between(previous, following, model_key, depth: int, max_nodes: int = M
         next_frontier = []
         for expression, path in frontier:
             for rule in order:
-                for new, site in _neighbours(expression, rule, model):
+                for new, site in _neighbours(expression, rule, model, goal):
                     visited += _node_cost(new)
                     if new in seen:
                         continue
@@ -855,7 +892,8 @@ def _reverse_rules_for(start, goal) -> tuple:
     """The rules read backwards that can lead from ``start`` to ``goal``, each only towards a
     moment ``start`` does not have: E[X²] -> Var(X) + E[X]² towards a variance, E[X]E[Y] ->
     E[XY] towards an expectation of a product of independent quantities, E[XY] − E[X]E[Y] ->
-    Cov(X, Y) towards a covariance, Var(X) + Var(Y) -> Var(X + Y) towards a variance of a sum,
+    Cov(X, Y) towards a covariance, E[XY] -> Cov(X, Y) + E[X]E[Y] towards a covariance shown
+    with E[X] and E[Y], Var(X) + Var(Y) -> Var(X + Y) towards a variance of a sum,
     bilinearity towards a covariance of sums, joining towards a double sum."""
     new = goal.atoms(Ex, Vr, Cv, DSum) - start.atoms(Ex, Vr, Cv, DSum)
     rules = []
@@ -866,6 +904,9 @@ def _reverse_rules_for(start, goal) -> tuple:
         rules.append(COMBINE_INDEPENDENT)
     if any(isinstance(moment, Cv) for moment in new):
         rules.append(COVARIANCE_FROM_MOMENTS)
+    means = goal.atoms(Ex)
+    if any(isinstance(moment, Cv) and all(Ex(argument) in means for argument in moment.args) for moment in new):
+        rules.append(COVARIANCE_IDENTITY)
     if any(isinstance(moment, Vr) and (isinstance(moment.args[0], RSum) or moment.args[0].is_Add) for moment in new):
         rules.append(COMBINE_VARIANCES)
     if any(isinstance(moment, Cv) and any(isinstance(argument, RSum) for argument in moment.args) for moment in new):
@@ -909,18 +950,18 @@ def _substitute_lemma(expression, left, right):
     return canonical(replaced)
 
 
-def _neighbours(expression, rule: str, model: Model):
+def _neighbours(expression, rule: str, model: Model, goal=None):
     """Each (expression, (moment, replacement)) that one application of ``rule`` leads to, then
     the rule applied everywhere at once: made one at a time, so that a search out of nodes
     stops making them."""
     try:
-        sites = rewrites(expression, rule, model)
+        sites = rewrites(expression, rule, model, goal)
     except Unsupported:
         return
     for moment, replacement in sites:
         yield canonical(expression.xreplace({moment: replacement})), (moment, replacement)
     if len(sites) > 1:
-        everywhere = apply_everywhere(expression, rule, model)
+        everywhere = apply_everywhere(expression, rule, model, goal)
         if everywhere is not None:
             yield everywhere
 
