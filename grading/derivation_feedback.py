@@ -113,7 +113,7 @@ def _reason_words(step: dict, after: str) -> str:
     if kind == "start":
         return "Where the derivation starts."
     if kind == "statement":
-        return "States the question and its result: not a step, and not counted."
+        return "A statement of a result (the question and its answer, or a result on the way): not a step, and not counted."
     if kind == "lemma":
         if step.get("used"):
             return "A side result: it does not go on from the line before, and need not; a later step uses it."

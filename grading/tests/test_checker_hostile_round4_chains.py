@@ -301,4 +301,4 @@ def test_a_stated_result_is_shown_as_a_statement_not_a_step():
     assert [step.get("line_text") for step in steps] == [
         STATEMENT, None, None, None, None, None, "Hence " + STATEMENT, "Hence " + STATEMENT]
     html = derivation_steps_html(grade.as_dict(), show_verdicts=True, show_instances=False)
-    assert html.count("States the question and its result: not a step, and not counted.") == 3
+    assert html.count("A statement of a result (the question and its answer, or a result on the way): not a step, and not counted.") == 3
