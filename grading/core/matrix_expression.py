@@ -17,7 +17,12 @@ the size in terms of its name. Known slips (no scaling, d_k for √d_k, softmax 
 columns, transposed weights, scaling after the softmax, K Qᵀ, V on the left, √d_model for a
 head's scale, a transposed result) are named. A product of incompatible shapes is explained,
 with a transpose hint. A right answer is checked once more at sizes and entries keyed by a
-secret (``keyed_draw``), so one fitted to the seeded sizes is wrong. A power of a matrix
+secret (``keyed_draw``), so one fitted to the seeded sizes is wrong; and once more with every
+scalar (d_k, n, ...) given a value of its own that is not whole (``keyed_scalar_draw``), so a term
+that vanishes at every whole size, (d_k-2)(d_k-3)...(d_k-24) X, is wrong too. There every part
+of the answer must be 0 or between 1e-6 and 1e6 in size (``PART_RANGE``): a term such as
+``10^-20 V``, lost in rounding, is named rather than passed. A number with more digits than are
+computed with (1.0000000000000001, computed as 1.0) is refused when read. A power of a matrix
 (``Q^-1``, ``(Q K^T)^2``) is not part of the format: it is refused when the answer is read,
 so it uses no attempt.
 """
@@ -26,6 +31,8 @@ from __future__ import annotations
 
 import ast
 import json
+import random
+from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 import numpy as np
@@ -202,6 +209,71 @@ def _differs_at_keyed_sizes(expected_checked, checked, shapes: dict, scalars: di
     return not (np.shape(answer_value) == np.shape(expected_value) and _close(answer_value, expected_value))
 
 
+# The keyed sizes are whole numbers from KEYED_SIZES, and so are the values the scalars take with
+# them: a term such as (d_k-2)(d_k-3)...(d_k-24)(d_k-32) X vanishes at every size the matrices
+# can take there. The sizes stay whole, but the scalars are then given values of their own, drawn
+# from the key and never whole (a right answer holds as a formula in them: no part of the format
+# reads a size off a matrix), so an answer that agrees only where such a polynomial vanishes is
+# wrong. At the same draw every part of the answer must stay within PART_RANGE or be exactly 0:
+# a part far smaller than that (``10^-20 V`` added, ``V / exp(exp(exp(d_k)))``) is lost in the
+# rounding of the result and would pass unseen; one far larger swamps the rest in rounding. A part
+# that is 0 only up to rounding (Q K^T/√d_k - (Q/√d_k) K^T) is named too: numbers cannot tell it
+# from a difference that is tiny but not 0, ((10^6 + 10^-6)^(1/16) - 10^(3/8)). This is not asked
+# of an answer when the expected expression itself has such a part.
+SCALAR_FRACTIONS = (0.1, 0.9)  # the fractional part of a keyed scalar value: far from whole
+PART_RANGE = (1e-6, 1e6)  # the sizes a nonzero part of an answer may take; 1e12 apart, far below 1/eps
+ONLY_AT_SOME_VALUES = ("Not quite: your expression agrees with the answer only at particular values of {names} "
+                       "(whole-number sizes, for instance), not for every value; write it as a formula that "
+                       "holds for every value, without factors or terms that vanish only at some sizes.")
+EXTREME_PART = ("Not quite: part of your expression, {part}, is about {size:.0e} for these matrices: a part "
+                "that {effect} is lost in the rounding of the computed result, so it cannot be checked. "
+                "Write the expression without it (every part of a right answer is 0 or between "
+                "1e-6 and 1e6 in size).")
+UNDEFINED_PART = ("Not quite: part of your expression, {part}, overflows or is undefined for these matrices "
+                  "(a value too large to compute, 0/0 or the root of a negative number); a right answer is "
+                  "defined wherever the answer is.")
+
+
+def keyed_scalar_draw(expected_checked, checked, shapes: dict, scalars: dict, dimensions: dict) -> dict:
+    """``keyed_draw`` with every scalar (d_k, n, ...) set to a value of its own, not whole, from
+    the key: a term that vanishes at whole-number sizes does not vanish there."""
+    draw = keyed_draw(expected_checked, checked, shapes, scalars, dimensions)
+    rng = random.Random(symbolic.unpredictable_rng(expected_checked.text, f"{checked.text}\x00scalars").randrange(2**63))
+    low, high = SCALAR_FRACTIONS
+    for name in sorted(scalars):
+        draw[name] = float(rng.randrange(KEYED_SIZES.start, KEYED_SIZES.stop - 1) + rng.uniform(low, high))
+    return draw
+
+
+def _wrong_at_keyed_scalars(expected_checked, checked, shapes: dict, scalars: dict, dimensions: dict) -> str | None:
+    """Feedback for an answer right at every whole-number size but not as a formula (or right
+    only through rounding); None when it agrees with the answer at the keyed scalar values too."""
+    draw = keyed_scalar_draw(expected_checked, checked, shapes, scalars, dimensions)
+    expected_parts = _PartSizes(expected_checked, draw)
+    try:
+        with np.errstate(all="ignore"):
+            expected_value = expected_parts.value(expected_checked.body)
+    except (ShapeMismatch, AnswerFormatError):
+        return None  # the expected expression itself cannot be evaluated there: no evidence
+    if not np.all(np.isfinite(expected_value)):
+        return None
+    parts = _PartSizes(checked, draw)
+    try:
+        with np.errstate(all="ignore"):
+            answer_value = parts.value(checked.body)
+    except (ShapeMismatch, AnswerFormatError):
+        answer_value = None
+    if answer_value is None or not (np.shape(answer_value) == np.shape(expected_value)
+                                    and _close(answer_value, expected_value)):
+        used = sorted(checked.names & frozenset(scalars)) or sorted(scalars)
+        return ONLY_AT_SOME_VALUES.format(names=_listed(used))
+    return parts.problem if expected_parts.problem is None else None
+
+
+def _listed(names: list) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def _known_names(shapes: dict, scalars: dict) -> frozenset:
     return frozenset(shapes) | frozenset(scalars)
 
@@ -219,7 +291,24 @@ def read(text, shapes: dict, scalars: dict) -> safe_expr.CheckedExpression:
         hint = safe_expr.did_you_mean(unknown[0], known)
         raise AnswerFormatError(f"unknown name {unknown[0]!r}{hint}; this answer may use {', '.join(sorted(known))}")
     _refuse_matrix_powers(checked.body, frozenset(shapes))
+    _refuse_numbers_past_precision(checked.literals)
     return checked
+
+
+def _refuse_numbers_past_precision(literals: dict) -> None:
+    """AnswerFormatError for a number with more digits than a float keeps (1.0000000000000001 is
+    computed as 1.0): what is typed would not be what is checked. A float's shortest form, as
+    Python prints it (0.30000000000000004), is kept whole and read."""
+    for text in literals.values():
+        try:
+            typed, computed = Decimal(text), float(text)
+        except (InvalidOperation, ValueError, TypeError):
+            continue
+        if typed != Decimal(repr(computed)):
+            raise AnswerFormatError(
+                f"the number {text} has more digits than are computed with (about 16 significant digits): "
+                f"it would be read as {computed!r}; type it with fewer digits"
+            )
 
 
 def _refuse_matrix_powers(body: ast.AST, matrices: frozenset) -> None:
@@ -305,6 +394,40 @@ class _Evaluator:
                 raise ShapeMismatch("softmax is applied to a matrix of scores, not to a single number")
             return attention.softmax(argument, axis=-1)
         return np.sqrt(argument) if name == "sqrt" else np.exp(argument)
+
+
+class _PartSizes(_Evaluator):
+    """Evaluates an answer and keeps the first part (innermost first) that is not finite, or
+    nonzero and outside PART_RANGE: ``problem`` is its feedback, None when there is none."""
+
+    def __init__(self, checked, values: dict):
+        super().__init__(checked, {name: np.float64(value) if isinstance(value, float) else value
+                                   for name, value in values.items()})
+        self.problem: str | None = None
+
+    def value(self, node: ast.AST):
+        result = super().value(node)
+        if self.problem is None:
+            magnitudes = np.abs(np.asarray(result, dtype=float))
+            self.problem = self._problem(node, float(np.max(magnitudes)) if magnitudes.size else 0.0)
+        return result
+
+    def _problem(self, node: ast.AST, size: float) -> str | None:
+        if not np.isfinite(size):
+            return UNDEFINED_PART.format(part=_part_text(node))
+        if size == 0 or PART_RANGE[0] <= size <= PART_RANGE[1]:
+            return None
+        return EXTREME_PART.format(part=_part_text(node), size=size,
+                                   effect="small" if size < PART_RANGE[0] else "large")
+
+
+MAX_PART_CHARS = 60
+
+
+def _part_text(node: ast.AST) -> str:
+    """The part as the student could have typed it, shortened: ``10^(-20)``, ``exp(exp(d_k))``."""
+    text = ast.unparse(node).replace(f" ** {safe_expr.TRANSPOSE_MARKER}", "^T").replace(" ** ", "^")
+    return text if len(text) <= MAX_PART_CHARS else text[:MAX_PART_CHARS - 1] + "…"
 
 
 class _SlipEvaluator(_Evaluator):
@@ -488,7 +611,8 @@ def check(expected, answer, options: dict) -> Grade:
     if grade.correct:
         if _differs_at_keyed_sizes(expected_checked, checked, shapes, scalars, dimensions):
             return wrong(ONLY_AT_SOME_SIZES)
-        return grade
+        problem = _wrong_at_keyed_scalars(expected_checked, checked, shapes, scalars, dimensions)
+        return wrong(problem) if problem else grade
     if _bare_fraction_power_meant(checked, shapes, scalars, draws, expected_values):
         return wrong(f"Not quite. {safe_expr.BARE_FRACTION_POWER_ADVICE}")
     if side:
