@@ -196,6 +196,8 @@ _SPACED_OPERATOR = re.compile(r"\s*(/|×|·|\*|\^|\\times|\\cdot)\s*")
 _DECIMAL_COMMA = re.compile(r"\d,\d")
 # A sign typed apart from its number at the start of a row or after a comma: "[1, - 2]" is [1, -2].
 _SPACED_SIGN = re.compile(r"(^|,)\s*([+\-−–‐‒])\s+(?=[\d.])")
+_SIGN_THEN_SPACE = re.compile(r"[+\-−–‐‒]\s")  # found wherever _SPACED_SIGN would change the text
+_OPERATOR_CHARACTERS = frozenset("/×·*^\\")  # one is in every text _SPACED_OPERATOR changes
 
 
 def _split_entries(row_text: str) -> list[str]:
@@ -211,7 +213,11 @@ def _split_entries(row_text: str) -> list[str]:
             f"({comma.group(0).replace(',', '.')}), and put a space after every comma between entries"
         )
     # Fractions and powers of ten may be typed with spaces around the operator: "1 / 2", "2.5 × 10^-3".
-    compact = _SPACED_OPERATOR.sub(r"\1", _SPACED_SIGN.sub(r"\1\2", text))
+    compact = text
+    if _SIGN_THEN_SPACE.search(compact):  # most rows have neither: the substitutions are skipped
+        compact = _SPACED_SIGN.sub(r"\1\2", compact)
+    if _OPERATOR_CHARACTERS.intersection(compact):
+        compact = _SPACED_OPERATOR.sub(r"\1", compact)
     return [entry for entry in _ENTRY_SEPARATORS.split(compact) if entry]
 
 
@@ -235,6 +241,47 @@ def _require_rectangular(rows_and_is_2d) -> None:
 
 def _array_from_rows(rows_and_is_2d) -> np.ndarray:
     rows, is_2d = rows_and_is_2d
+    array = _plain_decimals(rows)
+    if array is None:
+        array = _read_entry_by_entry(rows, is_2d)
+    return array if is_2d else array[0]
+
+
+# Every entry a plain decimal (numeric.parse_number's usual case) or a finite float or int of the
+# accepted range: read in one pass as float(entry), the value parse_number gives (it is correctly
+# rounded, as float(Fraction(text)) is). Anything else is read entry by entry, with its messages.
+_PLAIN_DECIMALS = re.compile(rf"(?:{numeric._PLAIN_DECIMAL.pattern}\n)*{numeric._PLAIN_DECIMAL.pattern}")
+_PLAIN_ZERO = re.compile(r"[+-]?(?:0+(?:\.0*)?|\.0+)(?:[eE][+-]?[0-9]{1,3})?")
+_FAST_SMALLEST, _FAST_LARGEST = 1e-300, 1e300  # well inside numeric's range (about 1e-400 to 1e308)
+
+
+def _plain_decimals(rows: list) -> np.ndarray | None:
+    """The grid as floats when every entry is read at once (see above); None otherwise."""
+    entries = [entry for row in rows for entry in row]
+    texts = [entry for entry in entries if type(entry) is str]
+    if len(texts) != len(entries) and not all(type(entry) in (str, float, int) for entry in entries):
+        return None  # bool, None, Fraction, nested lists ...: each is named by the slow path
+    if texts and (max(map(len, texts)) > numeric.MAX_NUMBER_CHARS or not _PLAIN_DECIMALS.fullmatch("\n".join(texts))):
+        return None
+    try:
+        values = np.array([float(entry) for entry in entries])
+    except OverflowError:  # an int too large for a float
+        return None
+    magnitudes = np.abs(values)
+    in_range = (magnitudes > _FAST_SMALLEST) & (magnitudes < _FAST_LARGEST)
+    if not in_range.all():
+        zeros = np.flatnonzero(values == 0)
+        if zeros.size + in_range.sum() != values.size or not all(_is_zero(entries[index]) for index in zeros):
+            return None  # out of range, not finite, or 1e-999 (0 as a float, refused by parse_number)
+        values[zeros] = 0.0  # -0 is read as 0
+    return values.reshape(len(rows), -1)
+
+
+def _is_zero(entry) -> bool:
+    return bool(_PLAIN_ZERO.fullmatch(entry)) if type(entry) is str else entry == 0
+
+
+def _read_entry_by_entry(rows: list, is_2d: bool) -> np.ndarray:
     values, unreadable = [], []
     for row_number, row in enumerate(rows, start=1):
         values.append([])
@@ -245,8 +292,7 @@ def _array_from_rows(rows_and_is_2d) -> np.ndarray:
                 unreadable.append(problem)
     if unreadable:
         raise AnswerFormatError(_unreadable_message(unreadable))
-    array = np.array(values, dtype=float)
-    return array if is_2d else array[0]
+    return np.array(values, dtype=float)
 
 
 def _entries(count: int) -> str:
