@@ -50,6 +50,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from attnquiz.device_trust import device_failure_record, device_failures, trusted_device
+from exams.access import client_address
 
 PAIR, USERNAME = "username and address", "username"
 
@@ -59,6 +60,16 @@ def tier_limits() -> dict[str, int]:
         PAIR: settings.AXES_FAILURE_LIMIT,
         USERNAME: settings.LOGIN_USERNAME_FAILURE_LIMIT,
     }
+
+
+def lockout_address(request) -> str | None:
+    """The address failures are counted at (``AXES_CLIENT_IP_CALLABLE``): the client's, as the
+    exam's network check reads it (``EXAM_TRUSTED_PROXIES`` hops of X-Forwarded-For behind
+    the proxy, counted from the right so a client cannot choose it), else REMOTE_ADDR.
+    Behind a proxy REMOTE_ADDR is the proxy's, the same for every client: counting there made
+    five wrong passwords from anywhere pause the account for everyone."""
+    address = client_address(request)
+    return str(address) if address is not None else request.META.get("REMOTE_ADDR")
 
 
 class TieredLockoutHandler(AxesDatabaseHandler):

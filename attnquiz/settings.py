@@ -184,6 +184,8 @@ LOGIN_USERNAME_FAILURE_LIMIT = env.int("LOGIN_USERNAME_FAILURE_LIMIT", default=1
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # a refused try does not restart it
 AXES_USERNAME_FORM_FIELD = "username"  # the field name of Django's AuthenticationForm
 AXES_RESET_ON_SUCCESS = True
+# The client's address behind EXAM_TRUSTED_PROXIES proxies, not the proxy's (attnquiz/lockout.py).
+AXES_CLIENT_IP_CALLABLE = "attnquiz.lockout.lockout_address"
 AXES_LOCKOUT_CALLABLE = "attnquiz.lockout.lockout_response"
 AXES_USERNAME_CALLABLE = "attnquiz.lockout.lockout_username"  # the name as typed, one per account and form
 
