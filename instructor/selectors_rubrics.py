@@ -38,7 +38,9 @@ class ManualPart:
 
 def course_manual_parts(*, course: Course) -> list[ManualPart]:
     """Every hand-graded part of the course's assignments, with the students who answered
-    it and how many of their newest answers wait for a grade (two queries)."""
+    it and how many of their newest answers wait for a grade (two queries): the part's
+    page grades each student's newest answer (``question_answers``), so a student whose
+    earlier attempt waits but whose newest answer is graded waits for nothing there."""
     items = list(
         AssignmentItem.objects.filter(assignment__course=course)
         .select_related("assignment", "exercise_version__exercise")
@@ -50,7 +52,10 @@ def course_manual_parts(*, course: Course) -> list[ManualPart]:
         .values("variant__assignment_item_id", "part")
         .annotate(
             answers=Count("student", distinct=True),
-            waiting=Count("student", distinct=True, filter=Q(status=SubmissionStatus.MANUAL)),
+            waiting=Count(
+                "student", distinct=True,
+                filter=Q(status=SubmissionStatus.MANUAL) & ~Exists(_newer_answer_to_same_part()),
+            ),
         )
         .order_by()
     }
@@ -103,33 +108,50 @@ def question_rubric(*, course: Course, item: AssignmentItem, part: str) -> Rubri
     )
 
 
-def _newest_answer_to_same_part() -> Subquery:
-    """The student's newest answer to the submission's exercise and part: the one answer of
-    theirs the course rubric's pages grade (``question_answers``)."""
-    return Subquery(
-        Submission.objects.filter(
-            variant__assignment_item=OuterRef("variant__assignment_item"), part=OuterRef("part"),
-            student=OuterRef("student"),
-        ).order_by("-attempt", "-id").values("pk")[:1]
+def _same_part_of_same_student() -> QuerySet[Submission]:
+    """The answers of the outer submission's student to its exercise (assignment item) and part."""
+    return Submission.objects.filter(
+        variant__assignment_item=OuterRef("variant__assignment_item"), part=OuterRef("part"),
+        student=OuterRef("student"),
     )
 
 
-def with_course_rubric_answer(submissions: QuerySet[Submission]) -> QuerySet[Submission]:
-    """``submissions``, each with ``rubric_answer_id``: where the course has a rubric of its
-    exercise part, the answer to grade on the rubric's pages (``grading_answer``); None
-    where it has none, and the author's criteria grade it on the manual-grade page. One
-    rubric per question, so two graders of one question never grade by different ones.
-    A rubric without items (made by opening the question's page, for an exercise whose
-    author wrote no criteria) has nothing to tick, so it does not count yet."""
-    course_rubric = Rubric.objects.filter(
+def _newest_answer_to_same_part() -> Subquery:
+    """The student's newest answer to the submission's exercise and part: the one answer of
+    theirs the course rubric's pages grade (``question_answers``)."""
+    return Subquery(_same_part_of_same_student().order_by("-attempt", "-id").values("pk")[:1])
+
+
+def _newer_answer_to_same_part() -> Exists:
+    """Whether the student answered the submission's exercise and part again since: an
+    answer later in ``_newest_answer_to_same_part``'s order (attempt, then id)."""
+    return Exists(_same_part_of_same_student().filter(
+        Q(attempt__gt=OuterRef("attempt")) | Q(attempt=OuterRef("attempt"), pk__gt=OuterRef("pk"))
+    ))
+
+
+def _course_rubric_of_part() -> QuerySet[Rubric]:
+    """The course's rubric of the submission's exercise part, when it has items to tick. A
+    rubric without items (made by opening the question's page, for an exercise whose author
+    wrote no criteria) has nothing to tick, so it does not count yet."""
+    return Rubric.objects.filter(
         course=OuterRef("variant__assignment_item__assignment__course"),
         exercise=OuterRef("variant__exercise_version__exercise"),
         part=OuterRef("part"),
         items__isnull=False,
     )
+
+
+def with_course_rubric_answer(submissions: QuerySet[Submission]) -> QuerySet[Submission]:
+    """``submissions``, each with ``rubric_answer_id``: where the course has a rubric of its
+    exercise part (``_course_rubric_of_part``), the answer to grade on the rubric's pages
+    (``grading_answer``); None where it has none, and the author's criteria grade it on the
+    manual-grade page. One rubric per question, so two graders of one question never grade
+    by different ones."""
     return submissions.annotate(
         rubric_answer_id=Case(
-            When(Exists(course_rubric), then=_newest_answer_to_same_part()), default=None, output_field=IntegerField()
+            When(Exists(_course_rubric_of_part()), then=_newest_answer_to_same_part()),
+            default=None, output_field=IntegerField(),
         )
     )
 
@@ -144,10 +166,28 @@ def course_rubric_answer_id(*, submission: Submission) -> int | None:
     )
 
 
+def superseded_by_course_rubric() -> Q:
+    """An answer waiting for a hand grade that no one can give it: its part is graded by the
+    course's rubric, whose pages grade only each student's newest answer, and the student
+    has answered again since. The newer answer takes its place (its grade is the one that
+    counts; the older attempt keeps its status and is simply not waiting any more)."""
+    return Q(status=SubmissionStatus.MANUAL) & Exists(_course_rubric_of_part()) & _newer_answer_to_same_part()
+
+
 def manual_queue_rows(*, course: Course, include_graded: bool = False) -> QuerySet[Submission]:
     """The manual queue (``selectors.manual_queue``), each answer with where it is graded:
-    ``rubric_answer_id`` set, on the course rubric's page of that answer."""
-    return with_course_rubric_answer(manual_queue(course=course, include_graded=include_graded))
+    ``rubric_answer_id`` set, on the course rubric's page of that answer. Only what a grader
+    can act on: an earlier attempt superseded by a newer one under the course rubric
+    (``superseded_by_course_rubric``) is left out; one already graded by hand stays in the
+    list ``include_graded`` asks for."""
+    queue = manual_queue(course=course, include_graded=include_graded).exclude(superseded_by_course_rubric())
+    return with_course_rubric_answer(queue)
+
+
+def manual_waiting_count(*, course: Course) -> int:
+    """How many answers of the course wait for a grade by hand: the rows of the manual queue
+    (``manual_queue_rows``), counted in one query."""
+    return manual_queue(course=course).exclude(superseded_by_course_rubric()).count()
 
 
 def author_criteria(*, item: AssignmentItem, part: str):

@@ -60,7 +60,7 @@ def course_home(request, course_slug: str):
             "role": role,
             "is_instructor": role == Role.INSTRUCTOR,
             "assignments": course.assignments.all(),
-            "manual_waiting": selectors.manual_queue(course=course).count(),
+            "manual_waiting": selectors_rubrics.manual_waiting_count(course=course),
         },
     )
 

@@ -79,9 +79,10 @@ def test_the_rubric_grades_the_newest_answer_of_the_student(client, essay, cours
     response = client.get(manual_url(essay["answer"]))
     assert response["Location"] == answer_url(essay["item"], newest)
     assert f"Submission {essay['answer'].pk} is an earlier attempt" in str(list(get_messages(response.wsgi_request))[1])
-    assert [s.rubric_answer_id for s in selectors_rubrics.manual_queue_rows(course=essay["item"].assignment.course)] == [
-        newest.pk, newest.pk
-    ]
+    # The earlier attempt is superseded: the queue lists only the answer the rubric grades.
+    assert [(s.pk, s.rubric_answer_id) for s in selectors_rubrics.manual_queue_rows(
+        course=essay["item"].assignment.course
+    )] == [(newest.pk, newest.pk)]
 
 
 def test_without_a_course_rubric_the_manual_grade_page_grades_by_the_authors_criteria(client, essay):
