@@ -370,7 +370,7 @@ def version_preview_limited(
 # key's version when a preview's content changes, and a day bounds what an unbumped change
 # leaves behind.
 PUBLISHED_PREVIEW_CACHE_SECONDS = 24 * 3600
-_PUBLISHED_PREVIEW_CACHE_VERSION = 2  # 2: images only from static files
+_PUBLISHED_PREVIEW_CACHE_VERSION = 3  # 2: images only from static files; 3: warnings of dropped images
 
 
 def published_preview_cache_key(*, version: ExerciseVersion, seed: int) -> str:
@@ -468,7 +468,8 @@ def version_variant_spread_limited(*, spec: engine.ExerciseSpec) -> dict:
 
 
 def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str | None = None) -> dict:
-    """What a student with this seed would see, the reference answers and the gates' verdicts.
+    """What a student with this seed would see, the reference answers and the gates' verdicts,
+    and ``warnings`` for the author (SpecIssues): images the page will not show.
 
     Never raises for a bad seed or a failing draw: the problem is returned as ``error``.
     """
@@ -514,9 +515,12 @@ def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str |
             f"the variant draws, but rendering it failed: {exc}")
         preview["problems"] = engine.count_draw_problems(once_per_draw(text + unshowable), 1)
         return preview
+    from exercises.engine.rendering import image_warnings
+
     preview.update(
         attempts=draw.attempts,
         problems=engine.count_draw_problems(draw.problems, draw.attempts),
+        warnings=image_warnings(spec, draw.params),
         params={name: _display_value(value) for name, value in draw.params.items()},
         prompt=prompt,
         figures=figures,

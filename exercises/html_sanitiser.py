@@ -15,16 +15,25 @@ An image is fetched by the reader's browser the moment the page opens, signed in
 click: an author's ``![x](/courses/…/join?…)`` would make every student who opens the
 exercise request that page of ours. So an image may only come from the site's static
 files (``IMAGE_SOURCE_PREFIX``, the settings' STATIC_URL); any other source is removed and
-the image shows its alt text instead. (A ``data:`` image is removed too: the pages' CSP
-allows images from the site only.) A link keeps its address: following it is the
-reader's choice.
+the image becomes its alt text, as text (nothing, without one): an ``<img>`` left without a
+source would show the browser's broken-image icon. (A ``data:`` image is removed too: the
+pages' CSP allows images from the site only.) The editor's check warns the author of every
+such image. A link keeps its address: following it is the reader's choice.
 """
 
 from __future__ import annotations
 
+import html
 import re
 
 import nh3
+
+# The rule lives with the exercise texts it judges: the editor's check warns of each image
+# it would drop (``exercises.engine.rendering.image_warnings``). IMAGE_SOURCE_PREFIX is
+# attnquiz.settings.STATIC_URL ("static/", served from the site's root); a test checks they agree.
+from exercises.engine.rendering import IMAGE_SOURCE_PREFIX, image_source_allowed
+
+__all__ = ["IMAGE_SOURCE_PREFIX", "image_source_allowed", "sanitise_html"]
 
 ALLOWED_TAGS = frozenset({
     "a", "b", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6",
@@ -43,20 +52,6 @@ ALLOWED_ATTRIBUTE_VALUES = {
 }
 ALLOWED_URL_SCHEMES = frozenset({"http", "https", "mailto"})
 LINK_REL = "noopener noreferrer"
-# attnquiz.settings.STATIC_URL ("static/", served from the site's root); a test checks they agree.
-IMAGE_SOURCE_PREFIX = "/static/"
-# A static file's path: plain path characters only, so no query, no "%"-escape, no "\\"
-# (a browser reads it as "/"), no "//"; the dot-segments "." and ".." are refused below.
-_STATIC_PATH = re.compile(r"[A-Za-z0-9_.~-]+(?:/[A-Za-z0-9_.~-]+)*")
-
-
-def image_source_allowed(source: str) -> bool:
-    """Whether an ``<img>`` may load ``source``: a path under the static files that stays
-    there (``/static/../courses/`` would leave it once the browser resolves the dots)."""
-    if not source.startswith(IMAGE_SOURCE_PREFIX):
-        return False
-    path = source[len(IMAGE_SOURCE_PREFIX):]
-    return bool(_STATIC_PATH.fullmatch(path)) and not {".", ".."} & set(path.split("/"))
 
 
 def _only_static_images(element: str, attribute: str, value: str) -> str | None:
@@ -77,6 +72,23 @@ _cleaner = nh3.Cleaner(
 )
 
 
-def sanitise_html(html: str) -> str:
-    """``html`` with everything outside the allow-list removed (text is kept, escaped)."""
-    return _cleaner.clean(html or "")
+# An <img> as nh3 writes it: lower-case attribute names, every value in double quotes with
+# '"', "<" and ">" escaped, so no ">" ends a tag early.
+_IMAGE_TAG = re.compile(r'<img((?:\s+[a-z-]+(?:="[^"]*")?)*)\s*/?>')
+_ATTRIBUTE = re.compile(r'([a-z-]+)(?:="([^"]*)")?')
+
+
+def sanitise_html(text: str) -> str:
+    """``text`` (HTML) with everything outside the allow-list removed (text is kept,
+    escaped), and each image whose source was removed replaced by its alt text."""
+    cleaned = _cleaner.clean(text or "")
+    return _IMAGE_TAG.sub(_alt_text_of_sourceless, cleaned) if "<img" in cleaned else cleaned
+
+
+def _alt_text_of_sourceless(match: re.Match) -> str:
+    """An image left without a source as its alt text, escaped ("" without one): the browser
+    would draw a broken-image icon beside it. An image with its source is kept as it is."""
+    attributes = {name: value or "" for name, value in _ATTRIBUTE.findall(match.group(1))}
+    if "src" in attributes:
+        return match.group(0)
+    return html.escape(html.unescape(attributes.get("alt", "")), quote=False)
