@@ -372,7 +372,12 @@ def part_best_of_students(*, assignment: Assignment, student_ids: list[int]) -> 
 
 def part_best_scores(*, submissions) -> PartScores:
     """The ``PartScores`` of these submissions, in one aggregate: per part the best awarded
-    score (ungraded attempts count 0) and whether an attempt awaits grading."""
+    score (ungraded attempts count 0) and whether an attempt awaits grading. An earlier
+    attempt that waits under the course's rubric after the student answered again
+    (``selectors_rubrics.superseded_by_course_rubric``) awaits nothing: the rubric's pages
+    grade the newest answer."""
+    from .selectors_rubrics import superseded_by_course_rubric  # it reads this module's queue
+
     rows = (
         submissions.values("student_id", "variant__assignment_item_id", "part")
         .annotate(
@@ -385,7 +390,10 @@ def part_best_scores(*, submissions) -> PartScores:
             ),
             awaiting=Max(
                 Case(
-                    When(status__in=AWAITING_GRADING, then=Value(1)),
+                    When(
+                        status__in=AWAITING_GRADING,
+                        then=Case(When(superseded_by_course_rubric(), then=Value(0)), default=Value(1)),
+                    ),
                     default=Value(0),
                     output_field=IntegerField(),
                 )

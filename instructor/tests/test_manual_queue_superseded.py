@@ -131,3 +131,32 @@ def test_the_pages_list_and_count_what_waits(client, people, answers, course_rub
     assert f">Grade {answers['sam1'].pk}</a>" not in page
     for name in ("sam1_plain", "sue1", "sue1_plain", "sam2", "sam2_plain"):
         assert f">Grade {answers[name].pk}</a>" in page
+
+
+def pending_parts(answers, people) -> set:
+    from grading.models import Submission
+    from instructor.selectors import part_best_scores
+
+    scores = part_best_scores(submissions=Submission.objects.filter(variant__assignment_item__assignment__course=people.course))
+    names = {people.student.pk: "sam", people.student2.pk: "sue"}
+    items = {answers["with_rubric"].pk: "rubric", answers["without_rubric"].pk: "plain"}
+    return {(names[student], items[item], part) for student, item, part in scores.pending}
+
+
+def test_the_gradebook_does_not_count_a_superseded_attempt_as_pending(people, answers, course_rubric):
+    # sam's newest answer under the course rubric is graded; his first one still has status MANUAL.
+    answers["sam2"].__class__.objects.filter(pk=answers["sam2"].pk).update(
+        status=SubmissionStatus.GRADED, score=0.5, awarded=0.5
+    )
+    assert pending_parts(answers, people) == {
+        ("sam", "plain", "why"), ("sue", "rubric", "why"), ("sue", "plain", "why"),
+    }
+
+
+def test_without_a_course_rubric_an_earlier_waiting_attempt_stays_pending(people, answers):
+    answers["sam2"].__class__.objects.filter(pk=answers["sam2"].pk).update(
+        status=SubmissionStatus.GRADED, score=0.5, awarded=0.5
+    )
+    assert pending_parts(answers, people) == {
+        ("sam", "rubric", "why"), ("sam", "plain", "why"), ("sue", "rubric", "why"), ("sue", "plain", "why"),
+    }
