@@ -110,15 +110,18 @@ def grading_answer(request, course_slug: str, item_id: int, part: str, submissio
     if answer is None:
         raise Http404("No such answer to this part.")
     rubric = _rubric(course, item, part)
-    refusal = None
+    refusal, status = None, 200
     if request.method == "POST":
         try:
             services_rubrics.submission_grade_with_rubric(
                 submission=answer.submission, rubric=rubric, grader=request.user,
                 item_ids=_int_list(request.POST.getlist("items")), comment=request.POST.get("comment", "")[:5000],
+                grade_seen=_grade_seen_posted(request.POST.get("grade_seen")),
             )
+        except services_rubrics.GradedMeanwhile as refused:
+            refusal, status = refused.message, 409
         except InstructorRefused as refused:
-            refusal = refused.message
+            refusal, status = refused.message, 422
         else:
             label = "this answer" if _anonymous(request, course) else answer.submission.student.username
             messages.success(request, f"Graded {label}.")
@@ -131,18 +134,30 @@ def grading_answer(request, course_slug: str, item_id: int, part: str, submissio
             return redirect("instructor:grading_answer", course.slug, item.pk, part, following.submission.pk)
     return _answer_page(
         request, course=course, item=item, part=part, answers=answers, answer=answer, rubric=rubric,
-        refusal=refusal, posted=request.method == "POST",
+        refusal=refusal, posted=request.method == "POST", status=status,
     )
 
 
+def _grade_seen_posted(value):
+    """The form's ``grade_seen``: absent, no check (a page from before it); "0", the answer
+    had no grade; else the id of its newest grade then. Anything else matches no grade."""
+    if value is None:
+        return services_rubrics.UNCHECKED
+    if not value.isascii() or not value.isdigit() or len(value) > 18:
+        return -1
+    return int(value) or None
+
+
 def _answer_page(
-    request, *, course, item, part: str, answers, answer, rubric, refusal=None, posted=False, confirmation=None
+    request, *, course, item, part: str, answers, answer, rubric, refusal=None, posted=False, confirmation=None,
+    status=None,
 ):
     """One answer's grading page; ``posted``: a refused grade, its ticks and comment put back;
     ``confirmation`` as on the question's page."""
     spec = selectors.version_spec(item.exercise_version)
     index = answers.index(answer)
     submission_id = answer.submission.pk
+    history = list(answer.submission.manual_grades.select_related("grader"))
     return render(
         request,
         "instructor/grading_answer.html",
@@ -156,7 +171,8 @@ def _answer_page(
             "spec_part": spec.part(part),
             "rubric": rubric,
             "answer": answer,
-            "history": answer.submission.manual_grades.select_related("grader"),
+            "history": history,
+            "grade_seen": history[0].pk if history else 0,
             "shown": selectors.submission_answer_shown(submission=answer.submission),
             "comment": request.POST.get("comment", "") if posted else
             (answer.submission.feedback or {}).get("grader_comment", ""),
@@ -169,7 +185,7 @@ def _answer_page(
             "refusal": refusal,
             "confirmation": confirmation,
         },
-        status=422 if refusal else 200,
+        status=status or (422 if refusal else 200),
     )
 
 
