@@ -32,6 +32,7 @@ from exams.models import AssignmentAttempt
 from exercises import engine
 from exercises.models import ExerciseVersion
 from exercises.specs import version_spec
+from grading.core.score_rounding import percent_text
 from grading.models import Submission, SubmissionStatus
 from grading.events import GradeChange, grade_changed_publish, grades_changed_publish
 
@@ -55,6 +56,52 @@ class InstructorRefused(Exception):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
+
+
+class GradedMeanwhile(InstructorRefused):
+    """The answer was graded (again) after the grader's page was shown: their grade would
+    silently replace one they never saw. ``newest_id``: the grade that stands now."""
+
+    def __init__(self, message: str, *, newest_id: int | None):
+        super().__init__(message)
+        self.newest_id = newest_id
+
+
+UNCHECKED = object()  # grade_seen not given: no check (the bulk apply, the API, older open pages)
+OUT_OF_DATE = "This answer's page is out of date: save again to grade it."
+
+
+def require_newest_grade_seen(*, submission_id: int, grade_seen) -> None:
+    """GradedMeanwhile unless the answer's newest hand grade is ``grade_seen`` (its id when
+    the grader's page was shown; None: it had none then). Call with the answer's row locked,
+    so of two graders saving at once the second is told instead of replacing the first."""
+    if grade_seen is UNCHECKED:
+        return
+    newest = ManualGrade.objects.filter(submission_id=submission_id).select_related("grader").order_by(
+        "-created_at", "-id"
+    ).first()
+    newest_id = newest.pk if newest is not None else None
+    if newest_id == grade_seen:
+        return
+    if newest is None:
+        raise GradedMeanwhile(OUT_OF_DATE, newest_id=None)
+    who = newest.grader.username if newest.grader is not None else "A former member of staff"
+    score = "no score" if newest.score is None else percent_text(newest.score)
+    raise GradedMeanwhile(
+        f"{who} graded this answer ({score}) after you opened it. "
+        "What you entered is below: save again to replace that grade.",
+        newest_id=newest_id,
+    )
+
+
+def grade_seen_posted(value: str | None):
+    """A grading form's ``grade_seen``: absent, UNCHECKED (a page from before it); "0", the
+    answer had no grade; else the id of its newest grade then. Anything else matches none."""
+    if value is None:
+        return UNCHECKED
+    if not value.isascii() or not value.isdigit() or len(value) > 18:
+        return -1
+    return int(value) or None
 
 
 class ConfirmationNeeded(InstructorRefused):
@@ -515,7 +562,7 @@ def _submission_locked_for_grading(submission: Submission) -> tuple[Submission, 
 @transaction.atomic
 def submission_grade_manually(
     *, submission: Submission, grader, score: float, criteria_met: list[int] | None = None,
-    comment: str = "", rubric_ticked: list[tuple[str, float]] | None = None,
+    comment: str = "", rubric_ticked: list[tuple[str, float]] | None = None, grade_seen=UNCHECKED,
 ) -> Submission:
     """Record a person's grade of an answer; it may be graded by hand again later.
 
@@ -530,11 +577,13 @@ def submission_grade_manually(
     (``rubric_ticked``: (text, points) in the rubric's order; by default the author's
     criteria at ``criteria_met``), as the grader saw them, so the student's result shows
     them without reading the rubric again. Refuses (saving nothing) a score that is not a
-    number in [0, 1].
+    number in [0, 1], and a grade over one given after the grader's page was shown
+    (``grade_seen``, ``require_newest_grade_seen``).
     """
     from grading.services import MANUAL_TYPES
 
     submission, spec = _submission_locked_for_grading(submission)
+    require_newest_grade_seen(submission_id=submission.pk, grade_seen=grade_seen)
     checked = spec.part(submission.part).type not in MANUAL_TYPES
     if checked:
         _require_checker_finished(submission)

@@ -20,7 +20,6 @@ from attnquiz import confirmations
 from courses.models import AssignmentItem, Course
 from exams.selectors import FeedbackVisibility, feedback_visibility_for
 from exercises.specs import version_spec
-from grading.core.score_rounding import percent_text
 from grading.models import Submission
 
 from . import selectors_rubric_change as rubric_change
@@ -29,8 +28,8 @@ from .models import (
 )
 from .selectors import MANUAL_ANSWER_TYPES
 from .selectors_rubrics import REGRADE_OPEN, RegradeRefusalKind, regrade_ask_refusal
-from .services import (
-    Confirmed, InstructorRefused, _require_writable, confirmation_required, submission_grade_manually,
+from .services import (  # noqa: F401  (GradedMeanwhile and UNCHECKED: the views read them here)
+    UNCHECKED, Confirmed, GradedMeanwhile, grade_seen_posted, require_newest_grade_seen, InstructorRefused, _require_writable, confirmation_required, submission_grade_manually,
 )
 
 MAX_RUBRIC_ITEMS = 40
@@ -41,19 +40,6 @@ MAX_ITEM_POINTS = 100
 class RubricConflict(InstructorRefused):
     """Refused by the state of things, not by what was asked: a rubric that exists already,
     a request already answered or already open, an answer not graded yet."""
-
-
-class GradedMeanwhile(RubricConflict):
-    """The answer was graded (again) after the grader's page was shown: their grade would
-    silently replace one they never saw. ``newest_id``: the grade that stands now."""
-
-    def __init__(self, message: str, *, newest_id: int | None):
-        super().__init__(message)
-        self.newest_id = newest_id
-
-
-UNCHECKED = object()  # grade_seen not given: no check (the bulk apply, older open pages)
-OUT_OF_DATE = "This answer's page is out of date: save again to grade it."
 
 
 def rubric_for_part(*, course: Course, item: AssignmentItem, part: str, seed_criteria=()) -> Rubric:
@@ -373,7 +359,8 @@ def submission_grade_with_rubric(
     with transaction.atomic():
         items = _rubric_items_locked(rubric)
         if grade_seen is not UNCHECKED:
-            _require_newest_grade_seen(submission=submission, grade_seen=grade_seen)
+            Submission.objects.select_for_update(of=("self",)).filter(pk=submission.pk).values_list("pk").first()
+            require_newest_grade_seen(submission_id=submission.pk, grade_seen=grade_seen)
         by_id = {item.pk: item for item in items}
         unknown = [item_id for item_id in item_ids if item_id not in by_id]
         if unknown:
@@ -390,25 +377,6 @@ def submission_grade_with_rubric(
             maximum=rubric_change.rubric_maximum(rubric_change.rubric_lines(items)),
         )
     return graded
-
-
-def _require_newest_grade_seen(*, submission: Submission, grade_seen: int | None) -> None:
-    Submission.objects.select_for_update(of=("self",)).filter(pk=submission.pk).values_list("pk").first()
-    newest = ManualGrade.objects.filter(submission_id=submission.pk).select_related("grader").order_by(
-        "-created_at", "-id"
-    ).first()
-    newest_id = newest.pk if newest is not None else None
-    if newest_id == grade_seen:
-        return
-    if newest is None:
-        raise GradedMeanwhile(OUT_OF_DATE, newest_id=None)
-    who = newest.grader.username if newest.grader is not None else "A former member of staff"
-    score = "no score" if newest.score is None else percent_text(newest.score)
-    raise GradedMeanwhile(
-        f"{who} graded this answer ({score}) after you opened it. "
-        "Your ticks and comment are below: save again to replace that grade.",
-        newest_id=newest_id,
-    )
 
 
 def rubric_item_apply(*, rubric: Rubric, item: RubricItem, submissions: list[Submission], grader) -> int:

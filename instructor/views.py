@@ -445,7 +445,7 @@ def manual_grade(request, course_slug: str, submission_id: int):
         return _graded_by_course_rubric(request, submission=submission, answer_id=rubric_answer_id)
     rubric = selectors.rubric_for(submission=submission)
     form = ManualGradeForm(request.POST or None, rubric=rubric)
-    refusal = None
+    refusal, status = None, None
     checked = selectors_hand_grading.hand_grading(submission=submission, course=_course_of(submission)).checked
     if request.method == "POST" and checked:
         # This page grades by a rubric; a checked answer's score is set on its own page.
@@ -455,12 +455,16 @@ def manual_grade(request, course_slug: str, submission_id: int):
             services.submission_grade_manually(
                 submission=submission, grader=request.user, score=form.cleaned_data["score"],
                 criteria_met=sorted(form.cleaned_data.get("criteria") or []), comment=form.cleaned_data["comment"],
+                grade_seen=services.grade_seen_posted(request.POST.get("grade_seen")),
             )
+        except services.GradedMeanwhile as refused:
+            refusal, status = refused.message, 409
         except services.InstructorRefused as refused:
             refusal = refused.message
         else:
             messages.success(request, f"Graded submission {submission.pk}.")
             return redirect("instructor:manual_queue", course_slug)
+    history = list(submission.manual_grades.select_related("grader"))
     return render(
         request,
         "instructor/manual_grade.html",
@@ -471,9 +475,10 @@ def manual_grade(request, course_slug: str, submission_id: int):
             "rubric": rubric,
             "form": form,
             "refusal": refusal,
-            "history": submission.manual_grades.select_related("grader"),
+            "history": history,
+            "grade_seen": history[0].pk if history else 0,
         },
-        status=422 if (form.errors or refusal) else 200,
+        status=status or (422 if (form.errors or refusal) else 200),
     )
 
 

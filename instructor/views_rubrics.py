@@ -116,7 +116,7 @@ def grading_answer(request, course_slug: str, item_id: int, part: str, submissio
             services_rubrics.submission_grade_with_rubric(
                 submission=answer.submission, rubric=rubric, grader=request.user,
                 item_ids=_int_list(request.POST.getlist("items")), comment=request.POST.get("comment", "")[:5000],
-                grade_seen=_grade_seen_posted(request.POST.get("grade_seen")),
+                grade_seen=services_rubrics.grade_seen_posted(request.POST.get("grade_seen")),
             )
         except services_rubrics.GradedMeanwhile as refused:
             refusal, status = refused.message, 409
@@ -136,16 +136,6 @@ def grading_answer(request, course_slug: str, item_id: int, part: str, submissio
         request, course=course, item=item, part=part, answers=answers, answer=answer, rubric=rubric,
         refusal=refusal, posted=request.method == "POST", status=status,
     )
-
-
-def _grade_seen_posted(value):
-    """The form's ``grade_seen``: absent, no check (a page from before it); "0", the answer
-    had no grade; else the id of its newest grade then. Anything else matches no grade."""
-    if value is None:
-        return services_rubrics.UNCHECKED
-    if not value.isascii() or not value.isdigit() or len(value) > 18:
-        return -1
-    return int(value) or None
 
 
 def _answer_page(

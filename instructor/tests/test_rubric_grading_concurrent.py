@@ -47,7 +47,7 @@ def test_the_second_grader_of_an_answer_is_told_and_overwrites_nothing(people, e
     assert late.status_code == 409
     page = late.content.decode()
     assert "ines graded this answer (100%) after you opened it" in page
-    assert "Your ticks and comment are below: save again to replace that grade." in page
+    assert "What you entered is below: save again to replace that grade." in page
     # The late grader's ticks and comment are put back, and the form now names ines's grade.
     assert f'value="{small.pk}" checked' in page and f'value="{big.pk}" checked' not in page
     assert "Only one." in page
@@ -100,3 +100,34 @@ def test_the_service_refuses_a_grade_made_over_one_it_did_not_see(people, essays
             submission=first, rubric=rubric, grader=people.ta, item_ids=[], grade_seen=None
         )
     assert ManualGrade.objects.filter(submission=first).count() == 1
+
+
+def test_the_manual_grade_page_tells_the_second_grader_too(people):
+    """The one-answer page that grades by the author's criteria (no course rubric) keeps the
+    same rule: a save over a grade given after the page was shown is refused, and replaces
+    it only when made again."""
+    from authoring.tests.factories import FREE_TEXT_YAML, assignment_create, published_version, submission_add, variant_for
+
+    version = published_version(source=FREE_TEXT_YAML)
+    assignment = assignment_create(people.course, [version], slug="essay")
+    variant = variant_for(assignment.items.get(), people.student, params={"d": 64})
+    essay = submission_add(variant, "why", "The variance grows with d.", awarded=None, status=SubmissionStatus.MANUAL)
+    url = reverse("instructor:manual_grade", args=["attn", essay.pk])
+    ines, tariq = _signed_in("ines"), _signed_in("tariq")
+    seen_by_ines, seen_by_tariq = _seen(ines.get(url).content.decode()), _seen(tariq.get(url).content.decode())
+    assert seen_by_ines == seen_by_tariq == "0"
+
+    assert ines.post(url, {"score": "1", "comment": "Full marks.", "grade_seen": seen_by_ines}).status_code == 302
+    late = tariq.post(url, {"score": "0.25", "comment": "A quarter.", "grade_seen": seen_by_tariq})
+    assert late.status_code == 409
+    page = html.unescape(late.content.decode())
+    assert "ines graded this answer (100%) after you opened it. What you entered is below: save again" in page
+    assert "A quarter." in page and 'value="0.25"' in page
+    essay.refresh_from_db()
+    assert (essay.score, essay.feedback["grader_comment"]) == (1.0, "Full marks.")
+
+    again = tariq.post(url, {"score": "0.25", "comment": "A quarter.", "grade_seen": _seen(late.content.decode())})
+    assert again.status_code == 302
+    essay.refresh_from_db()
+    assert (essay.score, essay.feedback["grader_comment"]) == (0.25, "A quarter.")
+    assert ManualGrade.objects.filter(submission=essay).count() == 2
