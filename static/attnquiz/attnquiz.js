@@ -211,13 +211,18 @@
     return null;
   }
 
-  function fillGrid(grid, rows, startRow, startCol) {
+  /* The rows from (startRow, startCol) on. ``whole``: the rows must be the whole answer (the
+     paste box says "a whole matrix"); a smaller block there would leave older or empty cells
+     beside the paste, unnoticed. A block pasted into a cell may be smaller. */
+  function fillGrid(grid, rows, startRow, startCol, whole) {
     var cells = gridCells(grid);
     startRow = startRow || 0;
     startCol = startCol || 0;
     var needRows = cells.length - startRow;
     var needCols = cells[0].length - startCol;
-    if (rows.length > needRows || rows[0].length > needCols) {
+    var tooBig = rows.length > needRows || rows[0].length > needCols;
+    var tooSmall = whole && (rows.length < needRows || rows[0].length < needCols);
+    if (tooBig || tooSmall) {
       return (
         "That is a " + rows.length + " × " + rows[0].length + " matrix, but the answer is " +
         cells.length + " × " + cells[0].length + "."
@@ -273,13 +278,13 @@
     status.classList.toggle("is-error", Boolean(isError));
   }
 
-  function pasteIntoGrid(grid, text, startRow, startCol) {
+  function pasteIntoGrid(grid, text, startRow, startCol, whole) {
     var parsed = parseMatrixText(text);
     if (parsed.error) {
       announce(grid, parsed.error, true);
       return false;
     }
-    var problem = fillGrid(grid, parsed.rows, startRow, startCol);
+    var problem = fillGrid(grid, parsed.rows, startRow, startCol, whole);
     if (problem) {
       announce(grid, problem, true);
       return false;
@@ -336,7 +341,7 @@
     grid.insertAdjacentElement("afterend", details);
     details.insertAdjacentElement("afterend", status);
     details.querySelector("[data-paste-fill]").addEventListener("click", function () {
-      if (pasteIntoGrid(grid, details.querySelector("[data-paste-source]").value, 0, 0)) {
+      if (pasteIntoGrid(grid, details.querySelector("[data-paste-source]").value, 0, 0, true)) {
         gridCells(grid)[0][0].focus();
       }
     });
@@ -1444,7 +1449,7 @@
       var empty = Array.prototype.every.call(grid.querySelectorAll("input"), function (cell) {
         return !cell.value.trim();
       });
-      if (empty && !pasteIntoGrid(grid, source.value, 0, 0)) {
+      if (empty && !pasteIntoGrid(grid, source.value, 0, 0, true)) {
         filled = false;
         box.open = true;
         source.focus();
