@@ -50,7 +50,7 @@ opens at the first line that is not.
 A step that multiplies out to more than ``MAX_STEP_TERMS`` terms cannot be read.
 Layout is not a step (``split_steps``): LaTeX rows split by \\\\ (each a line), ``$``, ``\\[ \\]``,
 ``\\begin{align}`` and ``&``, labels ``1)``, ``Step 2:`` (and ``(1)``, ``1.`` when every line
-has one, numbered 1, 2, 3 ...), a leading ``Thus``, ``Hence``, ``⇒``, ``∴`` or heading ``Claim:``,
+has one, numbered 1, 2, 3 ...), a closing full stop, comma or semicolon, a leading ``Thus``, ``Hence``, ``⇒``, ``∴`` or heading ``Claim:``,
 ``Result:`` (``_leading_words_removed``), words after a step that justify it
 (``... by linearity``, ``(since E[q_m] = 0)``, ``\\quad \\text{by independence}``) and lines of
 words only. None of it earns anything: the formulas left are checked as if typed alone.
@@ -517,13 +517,24 @@ def _blank(match) -> str:
 def _layout_removed(line: str, numbered: bool, names) -> tuple[str, bool]:
     """The line with its layout blanked out, and whether what is left is words only (``_is_prose``)."""
     line = _DELIMITERS.sub(_blank, line)
-    line = line.rstrip().rstrip(_ENDINGS)
+    line = _closing_mark_removed(line.rstrip().rstrip(_ENDINGS).rstrip())
     if _PLAIN_LABEL.match(line) is None or numbered:
         line = _STEP_LABEL.sub(_blank, line, count=1)
     line = _leading_words_removed(line)
     if len(line) <= safe_expr.MAX_CHARS:  # a longer line is refused as it is; these searches would take long on it
         line = _NOTE.sub(lambda note: note.group(0) if note.group(1) in names else _blank(note), line)
     return line, _is_prose(line, names)
+
+
+_CLOSING_MARKS = (".", ",", ";")
+
+
+def _closing_mark_removed(line: str) -> str:
+    """The line without the full stop (comma, semicolon) a sentence ends with: ``= d_k.`` is
+    ``= d_k`` (a number keeps its value: ``1.`` is 1). An ellipsis is left to be refused."""
+    if line.endswith(_CLOSING_MARKS) and not line.endswith(".."):
+        return line[:-1].rstrip()
+    return line
 
 
 def _leading_words_removed(line: str) -> str:

@@ -287,3 +287,29 @@ def test_a_derivation_with_conclusions_is_graded_quickly():
     seconds = time.process_time() - started
     assert (grade.correct, grade.score) == (True, 1.0)
     assert seconds < 2.0, seconds
+
+
+# A sentence's full stop (or comma, semicolon) closing a line is layout: before, a right
+# derivation ending "Hence Var(q·k) = ... ." was refused: "unexpected character '.'".
+CLOSING_MARKS = [
+    pytest.param(lines(*GOOD[:-1], RESULT + "."), RIGHT_FROM_LINE_1, id="full stop after the result"),
+    pytest.param(lines(*GOOD, f"Hence {STATEMENT}."), RIGHT_FROM_LINE_1, id="full stop after the conclusion"),
+    pytest.param(lines(GOOD[0] + ",", GOOD[1] + ";", GOOD[2] + " .", RESULT + "."), RIGHT_FROM_LINE_1,
+                 id="comma, semicolon and spaced full stop"),
+]
+
+
+@pytest.mark.parametrize("answer, feedback", CLOSING_MARKS)
+def test_a_closing_full_stop_is_layout(answer, feedback):
+    assert verdict(GENERAL, answer) == (True, 1.0, None, None, feedback)
+
+
+def test_a_closing_full_stop_never_makes_a_wrong_step_right():
+    wrong = lines(GOOD[0], "d_k Var(q_m) Var(k_m).", RESULT + ".")
+    assert verdict(GENERAL, wrong)[:3] == verdict(GENERAL, lines(GOOD[0], "d_k Var(q_m) Var(k_m)", RESULT))[:3]
+    assert verdict(GENERAL, wrong)[:2] == (False, 0.0)
+
+
+def test_an_ellipsis_is_still_refused_as_a_format_error():
+    grade = check("derivation", GENERAL[0], lines(*GOOD[:-1], RESULT + "..."), GENERAL[1])
+    assert (grade.correct, grade.score) == (False, 0.0) and grade.error is not None
