@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install migrate demo browser worker check-deploy validate-bank clean load load-db bench scale-test
+.PHONY: run test install migrate demo browser worker check-deploy validate-bank clean load load-db bench bench-workers scale-test
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -78,6 +78,10 @@ load: load-db $(LOAD_VENV)/.installed
 ROUNDS ?= 3
 bench: load-db
 	$(LOAD_ENV) $(PY) manage.py bench_http --rounds $(ROUNDS)
+
+# Graded/s of the grading worker alone at 1, 2 and 4 pool processes (docs/deploy.md).
+bench-workers: load-db
+	$(LOAD_ENV) $(PY) manage.py bench_workers --rounds $(ROUNDS)
 
 validate-bank: migrate
 	DEBUG=1 $(PY) manage.py validate_bank

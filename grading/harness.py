@@ -400,7 +400,7 @@ def stack_cpu_meter(*, connection, web, workers: dict, beat, redis_pid: int) -> 
     """A CpuMeter over every process that works on a request or an answer: the gunicorn
     ``web``, each queue's worker (``workers``: queue name -> CeleryWorker), ``beat``, the
     Redis at ``redis_pid`` and this database's PostgreSQL backends but ``connection``'s own
-    (the benchmark's reads are not the product's work)."""
+    (the benchmark's reads are not the product's work). ``web`` or ``beat`` None: not running."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         own = cursor.fetchone()[0]
@@ -413,10 +413,11 @@ def stack_cpu_meter(*, connection, web, workers: dict, beat, redis_pid: int) -> 
             )
             return [row[0] for row in cursor.fetchall()]
 
-    groups = {"gunicorn": lambda: session_pids(web.process.pid)}
+    groups = {"gunicorn": lambda: session_pids(web.process.pid)} if web is not None else {}
     for queue, worker in workers.items():
         groups[f"worker {queue}"] = lambda worker=worker: session_pids(worker.process.pid)
-    groups["beat"] = lambda: session_pids(beat.process.pid)
+    if beat is not None:
+        groups["beat"] = lambda: session_pids(beat.process.pid)
     groups["postgresql"] = backends
     groups["redis"] = lambda: [redis_pid]
     return CpuMeter(groups)
