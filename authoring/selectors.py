@@ -370,7 +370,7 @@ def version_preview_limited(
 # key's version when a preview's content changes, and a day bounds what an unbumped change
 # leaves behind.
 PUBLISHED_PREVIEW_CACHE_SECONDS = 24 * 3600
-_PUBLISHED_PREVIEW_CACHE_VERSION = 3  # 2: images only from static files; 3: warnings of dropped images
+_PUBLISHED_PREVIEW_CACHE_VERSION = 4  # 2: images only from static files; 3: warnings of dropped images; 4: named as the page renders them
 
 
 def published_preview_cache_key(*, version: ExerciseVersion, seed: int) -> str:
@@ -515,7 +515,7 @@ def version_preview(*, spec: engine.ExerciseSpec, seed: int, variant_name: str |
             f"the variant draws, but rendering it failed: {exc}")
         preview["problems"] = engine.count_draw_problems(once_per_draw(text + unshowable), 1)
         return preview
-    from exercises.engine.rendering import image_warnings
+    from .image_warnings import image_warnings
 
     preview.update(
         attempts=draw.attempts,

@@ -18,22 +18,26 @@ files (``IMAGE_SOURCE_PREFIX``, the settings' STATIC_URL); any other source is r
 the image becomes its alt text, as text (nothing, without one): an ``<img>`` left without a
 source would show the browser's broken-image icon. (A ``data:`` image is removed too: the
 pages' CSP allows images from the site only.) The editor's check warns the author of every
-such image. A link keeps its address: following it is the reader's choice.
+such image (``dropped_images`` names them). A link keeps its address: following it is the
+reader's choice.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from dataclasses import dataclass
+from html.parser import HTMLParser
 
 import nh3
 
-# The rule lives with the exercise texts it judges: the editor's check warns of each image
-# it would drop (``exercises.engine.rendering.image_warnings``). IMAGE_SOURCE_PREFIX is
-# attnquiz.settings.STATIC_URL ("static/", served from the site's root); a test checks they agree.
-from exercises.engine.rendering import IMAGE_SOURCE_PREFIX, image_source_allowed
+__all__ = ["IMAGE_SOURCE_PREFIX", "DroppedImage", "dropped_images", "image_source_allowed", "sanitise_html"]
 
-__all__ = ["IMAGE_SOURCE_PREFIX", "image_source_allowed", "sanitise_html"]
+# attnquiz.settings.STATIC_URL ("static/", served from the site's root); a test checks they agree.
+IMAGE_SOURCE_PREFIX = "/static/"
+# A static file's path: plain path characters only, so no query, no "%"-escape, no "\\"
+# (a browser reads it as "/"), no "//"; the dot-segments "." and ".." are refused below.
+_STATIC_PATH = re.compile(r"[A-Za-z0-9_.~-]+(?:/[A-Za-z0-9_.~-]+)*")
 
 ALLOWED_TAGS = frozenset({
     "a", "b", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6",
@@ -52,6 +56,15 @@ ALLOWED_ATTRIBUTE_VALUES = {
 }
 ALLOWED_URL_SCHEMES = frozenset({"http", "https", "mailto"})
 LINK_REL = "noopener noreferrer"
+
+
+def image_source_allowed(source: str) -> bool:
+    """Whether an ``<img>`` may load ``source``: a path under the static files that stays
+    there (``/static/../courses/`` would leave it once the browser resolves the dots)."""
+    if not source.startswith(IMAGE_SOURCE_PREFIX):
+        return False
+    path = source[len(IMAGE_SOURCE_PREFIX):]
+    return bool(_STATIC_PATH.fullmatch(path)) and not {".", ".."} & set(path.split("/"))
 
 
 def _only_static_images(element: str, attribute: str, value: str) -> str | None:
@@ -92,3 +105,44 @@ def _alt_text_of_sourceless(match: re.Match) -> str:
     if "src" in attributes:
         return match.group(0)
     return html.escape(html.unescape(attributes.get("alt", "")), quote=False)
+
+
+@dataclass(frozen=True)
+class DroppedImage:
+    alt: str  # as the reader would see it in the image's place ("" for none)
+    source: str  # as the browser would have fetched it (character references decoded)
+    text_before: str = ""  # the text just before the image, since the element before it
+
+
+def dropped_images(text: str) -> list[DroppedImage]:
+    """The images of ``text`` (HTML, before ``sanitise_html``) whose source the sanitiser
+    removes, in order: each is shown as its alt text instead. The editor's check names them."""
+    reader = _ImageReader()
+    reader.feed(text or "")
+    reader.close()
+    return [DroppedImage(attributes.get("alt") or "", attributes.get("src") or "", before)
+            for attributes, before in reader.images
+            if not image_source_allowed(attributes.get("src") or "")]
+
+
+class _ImageReader(HTMLParser):
+    """Collects the attributes of every ``<img>`` (names lower-cased, values decoded) and the
+    text just before it."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.images: list[tuple[dict[str, str | None], str]] = []
+        self._text = ""
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            self.images.append((dict(attrs), self._text))
+        self._text = ""
+
+    handle_startendtag = handle_starttag
+
+    def handle_endtag(self, tag):
+        self._text = ""
+
+    def handle_data(self, data):
+        self._text += data

@@ -19,7 +19,7 @@ import threading
 import markdown
 from markdown.extensions.tables import TableProcessor
 
-from exercises.html_sanitiser import sanitise_html
+from exercises.html_sanitiser import DroppedImage, dropped_images, sanitise_html
 
 MATH_SEGMENT = re.compile(r"\$\$.+?\$\$|\$(?!\s)[^$\n]+?\$", re.DOTALL)
 PLACEHOLDER = "\x00MATH{}\x00"
@@ -178,6 +178,12 @@ def _render_kept(text: str) -> str:
 
 def _render(text: str) -> str:
     return sanitise_html(markdown_with_math(_converter().reset(), text))
+
+
+def images_dropped(text: str) -> list[DroppedImage]:
+    """The images of ``text`` the page will not show: rendered exactly as
+    ``render_markdown_math`` renders it, up to the sanitiser, which would drop these."""
+    return dropped_images(markdown_with_math(_converter().reset(), text or ""))
 
 
 def markdown_with_math(converter: markdown.Markdown, text: str) -> str:

@@ -117,7 +117,7 @@ def test_a_second_preview_comes_from_the_cache_without_the_sandbox_or_the_place(
 
 def test_the_key_names_the_version_its_content_and_the_seed(version):
     assert selectors.published_preview_cache_key(version=version, seed=3) == (
-        f"published-preview:3:{version.pk}:{version.content_hash[:16]}:3"
+        f"published-preview:4:{version.pk}:{version.content_hash[:16]}:3"
     )
 
 
