@@ -111,14 +111,15 @@ class Command(BenchHttp):
             students = self.prepared(item, answers)
             targets.update({f"worker-{queue}": worker.process.pid for queue, worker in self.workers.items()})
             with self.recording(folder, "submit", targets, seconds, rate):
-                graded = self.http_graded(web, students, clients)
+                until_empty, to_last_grade = self.http_graded(web, students, clients)
         finally:
             web.stop()
             self.beat.cleanup()
             for worker in self.workers.values():
                 worker.stop()
             broker.cleanup()
-        self.stdout.write(f"exercise page under profile: {pages:.0f} req/s; answers: {graded:.1f} graded/s")
+        self.stdout.write(f"exercise page under profile: {pages:.0f} req/s; answers: {to_last_grade:.1f} graded/s "
+                          f"to the last grade, {until_empty:.1f}/s until every queue is empty")
         for path in sorted(folder.glob("*.txt")):
             samples, rows = collapsed_top(path)
             self.stdout.write(f"\n{path.stem}: {samples} samples (own % / total %)")
