@@ -1612,11 +1612,46 @@ def _step_details(canonicaliser: Canonicaliser, steps: list[Step], reasons: list
 
 
 def _on_line(canonicaliser: Canonicaliser, step: Step, function, argument):
-    """``function(argument)``, a reading problem named by the student's line."""
+    """``function(argument)``, a reading problem named by the student's line. A step that
+    reads as a sentence is told so, rather than about the first word the reader trips on."""
     try:
         return function(argument)
     except AnswerFormatError as problem:
+        if _reads_as_words(step.text, canonicaliser.known):
+            raise AnswerFormatError(_words_not_maths(step)) from None
         raise AnswerFormatError(f"Line {step.line}: {canonicaliser.located(problem, step)}") from None
+
+
+# --------------------------------------------------------------------------- a step in words
+# "Hence the variance is d_k" is a step the reader cannot read: it refused it for its first
+# word ("'is' is a reserved word", "unknown symbol 'the'"), which told the student nothing about
+# what to write. A step with an English word that joins a sentence (is, equals, the, so,
+# therefore, ...) is told it reads as words. Asked only once the step is refused, so it never
+# changes a grade. Python keywords that are not plainly English (lambda, if, or, not, in, None)
+# are left out: an expression with one of them keeps the reader's precise message.
+SENTENCE_WORDS = frozenset("""
+    is are was were be been being equals equal gives give giving get gets got becomes become yields
+    the an this that these those which it its we our us
+    so therefore hence thus then and but because since now finally here there
+    of to into by using where when
+    has have had holds hold follows follow obtain obtains simplifies simplify reduces expands expanding
+    substituting substitute applying apply
+""".split())
+_WORD = re.compile(r"(?<![A-Za-z0-9_\\])[A-Za-z]+(?![A-Za-z0-9_])")  # not a LaTeX command, not part of q_m
+WORDS_NOT_MATHS_ADVICE = "write the step as an equation (“so” or “hence” may lead it: hence a = b)."
+
+
+def _reads_as_words(text: str, names) -> bool:
+    """Whether a step has a word that joins a sentence and is not a name the exercise declares
+    or a function of the answer syntax: words, not an expression."""
+    if len(text) > safe_expr.MAX_CHARS:  # refused as too long, as it is
+        return False
+    return any(word.lower() in SENTENCE_WORDS and word not in names and word not in GRAMMAR.functions
+               for word in _WORD.findall(text))
+
+
+def _words_not_maths(step: Step) -> str:
+    return f"{_sentence(step.subject())} reads as words, not maths: {WORDS_NOT_MATHS_ADVICE}"
 
 
 def _with_slip(feedback: str, slip: str | None) -> str:

@@ -193,7 +193,9 @@ def test_without_a_limit_on_rules_the_same_steps_are_right():
 
 def test_words_between_steps_without_a_colon_are_still_read_as_a_step():
     grade = check("derivation", TARGET, [GOOD[0], "by linearity and independence", TARGET], EXERCISE)
-    assert (grade.score, grade.error) == (0.0, "Line 2: 'and' is a reserved word and cannot be used in an answer")
+    # before: "Line 2: 'and' is a reserved word and cannot be used in an answer"
+    assert (grade.score, grade.error) == (0.0, "Line 2 reads as words, not maths: write the step as an "
+                                               "equation (“so” or “hence” may lead it: hence a = b).")
 
 
 def test_a_plain_number_label_on_some_lines_only_is_read_as_a_number():

@@ -332,7 +332,8 @@ def test_digits_of_other_scripts_are_read_in_an_expression():
         ("x" * 100_000, "Line 1: the answer is too long (100000 characters; the limit is 2000)"),
         (["Var(q·k)", "q_m" * 20_000], "Line 2: the answer is too long (60000 characters; the limit is 2000)"),
         (["Var(q·k)"] * 50, "too many steps (50; the limit is 30)"),
-        (["Var(q·k)", "by linearity and independence", "d_k"], "Line 2: 'and' is a reserved word and cannot be used in an answer"),
+        (["Var(q·k)", "by linearity and independence", "d_k"],
+         "Line 2 reads as words, not maths: write the step as an equation (“so” or “hence” may lead it: hence a = b)."),
     ],
 )
 def test_long_and_stuffed_derivations_are_refused_quickly(answer, error):
