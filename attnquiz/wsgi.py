@@ -27,4 +27,10 @@ from django.urls import get_resolver  # noqa: E402
 from attnquiz.startup_heap import startup_objects_freeze  # noqa: E402
 
 get_resolver().url_patterns  # noqa: B018 -- imports every view module
+
+# A student's first symbolic or derivation answer is read in the request: read one of each
+# now, so no student waits for SymPy's first use (1.0–1.7 s) in this process.
+from grading.services import checkers_warm_up  # noqa: E402
+
+checkers_warm_up()
 startup_objects_freeze()

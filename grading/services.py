@@ -337,6 +337,20 @@ CHECK_FAILED = (
 ANSWER_TOO_BIG_ERRORS = (RecursionError, OverflowError, MemoryError, ValueError, ArithmeticError, UnicodeError)
 
 
+def checkers_warm_up() -> bool:
+    """``answers.warm_up`` when a web or worker process starts; True when every case graded
+    right. A failure is logged and never stops the process: it only starts cold."""
+    try:
+        grades = answers.warm_up()
+    except Exception:
+        logger.exception("warming the checkers failed; the first answers will be read cold")
+        return False
+    if not all(grade.correct for grade in grades):
+        logger.warning("a warm-up answer did not grade right: %s", [grade.error for grade in grades])
+        return False
+    return True
+
+
 def answer_format_error(*, context: PartContext, raw_answer) -> str | None:
     """Why the answer cannot be read (it then costs no attempt), or None.
 

@@ -61,3 +61,34 @@ def self_test_answers(answer_type: str, expected, options: dict | None = None) -
     """Raw right / wrong / invalid answers for an exercise self-test to feed back through check()."""
     module = checker_module(answer_type)
     return module.self_test(expected, require_options_dict(options))
+
+
+# One right answer of each sandboxed type, read and checked when a process starts
+# (``warm_up``). A process's first reading of a derivation took 1.0–1.7 s (SymPy building
+# what it keeps for later: the assumptions' rules, the printers, the parser's tables), every
+# later one ~5 ms: without this, the first student of each web process and of each grading
+# checker waited for it. Each case is a right answer, and a test holds it so.
+_MOMENTS = {
+    "symbols": {"d_k": "positive, integer", "sigma_q": "positive", "sigma_k": "positive"},
+    "random_variables": {"q": {"mean": 0, "variance": "sigma_q**2"}, "k": {"mean": 0, "variance": "sigma_k**2"}},
+    "start": "Var(Sum(q_m*k_m, m, 1, d_k))",
+}
+WARM_UP_CASES = (
+    ("symbolic", "sqrt(d_k)*sigma_q*sigma_k", r"\sqrt{d_k}\,\sigma_q\sigma_k",
+     {"symbols": _MOMENTS["symbols"]}),
+    ("derivation", "d_k*sigma_q^2*sigma_k^2",
+     "Var(Sum(q_m*k_m, m, 1, d_k))\n= d_k Var(q_m k_m)\n= d_k (E[q_m^2] E[k_m^2] - E[q_m]^2 E[k_m]^2)\n"
+     "= d_k sigma_q^2 sigma_k^2", _MOMENTS),
+    ("matrix_expression", "softmax(Q K^T / sqrt(d_k)) V", "softmax(Q @ K^T / sqrt(d_k)) @ V",
+     {"matrices": {"Q": [4, 3], "K": [4, 3], "V": [4, 2]}}),
+)
+
+
+def warm_up() -> list[Grade]:
+    """Read and check one right answer of each sandboxed type (``WARM_UP_CASES``), so that
+    this process, and every process it forks afterwards, reads a student's first one warm."""
+    grades = []
+    for answer_type, expected, answer, options in WARM_UP_CASES:
+        parse(answer_type, answer, options)
+        grades.append(check(answer_type, expected, answer, options))
+    return grades
