@@ -14,7 +14,7 @@ from authoring.selectors import published_versions
 from courses.models import Role
 from grading.core.misconceptions import MISCONCEPTION_LABELS
 
-from . import selectors, selectors_fairness, selectors_hand_grading, selectors_rubrics, services
+from . import claims, selectors, selectors_fairness, selectors_hand_grading, selectors_rubrics, services
 from .csv_response import csv_streaming_response, wants_excel_bom, xlsx_response
 from .forms import (
     AssignmentForm, HandScoreForm, ItemAddForm, ItemPoolsForm, ItemUpdateForm, ManualGradeForm, RegradeForm,
@@ -428,7 +428,9 @@ def manual_queue(request, course_slug: str):
         "instructor/manual_queue.html",
         {
             "course": course,
-            "submissions": selectors_rubrics.manual_queue_rows(course=course, include_graded=include_graded),
+            "submissions": claims.queue_rows_with_claims(
+                selectors_rubrics.manual_queue_rows(course=course, include_graded=include_graded)
+            ),
             "include_graded": include_graded,
         },
     )
@@ -462,8 +464,10 @@ def manual_grade(request, course_slug: str, submission_id: int):
         except services.InstructorRefused as refused:
             refusal = refused.message
         else:
+            claims.answer_claim_release(submission=submission, grader=request.user)
             messages.success(request, f"Graded submission {submission.pk}.")
             return redirect("instructor:manual_queue", course_slug)
+    claimed_by_other = claims.answer_claim_take(submission=submission, grader=request.user)
     history = list(submission.manual_grades.select_related("grader"))
     return render(
         request,
@@ -477,6 +481,7 @@ def manual_grade(request, course_slug: str, submission_id: int):
             "refusal": refusal,
             "history": history,
             "grade_seen": history[0].pk if history else 0,
+            "claimed_by_other": claimed_by_other,
         },
         status=status or (422 if (form.errors or refusal) else 200),
     )

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from attnquiz import confirmations
 from exams.views_access import exam_gate_response
 
-from . import selectors, selectors_rubric_change, selectors_rubrics, services_rubrics
+from . import claims, selectors, selectors_rubric_change, selectors_rubrics, services_rubrics
 from .forms_regrade import RegradeReplyForm
 from .services import ConfirmationNeeded, InstructorRefused
 
@@ -91,7 +91,7 @@ def _question_page(request, *, course, item, part: str, confirmation: dict | Non
             "rubric": rubric,
             "out_of_step": selectors_rubric_change.rubric_out_of_step(rubric=rubric),
             "answers": answers,
-            "next_waiting": selectors_rubrics.next_waiting(answers),
+            "next_waiting": claims.next_waiting_unclaimed(answers, grader=request.user),
             "waiting": sum(1 for answer in answers if answer.waiting),
             "anonymous": _anonymous(request, course),
             "confirmation": confirmation,
@@ -123,10 +123,12 @@ def grading_answer(request, course_slug: str, item_id: int, part: str, submissio
         except InstructorRefused as refused:
             refusal, status = refused.message, 422
         else:
+            claims.answer_claim_release(submission=answer.submission, grader=request.user)
             label = "this answer" if _anonymous(request, course) else answer.submission.student.username
             messages.success(request, f"Graded {label}.")
-            following = selectors_rubrics.next_waiting(
-                selectors_rubrics.question_answers(item=item, part=part), after=submission_id
+            following = claims.next_waiting_unclaimed(
+                selectors_rubrics.question_answers(item=item, part=part), grader=request.user,
+                after=submission_id,
             )
             if following is None:
                 messages.info(request, "Every answer to this part is graded.")
@@ -147,6 +149,7 @@ def _answer_page(
     spec = selectors.version_spec(item.exercise_version)
     index = answers.index(answer)
     submission_id = answer.submission.pk
+    claimed_by_other = claims.answer_claim_take(submission=answer.submission, grader=request.user)
     history = list(answer.submission.manual_grades.select_related("grader"))
     return render(
         request,
@@ -169,7 +172,8 @@ def _answer_page(
             "ticked": set(_int_list(request.POST.getlist("items"))) if posted else set(answer.ticked),
             "previous": answers[index - 1] if index > 0 else None,
             "following": answers[index + 1] if index + 1 < len(answers) else None,
-            "next_waiting": selectors_rubrics.next_waiting(answers, after=submission_id),
+            "next_waiting": claims.next_waiting_unclaimed(answers, grader=request.user, after=submission_id),
+            "claimed_by_other": claimed_by_other,
             "count": len(answers),
             "anonymous": _anonymous(request, course),
             "refusal": refusal,
