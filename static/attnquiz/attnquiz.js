@@ -5,7 +5,8 @@
  *   - $...$ / $$...$$ in [data-math] elements are typeset with KaTeX;
  *   - a [data-tex] element (a derivation step, shown as typed) gets KaTeX's rendering of
  *     its data-tex LaTeX in place of the typed text;
- *   - matrix grids get arrow-key navigation and a "paste a whole matrix" box;
+ *   - matrix grids get arrow-key navigation and a "paste a whole matrix" box, and the
+ *     sentence of their help that names both is shown (hidden in the HTML);
  *   - symbolic and derivation inputs show a live preview of what the parser read;
  *   - htmx swaps in the graded result (the fragment polls until grading is done),
  *     including format errors (HTTP 422), which htmx would otherwise drop;
@@ -358,6 +359,23 @@
     });
     grid.addEventListener("input", cellEdited);
     buildPasteBox(grid);
+    showScriptOnlyHelp(grid);
+  }
+
+  /* The grid's help names the arrow keys and pasting a whole matrix only once they work:
+     the page's HTML hides that sentence ([data-grid-script-help]), since without this
+     script a student can only type each cell. Found through the grid's aria-describedby,
+     in its own form (a page holds several grids). */
+  function showScriptOnlyHelp(grid) {
+    var scope = grid.closest("form") || grid.parentNode;
+    if (!scope) return;
+    (grid.getAttribute("aria-describedby") || "").split(/\s+/).forEach(function (id) {
+      var help = id ? scope.querySelector("#" + CSS.escape(id)) : null;
+      if (!help) return;
+      help.querySelectorAll("[data-grid-script-help]").forEach(function (sentence) {
+        sentence.hidden = false;
+      });
+    });
   }
 
   // -------------------------------------------------------- live previews
