@@ -57,5 +57,14 @@ def slip_separation(*, diagnose: dict, options: dict, misconception: str) -> flo
     slip = np.asarray(slip, dtype=float)
     if slip.shape != right.shape or not np.all(np.isfinite(slip)):
         return None
-    tolerances = entry_tolerances(right, options)
-    return float(np.max(np.abs(slip - right) / tolerances))
+    return float(np.max(_in_tolerances(np.abs(slip - right), entry_tolerances(right, options))))
+
+
+def _in_tolerances(difference: np.ndarray, tolerances: np.ndarray) -> np.ndarray:
+    """``difference / tolerances`` entry by entry. An entry with no tolerance (rtol and atol
+    both 0: it must be exact) is infinitely far when it differs and 0 when it does not;
+    before, 0 / 0 gave NaN (and a RuntimeWarning), and one NaN made the whole variant's
+    separation NaN, so no variant ever counted as separated."""
+    exact = tolerances <= 0
+    ratios = difference / np.where(exact, 1.0, tolerances)
+    return np.where(exact, np.where(difference > 0, np.inf, 0.0), ratios)

@@ -115,3 +115,32 @@ def test_separation_is_measured_for_numeric_slips_only(misconception, expected):
         assert separation is None
     else:
         assert separation > SEPARATION_FACTOR
+
+
+# An exact part (rtol and atol both 0): every entry has no tolerance at all.
+EXACT = {"rtol": 0.0, "atol": 0.0}
+ONE_QUERY = {"Q": [[1.0, 0.0], [0.0, 1.0]], "K": [[1.0, 0.0], [0.0, 1.0]], "V": [[1.0, 2.0], [3.0, 4.0]],
+             "quantity": "weights", "query_index": 0}
+
+
+def test_an_exact_part_is_infinitely_separated_when_the_slip_differs(recwarn):
+    # Scaled weights of query 0: softmax([1, 0] / √2); unscaled: softmax([1, 0]): they differ.
+    assert slip_separation(diagnose=ONE_QUERY, options=EXACT, misconception="no_scaling") == float("inf")
+    assert [str(warning.message) for warning in recwarn if warning.category is RuntimeWarning] == []
+
+
+def test_an_exact_part_whose_slip_equals_the_right_answer_is_not_separated(recwarn):
+    # Equal keys: every score is the same, scaled or not, so both give [0.5, 0.5].
+    equal_keys = ONE_QUERY | {"K": [[1.0, 1.0], [1.0, 1.0]]}
+    assert slip_separation(diagnose=equal_keys, options=EXACT, misconception="no_scaling") == 0.0
+    assert [str(warning.message) for warning in recwarn if warning.category is RuntimeWarning] == []
+
+
+def test_a_tolerance_divides_the_gap_as_before():
+    # |softmax([1, 0]) - softmax([1/√2, 0])| at entry 0, over atol 0.01 (rtol 0).
+    def first_weight(score):
+        return np.exp(score) / (np.exp(score) + 1.0)
+
+    gap = first_weight(1.0) - first_weight(1.0 / np.sqrt(2.0))
+    separation = slip_separation(diagnose=ONE_QUERY, options={"rtol": 0.0, "atol": 0.01}, misconception="no_scaling")
+    assert separation == pytest.approx(gap / 0.01, rel=1e-12)
