@@ -141,9 +141,10 @@ def record_console(watch: PageWatch, message) -> None:
         watch.console_errors.append(f"console: {text}")
 
 
-def guarded_context(chromium, live_server, watch):
-    """A browser context on the live server whose pages report to ``watch``: (context, page)."""
-    context = chromium.new_context(base_url=live_server.url, viewport={"width": 1100, "height": 900})
+def guarded_context(chromium, live_server, watch, **options):
+    """A browser context on the live server whose pages report to ``watch``: (context, page).
+    ``options`` go to the context (``java_script_enabled=False``, another ``viewport``)."""
+    context = chromium.new_context(base_url=live_server.url, **({"viewport": {"width": 1100, "height": 900}} | options))
 
     def guard(route):
         url = route.request.url

@@ -10,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from e2e.conftest import DEMO_PASSWORD, is_local, record_console
+from e2e.conftest import DEMO_PASSWORD, guarded_context
 from exercises.models import Variant
 from grading.models import Submission
 
@@ -34,20 +34,7 @@ def exercise_url(demo_site) -> str:
 def no_script_page(chromium, live_server, demo_site, watch):
     """A page with JavaScript off, logged in as the first demo student, under the same
     guards as e2e's (nothing leaves 127.0.0.1, no console error, no CSP refusal)."""
-    context = chromium.new_context(base_url=live_server.url, java_script_enabled=False,
-                                   viewport={"width": 1100, "height": 900})
-
-    def guard(route):
-        if is_local(route.request.url):
-            route.continue_()
-        else:
-            watch.blocked_requests.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", guard)
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    page.on("console", lambda message: record_console(watch, message))
+    context, page = guarded_context(chromium, live_server, watch, java_script_enabled=False)
     page.goto("/login/")
     page.locator("input[name=username]").fill("student1")
     page.locator("input[name=password]").fill(DEMO_PASSWORD)

@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from e2e.a11y import axe_violations
-from e2e.conftest import CSP_LISTENER, is_local, log_in, record_console
+from e2e.conftest import guarded_context, log_in
 
 pytestmark = pytest.mark.browser
 
@@ -73,22 +73,9 @@ def test_a_practice_part_solved_says_solved_without_a_stray_dot(student_page, de
 @pytest.fixture
 def no_script_page(chromium, live_server, watch, demo_site):
     """A page with JavaScript off, on the same guards as the ``page`` fixture."""
-    context = chromium.new_context(
-        base_url=live_server.url, viewport={"width": 360, "height": 740}, java_script_enabled=False
+    context, page = guarded_context(
+        chromium, live_server, watch, viewport={"width": 360, "height": 740}, java_script_enabled=False
     )
-
-    def guard(route):
-        if is_local(route.request.url):
-            route.continue_()
-        else:
-            watch.blocked_requests.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", guard)
-    context.add_init_script(CSP_LISTENER)
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    page.on("console", lambda message: record_console(watch, message))
     yield page
     context.close()
     assert watch.blocked_requests == []

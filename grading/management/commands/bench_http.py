@@ -227,26 +227,11 @@ class Command(BaseCommand):
         """(answers per second until every queue is empty, until the last is graded); the CPU
         is metered until every queue is empty, so the follow-ups' work is counted either way."""
         self.pages_opened(web, students, clients)
-        pending = list(students)
-        lock = threading.Lock()
         self.polls = itertools.count()  # next() on it is atomic: the client threads share it
-
-        def client_loop():
-            connection_ = http.client.HTTPConnection("127.0.0.1", web.port, timeout=30)
-            while True:
-                with lock:
-                    if not pending:
-                        break
-                    student = pending.pop()
-                self.post_answer(connection_, student)
-            connection_.close()
-
         meter = self.cpu_meter()
         meter.start()
         started = time.perf_counter()
-        with ThreadPoolExecutor(clients) as pool:
-            for future in [pool.submit(client_loop) for _ in range(clients)]:
-                future.result()  # a failed request fails the benchmark
+        self.each_student_once(web, students, clients, self.post_answer)
         self.wait_graded([s["variant"].pk for s in students], by_variant=True)
         graded = time.perf_counter() - started
         self.wait_queues_empty()
@@ -286,6 +271,22 @@ class Command(BaseCommand):
         the site leaves it: before, each benchmark student's first request read its session
         from PostgreSQL (signed in by this process, whose cache is not the stack's), which a
         student of a real exam does once in ``SESSION_CACHE_SECONDS``, not once per answer."""
+
+        def open_exercise(connection_, student):
+            path = reverse("exercise", args=[student["variant"].assignment_item_id])
+            connection_.request("GET", path, headers={"Cookie": self.cookies(student)})
+            response = connection_.getresponse()
+            response.read()
+            if response.status != 200:
+                raise RuntimeError(f"GET {path} answered {response.status}")
+
+        self.each_student_once(web, students, clients, open_exercise)
+
+    @staticmethod
+    def each_student_once(web, students: list[dict], clients: int, action) -> None:
+        """``action(connection, student)`` for every student, by ``clients`` threads each on
+        its own keep-alive connection, taking the next student as they finish one; a
+        failed request fails the benchmark."""
         pending = list(students)
         lock = threading.Lock()
 
@@ -296,12 +297,7 @@ class Command(BaseCommand):
                     if not pending:
                         break
                     student = pending.pop()
-                path = reverse("exercise", args=[student["variant"].assignment_item_id])
-                connection_.request("GET", path, headers={"Cookie": self.cookies(student)})
-                response = connection_.getresponse()
-                response.read()
-                if response.status != 200:
-                    raise RuntimeError(f"GET {path} answered {response.status}")
+                action(connection_, student)
             connection_.close()
 
         with ThreadPoolExecutor(clients) as pool:
