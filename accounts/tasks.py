@@ -14,14 +14,21 @@ for now (a 4xx answer) holds back only its own message: the rest are sent, and t
 carries it. A run sends for at most ``mail_run_seconds`` and hands the rest to a new task, not a retry (the server is working):
 a run stays inside the soft time limit, and inside the broker's visibility timeout, after
 which an unacknowledged task is delivered again and its messages would all be sent twice.
-A run delivered twice anyway (a worker lost mid-run) sends its messages again: each copy
-carries the same link, rendered once in the request."""
+A run delivered twice anyway (a worker lost mid-run) sends its messages again.
+
+A course's invitations (``send_course_invitations``, ``send_enrolment_invitation_notes``)
+go the same way, but their arguments, retries and hand-ons are invitation ids and the site's
+address: each message is rendered as it is sent (``courses.invitations``), so a set-password
+link never sits in the broker. A run delivered twice, or retried, mails a second, new link,
+as an invitation sent twice would."""
 
 import smtplib
 
 from celery import shared_task
 from celery.utils.time import get_exponential_backoff_interval
 from django.conf import settings
+
+from courses import invitations
 
 from . import forms, services
 
@@ -45,17 +52,48 @@ def send_account_emails(self, messages: list) -> None:
     try:
         rest = services.account_emails_send(messages=messages, seconds=mail_run_seconds(self))
     except services.AccountEmailsInterrupted as interrupted:
-        raise self.retry(
-            args=[interrupted.remaining], exc=interrupted.__cause__, max_retries=MAIL_RETRY["max_retries"],
-            countdown=get_exponential_backoff_interval(
-                factor=MAIL_RETRY["retry_backoff"], retries=self.request.retries,
-                maximum=MAIL_RETRY["retry_backoff_max"], full_jitter=True,
-            ),
-        )
+        raise _retry_with(self, args=[interrupted.remaining], interrupted=interrupted)
     if rest:
-        from attnquiz.enqueue import task_send
+        _rest_hand_on(self, args=[rest])
 
-        task_send(self.name, args=[rest], queue=settings.FOLLOWUP_QUEUE)
+
+@shared_task(bind=True, acks_late=True, ignore_result=True)
+def send_course_invitations(self, invitation_ids: list, base_url: str) -> None:
+    """A course's invitations by id, each rendered here with a new set-password link."""
+    _invitations_send(self, invitations.invitation_emails_send, invitation_ids, base_url)
+
+
+@shared_task(bind=True, acks_late=True, ignore_result=True)
+def send_enrolment_invitation_notes(self, invitation_ids: list, base_url: str) -> None:
+    """The notes of invitations to join a course, by id, each rendered here."""
+    _invitations_send(self, invitations.enrolment_invitation_emails_send, invitation_ids, base_url)
+
+
+def _invitations_send(task, send, invitation_ids, base_url) -> None:
+    try:
+        rest = send(invitation_ids=invitation_ids, base_url=base_url, seconds=mail_run_seconds(task))
+    except services.AccountEmailsInterrupted as interrupted:  # its remaining are ids
+        raise _retry_with(task, args=[interrupted.remaining, base_url], interrupted=interrupted)
+    if rest:
+        _rest_hand_on(task, args=[rest, base_url])
+
+
+def _retry_with(task, *, args: list, interrupted: services.AccountEmailsInterrupted):
+    """The retry of a batch the mail server interrupted, carrying only what is left."""
+    return task.retry(
+        args=args, exc=interrupted.__cause__, max_retries=MAIL_RETRY["max_retries"],
+        countdown=get_exponential_backoff_interval(
+            factor=MAIL_RETRY["retry_backoff"], retries=task.request.retries,
+            maximum=MAIL_RETRY["retry_backoff_max"], full_jitter=True,
+        ),
+    )
+
+
+def _rest_hand_on(task, *, args: list) -> None:
+    """What a run had no time for goes to a new task (the server is working: not a retry)."""
+    from attnquiz.enqueue import task_send
+
+    task_send(task.name, args=args, queue=settings.FOLLOWUP_QUEUE)
 
 
 def mail_run_seconds(task) -> float:

@@ -1,5 +1,6 @@
-"""Course invitation e-mails leave from a worker: the roster import and "add by e-mail" render
-them in the request and, once committed, publish one task per batch; the request opens no
+"""Course invitation e-mails leave from a worker: the roster import and "add by e-mail" record
+them in the request and, once committed, publish one task per batch (of invitation ids: the
+worker renders each e-mail, test_invitation_tasks_hold_no_links.py); the request opens no
 mail connection. The worker sends the batch over one connection, and a mail server that
 fails after some messages has only the rest tried again. A broker that cannot take the task
 costs neither the e-mails nor a 500: they are sent from the request, and logged."""
@@ -24,12 +25,16 @@ from accounts.tests.mail_worker import (  # noqa: F401 (fixtures)
     broker_down, mail_server_down, published, run_published,
 )
 from authoring.tests.factories import PASSWORD, user_create
+from courses import invitations
 from courses.models import Enrolment, EnrolmentInvitation, Invitation
 
 LINK = re.compile(r"http://testserver(/accounts/invitation/[^/\s]+/[^/\s]+/)")
 ROSTER = "email,name\nada@example.org,Ada Lovelace\nbob@example.org,Bob Byte\ncy@example.org,Cy Young\n"
 NEW_PASSWORD = "a-long-new-pass-42"
 TASK_NAME = services.ACCOUNT_EMAILS_TASK
+INVITATIONS_TASK = invitations.INVITATIONS_TASK
+NOTES_TASK = invitations.ENROLMENT_INVITATIONS_TASK
+SITE = "http://testserver/"
 SUBJECT = "You are invited to Attention on attnquiz"
 
 
@@ -128,25 +133,23 @@ def test_a_roster_import_publishes_one_task_with_every_invitation_and_sends_noth
     assert response.status_code == 200
     assert "Imported the roster: 3 changes; 3 invitations sent." in response.content.decode()
     assert (mail.outbox, connections.made) == ([], 0)  # no mail connection in the request
-    [(task, [messages], queue)] = published
-    assert (task.name, queue) == (TASK_NAME, "followups")
-    assert sorted((m["to"], m["subject"]) for m in messages) == [
-        ("ada@example.org", SUBJECT), ("bob@example.org", SUBJECT), ("cy@example.org", SUBJECT),
-    ]
-    assert all(set(m) == {"subject", "body", "to"} for m in messages)
-    assert all(LINK.search(m["body"]) for m in messages)  # rendered with the host the page was reached on
-    assert sorted(i.user.username for i in Invitation.objects.filter(course=people.course)) == ["ada", "bob", "cy"]
+    [(task, [ids, base_url], queue)] = published
+    assert (task.name, queue, base_url) == (INVITATIONS_TASK, "followups", SITE)  # the host the page was reached on
+    invited = Invitation.objects.filter(course=people.course)
+    assert sorted(ids) == sorted(invited.values_list("pk", flat=True))
+    assert sorted(i.user.username for i in invited) == ["ada", "bob", "cy"]
 
 
 def test_the_workers_run_delivers_each_invitation_over_one_connection_and_its_link_works(
     client, people, instructor, published, connections, django_capture_on_commit_callbacks,
 ):
     import_roster(client, django_capture_on_commit_callbacks)
-    [(_task, [messages], _queue)] = published
+    [(_task, [ids, _base_url], _queue)] = published
     run_published(published)
     assert connections.made == 1
-    assert [(m.to, m.subject, m.body) for m in mail.outbox] == [([m["to"]], m["subject"], m["body"]) for m in messages]
+    assert [m.to[0] for m in mail.outbox] == [Invitation.objects.get(pk=pk).user.email for pk in ids]  # in order
     assert sorted(m.to[0] for m in mail.outbox) == ["ada@example.org", "bob@example.org", "cy@example.org"]
+    assert all(m.subject == SUBJECT and LINK.search(m.body) for m in mail.outbox)
     [bob] = [m for m in mail.outbox if m.to == ["bob@example.org"]]
     assert "Your username is bob." in bob.body
     client.logout()
@@ -169,10 +172,11 @@ def test_add_by_e_mail_publishes_the_invitation_and_sends_nothing(
         "new account 'grace', enrolled as student; invitation sent: its link lets them choose a password"
     ]
     assert (mail.outbox, connections.made) == ([], 0)
-    [(task, [[message]], _queue)] = published
-    assert (task.name, message["to"], message["subject"]) == (TASK_NAME, "grace@example.org", SUBJECT)
+    [(task, [[invitation_id], base_url], _queue)] = published
+    grace = Invitation.objects.get(pk=invitation_id)
+    assert (task.name, grace.user.email, base_url) == (INVITATIONS_TASK, "grace@example.org", SITE)
     run_published(published)
-    assert [m.to for m in mail.outbox] == [["grace@example.org"]]
+    assert [(m.to, m.subject) for m in mail.outbox] == [(["grace@example.org"], SUBJECT)]
 
 
 def test_existing_accounts_are_told_by_the_worker_and_each_batch_is_one_task(
@@ -188,9 +192,9 @@ def test_existing_accounts_are_told_by_the_worker_and_each_batch_is_one_task(
     ) in response.content.decode()
     assert (mail.outbox, connections.made) == ([], 0)
     # The new accounts' password links, then the existing accounts' notes: one task each.
-    assert [(task.name, sorted(m["to"] for m in args[0])) for task, args, _queue in published] == [
-        (TASK_NAME, ["ada@example.org", "bob@example.org", "cy@example.org"]),
-        (TASK_NAME, ["vera@uni.example", "walt@uni.example"]),
+    assert [(task.name, sorted(args[0]), args[1]) for task, args, _queue in published] == [
+        (INVITATIONS_TASK, sorted(Invitation.objects.values_list("pk", flat=True)), SITE),
+        (NOTES_TASK, sorted(EnrolmentInvitation.objects.values_list("pk", flat=True)), SITE),
     ]
     # Recorded in the request, so adding them again within 10 minutes e-mails nobody.
     assert EnrolmentInvitation.objects.filter(emailed_at__isnull=False).count() == 2
@@ -334,7 +338,7 @@ def test_with_the_broker_down_the_invitations_are_sent_from_the_request_and_logg
     assert sorted(m.to[0] for m in mail.outbox) == ["ada@example.org", "bob@example.org", "cy@example.org"]
     assert all(LINK.search(m.body) for m in mail.outbox)
     assert [r.getMessage() for r in caplog.records if r.name == "accounts.services"] == [
-        f"broker unreachable; {TASK_NAME} sent from the request instead",
+        f"broker unreachable; {INVITATIONS_TASK} sent from the request instead",
     ]
 
 
@@ -347,8 +351,8 @@ def test_with_broker_and_mail_server_down_the_import_answers_and_resend_works_la
     assert "Imported the roster: 3 changes; 3 invitations sent." in response.content.decode()
     assert mail.outbox == []
     assert [r.getMessage() for r in caplog.records if r.name == "accounts.services"] == [
-        f"broker unreachable; {TASK_NAME} sent from the request instead",
-        f"could not send 3 of 3 account e-mails ({TASK_NAME})",
+        f"broker unreachable; {INVITATIONS_TASK} sent from the request instead",
+        f"could not send 3 of 3 account e-mails ({INVITATIONS_TASK})",
     ]
     assert Invitation.objects.filter(course=people.course).count() == 3  # recorded: "resend" is offered
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"  # the mail server is back
