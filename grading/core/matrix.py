@@ -92,6 +92,7 @@ def _rows_from_text(text: str) -> tuple[list, bool]:
     body = _plain_matrix_text(text).strip()
     if not body:
         raise AnswerFormatError("the answer is empty: type the entries, e.g. [[1, 2], [3, 4]]")
+    body = _without_latex_wrapping(body)
     if body.startswith("\\begin"):
         return _rows_from_latex(body)
     body = _square_outer_brackets(body)
@@ -156,6 +157,23 @@ def _plain_matrix_text(text: str) -> str:
     return safe_expr.without_invisible_characters(text).translate(_FULL_WIDTH_PUNCTUATION)
 
 
+# A LaTeX matrix as pasted from a document or SymPy's latex(): $...$, \\(...\\), and the brackets
+# \\left[ \\begin{matrix} ... \\end{matrix} \\right] (or round ones) drawn around a plain matrix.
+_MATH_DELIMITED = re.compile(r"^(?:\$\$(.*)\$\$|\$(.*)\$|\\\((.*)\\\)|\\\[(.*)\\\])$", re.DOTALL)
+_SIZED_BRACKETS = re.compile(r"^\\left\s*(?:\[|\()\s*(\\begin\{.*\})\s*\\right\s*(?:\]|\))$", re.DOTALL)
+
+
+def _without_latex_wrapping(body: str) -> str:
+    """The LaTeX matrix inside math delimiters or \\left[ \\right] brackets; other text unchanged."""
+    if "\\" not in body and "$" not in body:
+        return body
+    delimited = _MATH_DELIMITED.match(body)
+    if delimited and "\\begin" in body:
+        body = next(group for group in delimited.groups() if group is not None).strip()
+    sized = _SIZED_BRACKETS.match(body)
+    return sized.group(1).strip() if sized else body
+
+
 _LATEX_MATRIX = re.compile(r"\\begin\{([a-zA-Z]*matrix)\*?\}(.*)\\end\{\1\*?\}", re.DOTALL)
 
 
@@ -194,6 +212,7 @@ _EMPTY_BETWEEN_COMMAS = re.compile(r"(?:^|,)\s*,")
 _SPACED_COMMA = re.compile(r",\s")
 _SPACED_OPERATOR = re.compile(r"\s*(/|×|·|\*|\^|\\times|\\cdot)\s*")
 _DECIMAL_COMMA = re.compile(r"\d,\d")
+_UNSPACED_DECIMAL_COMMA = re.compile(r"\d+,\d+")  # the whole number, to name it: 0,25 not 0,2
 # A sign typed apart from its number at the start of a row or after a comma: "[1, - 2]" is [1, -2].
 _SPACED_SIGN = re.compile(r"(^|,)\s*([+\-−–‐‒])\s+(?=[\d.])")
 _SIGN_THEN_SPACE = re.compile(r"[+\-−–‐‒]\s")  # found wherever _SPACED_SIGN would change the text
@@ -207,10 +226,15 @@ def _split_entries(row_text: str) -> list[str]:
     text = row_text.strip()
     if _EMPTY_BETWEEN_COMMAS.search(text):
         raise AnswerFormatError(f"an entry is missing in {text!r}: a comma has no entry before it")
-    if _SPACED_COMMA.search(text) and (comma := _DECIMAL_COMMA.search(text)):
+    if _SPACED_COMMA.search(text) and (comma := _UNSPACED_DECIMAL_COMMA.search(text)):
         raise AnswerFormatError(
             f"{text!r} separates entries with ', ' but also has {comma.group(0)!r}: write decimals with a point "
             f"({comma.group(0).replace(',', '.')}), and put a space after every comma between entries"
+        )
+    if "\t" in text and (comma := _UNSPACED_DECIMAL_COMMA.search(text)):
+        raise AnswerFormatError(  # a spreadsheet's cells: tabs between them, so 0,25 is one decimal
+            f"a row separates entries with tabs but has {comma.group(0)!r}: write decimals with a point "
+            f"({comma.group(0).replace(',', '.')})"
         )
     # Fractions and powers of ten may be typed with spaces around the operator: "1 / 2", "2.5 × 10^-3".
     compact = text
@@ -372,6 +396,36 @@ def conform_shape(expected: np.ndarray, answer: np.ndarray) -> np.ndarray:
     raise AnswerFormatError(f"expected {shape_words(expected.shape)}, got {shape_words(answer.shape)}")
 
 
+def _conformed_or_explained(target: np.ndarray, values: np.ndarray, answer) -> np.ndarray:
+    """``conform_shape``; a wrong shape from a text with a comma between digits (0,25 0,75 from a
+    spreadsheet in a decimal-comma locale, read as the entries 0, 25, 0, 75) says so, since
+    "expected 2×2, got 2×4" alone leaves the student counting entries that look right."""
+    try:
+        return conform_shape(target, values)
+    except AnswerFormatError as problem:
+        comma = _UNSPACED_DECIMAL_COMMA.search(answer) if isinstance(answer, str) else None
+        if comma is None or not _fits_with_decimal_points(target, answer):
+            raise
+        raise AnswerFormatError(
+            f"{problem}: a comma separates entries, so {comma.group(0)!r} is two of them; "
+            f"write decimals with a point ({comma.group(0).replace(',', '.')})"
+        ) from None
+
+
+def _fits_with_decimal_points(target: np.ndarray, answer: str) -> bool:
+    """Whether the answer has the expected shape once each comma between digits is a decimal
+    point: only then is a decimal comma the likely reason for the wrong shape ([1,2,3] typed
+    for a 2×2 matrix is not told to write 1.2)."""
+    try:
+        with_points = re.sub(r"(?<=\d),(?=\d)", ".", answer)
+        if "\n" in with_points:  # a decimal-comma spreadsheet's CSV: 0,25;0,75 on each line
+            with_points = with_points.replace(";", " ")
+        conform_shape(target, np.empty(layout_shape(answer_layout(with_points))))
+    except AnswerFormatError:
+        return False
+    return True
+
+
 def entry_tolerances(expected: np.ndarray, options: dict) -> np.ndarray:
     """How far each entry may be from ``expected`` and still be accepted."""
     rtol = numeric.option_float(options, "rtol", numeric.DEFAULT_RTOL)
@@ -399,7 +453,7 @@ def check(expected, answer, options: dict) -> Grade:
         values = _array_from_rows(layout)
         if is_shape:
             values = shape_answer(target, values)
-        values = conform_shape(target, values)
+        values = _conformed_or_explained(target, values, answer)
     except AnswerFormatError as problem:
         return invalid(str(problem))
     grid = entries_correct(target, values, options)
