@@ -987,12 +987,33 @@ def _restates(entry: tuple, opening) -> bool:
 
 
 def _goes_on(lines: list, opening) -> bool:
-    """Whether the line above the last is plainly the derivation's, not a side result: the
-    derivation opens at ``opening`` and that line is one expression, the first line, or starts
-    from the end of the line above it (up to algebra)."""
-    above = lines[-2]
-    return moment_rules.same_up_to_algebra(lines[0][0][1], opening) and (
-        len(above) == 1 or len(lines) == 2 or moment_rules.same_up_to_algebra(above[0][1], lines[-3][-1][1]))
+    """Whether the last line follows the derivation, not a side result: the derivation opens at
+    ``opening`` and the nearest line above the last that is the derivation's is one expression,
+    the first line, or starts from the end of the line above it (up to algebra). Side results
+    just above the last (``Var(q_m k_m) = … = σ_q² σ_k²``, a lemma the conclusion uses) are
+    passed over: before, a conclusion under a lemma went back to the start, "not justified"."""
+    if not moment_rules.same_up_to_algebra(lines[0][0][1], opening):
+        return False
+    position, passed_over = len(lines) - 2, 0
+    while position > 0 and passed_over < MAX_SIDE_RESULTS_UNDER_A_CONCLUSION and _off_the_chain(lines, position):
+        position, passed_over = position - 1, passed_over + 1
+    above = lines[position]
+    if passed_over and len(above) < 2:
+        return False  # only the question above the side results: nothing of the derivation to go on from
+    return len(above) == 1 or position == 0 or moment_rules.same_up_to_algebra(
+        above[0][1], lines[position - 1][-1][1])
+
+
+# Side results passed over above a conclusion (each costs a comparison up to algebra).
+MAX_SIDE_RESULTS_UNDER_A_CONCLUSION = 3
+
+
+def _off_the_chain(lines: list, position: int) -> bool:
+    """Whether line ``position`` states another quantity than the derivation goes on with: it
+    has two or more expressions, its first a moment, and it does not start from the end of
+    the line above it."""
+    line = lines[position]
+    return _states_a_quantity(line) and not moment_rules.same_up_to_algebra(line[0][1], lines[position - 1][-1][1])
 
 
 def _without(statements: list, steps: list, structures: list, values: list) -> tuple[list, list, list]:
