@@ -175,7 +175,7 @@ def _ascii_digits(text: str) -> str:
 def normalise(text: str, known_names: frozenset = frozenset(), grammar: Grammar = SCALAR_GRAMMAR) -> str:
     """Turn Unicode math and MathLive LaTeX into the plain ASCII syntax the scanner reads.
     ``grammar`` says which moments (E, Var, Cov) a blackboard \\mathbb{E} or \\mathbb{V} may stand for."""
-    text = normalise_unicode(text).translate(_UNICODE_OPERATORS)
+    text = _without_math_delimiters(normalise_unicode(text)).translate(_UNICODE_OPERATORS)
     text = "".join(" " + _UNICODE_GREEK[ch] if ch in _UNICODE_GREEK else ch for ch in text)
     text = _UNICODE_ROOT.sub(r" sqrt(\1)", text).replace("√", " sqrt")
     if "\\" in text or "{" in text or "}" in text:
@@ -183,6 +183,18 @@ def normalise(text: str, known_names: frozenset = frozenset(), grammar: Grammar 
     if "|" in text:
         text = _absolute_values(text)
     return text
+
+
+# An expression pasted whole with its maths delimiters ($...$, $$...$$, \(...\), \[...\]) from a
+# document or a LaTeX editor, as the numeric reader takes it; before, "unexpected character '$'".
+_MATH_DELIMITED = re.compile(r"^\s*(?:\$\$(.+)\$\$|\$([^$]+)\$|\\\((.+)\\\)|\\\[(.+)\\\])\s*$", re.DOTALL)
+
+
+def _without_math_delimiters(text: str) -> str:
+    if "$" not in text and "\\" not in text:
+        return text
+    delimited = _MATH_DELIMITED.match(text)
+    return next(group for group in delimited.groups() if group is not None) if delimited else text
 
 
 def _absolute_values(text: str) -> str:
