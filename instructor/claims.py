@@ -124,6 +124,23 @@ def answer_claim_release(*, submission: Submission, grader) -> None:
         _cache_failed("release", error)
 
 
+def answer_claims_release(*, submissions, grader) -> None:
+    """Release ``grader``'s claims of the answers (a rubric item applied to all of them from
+    the question's page grades them at once); others' claims stay, as in
+    ``answer_claim_release``. One cache read and one delete for them all."""
+    keys = [claim_key(submission) for submission in submissions]
+    if not keys:
+        return
+    try:
+        stored = cache.get_many(keys)
+        claims = {key: _claim_read(value) for key, value in stored.items()}
+        ours = [key for key, claim in claims.items() if claim is not None and not claim.held_by_other(grader)]
+        if ours:
+            cache.delete_many(ours)
+    except Exception as error:  # noqa: BLE001
+        _cache_failed("release", error)
+
+
 def answer_claims_held(*, submissions) -> dict[int, AnswerClaim]:
     """Submission id -> its claim in force, for the answers that have one (one cache read
     for all of them). Empty when the cache fails."""
@@ -149,6 +166,16 @@ def queue_rows_with_claims(rows) -> list[Submission]:
     for row in rows:
         row.claim = claims.get(getattr(row, "rubric_answer_id", None) or row.pk)
     return rows
+
+
+def answers_with_claims(answers: list[QuestionAnswer]) -> list[QuestionAnswer]:
+    """The answers of a question's page, each with ``claim`` (None when it has none), so that
+    a grader choosing an answer from the list sees which ones another grader has open, as
+    the manual queue shows them (one cache read)."""
+    held = answer_claims_held(submissions=[answer.submission for answer in answers])
+    for answer in answers:
+        answer.claim = held.get(answer.submission.pk)
+    return answers
 
 
 def next_waiting_unclaimed(

@@ -20,6 +20,7 @@ from .forms import (
     AssignmentForm, HandScoreForm, ItemAddForm, ItemPoolsForm, ItemUpdateForm, ManualGradeForm, RegradeForm,
 )
 from .models import RegradeStatus
+from .views_rubrics import anonymous_grading
 
 
 def _assignment_redirect(assignment, name: str = "instructor:assignment"):
@@ -432,6 +433,7 @@ def manual_queue(request, course_slug: str):
                 selectors_rubrics.manual_queue_rows(course=course, include_graded=include_graded)
             ),
             "include_graded": include_graded,
+            "anonymous": anonymous_grading(request, course),
         },
     )
 
@@ -482,6 +484,7 @@ def manual_grade(request, course_slug: str, submission_id: int):
             "history": history,
             "grade_seen": history[0].pk if history else 0,
             "claimed_by_other": claimed_by_other,
+            "anonymous": anonymous_grading(request, _course_of(submission)),
         },
         status=status or (422 if (form.errors or refusal) else 200),
     )
@@ -521,6 +524,7 @@ def _graded_by_course_rubric(request, *, submission, answer_id: int):
             "rubric_grading_url": url,
             "refusal": REFUSED_FOR_COURSE_RUBRIC,
             "history": submission.manual_grades.select_related("grader"),
+            "anonymous": anonymous_grading(request, course),
         },
         status=409,
     )

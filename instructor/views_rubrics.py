@@ -20,8 +20,10 @@ from .forms_regrade import RegradeReplyForm
 from .services import ConfirmationNeeded, InstructorRefused
 
 
-def _anonymous(request, course) -> bool:
-    """Anonymous mode is kept per course in the grader's session; ``?anonymous=1|0`` sets it."""
+def anonymous_grading(request, course) -> bool:
+    """Anonymous mode is kept per course in the grader's session; ``?anonymous=1|0`` sets it.
+    Every grading page of the course reads it (the manual queue and its grading page too), so
+    that a grader who hid the names does not meet them on the next page."""
     key = f"aq-anonymous-grading-{course.pk}"
     if "anonymous" in request.GET:
         request.session[key] = request.GET["anonymous"] == "1"
@@ -75,7 +77,7 @@ def grading_question(request, course_slug: str, item_id: int, part: str):
 def _question_page(request, *, course, item, part: str, confirmation: dict | None = None):
     """The question's page; ``confirmation``: a change of the rubric asking first (nothing
     changed yet), shown on top with its confirm button."""
-    answers = selectors_rubrics.question_answers(item=item, part=part)
+    answers = claims.answers_with_claims(selectors_rubrics.question_answers(item=item, part=part))
     spec = selectors.version_spec(item.exercise_version)
     rubric = _rubric(course, item, part)
     return render(
@@ -93,7 +95,7 @@ def _question_page(request, *, course, item, part: str, confirmation: dict | Non
             "answers": answers,
             "next_waiting": claims.next_waiting_unclaimed(answers, grader=request.user),
             "waiting": sum(1 for answer in answers if answer.waiting),
-            "anonymous": _anonymous(request, course),
+            "anonymous": anonymous_grading(request, course),
             "confirmation": confirmation,
         },
     )
@@ -124,7 +126,7 @@ def grading_answer(request, course_slug: str, item_id: int, part: str, submissio
             refusal, status = refused.message, 422
         else:
             claims.answer_claim_release(submission=answer.submission, grader=request.user)
-            label = "this answer" if _anonymous(request, course) else answer.submission.student.username
+            label = "this answer" if anonymous_grading(request, course) else answer.submission.student.username
             messages.success(request, f"Graded {label}.")
             following = claims.next_waiting_unclaimed(
                 selectors_rubrics.question_answers(item=item, part=part), grader=request.user,
@@ -175,7 +177,7 @@ def _answer_page(
             "next_waiting": claims.next_waiting_unclaimed(answers, grader=request.user, after=submission_id),
             "claimed_by_other": claimed_by_other,
             "count": len(answers),
-            "anonymous": _anonymous(request, course),
+            "anonymous": anonymous_grading(request, course),
             "refusal": refusal,
             "confirmation": confirmation,
         },
@@ -292,6 +294,7 @@ def grading_apply(request, course_slug: str, item_id: int, part: str):
         except InstructorRefused as refused:
             messages.error(request, refused.message)
         else:
+            claims.answer_claims_release(submissions=submissions, grader=request.user)
             messages.success(request, f"Applied “{rubric_item.text}” to {count} answer{'s' * (count != 1)}.")
     return redirect(_question_url(course, item, part))
 
