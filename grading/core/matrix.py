@@ -99,10 +99,18 @@ def _rows_from_text(text: str) -> tuple[list, bool]:
     if body.startswith("["):
         return _rows_from_brackets(body)
     if "[" in body or "]" in body:
+        if (call := _CODE_CALL.match(body)) is not None:
+            raise AnswerFormatError(
+                f"write only the matrix, without {call.group(1)}( ): its entries in brackets, e.g. [[1, 2], [3, 4]]"
+            )
         raise AnswerFormatError("unbalanced brackets: start the matrix with [ and end it with ]")
     lines = [line for line in re.split(r"[;\n]", body) if line.strip()]
     rows = [_split_entries(line) for line in lines]
     return rows, len(rows) > 1 or ";" in body or "\n" in body
+
+
+# A matrix pasted from code: np.array([[…]]), torch.tensor([…]), Matrix([…]).
+_CODE_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\(\s*\[")
 
 
 def _rows_from_brackets(body: str) -> tuple[list, bool]:

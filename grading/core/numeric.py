@@ -159,6 +159,8 @@ _LATEX_SIZED_BRACKET = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)\s*([()])"
 # MathLive's spacing (\, \; \: \! and "\ ") is a space; its decimal or thousands comma {,} is a comma,
 # so 0{,}25 is told to use a decimal point as 0,25 is, and 1\,000 to leave out the space as 1 000 is.
 _LATEX_SPACE = re.compile(r"\\[,;:! ]")
+# A number set in a text style (\mathrm{0.25}, \text{0.25}, \textbf{…}) is the number: the style goes.
+_LATEX_TEXT_STYLE = re.compile(r"\\(?:mathrm|mathbf|mathit|mathsf|text|textrm|textbf|textit|operatorname)\s*\{([^{}]*)\}")
 
 
 def _without_latex_markup(text: str) -> str:
@@ -169,6 +171,7 @@ def _without_latex_markup(text: str) -> str:
     if delimited:
         text = next(group for group in delimited.groups() if group is not None).strip()
     text = _LATEX_SIZED_BRACKET.sub(r"\1", text)
+    text = _LATEX_TEXT_STYLE.sub(r"{\1}", text)
     text = _LATEX_SPACE.sub(" ", text.replace("{,}", ",")).strip()
     text = _LATEX_FRACTION.sub(_fraction_of_latex, text)
     while _BRACED.search(text):  # only matched pairs: 10^{-14) stays a typing error
