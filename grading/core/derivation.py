@@ -169,6 +169,10 @@ def _constant(value, symbols: dict, what: str):
 _CONSTANTS: dict = {}  # an exercise's declared means and variances, read once
 
 
+# Σ read without its index ("Σ Var(q_m k_m)"): before, "unknown symbol 'Sigma'".
+SUM_WITHOUT_INDEX = "a sum needs its index: write it under Σ, as in Σ_m x_m, or use Sum(x_m, m, 1, n)"
+
+
 class StructureBuilder(symbolic.SympyBuilder):
     """Builds a step with its moments left unevaluated (E[X] -> Ex(X), Sum -> RSum)."""
 
@@ -191,6 +195,8 @@ class StructureBuilder(symbolic.SympyBuilder):
             return random_symbol
         if name in ("pi", "e"):
             return super().name(name)
+        if name == "Sigma":  # Σ with no index under it: a sum over what?
+            raise AnswerFormatError(SUM_WITHOUT_INDEX)
         allowed = sorted(self.symbols) + [f"{base}, {base}_m" for base in sorted(self.model.moments)]
         raise AnswerFormatError(f"unknown symbol {name!r}; this answer may use {', '.join(allowed) or 'numbers only'}")
 

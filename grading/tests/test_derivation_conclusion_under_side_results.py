@@ -53,3 +53,10 @@ def test_a_false_side_result_is_still_caught():
 def test_the_question_alone_above_side_results_earns_nothing(answer):
     grade = check("derivation", TARGET, answer, EXERCISE)
     assert (grade.correct, grade.score) == (False, 0.0)
+
+
+def test_a_sum_without_its_index_is_told_to_write_one():
+    # before: "Line 1: unknown symbol 'Sigma'; this answer may use d_k, sigma_k, ..."
+    grade = check("derivation", TARGET, "Var(q·k) = Σ Var(q_m k_m) = d_k Var(q_m k_m) = d_k σ_q² σ_k²", EXERCISE)
+    assert (grade.correct, grade.score, grade.error) == (
+        False, 0.0, "Line 1: a sum needs its index: write it under Σ, as in Σ_m x_m, or use Sum(x_m, m, 1, n)")
